@@ -1,0 +1,42 @@
+# evalsuite: `make demo` runs the main job end to end, `make test` runs every check.
+# Both build .venv from pyproject.toml first (idempotent: rebuilt only when pyproject changes).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint typecheck unit slow bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -qq --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install -qq --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+demo: install
+	@$(BIN)/python scripts/demo.py
+
+lint: install
+	$(BIN)/ruff check evalsuite tasks tests benchmarks scripts
+	$(BIN)/ruff format --check evalsuite tasks tests benchmarks scripts
+	$(BIN)/lint-imports
+
+typecheck: install
+	$(BIN)/mypy
+
+unit: install
+	$(BIN)/pytest -q
+
+test: lint typecheck unit
+
+slow: install
+	$(BIN)/pytest -q --runslow -m slow
+
+bench: install
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

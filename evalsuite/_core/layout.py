@@ -1,0 +1,64 @@
+"""Where a project keeps its files (DESIGN.md: everything is relative to one root)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Layout"]
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Paths of one evalsuite project; all commands work relative to `root`."""
+
+    root: Path
+
+    @property
+    def tasks(self) -> Path:
+        """Suite files and task families."""
+        return self.root / "tasks"
+
+    @property
+    def manifests(self) -> Path:
+        """Frozen manifests, one folder per suite."""
+        return self.root / "manifests"
+
+    @property
+    def holdout(self) -> Path:
+        """Vaults and access ledgers, one folder per suite."""
+        return self.root / "holdout"
+
+    @property
+    def reports(self) -> Path:
+        """Generated reports."""
+        return self.root / "reports"
+
+    @property
+    def state(self) -> Path:
+        """Local state: the default SQLite store and inspect logs of dev runs."""
+        return self.root / ".evalsuite"
+
+    def suite_file(self, suite: str) -> Path:
+        """`tasks/<suite>.toml`."""
+        return self.tasks / f"{suite}.toml"
+
+    def manifest_dir(self, suite: str) -> Path:
+        """`manifests/<suite>/`."""
+        return self.manifests / suite
+
+    def manifest_file(self, suite: str, version: str) -> Path:
+        """`manifests/<suite>/<version>.json`."""
+        return self.manifest_dir(suite) / f"{version}.json"
+
+    def fingerprint_file(self, suite: str, version: str) -> Path:
+        """`manifests/<suite>/<version>.fingerprints.jsonl`."""
+        return self.manifest_dir(suite) / f"{version}.fingerprints.jsonl"
+
+    def vault_file(self, suite: str, version: str) -> Path:
+        """`holdout/<suite>/<version>.vault`."""
+        return self.holdout / suite / f"{version}.vault"
+
+    def ledger_file(self, suite: str) -> Path:
+        """`holdout/<suite>/ACCESS.jsonl`."""
+        return self.holdout / suite / "ACCESS.jsonl"

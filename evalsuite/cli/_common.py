@@ -1,0 +1,146 @@
+"""What every command shares: the project root, keys, JSON output and error handling.
+
+This package is the only place that reads the environment (``EVALSUITE_KEY_DIR``,
+``EVALSUITE_STORE``, ``EVALSUITE_DEBUG``); everything below it takes explicit arguments.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn, ParamSpec, TypeVar
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from evalsuite._core.layout import Layout
+from evalsuite.errors import EvalsuiteError
+from evalsuite.manifest import KeySpec
+
+__all__ = [
+    "Context",
+    "console",
+    "emit_json",
+    "err_console",
+    "exit_after_output",
+    "handle_errors",
+    "json_option",
+    "key_file_option",
+    "pass_context",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Resolved global options."""
+
+    layout: Layout
+    key_dir: Path
+    store_url: str | None
+
+    def keys(self, key_file: Path | None) -> KeySpec:
+        """Key locations, with an explicit `--key-file` taking precedence."""
+        return KeySpec(key_dir=self.key_dir, key_file=key_file)
+
+
+def default_key_dir() -> Path:
+    """``$EVALSUITE_KEY_DIR``, else ``~/.config/evalsuite/keys``."""
+    env = os.environ.get("EVALSUITE_KEY_DIR")
+    return Path(env) if env else Path.home() / ".config" / "evalsuite" / "keys"
+
+
+def make_context(root: Path) -> Context:
+    """Build the global context from the `--root` option and the environment."""
+    return Context(
+        layout=Layout(root.resolve()),
+        key_dir=default_key_dir(),
+        store_url=os.environ.get("EVALSUITE_STORE"),
+    )
+
+
+pass_context = click.make_pass_decorator(Context)
+
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout."
+)
+key_file_option = click.option(
+    "--key-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Vault key file (default: $EVALSUITE_KEY_DIR/<suite>.key).",
+)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def emit_json(payload: Any) -> None:
+    """Print `payload` as JSON (NaN and infinities become null: JSON has no NaN)."""
+    click.echo(json.dumps(_jsonable(payload), indent=2, sort_keys=False, default=str))
+
+
+def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Map `EvalsuiteError` to its exit code with a one-paragraph message; never a traceback.
+
+    Unexpected exceptions exit 1 with their type and message; set ``EVALSUITE_DEBUG=1`` to see
+    the traceback.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        as_json = bool(kwargs.get("as_json"))
+        try:
+            return func(*args, **kwargs)
+        except EvalsuiteError as exc:
+            _fail(str(exc), exc.exit_code, type(exc).__name__, as_json)
+        except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            if os.environ.get("EVALSUITE_DEBUG"):
+                raise
+            _fail(
+                f"unexpected {type(exc).__name__}: {exc} (set EVALSUITE_DEBUG=1 for a "
+                "traceback and report it)",
+                1,
+                type(exc).__name__,
+                as_json,
+            )
+        raise AssertionError("unreachable")  # pragma: no cover  (_fail exits)
+
+    return wrapper
+
+
+def exit_after_output(error: EvalsuiteError) -> NoReturn:
+    """Exit with `error`'s code when the command's output (JSON or text) is already printed.
+
+    The message goes to stderr only, so that ``--json`` output stays one JSON document.
+    """
+    err_console.print(Text.assemble(("error", "bold red"), ": ", str(error)))
+    sys.exit(error.exit_code)
+
+
+def _fail(message: str, code: int, kind: str, as_json: bool) -> None:
+    if as_json:
+        emit_json({"error": kind, "message": message, "exit_code": code})
+    err_console.print(Text.assemble(("error", "bold red"), ": ", message))
+    sys.exit(code)

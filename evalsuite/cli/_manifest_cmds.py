@@ -1,0 +1,234 @@
+"""Commands of the manifest stage: `suites`, `freeze`, `verify`."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from evalsuite.cli._common import (
+    Context,
+    console,
+    emit_json,
+    exit_after_output,
+    handle_errors,
+    json_option,
+    key_file_option,
+    pass_context,
+)
+from evalsuite.errors import IntegrityError
+from evalsuite.manifest import (
+    VerifyReport,
+    freeze,
+    frozen_versions,
+    list_suite_names,
+    load_manifest,
+    load_suite,
+    parse_ref,
+    verify,
+)
+
+__all__ = ["freeze_cmd", "suites_cmd", "verify_cmd"]
+
+
+def _suite_summary(ctx: Context, name: str) -> dict[str, object]:
+    suite = load_suite(ctx.layout, name)
+    versions = []
+    for version in frozen_versions(ctx.layout, name):
+        manifest = load_manifest(ctx.layout, name, version, check_hash=False)
+        versions.append(
+            {
+                "version": manifest.version,
+                "manifest_hash": manifest.manifest_hash,
+                "frozen_at": manifest.frozen_at,
+                "n_items": len(manifest.items),
+                "n_dev": len(manifest.items_by_split("dev")),
+                "n_holdout": len(manifest.items_by_split("holdout")),
+                "strata": manifest.strata(),
+                "weights": manifest.weights,
+            }
+        )
+    return {
+        "suite": name,
+        "description": suite.description,
+        "families": [f.name for f in suite.families],
+        "versions": versions,
+    }
+
+
+@click.command("suites")
+@json_option
+@pass_context
+@handle_errors
+def suites_cmd(ctx: Context, as_json: bool) -> None:
+    """List suites in tasks/ with their frozen versions and item counts per split and stratum."""
+    summaries = [_suite_summary(ctx, name) for name in list_suite_names(ctx.layout)]
+    if as_json:
+        emit_json({"suites": summaries})
+        return
+    if not summaries:
+        console.print(f"no suites in {ctx.layout.tasks} (add tasks/<suite>.toml)")
+        return
+    for summary in summaries:
+        console.print(Text(f"{summary['suite']}: {summary['description']}", style="bold"))
+        versions = summary["versions"]
+        if not isinstance(versions, list) or not versions:
+            console.print("  not frozen yet")
+            continue
+        table = Table("version", "stratum", "dev", "holdout", "weight", "manifest")
+        for v in versions:
+            for stratum, counts in v["strata"].items():
+                table.add_row(
+                    v["version"],
+                    stratum,
+                    str(counts["dev"]),
+                    str(counts["holdout"]),
+                    f"{v['weights'].get(stratum, float('nan')):.3f}",
+                    v["manifest_hash"][:19],
+                )
+            table.add_row(
+                v["version"],
+                Text("all", style="bold"),
+                str(v["n_dev"]),
+                str(v["n_holdout"]),
+                "1.000",
+                v["manifest_hash"][:19],
+                end_section=True,
+            )
+        console.print(table)
+
+
+@click.command("freeze")
+@click.argument("suite")
+@click.option("--version", "version", required=True, help="New version, X.Y.Z.")
+@click.option("--note", default=None, help="Why this version exists (manifest + changelog).")
+@click.option("--retire", multiple=True, help="Item id to drop from this version (repeatable).")
+@key_file_option
+@json_option
+@pass_context
+@handle_errors
+def freeze_cmd(
+    ctx: Context,
+    suite: str,
+    version: str,
+    note: str | None,
+    retire: tuple[str, ...],
+    key_file: Path | None,
+    as_json: bool,
+) -> None:
+    """Freeze SUITE as a new version: manifest, holdout vault, fingerprints, changelog line.
+
+    Freezing an existing version is refused (exit 3) unless the content is identical, in
+    which case nothing is written.
+    """
+    result = freeze(
+        ctx.layout,
+        suite,
+        version,
+        keys=ctx.keys(key_file),
+        now=datetime.now(UTC),
+        note=note,
+        retire=retire,
+    )
+    m = result.manifest
+    payload = {
+        "suite": m.suite,
+        "version": m.version,
+        "status": result.status,
+        "bump": result.bump,
+        "manifest_hash": m.manifest_hash,
+        "manifest": str(result.path.relative_to(ctx.layout.root)),
+        "n_dev": len(m.items_by_split("dev")),
+        "n_holdout": len(m.items_by_split("holdout")),
+        "strata": m.strata(),
+        "diff": m.diff.model_dump(),
+        "parent": m.parent.model_dump() if m.parent else None,
+        "removed_from_sources": result.removed_from_sources,
+        "key": result.key_source,
+    }
+    if as_json:
+        emit_json(payload)
+        return
+    verb = {
+        "frozen": "froze",
+        "unchanged": "already frozen with identical content, nothing written:",
+        "completed": "completed an interrupted freeze of",
+    }[result.status]
+    console.print(Text(f"{verb} {m.ref}  {m.manifest_hash}", style="bold"))
+    console.print(
+        f"  {payload['n_dev']} dev / {payload['n_holdout']} holdout items in "
+        f"{len(m.strata())} strata; manifest {payload['manifest']}"
+    )
+    if m.parent:
+        console.print(
+            f"  parent {m.parent.version}: {len(m.diff.added)} added, {len(m.diff.removed)} "
+            f"removed, {len(m.diff.changed)} changed ({result.bump} bump)"
+        )
+    if result.removed_from_sources:
+        console.print(
+            f"  moved {result.removed_from_sources} item(s) out of tasks/ (holdout into the vault)"
+        )
+    console.print(f"  vault key: {result.key_source}")
+
+
+def _print_report(report: VerifyReport) -> None:
+    ref = f"{report.suite}@{report.version or '?'}"
+    status = Text("OK", style="bold green") if report.ok else Text("FAILED", style="bold red")
+    console.print(Text.assemble(status, f"  {ref}  {report.manifest_hash or ''}"))
+    holdout = "skipped" if report.holdout_skipped else f"{report.holdout_checked} holdout"
+    console.print(f"  checked {report.dev_checked} dev, {holdout} item(s)")
+    for problem in report.problems:
+        console.print(Text(f"  ✗ {problem}", style="red"))
+    for item in report.items:
+        console.print(
+            Text(f"  ✗ {item.kind} {item.split} item {item.item_id}: {item.detail}", style="red")
+        )
+    if report.superseded:
+        console.print(f"  superseded by a later version: {', '.join(report.superseded)}")
+    if report.candidates:
+        console.print(
+            f"  {len(report.candidates)} new candidate(s) in tasks/ not in any manifest yet: "
+            + ", ".join(report.candidates[:10])
+            + (" ..." if len(report.candidates) > 10 else "")
+        )
+
+
+@click.command("verify")
+@click.argument("ref", required=False)
+@click.option("--skip-holdout", is_flag=True, help="Do not open the vault (no key needed).")
+@key_file_option
+@json_option
+@pass_context
+@handle_errors
+def verify_cmd(
+    ctx: Context, ref: str | None, skip_holdout: bool, key_file: Path | None, as_json: bool
+) -> None:
+    """Re-hash frozen items: exit 0 when all match, 3 naming every drifted or missing item.
+
+    REF is SUITE or SUITE@X.Y.Z; without it, the latest version of every frozen suite.
+    """
+    targets: list[tuple[str, str | None]]
+    if ref is None:
+        targets = [
+            (n, None) for n in list_suite_names(ctx.layout) if frozen_versions(ctx.layout, n)
+        ]
+    else:
+        targets = [parse_ref(ref)]
+    reports = [
+        verify(ctx.layout, name, version, keys=ctx.keys(key_file), skip_holdout=skip_holdout)
+        for name, version in targets
+    ]
+    ok = all(r.ok for r in reports)
+    if as_json:
+        emit_json({"ok": ok, "suites": [r.to_dict() for r in reports]})
+    else:
+        for report in reports:
+            _print_report(report)
+        if not reports:
+            console.print("no frozen suites to verify")
+    if not ok:
+        failed = ", ".join(f"{r.suite}@{r.version}" for r in reports if not r.ok)
+        exit_after_output(IntegrityError(f"verification failed for {failed}"))

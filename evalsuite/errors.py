@@ -1,0 +1,135 @@
+"""The one exception tree of evalsuite.
+
+Every error evalsuite raises on purpose derives from `EvalsuiteError`, carries the CLI exit
+code it maps to, and says what happened, what was expected, and what to do about it::
+
+    EvalsuiteError                     exit 1  unexpected, or no better class applies
+    ├── UsageError                     exit 2  bad argument or input file
+    │   ├── SuiteConfigError                   tasks/<suite>.toml is malformed
+    │   ├── ItemSourceError                    an item file or record is malformed
+    │   ├── VersionError                       a version string or bump is not acceptable
+    │   ├── NotFoundError                      a suite, version, run or file does not exist
+    │   └── InsufficientDataError              a statistic is undefined for the data given
+    ├── IntegrityError                 exit 3  hash drift, tampering, refused overwrite
+    │   ├── ManifestTamperedError              a manifest no longer matches its own hash
+    │   ├── VaultError                         a vault is missing, corrupt or the key is wrong
+    │   ├── FrozenVersionError                 a frozen version would change
+    │   ├── LedgerError                        the holdout access ledger was edited
+    │   └── IncomparableRunsError              runs on different manifests were compared
+    ├── ContaminationError             exit 4  a curriculum overlaps frozen items
+    ├── InvalidRunError                exit 5  harness unhealthy: too many harness errors
+    ├── GateFailedError                exit 6  a regression gate failed
+    ├── HoldoutAccessError             exit 7  holdout budget spent
+    └── StoreError                     exit 1  the results store cannot be used
+
+Messages never contain holdout item text: they name items by id and hash only.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ContaminationError",
+    "EvalsuiteError",
+    "FrozenVersionError",
+    "GateFailedError",
+    "HoldoutAccessError",
+    "IncomparableRunsError",
+    "InsufficientDataError",
+    "IntegrityError",
+    "InvalidRunError",
+    "ItemSourceError",
+    "LedgerError",
+    "ManifestTamperedError",
+    "NotFoundError",
+    "StoreError",
+    "SuiteConfigError",
+    "UsageError",
+    "VaultError",
+    "VersionError",
+]
+
+
+class EvalsuiteError(Exception):
+    """Base class of every deliberate evalsuite error."""
+
+    exit_code: int = 1
+
+
+class UsageError(EvalsuiteError):
+    """An argument or input file is not what the command expects."""
+
+    exit_code = 2
+
+
+class SuiteConfigError(UsageError):
+    """A suite file (`tasks/<suite>.toml`) is malformed or inconsistent."""
+
+
+class ItemSourceError(UsageError):
+    """An item source or one of its records is malformed."""
+
+
+class VersionError(UsageError):
+    """A version string is malformed, or the bump is too small for the change."""
+
+
+class NotFoundError(UsageError):
+    """A suite, version, run or file that was named does not exist."""
+
+
+class InsufficientDataError(UsageError):
+    """A statistic is undefined for the data given (too few items, no variance, ...)."""
+
+
+class IntegrityError(EvalsuiteError):
+    """Something frozen no longer matches what was recorded."""
+
+    exit_code = 3
+
+
+class ManifestTamperedError(IntegrityError):
+    """A manifest file no longer hashes to the hash recorded in it."""
+
+
+class VaultError(IntegrityError):
+    """A holdout vault is missing, corrupt, or cannot be opened with the key given."""
+
+
+class FrozenVersionError(IntegrityError):
+    """Freezing would change a version that is already frozen."""
+
+
+class LedgerError(IntegrityError):
+    """The holdout access ledger was edited, reordered or truncated."""
+
+
+class IncomparableRunsError(IntegrityError):
+    """Two runs cannot be paired (different manifests or no shared items)."""
+
+
+class ContaminationError(EvalsuiteError):
+    """A training curriculum overlaps frozen evaluation items."""
+
+    exit_code = 4
+
+
+class InvalidRunError(EvalsuiteError):
+    """A run has more harness errors than its health threshold allows."""
+
+    exit_code = 5
+
+
+class GateFailedError(EvalsuiteError):
+    """A regression gate (e.g. non-inferiority) failed."""
+
+    exit_code = 6
+
+
+class HoldoutAccessError(EvalsuiteError):
+    """The holdout access budget of a suite version is spent."""
+
+    exit_code = 7
+
+
+class StoreError(EvalsuiteError):
+    """The results store cannot be opened, migrated or written."""

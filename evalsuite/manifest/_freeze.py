@@ -1,0 +1,471 @@
+"""`evalsuite freeze`: items in `tasks/` become an immutable, versioned manifest and vault."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from filelock import FileLock
+
+from evalsuite._core.atomic import atomic_write_text
+from evalsuite._core.hashing import sha256_bytes, sha256_file
+from evalsuite._core.layout import Layout
+from evalsuite._core.semver import Bump, SemVer
+from evalsuite.errors import (
+    FrozenVersionError,
+    ItemSourceError,
+    SuiteConfigError,
+    UsageError,
+    VersionError,
+)
+from evalsuite.manifest._catalog import frozen_versions, load_manifest
+from evalsuite.manifest._fingerprints import fingerprint_item, render_fingerprints
+from evalsuite.manifest._items import (
+    Item,
+    LoadedItem,
+    item_cluster,
+    item_hash,
+    item_stratum,
+    load_suite_items,
+    write_family_items,
+)
+from evalsuite.manifest._schema import (
+    MANIFEST_FORMAT,
+    Manifest,
+    compute_manifest_hash,
+)
+from evalsuite.manifest._split import Split, split_salt, stratified_split
+from evalsuite.manifest._suite import SuiteConfig, load_suite
+from evalsuite.manifest._vault import KeySpec, VaultKey, open_vault, resolve_key, seal_vault
+
+__all__ = ["FreezeResult", "freeze", "holdout_records", "load_holdout_items"]
+
+
+@dataclass(frozen=True, slots=True)
+class FreezeResult:
+    """What `freeze` did."""
+
+    manifest: Manifest
+    path: Path
+    status: Literal["frozen", "unchanged", "completed"]
+    """``frozen``: a new version; ``unchanged``: identical content, nothing written;
+    ``completed``: identical content, an interrupted freeze's source clean-up finished."""
+    bump: Bump | None
+    removed_from_sources: int
+    key_source: str
+
+
+@dataclass(slots=True)
+class _Entry:
+    item: Item
+    family: str
+    location: str
+    hash: str = ""
+    stratum: str = ""
+    cluster: str | None = None
+
+
+@dataclass(slots=True)
+class _Plan:
+    entries: dict[str, _Entry] = field(default_factory=dict)
+    leftovers: set[str] = field(default_factory=set)
+    """Holdout items of the version being re-frozen still found in `tasks/`."""
+    sources: dict[str, set[str]] = field(default_factory=dict)
+    """family -> ids found in its item source in `tasks/`."""
+
+
+def holdout_records(entries: Sequence[tuple[str, Item]]) -> list[dict[str, Any]]:
+    """Vault payloads: ``{"family": ..., "item": {...}}`` sorted by item id."""
+    return [
+        {"family": family, "item": item.payload()}
+        for family, item in sorted(entries, key=lambda e: e[1].id)
+    ]
+
+
+def load_holdout_items(layout: Layout, manifest: Manifest, key: VaultKey) -> list[tuple[str, Item]]:
+    """Decrypt a version's vault: (family, item) for every holdout item, in memory only."""
+    if manifest.vault is None:
+        return []
+    records = open_vault(
+        layout.root / manifest.vault.path, suite=manifest.suite, version=manifest.version, key=key
+    )
+    return [(r["family"], Item.model_validate(r["item"])) for r in records]
+
+
+def _validate_weights(suite: SuiteConfig, strata: Counter[str]) -> dict[str, float]:
+    total_items = sum(strata.values())
+    if suite.weights is None:
+        return {s: strata[s] / total_items for s in sorted(strata)}
+    unknown = sorted(set(suite.weights) - set(strata))
+    missing = sorted(set(strata) - set(suite.weights))
+    problems: list[str] = []
+    if unknown:
+        problems.append(f"weights name unknown strata {unknown}")
+    if missing:
+        problems.append(f"weights leave out strata {missing}")
+    negative = sorted(s for s, w in suite.weights.items() if not (w >= 0 and math.isfinite(w)))
+    if negative:
+        problems.append(f"weights must be finite and >= 0 (bad: {negative})")
+    total = sum(suite.weights.values())
+    if not problems and not math.isclose(total, 1.0, rel_tol=0, abs_tol=1e-9):
+        problems.append(f"weights sum to {total!r}, not 1")
+    if problems:
+        raise SuiteConfigError(
+            f"{suite.path_hint}: " + "; ".join(problems) + f". Strata of this suite: "
+            f"{sorted(strata)}; give each a deployment share, summing to 1, or drop [weights] "
+            "to use item shares."
+        )
+    return {s: float(suite.weights[s]) for s in sorted(strata)}
+
+
+def _collect(
+    layout: Layout,
+    suite: SuiteConfig,
+    carried: Sequence[tuple[str, Item]],
+    *,
+    refreeze: bool,
+    retire: set[str],
+) -> _Plan:
+    plan = _Plan()
+    holdout_by_id = {item.id: (family, item) for family, item in carried}
+    families = {f.name: f for f in suite.families}
+    for loaded in load_suite_items(layout, suite):
+        item = loaded.item
+        plan.sources.setdefault(loaded.family, set()).add(item.id)
+        if item.id in holdout_by_id:
+            family, held = holdout_by_id[item.id]
+            same = item_hash(item, loaded.family, families[loaded.family].version) == item_hash(
+                held, family, families[family].version if family in families else 0
+            )
+            if refreeze and same:
+                plan.leftovers.add(item.id)
+                continue
+            raise ItemSourceError(
+                f"{loaded.location}: item {item.id!r} is a holdout item of the parent version "
+                f"and must not appear in tasks/ ({'same' if same else 'different'} content). "
+                "Holdout items live only in the vault; remove this record "
+                "(or give a new item a new id)."
+            )
+        plan.entries[item.id] = _Entry(item=item, family=loaded.family, location=loaded.location)
+    for family, item in carried:
+        if family not in families:
+            raise SuiteConfigError(
+                f"{suite.path_hint}: holdout item {item.id!r} belongs to family {family!r}, "
+                "which the suite no longer declares; restore the family or retire its items "
+                "with --retire"
+            )
+        plan.entries[item.id] = _Entry(item=item, family=family, location=f"vault:{item.id}")
+    unknown = sorted(retire - set(plan.entries))
+    if unknown:
+        raise UsageError(f"--retire names items that are not in the suite: {unknown}")
+    for item_id in retire:
+        del plan.entries[item_id]
+    for entry in plan.entries.values():
+        loaded = LoadedItem(item=entry.item, family=entry.family, location=entry.location)
+        entry.hash = item_hash(entry.item, entry.family, families[entry.family].version)
+        entry.stratum = item_stratum(suite, loaded)
+        entry.cluster = item_cluster(suite, loaded)
+    if not plan.entries:
+        raise ItemSourceError(f"suite {suite.name!r} has no items to freeze")
+    return plan
+
+
+def _required_bump(content: Mapping[str, Any], parent: Manifest) -> Bump | None:
+    old = parent.hashed_content()
+    diff = content["diff"]
+    if diff["changed"] or any(
+        content[k] != old[k] for k in ("stratify_by", "cluster_by", "canary", "key_id")
+    ):
+        return "major"
+    if [f["version"] for f in content["families"]] != [f["version"] for f in old["families"]]:
+        return "major"
+    if diff["added"] or diff["removed"]:
+        return "minor"
+    skip = {"version", "parent", "diff", "split_salt", "vault", "fingerprints"}
+    if any(content[k] != old[k] for k in content if k not in skip):
+        return "patch"
+    return None
+
+
+def _manifest_content(
+    suite: SuiteConfig,
+    version: str,
+    plan: _Plan,
+    split: Mapping[str, Split],
+    *,
+    parent: Manifest | None,
+    key: VaultKey,
+) -> dict[str, Any]:
+    strata = Counter(e.stratum for e in plan.entries.values())
+    parent_items = {i.id: i.hash for i in parent.items} if parent else {}
+    diff = {
+        "added": sorted(set(plan.entries) - set(parent_items)) if parent else [],
+        "removed": sorted(set(parent_items) - set(plan.entries)),
+        "changed": sorted(
+            i for i, e in plan.entries.items() if i in parent_items and parent_items[i] != e.hash
+        ),
+    }
+    return {
+        "format": MANIFEST_FORMAT,
+        "suite": suite.name,
+        "version": version,
+        "description": suite.description,
+        "parent": (
+            {"version": parent.version, "manifest_hash": parent.manifest_hash} if parent else None
+        ),
+        "diff": diff,
+        "split_salt": split_salt(suite.canary, version),
+        "holdout_fraction": suite.holdout_fraction,
+        "canary": suite.canary,
+        "key": suite.key,
+        "key_id": key.key_id,
+        "stratify_by": list(suite.stratify_by),
+        "cluster_by": suite.cluster_by,
+        "holdout_budget": suite.holdout_budget,
+        "weights": _validate_weights(suite, strata),
+        "families": [f.model_dump() for f in suite.families],
+        "items": [
+            {
+                "id": item_id,
+                "hash": e.hash,
+                "stratum": e.stratum,
+                "split": split[item_id],
+                "family": e.family,
+                "cluster": e.cluster,
+            }
+            for item_id, e in sorted(plan.entries.items())
+        ],
+    }
+
+
+def _vault_bytes_record(
+    layout: Layout,
+    suite: SuiteConfig,
+    version: str,
+    plan: _Plan,
+    split: Mapping[str, Split],
+    key: VaultKey,
+) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    records = holdout_records(
+        [(e.family, e.item) for i, e in plan.entries.items() if split[i] == "holdout"]
+    )
+    path = layout.vault_file(suite.name, version)
+    return {"path": path.relative_to(layout.root).as_posix()}, records
+
+
+def _fingerprint_text(
+    suite: SuiteConfig, version: str, plan: _Plan, split: Mapping[str, Split]
+) -> str:
+    return render_fingerprints(
+        (
+            fingerprint_item(e.item, split=split[i], stratum=e.stratum)
+            for i, e in plan.entries.items()
+        ),
+        suite=suite.name,
+        version=version,
+        canary=suite.canary,
+    )
+
+
+def _changelog_line(manifest: Manifest, bump: Bump | None, now: datetime) -> str:
+    n_dev = len(manifest.items_by_split("dev"))
+    n_hold = len(manifest.items_by_split("holdout"))
+    diff = manifest.diff
+    parent = (
+        f"parent {manifest.parent.version} ({manifest.parent.manifest_hash[:19]}…)"
+        if manifest.parent
+        else "first version"
+    )
+    line = (
+        f"- **{manifest.version}** ({now.date().isoformat()}, {bump or 'initial'}): "
+        f"{len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed; "
+        f"{n_dev} dev / {n_hold} holdout; {parent}; manifest `{manifest.manifest_hash}`"
+    )
+    if manifest.note:
+        line += f". {manifest.note.strip()}"
+    return line
+
+
+def _append_changelog(layout: Layout, suite: str, line: str) -> None:
+    path = layout.manifest_dir(suite) / "CHANGELOG.md"
+    with FileLock(str(path) + ".lock"):
+        text = (
+            path.read_text(encoding="utf-8")
+            if path.exists()
+            else (
+                f"# {suite}: manifest changelog\n\nOne line per frozen version "
+                "(major: scores not comparable; minor: items added or retired; "
+                "patch: metadata).\n\n"
+            )
+        )
+        atomic_write_text(path, text + line + "\n")
+
+
+def _clean_sources(layout: Layout, suite: SuiteConfig, plan: _Plan, manifest: Manifest) -> int:
+    """Rewrite item sources in `tasks/` so that they hold only the version's dev items."""
+    dev = {i.id for i in manifest.items_by_split("dev")}
+    removed = 0
+    for family in suite.families:
+        present = plan.sources.get(family.name, set())
+        keep = present & dev
+        if keep != present:
+            write_family_items(layout.tasks / family.items, sorted(keep))
+            removed += len(present) - len(keep)
+    return removed
+
+
+def freeze(
+    layout: Layout,
+    suite_name: str,
+    version: str,
+    *,
+    keys: KeySpec,
+    now: datetime,
+    note: str | None = None,
+    retire: Sequence[str] = (),
+) -> FreezeResult:
+    """Freeze `suite_name` as `version` (see DESIGN.md, "Manifest", "Split", "Vault").
+
+    Args:
+        layout: The project.
+        suite_name: Suite to freeze (``tasks/<suite_name>.toml``).
+        version: New version ``X.Y.Z``; it must be greater than every frozen version, unless
+            it is an existing version frozen again with identical content (a no-op).
+        keys: Where vault keys live.
+        now: Freeze time, recorded in the manifest (not hashed).
+        note: Free text for the manifest and the changelog line.
+        retire: Item ids to drop from the new version (dev or holdout).
+
+    Raises:
+        VersionError: malformed version, not newer than the latest, or a bump too small for
+            the change (the message names the smallest acceptable version).
+        FrozenVersionError: `version` is frozen with other content (exit 3).
+        SuiteConfigError, ItemSourceError: invalid suite or items.
+        VaultError: the parent's vault cannot be opened.
+    """
+    suite = load_suite(layout, suite_name)
+    requested = SemVer.parse(version)
+    version = str(requested)
+    versions = frozen_versions(layout, suite.name)
+    refreeze = version in versions
+    existing = load_manifest(layout, suite.name, version) if refreeze else None
+    if existing is None and versions and SemVer.parse(versions[-1]) >= requested:
+        raise VersionError(
+            f"{suite.name}@{version} is not newer than the latest frozen version "
+            f"{versions[-1]}; choose a greater version"
+        )
+    parent: Manifest | None
+    if existing is not None:
+        parent = (
+            load_manifest(layout, suite.name, existing.parent.version) if existing.parent else None
+        )
+    else:
+        parent = load_manifest(layout, suite.name, versions[-1]) if versions else None
+    key = resolve_key(suite.name, suite.key, suite.canary, keys, create=not versions)
+    if parent is not None and parent.key_id != key.key_id:
+        raise VersionError(
+            f"the vault key ({key.source}, {key.key_id}) differs from the key of "
+            f"{parent.ref} ({parent.key_id}); use the suite's original key file"
+        )
+    held_version = existing or parent
+    carried = load_holdout_items(layout, held_version, key) if held_version else []
+    retired = set(retire)
+    plan = _collect(layout, suite, carried, refreeze=refreeze, retire=retired)
+    previous = {i.id: i.split for i in parent.items} if parent else {}
+    if existing is not None:
+        previous.update({i.id: i.split for i in existing.items})
+    split = stratified_split(
+        {i: e.stratum for i, e in plan.entries.items()},
+        salt=split_salt(suite.canary, version),
+        fraction=suite.holdout_fraction,
+        previous=previous,
+    )
+    content = _manifest_content(suite, version, plan, split, parent=parent, key=key)
+    vault_record, records = _vault_bytes_record(layout, suite, version, plan, split, key)
+    fp_text = _fingerprint_text(suite, version, plan, split)
+    fp_path = layout.fingerprint_file(suite.name, version)
+    vault_path = layout.root / vault_record["path"]
+    content["fingerprints"] = {
+        "path": fp_path.relative_to(layout.root).as_posix(),
+        "sha256": sha256_bytes(fp_text.encode("utf-8")),
+    }
+    # the vault is deterministic for given content and key: seal to learn its hash
+    staged = vault_path.with_name(f".{vault_path.name}.staged")
+    seal_vault(staged, records, suite=suite.name, version=version, key=key)
+    content["vault"] = {"path": vault_record["path"], "sha256": sha256_file(staged)}
+    manifest_hash = compute_manifest_hash(content)
+    bump: Bump | None = None
+    if existing is not None:
+        staged.unlink()
+        if manifest_hash != existing.manifest_hash:
+            raise FrozenVersionError(_refuse_message(existing, content))
+        removed = _clean_sources(layout, suite, plan, existing) if plan.leftovers else 0
+        return FreezeResult(
+            manifest=existing,
+            path=layout.manifest_file(suite.name, version),
+            status="completed" if removed else "unchanged",
+            bump=None,
+            removed_from_sources=removed,
+            key_source=key.source,
+        )
+    if parent is not None:
+        bump = _required_bump(content, parent)
+        _check_bump(parent, requested, bump, suite.name)
+    manifest = Manifest.model_validate(
+        {**content, "frozen_at": now.isoformat(), "note": note, "manifest_hash": manifest_hash}
+    )
+    staged.replace(vault_path)
+    atomic_write_text(fp_path, fp_text)
+    atomic_write_text(
+        layout.manifest_file(suite.name, version),
+        manifest.model_dump_json(indent=2) + "\n",
+    )
+    removed = _clean_sources(layout, suite, plan, manifest)
+    _append_changelog(layout, suite.name, _changelog_line(manifest, bump, now))
+    return FreezeResult(
+        manifest=manifest,
+        path=layout.manifest_file(suite.name, version),
+        status="frozen",
+        bump=bump,
+        removed_from_sources=removed,
+        key_source=key.source,
+    )
+
+
+def _check_bump(parent: Manifest, requested: SemVer, needed: Bump | None, suite: str) -> None:
+    base = SemVer.parse(parent.version)
+    if needed is None:
+        raise UsageError(
+            f"nothing to freeze: the content of {suite} is identical to {parent.version}"
+        )
+    kind = base.bump_kind(requested)
+    if not SemVer.at_least(kind, needed):
+        raise VersionError(
+            f"the change since {parent.version} needs a {needed} bump (at least "
+            f"{base.bumped(needed)}), got {requested}. Major: items changed or scoring moved; "
+            "minor: items added or retired; patch: metadata only."
+        )
+
+
+def _refuse_message(existing: Manifest, content: Mapping[str, Any]) -> str:
+    old = {i.id: i.hash for i in existing.items}
+    new = {i["id"]: i["hash"] for i in content["items"]}
+    added = sorted(set(new) - set(old))
+    removed = sorted(set(old) - set(new))
+    changed = sorted(i for i in set(old) & set(new) if old[i] != new[i])
+    detail = (
+        f"{len(added)} item(s) added {added[:5]}, {len(removed)} removed {removed[:5]}, "
+        f"{len(changed)} changed {changed[:5]}"
+    )
+    if not (added or removed or changed):
+        detail = "suite settings (weights, strata, families or key) differ"
+    return (
+        f"{existing.ref} is already frozen (manifest {existing.manifest_hash}) with other "
+        f"content: {detail}. A frozen version never changes; freeze the change as a new "
+        "version instead."
+    )

@@ -1,0 +1,310 @@
+"""Items: the records a suite is made of, read from JSONL, Parquet or a saved HF dataset.
+
+Every source is read through `datasets`, with a private temporary cache that is deleted
+afterwards, so that no copy of an item (holdout items before their first freeze included)
+is left in a shared cache directory.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from evalsuite._core.hashing import content_hash
+from evalsuite._core.layout import Layout
+from evalsuite._core.validation import describe_validation_error
+from evalsuite.errors import ItemSourceError, NotFoundError
+from evalsuite.manifest._suite import FamilyConfig, SuiteConfig
+
+__all__ = [
+    "Item",
+    "LoadedItem",
+    "item_cluster",
+    "item_hash",
+    "item_stratum",
+    "load_family_items",
+    "load_suite_items",
+    "source_kind",
+]
+
+_COMPLEX_FIELDS = ("input", "target", "metadata", "files")
+
+
+class Item(BaseModel):
+    """One evaluation item (DESIGN.md, "Data model")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    """Stable id, unique within the suite; never re-numbered."""
+    input: str | list[dict[str, Any]]
+    """Prompt text, or chat messages (``{"role": ..., "content": ...}``)."""
+    target: str | list[str]
+    """What the verifier checks against; never shown to the agent."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Stratum fields and anything the environment or verifier needs."""
+    files: dict[str, str] | None = None
+    """Files given to the agent: sandbox path -> inline content."""
+    setup: str | None = None
+    """Setup script run in the sandbox before the episode."""
+    canary: str | None = None
+    """The suite's canary string (not part of the content hash)."""
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_is_string(cls, value: object) -> object:
+        if not isinstance(value, str):
+            raise ValueError(
+                f"id must be a string (got {type(value).__name__} {value!r}); quote it, "
+                "because 1 and '1' would clash"
+            )
+        return value
+
+    def payload(self) -> dict[str, Any]:
+        """The record as a JSON-ready dict (None fields left out)."""
+        return self.model_dump(exclude_none=True)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedItem:
+    """An item with where it came from."""
+
+    item: Item
+    family: str
+    location: str
+    """``path:line`` for JSONL, ``path#row`` for Parquet and HF datasets."""
+
+
+def source_kind(path: Path) -> str:
+    """``"jsonl"``, ``"parquet"`` or ``"hf"`` (a saved dataset directory) for `path`."""
+    if path.is_dir():
+        return "hf"
+    if path.suffix in {".jsonl", ".json", ".ndjson"}:
+        return "jsonl"
+    if path.suffix == ".parquet":
+        return "parquet"
+    raise ItemSourceError(
+        f"{path}: unsupported item source; expected a .jsonl file, a .parquet file or a "
+        "directory written by datasets.Dataset.save_to_disk"
+    )
+
+
+def _quiet_datasets() -> None:
+    import datasets
+
+    datasets.disable_progress_bars()
+    logging.getLogger("datasets").setLevel(logging.ERROR)
+
+
+def _rows(path: Path, kind: str) -> Iterator[tuple[str, dict[str, Any] | str]]:
+    """Yield (location, record-or-raw-line) for every row of an item source."""
+    import datasets
+
+    _quiet_datasets()
+    with tempfile.TemporaryDirectory(prefix="evalsuite-ds-") as cache:
+        if kind == "jsonl":
+            # the text builder keeps one row per line, so errors can name the line
+            ds = datasets.load_dataset(
+                "text", data_files=str(path), split="train", cache_dir=cache, keep_in_memory=True
+            )
+            for number, row in enumerate(ds, start=1):
+                yield f"{path}:{number}", row["text"]
+        elif kind == "parquet":
+            ds = datasets.load_dataset(
+                "parquet", data_files=str(path), split="train", cache_dir=cache, keep_in_memory=True
+            )
+            for number, row in enumerate(ds):
+                yield f"{path}#{number}", dict(row)
+        else:
+            try:
+                ds = datasets.load_from_disk(str(path), keep_in_memory=True)
+            except (FileNotFoundError, ValueError) as exc:
+                raise ItemSourceError(f"{path}: not a saved HF dataset directory ({exc})") from None
+            if isinstance(ds, datasets.DatasetDict):
+                raise ItemSourceError(
+                    f"{path}: holds a DatasetDict with splits {list(ds)}; save a single "
+                    "Dataset (one split) as the item source"
+                )
+            for number, row in enumerate(ds):
+                yield f"{path}#{number}", dict(row)
+
+
+def _decode_record(location: str, raw: dict[str, Any] | str) -> dict[str, Any] | None:
+    if isinstance(raw, str):
+        if not raw.strip():
+            return None
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ItemSourceError(
+                f"{location}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                "each line must be one JSON object"
+            ) from None
+        if not isinstance(record, dict):
+            raise ItemSourceError(
+                f"{location}: expected a JSON object per line (got {type(record).__name__})"
+            )
+        return record
+    record = {k: v for k, v in raw.items() if v is not None}
+    for key in _COMPLEX_FIELDS:
+        value = record.get(key)
+        if isinstance(value, str) and key != "input" and key != "target":
+            try:
+                record[key] = json.loads(value)
+            except json.JSONDecodeError:
+                raise ItemSourceError(
+                    f"{location}: column {key!r} must hold a JSON object (as a string or a struct)"
+                ) from None
+    return record
+
+
+def _parse_item(location: str, record: dict[str, Any]) -> Item:
+    try:
+        return Item.model_validate(record)
+    except ValidationError as exc:
+        ident = record.get("id")
+        who = f" (item {ident!r})" if isinstance(ident, str) else ""
+        problems = describe_validation_error(exc, allowed=list(Item.model_fields))
+        raise ItemSourceError(f"{location}{who}: " + "; ".join(problems)) from None
+
+
+def load_family_items(layout: Layout, family: FamilyConfig) -> list[LoadedItem]:
+    """Read and validate every item of one family's source.
+
+    Raises:
+        NotFoundError: the source does not exist.
+        ItemSourceError: a record is not JSON, misses a field, has an unknown field, or an
+            id repeats; the message names the file and line (or row) and the item id.
+    """
+    path = layout.tasks / family.items
+    if not path.exists():
+        raise NotFoundError(
+            f"item source of family {family.name!r} not found: {path} "
+            f"(declared as items = {family.items!r})"
+        )
+    kind = source_kind(path)
+    loaded: list[LoadedItem] = []
+    seen: dict[str, str] = {}
+    for location, raw in _rows(path, kind):
+        record = _decode_record(location, raw)
+        if record is None:
+            continue
+        item = _parse_item(location, record)
+        if item.id in seen:
+            raise ItemSourceError(
+                f"{location}: duplicate item id {item.id!r} (first at {seen[item.id]}); "
+                "ids must be unique within a suite"
+            )
+        seen[item.id] = location
+        loaded.append(LoadedItem(item=item, family=family.name, location=location))
+    return loaded
+
+
+def load_suite_items(layout: Layout, suite: SuiteConfig) -> list[LoadedItem]:
+    """Items of every family of `suite`, with ids checked for uniqueness across families."""
+    loaded: list[LoadedItem] = []
+    seen: dict[str, str] = {}
+    for family in suite.families:
+        for entry in load_family_items(layout, family):
+            if entry.item.id in seen:
+                raise ItemSourceError(
+                    f"{entry.location}: duplicate item id {entry.item.id!r} (also at "
+                    f"{seen[entry.item.id]}); ids must be unique within a suite"
+                )
+            seen[entry.item.id] = entry.location
+            loaded.append(entry)
+    for entry in loaded:
+        item_stratum(suite, entry)
+        item_cluster(suite, entry)
+    return loaded
+
+
+def item_hash(item: Item, family: str, family_version: int) -> str:
+    """Content hash of everything that can move the item's score.
+
+    Covers input, target, metadata, files, setup and the family's name and version; not the
+    id (a rename is not a content change) and not the canary.
+    """
+    return content_hash(
+        {
+            "family": family,
+            "family_version": family_version,
+            "input": item.input,
+            "target": item.target,
+            "metadata": item.metadata,
+            "files": item.files,
+            "setup": item.setup,
+        }
+    )
+
+
+def _key_value(entry: LoadedItem, key: str, role: str, suite: SuiteConfig) -> str:
+    if key == "family":
+        return entry.family
+    if key not in entry.item.metadata:
+        raise ItemSourceError(
+            f"{entry.location} (item {entry.item.id!r}): metadata has no key {key!r}, which "
+            f"{suite.path_hint} names in {role}; add it to the item's metadata"
+        )
+    value = entry.item.metadata[key]
+    if isinstance(value, bool | int | str) and str(value):
+        return str(value)
+    raise ItemSourceError(
+        f"{entry.location} (item {entry.item.id!r}): metadata[{key!r}] must be a non-empty "
+        f"string, integer or boolean to be used in {role} (got {type(value).__name__})"
+    )
+
+
+def item_stratum(suite: SuiteConfig, entry: LoadedItem) -> str:
+    """The item's stratum: its `stratify_by` values joined by '/'."""
+    return "/".join(_key_value(entry, key, "stratify_by", suite) for key in suite.stratify_by)
+
+
+def item_cluster(suite: SuiteConfig, entry: LoadedItem) -> str | None:
+    """The item's cluster (value of `cluster_by`), or None when the suite does not cluster."""
+    if suite.cluster_by is None:
+        return None
+    return _key_value(entry, suite.cluster_by, "cluster_by", suite)
+
+
+def write_family_items(path: Path, keep_ids: Sequence[str]) -> None:
+    """Rewrite an item source atomically, keeping only the items whose id is in `keep_ids`.
+
+    JSONL lines are kept byte for byte; Parquet files and HF dataset directories are filtered
+    through `datasets` into a staged copy that replaces the original.
+    """
+    from evalsuite._core.atomic import atomic_replace_dir, atomic_write_text
+
+    keep = set(keep_ids)
+    kind = source_kind(path)
+    if kind == "jsonl":
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [line for line in lines if line.strip() and json.loads(line).get("id") in keep]
+        atomic_write_text(path, "".join(kept))
+        return
+    import datasets
+
+    _quiet_datasets()
+    with tempfile.TemporaryDirectory(prefix="evalsuite-ds-") as cache:
+        if kind == "parquet":
+            ds = datasets.load_dataset(
+                "parquet", data_files=str(path), split="train", cache_dir=cache, keep_in_memory=True
+            )
+        else:
+            ds = datasets.load_from_disk(str(path), keep_in_memory=True)
+        filtered = ds.filter(lambda row: row["id"] in keep, keep_in_memory=True)
+        if kind == "parquet":
+            staged = path.with_name(f".{path.name}.staged")
+            filtered.to_parquet(str(staged))
+            staged.replace(path)
+        else:
+            staged_dir = path.with_name(f".{path.name}.staged")
+            filtered.save_to_disk(str(staged_dir))
+            atomic_replace_dir(path, staged_dir)

@@ -1,0 +1,165 @@
+"""The frozen manifest: its schema (unknown keys rejected) and its own hash."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalsuite._core.hashing import content_hash
+from evalsuite._core.validation import describe_validation_error
+from evalsuite.errors import ManifestTamperedError, NotFoundError
+from evalsuite.manifest._split import Split
+
+__all__ = [
+    "MANIFEST_FORMAT",
+    "FileRecord",
+    "Manifest",
+    "ManifestDiff",
+    "ManifestFamily",
+    "ManifestItem",
+    "ParentRef",
+    "compute_manifest_hash",
+    "read_manifest",
+]
+
+MANIFEST_FORMAT = "evalsuite-manifest/1"
+_UNHASHED = ("frozen_at", "note", "manifest_hash")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ManifestItem(_Frozen):
+    """What a manifest keeps of an item: never its text."""
+
+    id: str
+    hash: str
+    stratum: str
+    split: Split
+    family: str
+    cluster: str | None = None
+
+
+class ManifestFamily(_Frozen):
+    """A family as frozen: name, version, and where its task and items live."""
+
+    name: str
+    version: int
+    task: str
+    items: str
+
+
+class ParentRef(_Frozen):
+    """The version a manifest was derived from."""
+
+    version: str
+    manifest_hash: str
+
+
+class ManifestDiff(_Frozen):
+    """Item ids that changed against the parent version."""
+
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    changed: list[str] = Field(default_factory=list)
+
+
+class FileRecord(_Frozen):
+    """A file frozen beside the manifest, by path (relative to the project) and hash."""
+
+    path: str
+    sha256: str
+
+
+class Manifest(_Frozen):
+    """A frozen, versioned suite (DESIGN.md, "Manifest")."""
+
+    format: Literal["evalsuite-manifest/1"] = "evalsuite-manifest/1"
+    suite: str
+    version: str
+    description: str
+    frozen_at: str
+    note: str | None = None
+    parent: ParentRef | None
+    diff: ManifestDiff
+    split_salt: str
+    holdout_fraction: float
+    canary: str
+    key: Literal["random", "canary"]
+    key_id: str
+    """Public id of the vault key (a hash of it), to tell which key a vault needs."""
+    stratify_by: list[str]
+    cluster_by: str | None
+    holdout_budget: int
+    weights: dict[str, float]
+    families: list[ManifestFamily]
+    items: list[ManifestItem]
+    vault: FileRecord | None
+    fingerprints: FileRecord
+    manifest_hash: str
+
+    def hashed_content(self) -> dict[str, Any]:
+        """Everything the manifest hash covers (all but freeze time, note and the hash)."""
+        return self.model_dump(mode="json", exclude=set(_UNHASHED))
+
+    def items_by_split(self, split: Split) -> list[ManifestItem]:
+        """Items on one side of the split, in manifest (id) order."""
+        return [item for item in self.items if item.split == split]
+
+    def strata(self) -> dict[str, dict[str, int]]:
+        """Stratum -> {"dev": n, "holdout": n}."""
+        out: dict[str, dict[str, int]] = {}
+        for item in self.items:
+            counts = out.setdefault(item.stratum, {"dev": 0, "holdout": 0})
+            counts[item.split] += 1
+        return dict(sorted(out.items()))
+
+    @property
+    def ref(self) -> str:
+        """``suite@version``."""
+        return f"{self.suite}@{self.version}"
+
+
+def compute_manifest_hash(content: dict[str, Any]) -> str:
+    """Hash of a manifest's content, ignoring the unhashed fields if present."""
+    return content_hash({k: v for k, v in content.items() if k not in _UNHASHED})
+
+
+def read_manifest(path: Path, *, check_hash: bool = True) -> Manifest:
+    """Load a manifest, validate its schema and (by default) its own hash.
+
+    Raises:
+        NotFoundError: the file does not exist.
+        ManifestTamperedError: the file is not valid JSON, does not match the schema, or no
+            longer hashes to its recorded hash.
+    """
+    if not path.is_file():
+        raise NotFoundError(f"manifest not found: {path}")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ManifestTamperedError(
+            f"{path}: not valid JSON ({exc.msg}, line {exc.lineno}); manifests are written "
+            "by `evalsuite freeze` and must not be edited. Restore it from version control."
+        ) from None
+    try:
+        manifest = Manifest.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(describe_validation_error(exc, allowed=list(Manifest.model_fields)))
+        raise ManifestTamperedError(
+            f"{path}: does not match the manifest schema ({problems}). Manifests must not be "
+            "edited; restore the file from version control."
+        ) from None
+    if check_hash:
+        actual = compute_manifest_hash(manifest.model_dump(mode="json"))
+        if actual != manifest.manifest_hash:
+            raise ManifestTamperedError(
+                f"{path} hashes to {actual} but records {manifest.manifest_hash}: it was edited "
+                "after freezing. Manifests are immutable; restore it from version control and "
+                "freeze a new version for any change."
+            )
+    return manifest

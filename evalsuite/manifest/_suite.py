@@ -1,0 +1,143 @@
+"""Suite files: `tasks/<suite>.toml` declares families, strata, weights, split and canary."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from evalsuite._core.layout import Layout
+from evalsuite._core.validation import describe_validation_error
+from evalsuite.errors import NotFoundError, SuiteConfigError
+
+__all__ = ["FamilyConfig", "SuiteConfig", "list_suite_names", "load_suite"]
+
+_NAME = re.compile(r"^[a-z][a-z0-9_\-]*$")
+
+
+class FamilyConfig(BaseModel):
+    """One task family of a suite."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    """Family name; it is the value of the `family` stratum key."""
+    version: int = Field(ge=1)
+    """Environment/verifier version; bump it whenever scores could move."""
+    task: str
+    """Inspect task file relative to `tasks/`, optionally ``file.py@task_name``."""
+    items: str
+    """Item source relative to `tasks/`: JSONL, Parquet, or a saved HF dataset directory."""
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError(
+                "family name must be lowercase letters, digits, '_' or '-' "
+                f"and start with a letter (got {value!r})"
+            )
+        return value
+
+
+class SuiteConfig(BaseModel):
+    """A suite declaration (DESIGN.md, "Suite files")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    description: str = ""
+    canary: str = Field(min_length=16)
+    """Canary string, unique per suite; embedded in payloads and exported files."""
+    holdout_fraction: float = Field(gt=0.0, lt=1.0)
+    stratify_by: list[str] = Field(min_length=1)
+    """Metadata keys whose values, joined by '/', name an item's stratum."""
+    key: Literal["random", "canary"] = "random"
+    """Vault key: random (kept outside the project) or derived from the public canary."""
+    cluster_by: str | None = None
+    """Metadata key whose value groups items that share a source (clustered intervals)."""
+    holdout_budget: int = Field(default=3, ge=1)
+    """Holdout runs allowed per model family and suite version before `run` refuses."""
+    families: list[FamilyConfig] = Field(min_length=1)
+    weights: dict[str, float] | None = None
+    """Deployment share of each stratum; default: the item shares."""
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError(
+                "suite name must be lowercase letters, digits, '_' or '-' "
+                f"and start with a letter (got {value!r})"
+            )
+        return value
+
+    @field_validator("stratify_by")
+    @classmethod
+    def _check_strata(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"stratify_by lists a key twice: {value}")
+        return value
+
+    @property
+    def path_hint(self) -> str:
+        """Where this suite is declared, for messages."""
+        return f"tasks/{self.name}.toml"
+
+    def family(self, name: str) -> FamilyConfig:
+        """The family called `name`."""
+        for family in self.families:
+            if family.name == name:
+                return family
+        raise NotFoundError(f"suite {self.name!r} has no family {name!r}")
+
+
+def load_suite(layout: Layout, name: str) -> SuiteConfig:
+    """Read and validate `tasks/<name>.toml`.
+
+    Raises:
+        NotFoundError: no such suite file (the message lists the suites that exist).
+        SuiteConfigError: the file is not TOML, has unknown or missing keys, or is inconsistent.
+    """
+    path = layout.suite_file(name)
+    if not path.is_file():
+        known = ", ".join(list_suite_names(layout)) or "none"
+        raise NotFoundError(
+            f"no suite {name!r}: {path} does not exist (suites in {layout.tasks}: {known})"
+        )
+    return _parse_suite_file(path, name)
+
+
+def _parse_suite_file(path: Path, name: str) -> SuiteConfig:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SuiteConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        config = SuiteConfig.model_validate(raw)
+    except ValidationError as exc:
+        allowed = list(SuiteConfig.model_fields)
+        if any(str(p["loc"][0]) == "families" for p in exc.errors() if p["loc"]):
+            allowed = allowed + [f"families.{f}" for f in FamilyConfig.model_fields]
+        problems = describe_validation_error(exc, allowed=allowed, show_input=True)
+        raise SuiteConfigError(f"{path}: " + "; ".join(problems)) from None
+    if config.name != name:
+        raise SuiteConfigError(
+            f"{path}: name = {config.name!r} but the file is named {name!r}.toml; "
+            "make them the same"
+        )
+    names = [f.name for f in config.families]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise SuiteConfigError(f"{path}: family declared more than once: {duplicates}")
+    return config
+
+
+def list_suite_names(layout: Layout) -> list[str]:
+    """Names of the suites declared in `tasks/`, sorted."""
+    if not layout.tasks.is_dir():
+        return []
+    return sorted(p.stem for p in layout.tasks.glob("*.toml"))

@@ -1,0 +1,189 @@
+"""The holdout vault: holdout payloads sealed with AES-256-GCM; plaintext only in memory.
+
+File format (JSON)::
+
+    {"format": "evalsuite-vault/1", "suite": ..., "version": ..., "key_id": ...,
+     "items": <count>, "nonce": <base64>, "ciphertext": <base64>}
+
+The header (all fields but nonce and ciphertext) is authenticated as associated data, so
+editing any byte of the file makes decryption fail. The nonce is synthetic: the first 12
+bytes of HMAC-SHA256(key, header || plaintext), so freezing identical content twice writes an
+identical vault (and an identical manifest hash) without ever reusing a nonce for different
+plaintexts.
+
+Keys (DESIGN.md, "Keys"): a suite with ``key = "random"`` gets 32 random bytes at its first
+freeze, kept at ``<key_dir>/<suite>.key`` (mode 0600, never inside the project); example
+suites with ``key = "canary"`` derive the key from their public canary, which keeps crawlers
+and training scrapers out and nothing more.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from evalsuite._core.atomic import atomic_write_bytes
+from evalsuite._core.hashing import canonical_json
+from evalsuite.errors import NotFoundError, VaultError
+
+__all__ = ["VAULT_FORMAT", "KeySpec", "VaultKey", "open_vault", "resolve_key", "seal_vault"]
+
+VAULT_FORMAT = "evalsuite-vault/1"
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    """Where to find a suite's vault key (filled in by the CLI from flags and environment)."""
+
+    key_dir: Path
+    """Directory of random keys, ``$EVALSUITE_KEY_DIR`` or ``~/.config/evalsuite/keys``."""
+    key_file: Path | None = None
+    """Explicit key file (``--key-file``); wins over `key_dir`."""
+
+
+@dataclass(frozen=True, slots=True)
+class VaultKey:
+    """A 32-byte key and its public id."""
+
+    secret: bytes
+    source: str
+    """Where the key came from, for messages (never the key itself)."""
+
+    @property
+    def key_id(self) -> str:
+        """Public identifier: a hash of the key, safe to store in manifests."""
+        return "key:" + hashlib.sha256(b"evalsuite-key-id\x1f" + self.secret).hexdigest()[:16]
+
+
+def _canary_key(canary: str) -> VaultKey:
+    secret = hashlib.sha256(f"evalsuite-canary-key\x1f{canary}".encode()).digest()
+    return VaultKey(secret=secret, source="derived from the suite's public canary")
+
+
+def _read_key_file(path: Path) -> VaultKey:
+    try:
+        text = path.read_text(encoding="ascii").strip()
+        secret = base64.b64decode(text, validate=True)
+    except (UnicodeDecodeError, binascii.Error, ValueError):
+        raise VaultError(
+            f"key file {path} is not a base64-encoded 32-byte key; restore the original key "
+            "file (a new key cannot open existing vaults)"
+        ) from None
+    if len(secret) != 32:
+        raise VaultError(f"key file {path} holds {len(secret)} bytes; expected 32")
+    return VaultKey(secret=secret, source=str(path))
+
+
+def resolve_key(
+    suite: str, mode: Literal["random", "canary"], canary: str, spec: KeySpec, *, create: bool
+) -> VaultKey:
+    """The vault key of `suite`.
+
+    Args:
+        suite: Suite name.
+        mode: ``"canary"`` derives the key from `canary`; ``"random"`` reads a key file.
+        canary: The suite's canary string.
+        spec: Where key files live.
+        create: For ``"random"``: create the key file (mode 0600) when it does not exist.
+
+    Raises:
+        NotFoundError: a random key is needed, none exists, and `create` is False.
+        VaultError: the key file is unreadable or malformed.
+    """
+    if mode == "canary":
+        return _canary_key(canary)
+    path = spec.key_file or spec.key_dir / f"{suite}.key"
+    if path.is_file():
+        return _read_key_file(path)
+    if not create:
+        raise NotFoundError(
+            f"no vault key for suite {suite!r} at {path}. Copy the key file made at the first "
+            "freeze there, set EVALSUITE_KEY_DIR to its directory, or pass --key-file."
+        )
+    secret = secrets.token_bytes(32)
+    atomic_write_bytes(path, base64.b64encode(secret) + b"\n", mode=0o600)
+    return VaultKey(secret=secret, source=f"{path} (created)")
+
+
+def _header(suite: str, version: str, key: VaultKey, count: int) -> dict[str, Any]:
+    return {
+        "format": VAULT_FORMAT,
+        "suite": suite,
+        "version": version,
+        "key_id": key.key_id,
+        "items": count,
+    }
+
+
+def seal_vault(
+    path: Path, records: list[dict[str, Any]], *, suite: str, version: str, key: VaultKey
+) -> None:
+    """Encrypt `records` (holdout item payloads) into `path`, atomically."""
+    header = _header(suite, version, key, len(records))
+    aad = canonical_json(header).encode("utf-8")
+    plaintext = canonical_json(records).encode("utf-8")
+    nonce = hmac.new(key.secret, aad + b"\x00" + plaintext, hashlib.sha256).digest()[:12]
+    ciphertext = AESGCM(key.secret).encrypt(nonce, plaintext, aad)
+    document = dict(header)
+    document["nonce"] = base64.b64encode(nonce).decode("ascii")
+    document["ciphertext"] = base64.b64encode(ciphertext).decode("ascii")
+    atomic_write_bytes(path, (json.dumps(document, indent=1, sort_keys=True) + "\n").encode())
+
+
+def open_vault(path: Path, *, suite: str, version: str, key: VaultKey) -> list[dict[str, Any]]:
+    """Decrypt a vault in memory and return its item payloads.
+
+    Raises:
+        NotFoundError: the vault file does not exist.
+        VaultError: the file is corrupt, belongs to another suite or version, was edited, or
+            the key is wrong. The message says which, and never contains item text.
+    """
+    if not path.is_file():
+        raise NotFoundError(f"vault not found: {path}")
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        header = {k: document[k] for k in ("format", "suite", "version", "key_id", "items")}
+        nonce = base64.b64decode(document["nonce"], validate=True)
+        ciphertext = base64.b64decode(document["ciphertext"], validate=True)
+    except (json.JSONDecodeError, KeyError, TypeError, binascii.Error, UnicodeDecodeError):
+        raise VaultError(
+            f"{path} is not a readable evalsuite vault (damaged or edited); restore it from "
+            "version control"
+        ) from None
+    if (
+        header["format"] != VAULT_FORMAT
+        or header["suite"] != suite
+        or (header["version"] != version)
+    ):
+        raise VaultError(
+            f"{path} is a vault of {header['suite']}@{header['version']} "
+            f"({header['format']}), expected {suite}@{version} ({VAULT_FORMAT})"
+        )
+    if header["key_id"] != key.key_id:
+        raise VaultError(
+            f"wrong key for {path}: the vault was sealed with {header['key_id']}, the key from "
+            f"{key.source} is {key.key_id}. Use the key file made when this suite was first "
+            "frozen (--key-file or EVALSUITE_KEY_DIR)."
+        )
+    aad = canonical_json(header).encode("utf-8")
+    try:
+        plaintext = AESGCM(key.secret).decrypt(nonce, ciphertext, aad)
+    except (InvalidTag, ValueError):
+        raise VaultError(
+            f"{path} does not decrypt: its content was modified after freezing (or the key "
+            "is wrong). Restore the vault from version control."
+        ) from None
+    records = json.loads(plaintext.decode("utf-8"))
+    if not isinstance(records, list) or len(records) != header["items"]:
+        raise VaultError(f"{path}: decrypted content is not the recorded list of items")
+    return records

@@ -1,0 +1,228 @@
+"""`evalsuite verify`: re-hash dev items, the vault's holdout items and the manifest itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from evalsuite._core.hashing import sha256_file
+from evalsuite._core.layout import Layout
+from evalsuite.errors import EvalsuiteError, IntegrityError, NotFoundError
+from evalsuite.manifest._catalog import frozen_versions, load_manifest
+from evalsuite.manifest._freeze import load_holdout_items
+from evalsuite.manifest._items import item_hash, load_suite_items
+from evalsuite.manifest._schema import FileRecord, Manifest
+from evalsuite.manifest._suite import FamilyConfig, load_suite
+from evalsuite.manifest._vault import KeySpec, resolve_key
+
+__all__ = ["ItemProblem", "VerifyReport", "verify"]
+
+ProblemKind = Literal["drifted", "missing", "leaked", "unexpected"]
+
+
+@dataclass(frozen=True, slots=True)
+class ItemProblem:
+    """One item that no longer matches its manifest (named by id and hash, never text)."""
+
+    item_id: str
+    split: str
+    kind: ProblemKind
+    detail: str
+
+
+@dataclass(slots=True)
+class VerifyReport:
+    """Everything `verify` checked for one suite version."""
+
+    suite: str
+    version: str | None
+    manifest_hash: str | None = None
+    problems: list[str] = field(default_factory=list)
+    """File-level failures: tampered manifest, vault or fingerprints, unreadable sources."""
+    items: list[ItemProblem] = field(default_factory=list)
+    candidates: list[str] = field(default_factory=list)
+    """Items in `tasks/` that no manifest holds yet: new candidates, not failures."""
+    superseded: list[str] = field(default_factory=list)
+    """Dev items changed or retired by a later frozen version (not failures)."""
+    dev_checked: int = 0
+    holdout_checked: int = 0
+    holdout_skipped: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing drifted, went missing, leaked or was tampered with."""
+        return not self.problems and not self.items
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready form (the `--json` output of `verify`)."""
+        return {
+            "suite": self.suite,
+            "version": self.version,
+            "manifest_hash": self.manifest_hash,
+            "ok": self.ok,
+            "problems": list(self.problems),
+            "items": [
+                {"item_id": p.item_id, "split": p.split, "kind": p.kind, "detail": p.detail}
+                for p in self.items
+            ],
+            "candidates": list(self.candidates),
+            "superseded": list(self.superseded),
+            "dev_checked": self.dev_checked,
+            "holdout_checked": self.holdout_checked,
+            "holdout_skipped": self.holdout_skipped,
+        }
+
+
+def _check_file(layout: Layout, record: FileRecord | None, what: str, report: VerifyReport) -> bool:
+    if record is None:
+        return True
+    path = layout.root / record.path
+    if not path.is_file():
+        report.problems.append(f"{what} {record.path} is missing")
+        return False
+    actual = sha256_file(path)
+    if actual != record.sha256:
+        report.problems.append(
+            f"{what} {record.path} was modified after freezing (hashes to {actual}, frozen as "
+            f"{record.sha256}); restore it from version control"
+        )
+        return False
+    return True
+
+
+def _later_hashes(layout: Layout, manifest: Manifest) -> dict[str, str] | None:
+    versions = frozen_versions(layout, manifest.suite)
+    if versions[-1] == manifest.version:
+        return None
+    latest = load_manifest(layout, manifest.suite, versions[-1])
+    return {i.id: i.hash for i in latest.items}
+
+
+def _check_dev(layout: Layout, manifest: Manifest, report: VerifyReport) -> None:
+    suite = load_suite(layout, manifest.suite)
+    frozen_families = {f.name: f.version for f in manifest.families}
+    for fam in suite.families:
+        if fam.name in frozen_families and fam.version != frozen_families[fam.name]:
+            report.problems.append(
+                f"family {fam.name!r} has version {fam.version} in {suite.path_hint} but "
+                f"{frozen_families[fam.name]} in {manifest.ref}; freeze a new major version"
+            )
+    current = {e.item.id: (e.family, e.item) for e in load_suite_items(layout, suite)}
+    later = _later_hashes(layout, manifest)
+    split_of = {i.id: i.split for i in manifest.items}
+    for frozen in manifest.items_by_split("dev"):
+        report.dev_checked += 1
+        found = current.get(frozen.id)
+        if found is None:
+            if later is not None and frozen.id not in later:
+                report.superseded.append(frozen.id)
+            else:
+                report.items.append(
+                    ItemProblem(frozen.id, "dev", "missing", f"not found in tasks/ ({frozen.hash})")
+                )
+            continue
+        family, item = found
+        actual = item_hash(item, family, frozen_families.get(family, 0))
+        if actual == frozen.hash:
+            continue
+        if later is not None and later.get(frozen.id) == item_hash(
+            item, family, _family_version(suite.families, family)
+        ):
+            report.superseded.append(frozen.id)
+        else:
+            report.items.append(
+                ItemProblem(
+                    frozen.id, "dev", "drifted", f"hashes to {actual}, frozen as {frozen.hash}"
+                )
+            )
+    for item_id in sorted(set(current) - set(split_of)):
+        report.candidates.append(item_id)
+    for item_id in sorted(set(current) & {i for i, s in split_of.items() if s == "holdout"}):
+        report.items.append(
+            ItemProblem(item_id, "holdout", "leaked", "holdout item found in tasks/ in plaintext")
+        )
+
+
+def _family_version(families: list[FamilyConfig], name: str) -> int:
+    for family in families:
+        if family.name == name:
+            return int(family.version)
+    return 0
+
+
+def _check_holdout(layout: Layout, manifest: Manifest, keys: KeySpec, report: VerifyReport) -> None:
+    key = resolve_key(manifest.suite, manifest.key, manifest.canary, keys, create=False)
+    families = {f.name: f.version for f in manifest.families}
+    frozen = {i.id: i.hash for i in manifest.items_by_split("holdout")}
+    held = load_holdout_items(layout, manifest, key)
+    seen: set[str] = set()
+    for family, item in held:
+        seen.add(item.id)
+        report.holdout_checked += 1
+        if item.id not in frozen:
+            report.items.append(
+                ItemProblem(item.id, "holdout", "unexpected", "in the vault but not the manifest")
+            )
+            continue
+        actual = item_hash(item, family, families.get(family, 0))
+        if actual != frozen[item.id]:
+            report.items.append(
+                ItemProblem(
+                    item.id,
+                    "holdout",
+                    "drifted",
+                    f"hashes to {actual}, frozen as {frozen[item.id]}",
+                )
+            )
+    for item_id in sorted(set(frozen) - seen):
+        report.items.append(ItemProblem(item_id, "holdout", "missing", "not in the vault"))
+
+
+def verify(
+    layout: Layout,
+    suite: str,
+    version: str | None = None,
+    *,
+    keys: KeySpec,
+    skip_holdout: bool = False,
+) -> VerifyReport:
+    """Check one frozen suite version against its manifest, vault and fingerprints.
+
+    Args:
+        layout: The project.
+        suite: Suite name.
+        version: Version to check; the latest frozen version when None.
+        keys: Where vault keys live (unused with `skip_holdout`).
+        skip_holdout: Check dev items, manifest and file hashes only (no key needed).
+
+    Returns:
+        A report; ``report.ok`` is False on any drifted, missing or leaked item, a tampered
+        manifest, vault or fingerprint file, or a vault that does not decrypt.
+
+    Raises:
+        NotFoundError: the suite or version does not exist, or the vault key is missing.
+    """
+    report = VerifyReport(suite=suite, version=version)
+    try:
+        manifest = load_manifest(layout, suite, version)
+    except IntegrityError as exc:
+        report.problems.append(str(exc))
+        return report
+    report.version = manifest.version
+    report.manifest_hash = manifest.manifest_hash
+    _check_file(layout, manifest.fingerprints, "fingerprint file", report)
+    vault_ok = _check_file(layout, manifest.vault, "vault", report)
+    try:
+        _check_dev(layout, manifest, report)
+    except NotFoundError:
+        raise
+    except EvalsuiteError as exc:
+        report.problems.append(f"dev items could not be read: {exc}")
+    if skip_holdout:
+        report.holdout_skipped = True
+    elif vault_ok:
+        try:
+            _check_holdout(layout, manifest, keys, report)
+        except IntegrityError as exc:
+            report.problems.append(str(exc))
+    return report

@@ -1,0 +1,146 @@
+"""What a task family needs from the runner: the episode's seed, and guarded tool calls.
+
+The runner puts an `EpisodeSpec` into every sample's metadata (key ``"evalsuite"``) and
+prepends `episode_setup()` to the task's setup. Task code then
+
+* passes `episode_seed(state)` to ``generate(..., seed=...)`` so that every (item, epoch)
+  has its own reproducible seed (inspect sends one seed to every epoch otherwise);
+* runs each environment tool through `guarded_call`, which applies the tool timeout and the
+  harness-fault plan: a hang or an injected fault raises `HarnessFault`, which inspect records
+  as a sample error and evalsuite counts as a ``harness_error``, never as a model failure.
+
+Run standalone (``inspect eval tasks/<family>/task.py``), the same code works with a seed
+derived from the sample id and epoch and no faults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Literal, TypeVar
+
+import anyio
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import StoreModel, store_as
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalsuite._core.seeds import derive_seed
+
+__all__ = [
+    "EPISODE_KEY",
+    "EpisodeSpec",
+    "EpisodeState",
+    "HarnessFault",
+    "episode_seed",
+    "episode_setup",
+    "episode_spec",
+    "guarded_call",
+]
+
+EPISODE_KEY = "evalsuite"
+T = TypeVar("T")
+FaultKind = Literal["none", "error", "hang"]
+
+_TRIES: dict[str, int] = {}
+"""token -> how many times the episode was started in this process (1 = first try)."""
+
+
+class HarnessFault(RuntimeError):
+    """The harness failed (environment, tool, grader): counted, excluded, never scored."""
+
+
+class EpisodeSpec(BaseModel):
+    """Per-(item, epoch) instructions from the runner, carried in sample metadata."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    item_id: str
+    epoch: int = Field(ge=1)
+    seed: int
+    fault: FaultKind = "none"
+    fault_mode: Literal["persistent", "transient"] = "persistent"
+    """persistent: the fault recurs on every retry; transient: only on the first try."""
+    tool_timeout: float = Field(default=30.0, gt=0)
+    token: str = ""
+    """Unique per run and (item, epoch): keys the retry counter."""
+
+
+class EpisodeState(StoreModel):
+    """Per-sample store: the spec, which try this is, and how many tool calls were made."""
+
+    item_id: str = ""
+    epoch: int = 1
+    seed: int = 0
+    fault: str = "none"
+    fault_mode: str = "persistent"
+    tool_timeout: float = 30.0
+    attempt: int = 1
+    tool_calls: int = 0
+
+
+def episode_spec(state: TaskState) -> EpisodeSpec:
+    """The runner's spec for this sample, or a standalone default (seeded from id and epoch)."""
+    raw = (state.metadata or {}).get(EPISODE_KEY)
+    if raw is not None:
+        return EpisodeSpec.model_validate(raw)
+    return EpisodeSpec(
+        item_id=str(state.sample_id),
+        epoch=state.epoch,
+        seed=derive_seed("standalone", state.sample_id, state.epoch),
+    )
+
+
+def episode_seed(state: TaskState) -> int:
+    """The seed of this (item, epoch), to pass to ``generate(..., seed=...)``."""
+    return episode_spec(state).seed
+
+
+@solver
+def episode_setup() -> Solver:
+    """Load the episode spec into the sample's store and count this try."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        spec = episode_spec(state)
+        token = spec.token or f"{spec.item_id}\x1f{spec.epoch}\x1f{spec.seed}"
+        _TRIES[token] = _TRIES.get(token, 0) + 1
+        episode = store_as(EpisodeState)
+        episode.item_id = spec.item_id
+        episode.epoch = spec.epoch
+        episode.seed = spec.seed
+        episode.fault = spec.fault
+        episode.fault_mode = spec.fault_mode
+        episode.tool_timeout = spec.tool_timeout
+        episode.attempt = _TRIES[token]
+        episode.tool_calls = 0
+        return state
+
+    return solve
+
+
+async def guarded_call(name: str, call: Callable[[], Awaitable[T]]) -> T:
+    """Run one environment tool call under the episode's timeout and fault plan.
+
+    Raises:
+        HarnessFault: the call exceeded the tool timeout, or the runner injected a fault into
+            this episode (on its first tool call; on every try when persistent, on the first
+            try only when transient).
+    """
+    episode = store_as(EpisodeState)
+    episode.tool_calls += 1
+    faulty = episode.tool_calls == 1 and (
+        episode.fault_mode == "persistent" or episode.attempt == 1
+    )
+    if faulty and episode.fault == "error":
+        raise HarnessFault(
+            f"injected fault: tool {name!r} failed (item {episode.item_id}, epoch "
+            f"{episode.epoch}, try {episode.attempt})"
+        )
+    try:
+        with anyio.fail_after(episode.tool_timeout):
+            if faulty and episode.fault == "hang":
+                await anyio.sleep(episode.tool_timeout * 10)
+            return await call()
+    except TimeoutError:
+        raise HarnessFault(
+            f"tool {name!r} did not answer within {episode.tool_timeout:g}s (item "
+            f"{episode.item_id}, epoch {episode.epoch})"
+        ) from None

@@ -1,0 +1,119 @@
+"""Test helpers: build throwaway evalsuite projects and run the CLI in-process."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from evalsuite.cli import cli
+
+CANARY = "evalsuite-canary testsuite 0c6f1b7e-2d4a-4e55-9a1b-5f3e9d2c7a10"
+
+WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
+    "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu"
+).split()
+
+
+def make_items(
+    n_per_stratum: int = 6, ops: Sequence[str] = ("add", "mul"), seed: int = 7
+) -> list[dict[str, Any]]:
+    """Distinct items with long-enough inputs to have 13-grams."""
+    rng = random.Random(seed)
+    items = []
+    for op in ops:
+        for i in range(n_per_stratum):
+            words = " ".join(rng.choice(WORDS) for _ in range(18))
+            items.append(
+                {
+                    "id": f"{op}-{i:03d}",
+                    "input": f"Question {op} {i}: {words}?",
+                    "target": f"answer-{op}-{i}-{rng.randint(1000, 9999)}",
+                    "metadata": {"op": op, "group": f"g{i % 3}"},
+                }
+            )
+    return items
+
+
+def suite_toml(
+    name: str = "demo",
+    *,
+    key: str = "canary",
+    extra: str = "",
+    weights: dict[str, float] | None = None,
+    items: str = "fam/items.jsonl",
+) -> str:
+    text = (
+        f'name = "{name}"\n'
+        'description = "test suite"\n'
+        f'canary = "{CANARY}"\n'
+        "holdout_fraction = 0.5\n"
+        'stratify_by = ["family", "op"]\n'
+        f'key = "{key}"\n'
+        f"{extra}"
+        "\n[[families]]\n"
+        'name = "fam"\n'
+        "version = 1\n"
+        'task = "fam/task.py"\n'
+        f'items = "{items}"\n'
+    )
+    if weights:
+        text += "\n[weights]\n" + "".join(f'"{k}" = {v}\n' for k, v in weights.items())
+    return text
+
+
+def write_jsonl(path: Path, records: Sequence[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+@dataclass
+class Project:
+    root: Path
+    key_dir: Path
+
+    def invoke(self, *args: str) -> Result:
+        runner = CliRunner()
+        return runner.invoke(
+            cli,
+            ["--root", str(self.root), *args],
+            env={"EVALSUITE_KEY_DIR": str(self.key_dir)},
+            catch_exceptions=False,
+        )
+
+    def items_path(self) -> Path:
+        return self.root / "tasks" / "fam" / "items.jsonl"
+
+    def read_items(self) -> list[dict[str, Any]]:
+        return [
+            json.loads(line)
+            for line in self.items_path().read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+
+
+def make_project(
+    tmp_path: Path,
+    *,
+    name: str = "demo",
+    records: Sequence[dict[str, Any]] | None = None,
+    toml: str | None = None,
+) -> Project:
+    root = tmp_path / "project"
+    (root / "tasks" / "fam").mkdir(parents=True)
+    (root / "tasks" / f"{name}.toml").write_text(toml or suite_toml(name), encoding="utf-8")
+    write_jsonl(
+        root / "tasks" / "fam" / "items.jsonl",
+        list(records) if records is not None else make_items(),
+    )
+    return Project(root=root, key_dir=tmp_path / "keys")
+
+
+def json_out(result: Result) -> Any:
+    return json.loads(result.stdout)
