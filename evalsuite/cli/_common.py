@@ -39,7 +39,7 @@ __all__ = [
 P = ParamSpec("P")
 R = TypeVar("R")
 
-console = Console(highlight=False, soft_wrap=True)
+console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 

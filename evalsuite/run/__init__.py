@@ -13,17 +13,40 @@ from evalsuite.run._episode import (
     episode_spec,
     guarded_call,
 )
+from evalsuite.run._ingest import CsvOptions, IngestedRun, ingest_csv, ingest_inspect
+from evalsuite.run._outcomes import LIMIT_OUTCOME, SCORE_REASON_OUTCOME, classify_sample
+from evalsuite.run._runner import (
+    PlannedAttempt,
+    RunInterrupted,
+    RunResult,
+    plan_attempts,
+    run_suite,
+)
 from evalsuite.run._samples import item_to_sample, standalone_samples
+from evalsuite.run._spec import RunSpec
 
 __all__ = [
     "EPISODE_KEY",
+    "LIMIT_OUTCOME",
+    "SCORE_REASON_OUTCOME",
+    "CsvOptions",
     "EpisodeSpec",
     "EpisodeState",
     "HarnessFault",
+    "IngestedRun",
+    "PlannedAttempt",
+    "RunInterrupted",
+    "RunResult",
+    "RunSpec",
+    "classify_sample",
     "episode_seed",
     "episode_setup",
     "episode_spec",
     "guarded_call",
+    "ingest_csv",
+    "ingest_inspect",
     "item_to_sample",
+    "plan_attempts",
+    "run_suite",
     "standalone_samples",
 ]

@@ -1,0 +1,334 @@
+"""Commands of the run stage: `run`, `runs`, `ingest`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import sys
+from pathlib import Path
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from evalsuite.cli._common import (
+    Context,
+    console,
+    emit_json,
+    exit_after_output,
+    handle_errors,
+    json_option,
+    key_file_option,
+    pass_context,
+)
+from evalsuite.errors import InvalidRunError, UsageError
+from evalsuite.manifest import parse_ref
+from evalsuite.store import Store, default_store_url
+
+__all__ = ["ingest_cmd", "open_store", "run_cmd", "runs_cmd"]
+
+
+def open_store(ctx: Context) -> Store:
+    """The store of this project (``$EVALSUITE_STORE`` or `.evalsuite/results.sqlite`)."""
+    return Store(ctx.store_url or default_store_url(ctx.layout.state))
+
+
+def _model_args(pairs: tuple[str, ...]) -> dict[str, object]:
+    args: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"-M expects KEY=VALUE (got {pair!r})")
+        try:
+            args[key] = json.loads(value)
+        except json.JSONDecodeError:
+            args[key] = value
+    return args
+
+
+def _fmt(value: float, digits: int = 3) -> str:
+    return (
+        "n/a"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else (f"{value:.{digits}f}")
+    )
+
+
+@click.command("run")
+@click.argument("ref", required=False)
+@click.option("--model", "model", help="inspect model, e.g. evalsuite/improved.")
+@click.option("-M", "model_arg", multiple=True, help="Model argument KEY=VALUE (repeatable).")
+@click.option("--split", type=click.Choice(["dev", "holdout"]), default="dev", show_default=True)
+@click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option(
+    "--inject-faults",
+    "fault_rate",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    help="Make environment tools fail in this share of episodes (harness testing).",
+)
+@click.option(
+    "--fault-kind",
+    type=click.Choice(["error", "hang"]),
+    default="error",
+    show_default=True,
+    help="Injected fault: an exception, or a hang past the timeout.",
+)
+@click.option(
+    "--fault-mode",
+    type=click.Choice(["persistent", "transient"]),
+    default="persistent",
+    show_default=True,
+    help="persistent: recurs on every retry; transient: first try only.",
+)
+@click.option(
+    "--tool-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds before a tool call is a harness error.",
+)
+@click.option("--max-retries", type=click.IntRange(0, 10), default=2, show_default=True)
+@click.option(
+    "--error-threshold",
+    type=click.FloatRange(0, 1),
+    default=0.05,
+    show_default=True,
+    help="Harness error rate above which the run is invalid (exit 5).",
+)
+@click.option("--message-limit", type=click.IntRange(min=1), default=None)
+@click.option("--time-limit", type=click.IntRange(min=1), default=None, help="Seconds per sample.")
+@click.option("--token-limit", type=click.IntRange(min=1), default=None)
+@click.option("--max-samples", type=click.IntRange(min=1), default=None)
+@click.option(
+    "--limit",
+    "limit_items",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Only the first N items (quick checks).",
+)
+@click.option("--purpose", default=None, help="Why this run is made (holdout ledger).")
+@click.option(
+    "--override-reason",
+    default=None,
+    help="Run past the holdout budget; the reason is recorded in the ledger.",
+)
+@click.option("--resume", "resume", default=None, help="Complete an interrupted run.")
+@click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
+@key_file_option
+@json_option
+@pass_context
+@handle_errors
+def run_cmd(
+    ctx: Context,
+    ref: str | None,
+    model: str | None,
+    model_arg: tuple[str, ...],
+    split: str,
+    epochs: int,
+    seed: int,
+    fault_rate: float,
+    fault_kind: str,
+    fault_mode: str,
+    tool_timeout: float,
+    max_retries: int,
+    error_threshold: float,
+    message_limit: int | None,
+    time_limit: int | None,
+    token_limit: int | None,
+    max_samples: int | None,
+    limit_items: int | None,
+    purpose: str | None,
+    override_reason: str | None,
+    resume: str | None,
+    no_progress: bool,
+    key_file: Path | None,
+    as_json: bool,
+) -> None:
+    """Run MODEL against REF (SUITE@X.Y.Z); prints the run id; exit 5 if the run is invalid."""
+    from evalsuite.run import RunSpec, run_suite
+
+    if resume is None:
+        if ref is None or model is None:
+            raise UsageError("give SUITE@X.Y.Z and --model, or --resume RUN_ID")
+        suite, version = parse_ref(ref)
+        if version is None:
+            raise UsageError(f"give the exact version to run, e.g. {suite}@1.0.0")
+        spec = RunSpec(
+            suite=suite,
+            version=version,
+            model=model,
+            split=split,
+            epochs=epochs,
+            seed=seed,
+            model_args=_model_args(model_arg),
+            max_retries=max_retries,
+            error_threshold=error_threshold,
+            fault_rate=fault_rate,
+            fault_kind=fault_kind,
+            fault_mode=fault_mode,
+            tool_timeout=tool_timeout,
+            message_limit=message_limit,
+            time_limit=time_limit,
+            token_limit=token_limit,
+            max_samples=max_samples,
+            limit_items=limit_items,
+            purpose=purpose,
+            override_reason=override_reason,
+        )
+    else:
+        if ref is not None or model is not None:
+            raise UsageError("--resume takes the run's stored settings; give no SUITE or --model")
+        spec = RunSpec(suite="-", version="0.0.0", model="-")
+    store = open_store(ctx)
+    # inspect prints banners on stdout; keep stdout for our own output (JSON stays clean)
+    with contextlib.redirect_stdout(sys.stderr):
+        result = run_suite(
+            ctx.layout,
+            spec,
+            keys=ctx.keys(key_file),
+            store=store,
+            progress=not no_progress and not as_json,
+            resume=resume,
+        )
+    health = result.health
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        state = (
+            Text("valid", style="bold green") if health.valid else Text("INVALID", style="bold red")
+        )
+        console.print(Text.assemble(f"run {result.run.run_id}  ", state))
+        console.print(
+            f"  {result.run.suite}@{result.run.version} {result.run.split} · {result.run.model} · "
+            f"{result.run.epochs} epoch(s) · seed {result.run.seed}"
+        )
+        console.print(f"  mean over scored and limit attempts: {_fmt(result.mean)}")
+        console.print(
+            f"  harness: {health.planned} planned, {health.scored} scored, {health.limits} "
+            f"limits {health.limits_by_type or ''}, {health.harness_errors} harness errors "
+            f"({health.error_rate:.1%}; threshold {health.threshold:.0%}) "
+            f"{health.errors_by_kind or ''}"
+        )
+    if not health.valid:
+        exit_after_output(
+            InvalidRunError(
+                f"run {result.run.run_id} is invalid: {health.error_rate:.1%} harness errors > "
+                f"{health.threshold:.0%}; it is stored, but comparisons refuse it. Fix the harness "
+                "and run again."
+            )
+        )
+
+
+@click.command("runs")
+@click.option("--suite", default=None, help="Only runs of this suite.")
+@json_option
+@pass_context
+@handle_errors
+def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
+    """List stored runs, oldest first."""
+    records = [r for r in open_store(ctx).list_runs() if suite is None or r.suite == suite]
+    if as_json:
+        emit_json(
+            [
+                {
+                    "run_id": r.run_id,
+                    "suite": r.suite,
+                    "version": r.version,
+                    "split": r.split,
+                    "model": r.model,
+                    "valid": r.valid,
+                    "started_at": r.started_at,
+                    "status": r.status,
+                    "epochs": r.epochs,
+                    "planned": r.planned,
+                    "error_rate": r.error_rate,
+                    "source": r.source,
+                }
+                for r in records
+            ]
+        )
+        return
+    table = Table("run", "suite", "split", "model", "epochs", "status", "health", "started")
+    for r in records:
+        health = "n/a" if r.valid is None else ("valid" if r.valid else "INVALID")
+        table.add_row(
+            r.run_id,
+            f"{r.suite}@{r.version}" if r.suite else "(ingested)",
+            r.split or "-",
+            r.model,
+            str(r.epochs),
+            r.status,
+            health,
+            r.started_at[:19],
+        )
+    console.print(table if records else "no runs stored yet")
+
+
+@click.command("ingest")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["inspect", "csv"]), required=True)
+@click.option(
+    "--column",
+    "columns",
+    multiple=True,
+    help="CSV: map an evalsuite column to the file's, e.g. item_id=task_id.",
+)
+@click.option("--model", default=None, help="CSV without a model column: the model's name.")
+@click.option(
+    "--epoch-base",
+    type=click.Choice(["0", "1"]),
+    default="1",
+    show_default=True,
+    help="CSV: whether epochs count from 0 or 1.",
+)
+@json_option
+@pass_context
+@handle_errors
+def ingest_cmd(
+    ctx: Context,
+    path: Path,
+    fmt: str,
+    columns: tuple[str, ...],
+    model: str | None,
+    epoch_base: str,
+    as_json: bool,
+) -> None:
+    """Store results produced elsewhere (inspect logs, or a CSV) as runs."""
+    from evalsuite.run import CsvOptions, ingest_csv, ingest_inspect
+
+    store = open_store(ctx)
+    if fmt == "inspect":
+        if columns or model:
+            raise UsageError("--column and --model apply to --format csv only")
+        runs = ingest_inspect(path, store, root=ctx.layout.root)
+    else:
+        mapping = {}
+        for pair in columns:
+            target, sep, source = pair.partition("=")
+            if not sep or target not in (
+                "model",
+                "item_id",
+                "epoch",
+                "score",
+                "stratum",
+                "outcome",
+            ):
+                raise UsageError(
+                    f"--column expects TARGET=SOURCE with TARGET one of model, "
+                    f"item_id, epoch, score, stratum, outcome (got {pair!r})"
+                )
+            mapping[target] = source
+        options = CsvOptions(columns=mapping, model=model, epoch_base=int(epoch_base))  # type: ignore[arg-type]
+        runs = ingest_csv(path, store, root=ctx.layout.root, options=options)
+    if as_json:
+        emit_json({"runs": [r.to_dict() for r in runs]})
+        return
+    for r in runs:
+        state = "valid" if r.valid else "INVALID"
+        console.print(
+            f"ingested {r.run_id}: {r.model}, {r.n_items} items × {r.epochs} epochs "
+            f"({r.planned} planned, {state})"
+        )

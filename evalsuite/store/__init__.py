@@ -1,0 +1,31 @@
+"""Stage 3: the results store (runs, attempts, deployment outcomes).
+
+Usage::
+
+    store = Store(default_store_url(layout.state))
+    frame = store.attempts(run_id)     # columns: docs/design/attempts.md
+"""
+
+from evalsuite.store._health import Health, error_kind, run_health
+from evalsuite.store._schema import SCHEMA_VERSION
+from evalsuite.store._store import (
+    ATTEMPT_COLUMNS,
+    AttemptRecord,
+    OutcomeRecord,
+    RunRecord,
+    Store,
+    default_store_url,
+)
+
+__all__ = [
+    "ATTEMPT_COLUMNS",
+    "SCHEMA_VERSION",
+    "AttemptRecord",
+    "Health",
+    "OutcomeRecord",
+    "RunRecord",
+    "Store",
+    "default_store_url",
+    "error_kind",
+    "run_health",
+]

@@ -1,0 +1,91 @@
+"""Tables of the results store, and its schema version."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+__all__ = ["SCHEMA_VERSION", "attempts", "meta", "metadata", "outcomes", "runs"]
+
+SCHEMA_VERSION = 1
+"""Bump with a migration in `_store.MIGRATIONS` whenever a table changes."""
+
+metadata = MetaData()
+
+meta = Table(
+    "meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("suite", String(128)),
+    Column("version", String(32)),
+    Column("manifest_hash", String(80)),
+    Column("split", String(16)),
+    Column("model", String(256), nullable=False),
+    Column("model_args", Text, nullable=False, default="{}"),
+    Column("epochs", Integer, nullable=False),
+    Column("seed", Integer),
+    Column("planned", Integer, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("valid", Boolean),
+    Column("error_rate", Float),
+    Column("error_threshold", Float, nullable=False),
+    Column("weights", Text, nullable=False, default="{}"),
+    Column("source", String(16), nullable=False),
+    Column("spec", Text, nullable=False, default="{}"),
+    Column("provenance", Text, nullable=False, default="{}"),
+    Column("started_at", String(40), nullable=False),
+    Column("finished_at", String(40)),
+)
+
+attempts = Table(
+    "attempts",
+    metadata,
+    Column("run_id", String(64), nullable=False, index=True),
+    Column("item_id", String(256), nullable=False),
+    Column("epoch", Integer, nullable=False),
+    Column("item_hash", String(80)),
+    Column("stratum", String(256), nullable=False),
+    Column("cluster", String(256)),
+    Column("seed", Integer),
+    Column("outcome", String(16), nullable=False),
+    Column("limit_type", String(16)),
+    Column("score", Float),
+    Column("reason", Text),
+    Column("retries", Integer, nullable=False, default=0),
+    Column("duration_s", Float, nullable=False, default=0.0),
+    Column("tokens", Integer, nullable=False, default=0),
+    Column("checks", Text),
+    Column("recorded_at", String(40), nullable=False),
+    UniqueConstraint("run_id", "item_id", "epoch", name="uq_attempt"),
+)
+
+outcomes = Table(
+    "outcomes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("model", String(256), nullable=False, index=True),
+    Column("metric", String(128), nullable=False),
+    Column("value", Float, nullable=False),
+    Column("se", Float),
+    Column("n", Integer),
+    Column("observed_at", String(40)),
+    Column("source", Text),
+    Column("fingerprint", String(80), nullable=False, unique=True),
+    Column("recorded_at", String(40), nullable=False),
+)

@@ -1,0 +1,221 @@
+"""Runs in real processes: killed and resumed, two writers on one store, holdout privacy."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from evalsuite._core.layout import Layout
+from evalsuite.store import Store, default_store_url
+from tests.helpers import Project
+from tests.run.conftest import MARKER, make_probe_project
+
+REPO = Path(__file__).resolve().parents[2]
+LAUNCH = (
+    "import sys; sys.path.insert(0, {repo!r}); import tests.run.fake_models; "
+    "from evalsuite.cli import main; sys.argv = ['evalsuite'] + sys.argv[1:]; main()"
+)
+STABLE = [
+    "item_id",
+    "epoch",
+    "item_hash",
+    "stratum",
+    "seed",
+    "outcome",
+    "limit_type",
+    "score",
+    "reason",
+    "retries",
+    "checks",
+]
+
+
+def _cli(project: Project, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    full_env = dict(os.environ, EVALSUITE_KEY_DIR=str(project.key_dir), **(env or {}))
+    return subprocess.Popen(
+        [sys.executable, "-c", LAUNCH.format(repo=str(REPO)), "--root", str(project.root), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=full_env,
+    )
+
+
+def _store(project: Project) -> Store:
+    return Store(default_store_url(Layout(project.root).state))
+
+
+def test_a_killed_run_resumes_to_the_same_attempts(tmp_path: Path) -> None:
+    project = make_probe_project(tmp_path)
+    args = (
+        "run",
+        "probe@1.0.0",
+        "--model",
+        "fakeagent/x",
+        "-M",
+        "accuracy=0.6",
+        "-M",
+        "delay=0.05",
+        "--epochs",
+        "4",
+        "--seed",
+        "5",
+        "--max-samples",
+        "2",
+        "--no-progress",
+        "--json",
+    )
+    victim = _cli(project, *args)
+    store = _store(project)
+    deadline = time.time() + 60
+    run_id = None
+    while time.time() < deadline:
+        runs = store.list_runs()
+        if runs and len(store.attempt_keys(runs[0].run_id)) >= 15:
+            run_id = runs[0].run_id
+            break
+        time.sleep(0.1)
+    assert run_id is not None, "the run never got going"
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=30)
+    partial = len(store.attempt_keys(run_id))
+    assert 15 <= partial < 80
+    resumed = _cli(project, "run", "--resume", run_id, "--json", "--no-progress")
+    out, err = resumed.communicate(timeout=180)
+    assert resumed.returncode == 0, err
+    assert json.loads(out)["resumed"] is True
+    reference = _cli(project, *args)
+    ref_out, ref_err = reference.communicate(timeout=180)
+    assert reference.returncode == 0, ref_err
+    ref_id = json.loads(ref_out)["run_id"]
+    a = store.attempts(run_id)[STABLE]
+    b = store.attempts(ref_id)[STABLE]
+    assert len(a) == 80
+    pd.testing.assert_frame_equal(a, b)
+    assert store.get_run(run_id).status == "complete"
+
+
+def test_two_runs_writing_one_store_at_once_both_complete(tmp_path: Path) -> None:
+    project = make_probe_project(tmp_path)
+    common = (
+        "run",
+        "probe@1.0.0",
+        "--model",
+        "fakeagent/x",
+        "-M",
+        "delay=0.01",
+        "--epochs",
+        "5",
+        "--no-progress",
+        "--json",
+    )
+    first = _cli(project, *common, "--seed", "1")
+    second = _cli(project, *common, "--seed", "2")
+    outs = [p.communicate(timeout=240) for p in (first, second)]
+    assert first.returncode == 0, outs[0][1]
+    assert second.returncode == 0, outs[1][1]
+    store = _store(project)
+    for out, _ in outs:
+        run_id = json.loads(out)["run_id"]
+        frame = store.attempts(run_id)
+        assert len(frame) == 100
+        assert frame[["item_id", "epoch"]].drop_duplicates().shape[0] == 100
+
+
+def _holdout_texts(project: Project) -> list[str]:
+    from evalsuite.manifest import KeySpec, load_holdout_items, load_manifest, resolve_key
+
+    layout = Layout(project.root)
+    manifest = load_manifest(layout, "probe")
+    key = resolve_key(
+        "probe", manifest.key, manifest.canary, KeySpec(key_dir=project.key_dir), create=False
+    )
+    texts = []
+    for _, item in load_holdout_items(layout, manifest, key):
+        assert isinstance(item.input, str)
+        assert MARKER in item.input
+        texts.extend([item.input, str(item.target)])
+    return texts
+
+
+def _scan(root: Path, needle: bytes) -> list[str]:
+    hits = []
+    for path in root.rglob("*"):
+        if path.is_file() and path.suffix != ".vault":
+            try:
+                if needle in path.read_bytes():
+                    hits.append(str(path))
+            except OSError:
+                continue
+    return hits
+
+
+def test_holdout_run_leaves_no_plaintext_on_disk(tmp_path: Path) -> None:
+    project = make_probe_project(tmp_path)
+    home = tmp_path / "home"
+    tmp = tmp_path / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+    env = {
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / ".local/share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "TMPDIR": str(tmp),
+    }
+    args = (
+        "run",
+        "probe@1.0.0",
+        "--split",
+        "holdout",
+        "--model",
+        "fakeagent/x",
+        "--inject-faults",
+        "0.3",
+        "--epochs",
+        "2",
+        "--no-progress",
+        "--json",
+    )
+    proc = _cli(project, *args, env=env)
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 5, err  # 30% faults: invalid, but everything stored
+    payload = json.loads(out)
+    assert payload["harness"]["harness_errors"] > 0
+    frame = _store(project).attempts(payload["run_id"])
+    assert len(frame) == 40
+    assert (frame["outcome"] == "scored").sum() > 0
+    needles = _holdout_texts(project)
+    for needle in needles:
+        assert _scan(tmp_path, needle.encode()) == [], "holdout text found on disk"
+        assert needle not in out + err
+
+
+def test_the_scan_finds_text_that_is_on_disk(tmp_path: Path) -> None:
+    """Positive control for the privacy test: dev runs keep their inspect logs."""
+    project = make_probe_project(tmp_path)
+    proc = _cli(
+        project,
+        "run",
+        "probe@1.0.0",
+        "--model",
+        "fakeagent/x",
+        "--limit",
+        "2",
+        "--no-progress",
+        "--json",
+    )
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    dev_input = next(
+        json.loads(line)
+        for line in (project.root / "tasks/probe/items.jsonl").read_text().splitlines()
+    )["input"]
+    hits = _scan(project.root / ".evalsuite" / "logs", dev_input.encode())
+    assert hits

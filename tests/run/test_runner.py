@@ -1,0 +1,251 @@
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalsuite._core.layout import Layout
+from evalsuite.manifest import load_manifest
+from evalsuite.run import RunSpec, plan_attempts
+from evalsuite.store import Store, default_store_url
+from tests.helpers import Project, json_out
+
+STABLE = [
+    "item_id",
+    "epoch",
+    "item_hash",
+    "stratum",
+    "seed",
+    "outcome",
+    "limit_type",
+    "score",
+    "reason",
+    "retries",
+    "checks",
+]
+
+
+def _run(project: Project, *args: str) -> dict:
+    result = project.invoke("run", "probe@1.0.0", "--json", "--no-progress", *args)
+    assert result.exit_code in (0, 5), result.stderr
+    return json_out(result)
+
+
+def _attempts(project: Project, run_id: str) -> pd.DataFrame:
+    return Store(default_store_url(Layout(project.root).state)).attempts(run_id)
+
+
+def test_one_attempt_per_planned_item_and_epoch(probe_project: Project) -> None:
+    out = _run(probe_project, "--model", "fakeagent/x", "--epochs", "3", "-M", "accuracy=0.7")
+    frame = _attempts(probe_project, out["run_id"])
+    assert len(frame) == 20 * 3
+    assert out["harness"]["planned"] == 60
+    assert out["valid"] is True
+    assert set(frame["epoch"]) == {1, 2, 3}
+    assert frame["seed"].nunique() == 60
+    assert set(frame["outcome"]) == {"scored"}
+    assert 0.5 < out["mean"] < 0.9
+    # the manifest hash became the inspect task version, and provenance was stored
+    run = Store(default_store_url(Layout(probe_project.root).state)).get_run(out["run_id"])
+    assert run.manifest_hash == load_manifest(Layout(probe_project.root), "probe").manifest_hash
+    assert run.provenance["packages"]["inspect-ai"]
+    assert run.spec["epochs"] == 3
+
+
+def test_same_seed_reproduces_the_attempts_and_another_seed_changes_them(
+    probe_project: Project,
+) -> None:
+    args = ("--model", "fakeagent/x", "--epochs", "2", "-M", "accuracy=0.6")
+    a = _attempts(probe_project, _run(probe_project, *args, "--seed", "11")["run_id"])
+    b = _attempts(probe_project, _run(probe_project, *args, "--seed", "11")["run_id"])
+    c = _attempts(probe_project, _run(probe_project, *args, "--seed", "12")["run_id"])
+    pd.testing.assert_frame_equal(a[STABLE], b[STABLE])
+    assert not a["score"].equals(c["score"])
+
+
+def test_injected_faults_are_counted_as_harness_errors_never_scored(
+    probe_project: Project,
+) -> None:
+    layout = Layout(probe_project.root)
+    clean = _run(probe_project, "--model", "fakeagent/x", "--epochs", "5", "-M", "accuracy=0.7")
+    out = _run(
+        probe_project,
+        "--model",
+        "fakeagent/x",
+        "--epochs",
+        "5",
+        "-M",
+        "accuracy=0.7",
+        "--inject-faults",
+        "0.02",
+        "--seed",
+        "0",
+    )
+    manifest = load_manifest(layout, "probe")
+    spec = RunSpec(suite="probe", version="1.0.0", model="x", epochs=5, fault_rate=0.02)
+    injected = {
+        p.key for p in plan_attempts(manifest.items_by_split("dev"), spec) if p.fault != "none"
+    }
+    frame = _attempts(probe_project, out["run_id"])
+    errors = frame[frame["outcome"] == "harness_error"]
+    assert injected, "the 2% plan should inject at least one fault in 100 episodes"
+    assert set(zip(errors["item_id"], errors["epoch"], strict=True)) == injected
+    assert errors["score"].isna().all()
+    assert (errors["retries"] == 2).all()
+    assert errors["reason"].str.startswith("HarnessFault: injected fault").all()
+    assert out["valid"] is True
+    assert out["harness"]["harness_errors"] == len(injected)
+    assert out["harness"]["errors_by_kind"] == {"HarnessFault": len(injected)}
+    # the score over scored attempts is the fault-free run's score on the same attempts
+    merged = frame.merge(_attempts(probe_project, clean["run_id"]), on=["item_id", "epoch"])
+    kept = merged[merged["outcome_x"] == "scored"]
+    assert (kept["score_x"] == kept["score_y"]).all()
+
+
+def test_ten_percent_faults_make_the_run_invalid_with_exit_5(probe_project: Project) -> None:
+    result = probe_project.invoke(
+        "run",
+        "probe@1.0.0",
+        "--model",
+        "fakeagent/x",
+        "--epochs",
+        "5",
+        "--inject-faults",
+        "0.10",
+        "--no-progress",
+        "--json",
+    )
+    assert result.exit_code == 5
+    out = json_out(result)
+    assert out["valid"] is False
+    assert out["harness"]["error_rate"] > 0.05
+    assert "is invalid" in result.stderr
+
+
+def test_transient_faults_are_retried_and_recover(probe_project: Project) -> None:
+    out = _run(
+        probe_project,
+        "--model",
+        "fakeagent/x",
+        "--epochs",
+        "3",
+        "--inject-faults",
+        "0.2",
+        "--fault-mode",
+        "transient",
+    )
+    frame = _attempts(probe_project, out["run_id"])
+    assert set(frame["outcome"]) == {"scored"}
+    assert (frame["retries"] > 0).sum() == out["harness"]["retried"] > 0
+
+
+def test_a_hang_becomes_a_harness_error_not_a_default_value(probe_project: Project) -> None:
+    out = _run(
+        probe_project,
+        "--model",
+        "fakeagent/x",
+        "--inject-faults",
+        "0.25",
+        "--fault-kind",
+        "hang",
+        "--tool-timeout",
+        "0.2",
+        "--max-retries",
+        "0",
+    )
+    frame = _attempts(probe_project, out["run_id"])
+    hung = frame[frame["outcome"] == "harness_error"]
+    assert len(hung) > 0
+    assert hung["reason"].str.contains("did not answer within 0.2s").all()
+    assert hung["score"].isna().all()
+
+
+def test_a_low_message_limit_gives_labelled_limit_attempts(probe_project: Project) -> None:
+    out = _run(probe_project, "--model", "fakeagent/x", "-M", "loop=true", "--message-limit", "4")
+    frame = _attempts(probe_project, out["run_id"])
+    assert set(frame["outcome"]) == {"limit"}
+    assert set(frame["limit_type"]) == {"message"}
+    assert (frame["score"] == 0.0).all()
+    assert out["harness"]["limits_by_type"] == {"message": 20}
+    assert out["valid"] is True
+
+
+def test_a_low_time_limit_gives_time_limit_attempts(probe_project: Project) -> None:
+    out = _run(
+        probe_project,
+        "--model",
+        "fakeagent/x",
+        "-M",
+        "delay=1.5",
+        "--time-limit",
+        "1",
+        "--limit",
+        "4",
+    )
+    frame = _attempts(probe_project, out["run_id"])
+    assert set(frame["outcome"]) == {"limit"}
+    assert set(frame["limit_type"]) == {"time"}
+
+
+def test_a_drifted_manifest_refuses_to_run_with_exit_3(probe_project: Project) -> None:
+    path = probe_project.root / "tasks/probe/items.jsonl"
+    path.write_text(path.read_text().replace("alpha 0", "alpha O", 1))
+    result = probe_project.invoke("run", "probe@1.0.0", "--model", "fakeagent/x")
+    assert result.exit_code == 3
+    assert "does not verify, refusing to run" in result.stderr
+    assert (
+        not (probe_project.root / ".evalsuite" / "results.sqlite").exists()
+        or not Store(default_store_url(Layout(probe_project.root).state)).list_runs()
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("run", "probe@1.0.0", "--model", "nosuchprovider/x"), "cannot use model"),
+        (("run", "probe", "--model", "fakeagent/x"), "give the exact version"),
+        (("run", "probe@9.9.9", "--model", "fakeagent/x"), "not frozen"),
+        (("run", "--model", "fakeagent/x"), "give SUITE@X.Y.Z and --model"),
+        (("run", "--resume", "nope"), "no run 'nope'"),
+    ],
+)
+def test_bad_run_arguments(probe_project: Project, args: tuple[str, ...], message: str) -> None:
+    result = probe_project.invoke(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_runs_lists_runs(probe_project: Project) -> None:
+    out = _run(probe_project, "--model", "fakeagent/x", "--limit", "2")
+    listed = json_out(probe_project.invoke("runs", "--json"))
+    assert [r["run_id"] for r in listed] == [out["run_id"]]
+    assert listed[0]["suite"] == "probe"
+    assert listed[0]["valid"] is True
+    assert math.isclose(listed[0]["error_rate"], 0.0)
+
+
+def test_store_path_can_be_any_sqlalchemy_url(probe_project: Project, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from evalsuite.cli import cli
+
+    url = f"sqlite:///{tmp_path / 'elsewhere.sqlite'}"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "--root",
+            str(probe_project.root),
+            "run",
+            "probe@1.0.0",
+            "--model",
+            "fakeagent/x",
+            "--limit",
+            "2",
+            "--json",
+        ],
+        env={"EVALSUITE_STORE": url},
+    )
+    assert result.exit_code == 0, result.stderr
+    assert len(Store(url).list_runs()) == 1
