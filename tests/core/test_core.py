@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalsuite._core import (
     SemVer,
@@ -15,7 +17,14 @@ from evalsuite._core import (
     content_hash,
     derive_seed,
 )
-from evalsuite._core.text import ngram_hashes, normalise_words, text_hash, word_hashes
+from evalsuite._core.text import (
+    ngram_hashes,
+    normalise_ascii,
+    normalise_words,
+    text_hash,
+    word_hashes,
+    word_hashes_of_buffer,
+)
 from evalsuite.errors import UsageError, VersionError
 
 
@@ -68,17 +77,53 @@ def test_normalisation_ignores_case_and_punctuation() -> None:
     assert text_hash("A b. C") == text_hash("a B c")
 
 
-def test_ngram_hashes_match_a_slow_loop() -> None:
-    words = "the quick brown fox jumps over the lazy dog again and again".split()
+def _slow_word_hash(word: str) -> int:
+    mask = (1 << 64) - 1
+    h = 0
+    for byte in word.encode("utf-8"):
+        h = (h * 0x100000001B3 + byte) & mask
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & mask
+    h ^= h >> 33
+    h = (h * 0xC4CEB9FE1A85EC53) & mask
+    h ^= h >> 33
+    return h
+
+
+def test_word_and_ngram_hashes_match_a_slow_loop() -> None:
+    text = "The quick brown fox, jumps over the lazy dog — again and again. Ça va? ÉCOLE école"
+    words = normalise_words(text)
+    assert "école" in words
+    assert words.count("école") == 2
     hashes = word_hashes(words)
+    assert [int(h) for h in hashes] == [_slow_word_hash(w) for w in words]
     fast = ngram_hashes(hashes, 4)
-    prime, mask = 0x100000001B3, (1 << 64) - 1
+    prime, mask = 0x9E3779B97F4A7C15, (1 << 64) - 1
     slow = []
     for start in range(len(words) - 3):
         acc = 0
-        for h in hashes[start : start + 4]:
-            acc = (acc * prime + int(h)) & mask
+        for w in words[start : start + 4]:
+            acc = (acc * prime + _slow_word_hash(w)) & mask
         slow.append(acc)
     assert [int(x) for x in fast] == slow
     assert ngram_hashes(hashes, 40).dtype == np.uint64
     assert len(ngram_hashes(hashes, 40)) == 0
+
+
+def test_buffer_hashing_agrees_with_the_word_list() -> None:
+    raw = b"Hello,  World!\nThis is-a TEST of 13 words; more words follow here."
+    hashes, starts = word_hashes_of_buffer(normalise_ascii(raw))
+    words = normalise_words(raw.decode())
+    assert [int(h) for h in hashes] == [int(h) for h in word_hashes(words)]
+    assert len(starts) == len(words)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_ascii_fast_path_equals_the_unicode_path(text: str) -> None:
+    import unicodedata
+
+    exact = "".join(
+        c if c.isalnum() else " " for c in unicodedata.normalize("NFKC", text).lower()
+    ).split()
+    assert normalise_words(text) == exact
