@@ -8,6 +8,7 @@ import click
 
 from evalsuite import __version__
 from evalsuite.cli._common import make_context
+from evalsuite.cli._holdout_cmds import holdout_group
 from evalsuite.cli._manifest_cmds import freeze_cmd, suites_cmd, verify_cmd
 from evalsuite.cli._run_cmds import ingest_cmd, run_cmd, runs_cmd
 
@@ -33,7 +34,7 @@ def cli(click_ctx: click.Context, root: Path) -> None:
     click_ctx.obj = make_context(root)
 
 
-for _command in (suites_cmd, freeze_cmd, verify_cmd, run_cmd, runs_cmd, ingest_cmd):
+for _command in (suites_cmd, freeze_cmd, verify_cmd, run_cmd, runs_cmd, ingest_cmd, holdout_group):
     cli.add_command(_command)
 
 

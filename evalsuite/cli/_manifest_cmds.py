@@ -20,6 +20,7 @@ from evalsuite.cli._common import (
     pass_context,
 )
 from evalsuite.errors import IntegrityError
+from evalsuite.holdout import verify_ledger
 from evalsuite.manifest import (
     VerifyReport,
     freeze,
@@ -174,6 +175,20 @@ def freeze_cmd(
     console.print(f"  vault key: {result.key_source}")
 
 
+def _stored_holdout_runs(ctx: Context, suite: str) -> list[str]:
+    """Holdout runs of `suite` in the results store (an absent store has none)."""
+    from evalsuite.store import Store, default_store_url
+
+    url = ctx.store_url or default_store_url(ctx.layout.state)
+    if ctx.store_url is None and not (ctx.layout.state / "results.sqlite").exists():
+        return []
+    return [
+        r.run_id
+        for r in Store(url).list_runs()
+        if r.suite == suite and r.split == "holdout" and r.source == "evalsuite"
+    ]
+
+
 def _print_report(report: VerifyReport) -> None:
     ref = f"{report.suite}@{report.version or '?'}"
     status = Text("OK", style="bold green") if report.ok else Text("FAILED", style="bold red")
@@ -221,6 +236,12 @@ def verify_cmd(
         verify(ctx.layout, name, version, keys=ctx.keys(key_file), skip_holdout=skip_holdout)
         for name, version in targets
     ]
+    for report in reports:
+        ledger = verify_ledger(
+            ctx.layout.ledger_file(report.suite),
+            holdout_runs=_stored_holdout_runs(ctx, report.suite),
+        )
+        report.problems.extend(ledger.problems)
     ok = all(r.ok for r in reports)
     if as_json:
         emit_json({"ok": ok, "suites": [r.to_dict() for r in reports]})

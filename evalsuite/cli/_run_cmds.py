@@ -111,6 +111,11 @@ def _fmt(value: float, digits: int = 3) -> str:
 )
 @click.option("--purpose", default=None, help="Why this run is made (holdout ledger).")
 @click.option(
+    "--model-family",
+    default=None,
+    help="Model family for the holdout budget (default: model without checkpoint suffixes).",
+)
+@click.option(
     "--override-reason",
     default=None,
     help="Run past the holdout budget; the reason is recorded in the ledger.",
@@ -141,6 +146,7 @@ def run_cmd(
     max_samples: int | None,
     limit_items: int | None,
     purpose: str | None,
+    model_family: str | None,
     override_reason: str | None,
     resume: str | None,
     no_progress: bool,
@@ -176,6 +182,7 @@ def run_cmd(
             max_samples=max_samples,
             limit_items=limit_items,
             purpose=purpose,
+            model_family=model_family,
             override_reason=override_reason,
         )
     else:

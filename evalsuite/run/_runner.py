@@ -41,6 +41,13 @@ from evalsuite.errors import (
     IntegrityError,
     UsageError,
 )
+from evalsuite.holdout import (
+    append_entry,
+    budget_status,
+    check_budget,
+    model_family,
+    read_ledger,
+)
 from evalsuite.manifest import (
     Item,
     KeySpec,
@@ -400,6 +407,44 @@ def _select_items(manifest: Manifest, spec: RunSpec) -> list[ManifestItem]:
     return items[: spec.limit_items] if spec.limit_items else items
 
 
+def _family(spec: RunSpec) -> str:
+    return spec.model_family or model_family(spec.model)
+
+
+def _check_holdout_budget(layout: Layout, spec: RunSpec) -> None:
+    """Refuse (exit 7) before the vault is opened when the budget is spent."""
+    manifest = load_manifest(layout, spec.suite, spec.version)
+    status = budget_status(
+        read_ledger(layout.ledger_file(spec.suite)),
+        suite=spec.suite,
+        version=spec.version,
+        budget=manifest.holdout_budget,
+    )
+    check_budget(status, _family(spec), override_reason=spec.override_reason)
+
+
+def _log_access(
+    layout: Layout, spec: RunSpec, record: RunRecord, *, resumed: bool, now: datetime
+) -> None:
+    append_entry(
+        layout.ledger_file(spec.suite),
+        {
+            "run_id": record.run_id,
+            "suite": spec.suite,
+            "version": spec.version,
+            "manifest_hash": record.manifest_hash or "",
+            "model": spec.model,
+            "model_family": _family(spec),
+            "user": str(record.provenance.get("user", "unknown")),
+            "host": str(record.provenance.get("host", "unknown")),
+            "at": now.isoformat(),
+            "purpose": spec.purpose,
+            "override_reason": spec.override_reason,
+            "resumed": resumed,
+        },
+    )
+
+
 def _start_record(
     layout: Layout, spec: RunSpec, manifest: Manifest, planned: int, now: datetime
 ) -> RunRecord:
@@ -493,6 +538,8 @@ def run_suite(
             raise UsageError(f"run {record.run_id} is complete: nothing to resume")
         spec = RunSpec.model_validate(record.spec)
     _check_model(spec)
+    if spec.split == "holdout" and record is None:
+        _check_holdout_budget(layout, spec)
     manifest, payloads = _prepare_run(layout, spec, keys)
     if record is not None and record.manifest_hash != manifest.manifest_hash:
         raise IntegrityError(
@@ -500,10 +547,13 @@ def run_suite(
             f"{manifest.ref} now hashes to {manifest.manifest_hash}; it cannot be resumed"
         )
     planned = plan_attempts(_select_items(manifest, spec), spec)
+    resumed = record is not None
     if record is None:
         record = _start_record(layout, spec, manifest, len(planned), now())
         store.create_run(record)
     run_id = record.run_id
+    if spec.split == "holdout":
+        _log_access(layout, spec, record, resumed=resumed, now=now())
     lock = FileLock(str(layout.state / "locks" / f"{run_id}.lock"))
     (layout.state / "locks").mkdir(parents=True, exist_ok=True)
     try:

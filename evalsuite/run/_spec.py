@@ -38,6 +38,9 @@ class RunSpec(BaseModel):
     max_samples: int | None = Field(default=None, ge=1)
     limit_items: int | None = Field(default=None, ge=1)
     """Run only the first N items of the split (by id): quick checks, never for reporting."""
+    model_family: str | None = None
+    """Model family for the holdout budget (default: the model name without checkpoint
+    suffixes, see `evalsuite.holdout.model_family`)."""
     purpose: str | None = None
     """Why this run was made (recorded in the holdout access ledger)."""
     override_reason: str | None = None
