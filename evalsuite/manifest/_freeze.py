@@ -166,6 +166,12 @@ def _collect(
     for item_id in retire:
         del plan.entries[item_id]
     for entry in plan.entries.values():
+        if entry.item.canary not in (None, suite.canary):
+            raise ItemSourceError(
+                f"{entry.location} (item {entry.item.id!r}): carries another canary than "
+                f"{suite.path_hint}; every item of a suite carries its suite's canary (remove "
+                "the field and freeze will add the right one)"
+            )
         loaded = LoadedItem(item=entry.item, family=entry.family, location=entry.location)
         entry.hash = item_hash(entry.item, entry.family, families[entry.family].version)
         entry.stratum = item_stratum(suite, loaded)
@@ -252,7 +258,11 @@ def _vault_bytes_record(
     key: VaultKey,
 ) -> tuple[dict[str, str], list[dict[str, Any]]]:
     records = holdout_records(
-        [(e.family, e.item) for i, e in plan.entries.items() if split[i] == "holdout"]
+        [
+            (e.family, e.item.model_copy(update={"canary": suite.canary}))
+            for i, e in plan.entries.items()
+            if split[i] == "holdout"
+        ]
     )
     path = layout.vault_file(suite.name, version)
     return {"path": path.relative_to(layout.root).as_posix()}, records
@@ -307,14 +317,17 @@ def _append_changelog(layout: Layout, suite: str, line: str) -> None:
 
 
 def _clean_sources(layout: Layout, suite: SuiteConfig, plan: _Plan, manifest: Manifest) -> int:
-    """Rewrite item sources in `tasks/` so that they hold only the version's dev items."""
+    """Rewrite item sources in `tasks/` to hold only the version's dev items, with canaries."""
     dev = {i.id for i in manifest.items_by_split("dev")}
     removed = 0
     for family in suite.families:
         present = plan.sources.get(family.name, set())
         keep = present & dev
-        if keep != present:
-            write_family_items(layout.tasks / family.items, sorted(keep))
+        unmarked = any(
+            plan.entries[i].item.canary != suite.canary for i in keep if i in plan.entries
+        )
+        if keep != present or unmarked:
+            write_family_items(layout.tasks / family.items, sorted(keep), canary=suite.canary)
             removed += len(present) - len(keep)
     return removed
 
@@ -396,7 +409,7 @@ def freeze(
     }
     # the vault is deterministic for given content and key: seal to learn its hash
     staged = vault_path.with_name(f".{vault_path.name}.staged")
-    seal_vault(staged, records, suite=suite.name, version=version, key=key)
+    seal_vault(staged, records, suite=suite.name, version=version, key=key, canary=suite.canary)
     content["vault"] = {"path": vault_record["path"], "sha256": sha256_file(staged)}
     manifest_hash = compute_manifest_hash(content)
     bump: Bump | None = None

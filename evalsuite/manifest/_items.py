@@ -274,11 +274,20 @@ def item_cluster(suite: SuiteConfig, entry: LoadedItem) -> str | None:
     return _key_value(entry, suite.cluster_by, "cluster_by", suite)
 
 
-def write_family_items(path: Path, keep_ids: Sequence[str]) -> None:
+def _with_canary(line: str, canary: str) -> str:
+    record = json.loads(line)
+    if record.get("canary") == canary:
+        return line if line.endswith("\n") else line + "\n"
+    record["canary"] = canary
+    return json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def write_family_items(path: Path, keep_ids: Sequence[str], *, canary: str) -> None:
     """Rewrite an item source atomically, keeping only the items whose id is in `keep_ids`.
 
-    JSONL lines are kept byte for byte; Parquet files and HF dataset directories are filtered
-    through `datasets` into a staged copy that replaces the original.
+    Every kept record carries the suite's `canary` afterwards. JSONL lines that already carry
+    it are kept byte for byte; Parquet files and HF dataset directories are filtered through
+    `datasets` into a staged copy that replaces the original.
     """
     from evalsuite._core.atomic import atomic_replace_dir, atomic_write_text
 
@@ -286,7 +295,11 @@ def write_family_items(path: Path, keep_ids: Sequence[str]) -> None:
     kind = source_kind(path)
     if kind == "jsonl":
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        kept = [line for line in lines if line.strip() and json.loads(line).get("id") in keep]
+        kept = [
+            _with_canary(line, canary)
+            for line in lines
+            if line.strip() and json.loads(line).get("id") in keep
+        ]
         atomic_write_text(path, "".join(kept))
         return
     import datasets
@@ -300,6 +313,9 @@ def write_family_items(path: Path, keep_ids: Sequence[str]) -> None:
         else:
             ds = datasets.load_from_disk(str(path), keep_in_memory=True)
         filtered = ds.filter(lambda row: row["id"] in keep, keep_in_memory=True)
+        if "canary" in filtered.column_names:
+            filtered = filtered.remove_columns("canary")
+        filtered = filtered.add_column("canary", [canary] * len(filtered))
         if kind == "parquet":
             staged = path.with_name(f".{path.name}.staged")
             filtered.to_parquet(str(staged))

@@ -3,7 +3,8 @@
 File format (JSON)::
 
     {"format": "evalsuite-vault/1", "suite": ..., "version": ..., "key_id": ...,
-     "items": <count>, "nonce": <base64>, "ciphertext": <base64>}
+     "items": <count>, "canary": <the suite's canary>, "nonce": <base64>,
+     "ciphertext": <base64>}
 
 The header (all fields but nonce and ciphertext) is authenticated as associated data, so
 editing any byte of the file makes decryption fail. The nonce is synthetic: the first 12
@@ -115,21 +116,35 @@ def resolve_key(
     return VaultKey(secret=secret, source=f"{path} (created)")
 
 
-def _header(suite: str, version: str, key: VaultKey, count: int) -> dict[str, Any]:
+_HEADER = ("format", "suite", "version", "key_id", "items", "canary")
+
+
+def _header(suite: str, version: str, key: VaultKey, count: int, canary: str) -> dict[str, Any]:
     return {
         "format": VAULT_FORMAT,
         "suite": suite,
         "version": version,
         "key_id": key.key_id,
         "items": count,
+        "canary": canary,
     }
 
 
 def seal_vault(
-    path: Path, records: list[dict[str, Any]], *, suite: str, version: str, key: VaultKey
+    path: Path,
+    records: list[dict[str, Any]],
+    *,
+    suite: str,
+    version: str,
+    key: VaultKey,
+    canary: str,
 ) -> None:
-    """Encrypt `records` (holdout item payloads) into `path`, atomically."""
-    header = _header(suite, version, key, len(records))
+    """Encrypt `records` (holdout item payloads) into `path`, atomically.
+
+    The suite's `canary` is written in clear in the (authenticated) header, so that a
+    crawler that copies the file copies the canary with it.
+    """
+    header = _header(suite, version, key, len(records), canary)
     aad = canonical_json(header).encode("utf-8")
     plaintext = canonical_json(records).encode("utf-8")
     nonce = hmac.new(key.secret, aad + b"\x00" + plaintext, hashlib.sha256).digest()[:12]
@@ -152,7 +167,7 @@ def open_vault(path: Path, *, suite: str, version: str, key: VaultKey) -> list[d
         raise NotFoundError(f"vault not found: {path}")
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-        header = {k: document[k] for k in ("format", "suite", "version", "key_id", "items")}
+        header = {k: document[k] for k in _HEADER}
         nonce = base64.b64decode(document["nonce"], validate=True)
         ciphertext = base64.b64decode(document["ciphertext"], validate=True)
     except (json.JSONDecodeError, KeyError, TypeError, binascii.Error, UnicodeDecodeError):

@@ -228,3 +228,28 @@ def test_parquet_and_hf_dataset_sources(tmp_path: Path) -> None:
             left = datasets.load_from_disk(str(target))
         assert len(left) == out["n_dev"]
         assert project.invoke("verify", "demo").exit_code == 0
+
+
+def test_every_frozen_file_and_payload_carries_the_canary(tmp_path: Path) -> None:
+    from tests.helpers import CANARY
+
+    project = make_project(tmp_path)
+    _freeze(project)
+    root = project.root
+    assert all(r["canary"] == CANARY for r in project.read_items())
+    for path in ("manifests/demo/1.0.0.json", "manifests/demo/1.0.0.fingerprints.jsonl",
+                 "holdout/demo/1.0.0.vault"):
+        assert CANARY in (root / path).read_text(), path
+    layout = Layout(root)
+    manifest = load_manifest(layout, "demo")
+    key = resolve_key("demo", "canary", CANARY, KeySpec(key_dir=project.key_dir), create=False)
+    assert all(item.canary == CANARY for _, item in load_holdout_items(layout, manifest, key))
+
+
+def test_an_item_with_another_suites_canary_is_refused(tmp_path: Path) -> None:
+    items = make_items()
+    items[2]["canary"] = "evalsuite-canary other-suite 00000000-0000"
+    project = make_project(tmp_path, records=items)
+    result = project.invoke("freeze", "demo", "--version", "1.0.0")
+    assert result.exit_code == 2
+    assert f"(item '{items[2]['id']}'): carries another canary" in result.stderr
