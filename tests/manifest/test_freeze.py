@@ -237,8 +237,11 @@ def test_every_frozen_file_and_payload_carries_the_canary(tmp_path: Path) -> Non
     _freeze(project)
     root = project.root
     assert all(r["canary"] == CANARY for r in project.read_items())
-    for path in ("manifests/demo/1.0.0.json", "manifests/demo/1.0.0.fingerprints.jsonl",
-                 "holdout/demo/1.0.0.vault"):
+    for path in (
+        "manifests/demo/1.0.0.json",
+        "manifests/demo/1.0.0.fingerprints.jsonl",
+        "holdout/demo/1.0.0.vault",
+    ):
         assert CANARY in (root / path).read_text(), path
     layout = Layout(root)
     manifest = load_manifest(layout, "demo")
