@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 from evalsuite.cli import cli
 
+REPO = Path(__file__).resolve().parents[1]
 CANARY = "evalsuite-canary testsuite 0c6f1b7e-2d4a-4e55-9a1b-5f3e9d2c7a10"
 
 WORDS = (

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from evalsuite import __version__
+from evalsuite.cli._audit_cmd import audit_cmd
 from evalsuite.cli._common import make_context
 from evalsuite.cli._holdout_cmds import holdout_group
 from evalsuite.cli._manifest_cmds import freeze_cmd, suites_cmd, verify_cmd
@@ -34,7 +35,16 @@ def cli(click_ctx: click.Context, root: Path) -> None:
     click_ctx.obj = make_context(root)
 
 
-for _command in (suites_cmd, freeze_cmd, verify_cmd, run_cmd, runs_cmd, ingest_cmd, holdout_group):
+for _command in (
+    suites_cmd,
+    freeze_cmd,
+    verify_cmd,
+    run_cmd,
+    runs_cmd,
+    ingest_cmd,
+    holdout_group,
+    audit_cmd,
+):
     cli.add_command(_command)
 
 

@@ -26,7 +26,7 @@ from evalsuite.errors import InvalidRunError, UsageError
 from evalsuite.manifest import parse_ref
 from evalsuite.store import Store, default_store_url
 
-__all__ = ["ingest_cmd", "open_store", "run_cmd", "runs_cmd"]
+__all__ = ["ingest_cmd", "open_store", "parse_model_args", "run_cmd", "runs_cmd"]
 
 
 def open_store(ctx: Context) -> Store:
@@ -34,7 +34,8 @@ def open_store(ctx: Context) -> Store:
     return Store(ctx.store_url or default_store_url(ctx.layout.state))
 
 
-def _model_args(pairs: tuple[str, ...]) -> dict[str, object]:
+def parse_model_args(pairs: tuple[str, ...]) -> dict[str, object]:
+    """``-M KEY=VALUE`` pairs as a dict (values parsed as JSON when they are JSON)."""
     args: dict[str, object] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -169,7 +170,7 @@ def run_cmd(
             split=split,
             epochs=epochs,
             seed=seed,
-            model_args=_model_args(model_arg),
+            model_args=parse_model_args(model_arg),
             max_retries=max_retries,
             error_threshold=error_threshold,
             fault_rate=fault_rate,

@@ -19,6 +19,7 @@ from evalsuite.run._runner import (
     PlannedAttempt,
     RunInterrupted,
     RunResult,
+    load_task_function,
     plan_attempts,
     run_suite,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "ingest_csv",
     "ingest_inspect",
     "item_to_sample",
+    "load_task_function",
     "plan_attempts",
     "run_suite",
     "standalone_samples",

@@ -71,7 +71,14 @@ from evalsuite.run._samples import item_to_sample
 from evalsuite.run._spec import RunSpec
 from evalsuite.store import AttemptRecord, Health, RunRecord, Store, run_health
 
-__all__ = ["PlannedAttempt", "RunInterrupted", "RunResult", "plan_attempts", "run_suite"]
+__all__ = [
+    "PlannedAttempt",
+    "RunInterrupted",
+    "RunResult",
+    "load_task_function",
+    "plan_attempts",
+    "run_suite",
+]
 
 _SEP = "::"
 
@@ -154,7 +161,8 @@ def _new_run_id(now: datetime) -> str:
     return f"{now.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
-def _load_task_function(layout: Layout, suite: str, family: ManifestFamily) -> Callable[..., Task]:
+def load_task_function(layout: Layout, suite: str, family: ManifestFamily) -> Callable[..., Task]:
+    """Import a family's task file by path and return its inspect @task function."""
     file_part, _, name = family.task.partition("@")
     path = layout.tasks / file_part
     if not path.is_file():
@@ -325,7 +333,7 @@ def _build_tasks(
                     payload, sample_id=attempt.sample_id, extra={EPISODE_KEY: episode.model_dump()}
                 )
             )
-        function = _load_task_function(layout, manifest.suite, families[family_name])
+        function = load_task_function(layout, manifest.suite, families[family_name])
         base = function(dataset=samples)
         setup: list[Solver] = [episode_setup()]
         if isinstance(base.setup, Sequence):

@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai.model import (
+    ChatMessage,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+    modelapi,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from evalsuite.audit import split_canary
+from tests.helpers import CANARY, Project, json_out, make_items, make_project
+
+TASK = """
+from inspect_ai import Task, task
+
+
+@task
+def fam(dataset=None):
+    return Task(dataset=list(dataset or []))
+"""
+
+HOOKED_TASK = (
+    TASK
+    + """
+
+def leak_surface(payload):
+    return {"input": payload["input"], "state": payload["metadata"].get("notes", "")}
+"""
+)
+
+
+def _project(tmp_path: Path, records: list[dict[str, Any]], task: str = TASK) -> Project:
+    project = make_project(tmp_path, records=records)
+    (project.root / "tasks" / "fam" / "task.py").write_text(task)
+    assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 0
+    return project
+
+
+def test_clean_suite_has_no_leaks(tmp_path: Path) -> None:
+    project = _project(tmp_path, make_items())
+    result = project.invoke("audit", "demo@1.0.0", "--leaks", "--json")
+    assert result.exit_code == 0, result.stderr
+    out = json_out(result)["leaks"]
+    assert out["checked"] == {"dev": 6, "holdout": 6}
+    assert out["findings"] == []
+
+
+def test_a_planted_leak_is_flagged_in_dev_and_holdout(tmp_path: Path) -> None:
+    items = make_items()
+    for item in items:
+        if item["id"] in ("add-001", "mul-004"):
+            item["input"] += f" (hint: the answer is {item['target'].upper()})"
+    project = _project(tmp_path, items)
+    result = project.invoke("audit", "demo@1.0.0", "--json")
+    assert result.exit_code == 3
+    findings = json_out(result)["leaks"]["findings"]
+    assert sorted(f["item_id"] for f in findings) == ["add-001", "mul-004"]
+    assert {f["surface"] for f in findings} == {"input"}
+    assert "answer-" not in result.stdout  # ids and surfaces only, never the text
+
+
+def test_a_long_target_leaking_in_part_is_flagged(tmp_path: Path) -> None:
+    items = make_items()
+    long_target = "the pump must be restarted after the valve on line three is closed by hand"
+    items[0]["target"] = long_target
+    items[0]["files"] = {"notes.txt": "Ops log: " + " ".join(long_target.split()[2:11])}
+    project = _project(tmp_path, items)
+    findings = json_out(project.invoke("audit", "demo", "--json"))["leaks"]["findings"]
+    assert [(f["item_id"], f["surface"]) for f in findings] == [(items[0]["id"], "file:notes.txt")]
+    assert "8 consecutive words" in findings[0]["how"]
+
+
+def test_family_hooks_define_the_readable_state(tmp_path: Path) -> None:
+    items = make_items()
+    items[3]["metadata"]["notes"] = f"internal: resolve with {items[3]['target']}"
+    project = _project(tmp_path, items, task=HOOKED_TASK)
+    findings = json_out(project.invoke("audit", "demo", "--json"))["leaks"]["findings"]
+    assert [(f["item_id"], f["surface"]) for f in findings] == [(items[3]["id"], "state")]
+
+
+def test_shipped_suites_have_no_leaks() -> None:
+    from click.testing import CliRunner
+
+    from evalsuite.cli import cli
+    from tests.helpers import REPO
+
+    for suite in json.loads(
+        CliRunner().invoke(cli, ["--root", str(REPO), "suites", "--json"]).stdout
+    )["suites"]:
+        if not suite["versions"]:
+            continue
+        result = CliRunner().invoke(cli, ["--root", str(REPO), "audit", suite["suite"], "--json"])
+        assert result.exit_code == 0, result.stdout + result.stderr
+        assert json_out(result)["leaks"]["findings"] == []
+
+
+class _Parrot(ModelAPI):
+    """Knows the canary (model_args: canary=...) or not."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)
+        self.canary = str(model_args.get("canary", ""))
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        prefix, hidden = split_canary(self.canary) if self.canary else ("", "no idea")
+        output = ModelOutput.from_content(self.model_name, hidden)
+        output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+        return output
+
+
+@modelapi(name="parrot")
+def parrot() -> type[ModelAPI]:
+    return _Parrot
+
+
+def test_canary_probe(tmp_path: Path) -> None:
+    project = _project(tmp_path, make_items())
+    clean = project.invoke("audit", "demo", "--canary-probe", "--model", "parrot/x", "--json")
+    assert clean.exit_code == 0, clean.stderr
+    assert json_out(clean)["canary_probe"]["memorised"] is False
+    leaked = project.invoke(
+        "audit", "demo", "--canary-probe", "--model", "parrot/x", "-M", f"canary={CANARY}", "--json"
+    )
+    assert leaked.exit_code == 4
+    probe = json_out(leaked)["canary_probe"]
+    assert probe["memorised"] is True
+    assert probe["completions_matching"] == 5
+
+
+def test_canary_probe_needs_a_model(tmp_path: Path) -> None:
+    project = _project(tmp_path, make_items())
+    result = project.invoke("audit", "demo", "--canary-probe")
+    assert result.exit_code == 2
+    assert "--canary-probe needs --model" in result.stderr
+
+
+@pytest.mark.parametrize("canary", [CANARY, "short-canary-0123456789"])
+def test_split_canary_hides_enough(canary: str) -> None:
+    prefix, hidden = split_canary(canary)
+    assert prefix + hidden == canary
+    assert len(hidden) >= 12
+    assert len(prefix) >= 8
