@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from evalsuite import __version__
+from evalsuite.cli._analyse_cmds import compare_cmd, score_cmd
 from evalsuite.cli._audit_cmd import audit_cmd
 from evalsuite.cli._common import make_context
 from evalsuite.cli._holdout_cmds import holdout_group
@@ -42,6 +43,8 @@ for _command in (
     run_cmd,
     runs_cmd,
     ingest_cmd,
+    score_cmd,
+    compare_cmd,
     holdout_group,
     audit_cmd,
 ):

@@ -1,0 +1,47 @@
+"""Statistics of stored attempts: estimates with intervals, paired comparisons, reliability.
+
+Pure functions of the attempts DataFrame (docs/design/attempts.md); the item is the unit of
+analysis. Interval decisions: docs/design/intervals.md. Public API::
+
+    score = score_run(attempts, weights=weights, rng=np.random.default_rng(seed))
+    comparison = compare_runs(baseline, candidate, gate=Gate(margin=0.02), rng=rng)
+    rel = reliability(attempts)
+    n = items_needed(VarianceComponents(0.0087, 0.177, 0.171), delta=0.03, epochs=3)
+"""
+
+from evalsuite.analyse._compare import Comparison, Gate, GateResult, StratumDiff, compare_runs
+from evalsuite.analyse._estimates import StratumEstimate, estimate_mean, stratified_mean
+from evalsuite.analyse._intervals import Estimate
+from evalsuite.analyse._paired import PairedDiff, paired_difference
+from evalsuite.analyse._passk import PassK, pass_at_k, pass_hat_k
+from evalsuite.analyse._power import VarianceComponents, epochs_needed, items_needed, mde
+from evalsuite.analyse._reliability import Reliability, reliability
+from evalsuite.analyse._score import RunScore, score_run
+from evalsuite.analyse._table import Interval, Table
+
+__all__ = [
+    "Comparison",
+    "Estimate",
+    "Gate",
+    "GateResult",
+    "Interval",
+    "PairedDiff",
+    "PassK",
+    "Reliability",
+    "RunScore",
+    "StratumDiff",
+    "StratumEstimate",
+    "Table",
+    "VarianceComponents",
+    "compare_runs",
+    "epochs_needed",
+    "estimate_mean",
+    "items_needed",
+    "mde",
+    "paired_difference",
+    "pass_at_k",
+    "pass_hat_k",
+    "reliability",
+    "score_run",
+    "stratified_mean",
+]

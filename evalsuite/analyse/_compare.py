@@ -1,0 +1,380 @@
+"""Paired comparison of two runs on the same frozen items, with an optional regression gate."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from evalsuite.analyse._attempts import ItemTable, item_table
+from evalsuite.analyse._intervals import check_level
+from evalsuite.analyse._paired import PairedDiff, mcnemar_midp, paired_difference, sign_flip_p
+from evalsuite.analyse._table import Interval, Table
+from evalsuite.errors import IncomparableRunsError, UsageError
+
+__all__ = ["Comparison", "Gate", "GateResult", "StratumDiff", "compare_runs"]
+
+Verdict = Literal["candidate_better", "baseline_better", "no_detectable_difference"]
+GateStatus = Literal["PASS", "FAIL", "INCONCLUSIVE"]
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """A pre-registered regression gate. Only ``noninferior`` exists: δ > −margin."""
+
+    margin: float
+    kind: Literal["noninferior"] = "noninferior"
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.margin) and self.margin > 0):
+            raise UsageError(f"gate 'margin' must be a finite number > 0 (got {self.margin!r})")
+
+
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    """The outcome of a non-inferiority gate (METHODS §5d).
+
+    ``passed`` iff the one-sided (1−α) lower bound ``L = d̄ − t_{1−α,df}·SE`` is above
+    ``−margin``. ``status``: PASS when passed; FAIL when the one-sided upper bound
+    ``d̄ + t_{1−α,df}·SE`` is below −margin (significantly worse than the margin);
+    INCONCLUSIVE otherwise, including when the SE is undefined.
+    """
+
+    kind: str
+    margin: float
+    alpha: float
+    lower_bound: float
+    upper_bound: float
+    passed: bool
+    status: GateStatus
+
+    def to_dict(self) -> dict[str, Any]:
+        """DESIGN's ``gate`` block {kind, margin, passed} plus status, bounds and alpha."""
+        return {
+            "kind": self.kind,
+            "margin": self.margin,
+            "passed": self.passed,
+            "status": self.status,
+            "lower_bound": self.lower_bound,
+            "upper_bound": self.upper_bound,
+            "alpha": self.alpha,
+        }
+
+
+def _gate(gate: Gate, test: PairedDiff, alpha: float) -> GateResult:
+    """Non-inferiority: one-sided (1−α) bounds ``d̄ ∓ t_{1−α,df}·SE`` against −margin."""
+    if math.isfinite(test.se) and test.df >= 1:
+        q = float(stats.t.isf(alpha, test.df))
+        low, high = test.diff - q * test.se, test.diff + q * test.se
+    else:
+        low = high = math.nan
+    passed = bool(low > -gate.margin)
+    status: GateStatus = "PASS" if passed else ("FAIL" if high < -gate.margin else "INCONCLUSIVE")
+    return GateResult(gate.kind, gate.margin, alpha, low, high, passed, status)
+
+
+@dataclass(frozen=True, slots=True)
+class StratumDiff:
+    """The paired difference within one stratum, with its Holm-adjusted p-value."""
+
+    stratum: str
+    test: PairedDiff
+    p_holm: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """DESIGN's stratum entry: stratum, diff, se, ci, p_value, p_holm, n_items (+ rest)."""
+        return {"stratum": self.stratum, **self.test.to_dict(), "p_holm": self.p_holm}
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Paired comparison of a candidate run against a baseline run on shared items.
+
+    Attributes mirror DESIGN's ``compare --json``; see `compare_runs` for the estimators.
+    """
+
+    baseline: str
+    candidate: str
+    test: PairedDiff
+    verdict: Verdict
+    baseline_mean: float
+    candidate_mean: float
+    p_value_permutation: float
+    permutation_exact: bool
+    p_value_mcnemar_midp: float  # NaN unless K = 1 in both runs, binary, unclustered
+    n_unpaired_baseline: int
+    n_unpaired_candidate: int
+    strata: tuple[StratumDiff, ...]
+    gate: GateResult | None
+    sentence: str
+    baseline_hash: str
+    candidate_hash: str
+
+    @property
+    def diff(self) -> float:
+        """Candidate − baseline, mean over paired items of item-mean differences."""
+        return self.test.diff
+
+    def conf_int(self, level: float = 0.95) -> Interval:
+        """The t interval of the difference at `level`."""
+        return self.test.conf_int(level)
+
+    def to_dict(self) -> dict[str, Any]:
+        """DESIGN ``compare --json`` keys plus the supporting figures (NaN kept)."""
+        t = self.test
+        out: dict[str, Any] = {
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "diff": t.diff,
+            "se": t.se,
+            "ci": [t.ci.low, t.ci.high],
+            "level": t.level,
+            "p_value": t.p_value,
+            "n_items": t.n_items,
+            "verdict": self.verdict,
+            "mde": t.mde,
+            "strata": [s.to_dict() for s in self.strata],
+            "alpha": t.alpha,
+            "df": t.df,
+            "n_clusters": t.n_clusters,
+            "method": t.method,
+            "baseline_mean": self.baseline_mean,
+            "candidate_mean": self.candidate_mean,
+            "p_value_permutation": self.p_value_permutation,
+            "permutation_exact": self.permutation_exact,
+            "p_value_mcnemar_midp": self.p_value_mcnemar_midp,
+            "n_unpaired_baseline": self.n_unpaired_baseline,
+            "n_unpaired_candidate": self.n_unpaired_candidate,
+            "sentence": self.sentence,
+            "note": t.note,
+            "notes": self.notes(),
+            "baseline_hash": self.baseline_hash,
+            "candidate_hash": self.candidate_hash,
+        }
+        if self.gate is not None:
+            out["gate"] = self.gate.to_dict()
+        return out
+
+    def notes(self) -> list[str]:
+        """What a reader must know beside the numbers: dropped items, undefined figures."""
+        out = []
+        if self.n_unpaired_baseline or self.n_unpaired_candidate:
+            out.append(
+                f"{self.n_unpaired_baseline} baseline and {self.n_unpaired_candidate} candidate "
+                "item(s) had no usable pair (absent, or every epoch a harness error) and were "
+                "dropped from both runs"
+            )
+        if self.test.note:
+            out.append(self.test.note)
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row for all items, then one per stratum (with ``p_holm``)."""
+        rows = [{"stratum": "(all)", **self.test.to_frame().iloc[0].to_dict(), "p_holm": math.nan}]
+        rows += [
+            {"stratum": s.stratum, **s.test.to_frame().iloc[0].to_dict(), "p_holm": s.p_holm}
+            for s in self.strata
+        ]
+        return pd.DataFrame(rows)
+
+    def summary(self) -> Table:
+        """Overall and per-stratum differences, with the verdict and gate as notes."""
+        t = self.test
+        rows: list[list[object]] = [["(all)", t.diff, t.se, t.ci, t.p_value, None, t.n_items]]
+        rows += [
+            [s.stratum, s.test.diff, s.test.se, s.test.ci, s.test.p_value, s.p_holm, s.test.n_items]
+            for s in self.strata
+        ]
+        notes = [self.sentence, f"sign-flip permutation p = {self.p_value_permutation:.4g}"]
+        notes += self.notes()
+        if math.isfinite(self.p_value_mcnemar_midp):
+            notes.append(f"McNemar mid-p = {self.p_value_mcnemar_midp:.4g}")
+        if self.gate is not None:
+            notes.append(
+                f"gate {self.gate.kind} (margin {self.gate.margin:g}): "
+                f"{self.gate.status}, lower bound {self.gate.lower_bound:.4f}"
+            )
+        return Table.build(
+            f"{self.candidate} − {self.baseline}",
+            ["stratum", "diff", "se", f"{t.level:.0%} CI", "p", "p (Holm)", "n items"],
+            rows,
+            notes,
+        )
+
+
+_NO_CLUSTER = "item:"  # ItemTable's key for an item without a declared cluster
+
+
+def _is_set(value: object, unset: object) -> bool:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return False
+    if unset == _NO_CLUSTER:
+        return not str(value).startswith(_NO_CLUSTER)
+    return value != unset
+
+
+def _merge(
+    name: str, shared: np.ndarray, x: np.ndarray, y: np.ndarray, unset: object
+) -> np.ndarray:
+    """One label per paired item; a run without the label (`unset`) takes the other run's.
+
+    Raises `IncomparableRunsError` when both runs label an item and the labels differ.
+    """
+    x_set = np.array([_is_set(v, unset) for v in x], dtype=bool)
+    y_set = np.array([_is_set(v, unset) for v in y], dtype=bool)
+    bad = x_set & y_set & (x.astype(str) != y.astype(str))
+    if bad.any():
+        raise IncomparableRunsError(
+            f"item {shared[bad][0]!r} has a different {name} in the two runs ({x[bad][0]!r} vs "
+            f"{y[bad][0]!r}); they were run on different manifests and cannot be paired"
+        )
+    return np.where(x_set, x, y).astype(object)
+
+
+def _pair(
+    base: ItemTable, cand: ItemTable
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Indices of the shared items in each run, and their strata and cluster keys.
+
+    An ingested run (no item hash, stratum ``all``, no clusters) takes the other run's labels.
+    """
+    shared, ib, ic = np.intersect1d(
+        base.item_id.astype(str), cand.item_id.astype(str), return_indices=True
+    )
+    if len(shared) == 0:
+        raise IncomparableRunsError(
+            f"runs {base.run_id!r} and {cand.run_id!r} share no item with a usable epoch; "
+            "compare runs of the same manifest version"
+        )
+    _merge("item_hash", shared, base.item_hash[ib], cand.item_hash[ic], None)
+    strata = _merge("stratum", shared, base.stratum[ib], cand.stratum[ic], "all")
+    clusters = _merge("cluster", shared, base.cluster[ib], cand.cluster[ic], _NO_CLUSTER)
+    return ib, ic, strata, clusters
+
+
+def _verdict(test: PairedDiff, perm_p: float, alpha: float) -> Verdict:
+    """Paired-t verdict at `alpha`; the sign-flip p decides only when the t p is undefined."""
+    p = test.p_value if math.isfinite(test.p_value) else perm_p
+    if test.diff == 0 or not (p < alpha):
+        return "no_detectable_difference"
+    return "candidate_better" if test.diff > 0 else "baseline_better"
+
+
+def _sentence(test: PairedDiff, verdict: Verdict) -> str:
+    """The human sentence of the verdict, with the MDE when nothing was detected."""
+    detail = (
+        f"{test.diff:+.3f}, {test.level:.0%} CI {test.ci.low:+.3f} to {test.ci.high:+.3f}, "
+        f"p = {test.p_value:.3g}, {test.n_items} items"
+    )
+    if verdict == "candidate_better":
+        return f"candidate better ({detail})"
+    if verdict == "baseline_better":
+        return f"baseline better ({detail})"
+    if math.isfinite(test.mde):
+        return (
+            f"no detectable difference ({detail}): the comparison could detect "
+            f"differences of ±{test.mde:.3f} or larger"
+        )
+    return f"no detectable difference ({detail}); the MDE is undefined: {test.note}"
+
+
+def compare_runs(
+    baseline: pd.DataFrame,
+    candidate: pd.DataFrame,
+    *,
+    level: float = 0.95,
+    alpha: float = 0.05,
+    gate: Gate | None = None,
+    n_resamples: int = 9999,
+    rng: np.random.Generator,
+) -> Comparison:
+    """Paired comparison of two runs' item means (candidate − baseline).
+
+    Items are paired by ``item_id``; an item whose every epoch is a harness error in either
+    run is dropped from both (counted in ``n_unpaired_*``). The verdict is the two-sided
+    paired t at `alpha` (clustered when the suite declares clusters); beside it: a sign-flip
+    permutation p-value (exact up to 20 units), McNemar's mid-p when both runs have exactly
+    one usable epoch per item with 0/1 scores and no clusters, per-stratum differences with
+    Holm-adjusted p-values (``multipletests(method="holm")``), and the MDE (power 0.8 at
+    `alpha`, two-sided, noncentral t at the observed SE and df). A non-inferiority `gate`
+    passes iff the one-sided (1−`alpha`) lower bound exceeds −margin.
+
+    Args:
+        baseline: attempts of the baseline run.
+        candidate: attempts of the candidate run.
+        level: confidence level of the intervals.
+        alpha: significance level of the verdict, the MDE and the gate.
+        gate: a non-inferiority gate, or None.
+        n_resamples: sign-flip patterns drawn when the test is not exact.
+        rng: generator for the permutation test.
+
+    Returns:
+        The `Comparison`.
+
+    Raises:
+        IncomparableRunsError: no shared usable item, or a shared item differs in stratum,
+            cluster or content hash (different manifests).
+        UsageError: either table breaks the attempts contract, or bad arguments.
+
+    References:
+        Miller (2024), arXiv:2411.00640. Holm (1979), Scand. J. Stat. 6:65. Fagerland et al.
+        (2013). METHODS §1d, §5.
+    """
+    check_level(level)
+    if not 0 < alpha < 1:
+        raise UsageError(f"'alpha' must be strictly between 0 and 1 (got {alpha!r})")
+    base = item_table(baseline, what="baseline")
+    cand = item_table(candidate, what="candidate")
+    ib, ic, strata, keys = _pair(base, cand)
+    d = cand.mean[ic] - base.mean[ib]
+    clustered = base.clustered or cand.clustered
+    clusters = keys if clustered else None
+    test = paired_difference(d, clusters=clusters, level=level, alpha=alpha)
+    perm_p, exact = sign_flip_p(d, clusters, n_resamples=n_resamples, rng=rng)
+    midp = math.nan
+    single = np.all(base.n_epochs[ib] == 1) and np.all(cand.n_epochs[ic] == 1)
+    if single and base.binary and cand.binary and not clustered:
+        b = int(np.sum((base.mean[ib] == 1) & (cand.mean[ic] == 0)))
+        c = int(np.sum((base.mean[ib] == 0) & (cand.mean[ic] == 1)))
+        midp = mcnemar_midp(b, c)
+    strata_names = sorted(set(strata.tolist()))
+    per = [
+        paired_difference(
+            d[strata == h],
+            clusters=None if clusters is None else clusters[strata == h],
+            level=level,
+            alpha=alpha,
+        )
+        for h in strata_names
+    ]
+    pvals = np.array([s.p_value for s in per])
+    holm = np.full(len(per), math.nan)
+    finite = np.isfinite(pvals)
+    if finite.any():
+        holm[finite] = multipletests(pvals[finite], alpha=alpha, method="holm")[1]
+    verdict = _verdict(test, perm_p, alpha)
+    return Comparison(
+        baseline=base.run_id,
+        candidate=cand.run_id,
+        test=test,
+        verdict=verdict,
+        baseline_mean=float(base.mean[ib].mean()),
+        candidate_mean=float(cand.mean[ic].mean()),
+        p_value_permutation=perm_p,
+        permutation_exact=exact,
+        p_value_mcnemar_midp=midp,
+        n_unpaired_baseline=base.n_items - len(ib),
+        n_unpaired_candidate=cand.n_items - len(ic),
+        strata=tuple(
+            StratumDiff(h, s, float(p)) for h, s, p in zip(strata_names, per, holm, strict=True)
+        ),
+        gate=None if gate is None else _gate(gate, test, alpha),
+        sentence=_sentence(test, verdict),
+        baseline_hash=base.input_hash,
+        candidate_hash=cand.input_hash,
+    )

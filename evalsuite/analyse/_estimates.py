@@ -1,0 +1,329 @@
+"""Means of item values with design-based intervals: unweighted, per stratum, post-stratified.
+
+All three share `choose_interval`, so the method decision lives in one place.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from evalsuite.analyse._attempts import ItemTable
+from evalsuite.analyse._bootstrap import cluster_bca
+from evalsuite.analyse._intervals import (
+    Estimate,
+    IntervalMethod,
+    Moments,
+    check_level,
+    choose_interval,
+    cluster_codes,
+    cluster_variance,
+)
+from evalsuite.analyse._table import Interval, Table
+from evalsuite.errors import UsageError
+
+__all__ = ["StratumEstimate", "estimate_mean", "stratified_estimates", "stratified_mean"]
+
+FloatArray = npt.NDArray[np.float64]
+WEIGHT_TOLERANCE = 1e-6
+
+
+def _moments(
+    values: FloatArray, codes: npt.NDArray[np.intp], n_excluded: int, clustered: bool
+) -> Moments:
+    """Mean and clustered variance of item values (df = C − 1), before an interval is chosen."""
+    var, n_clusters = cluster_variance(values, codes)
+    n = len(values)
+    return Moments(
+        mean=float(values.mean()) if n else math.nan,
+        var=var,
+        df=float(n_clusters - 1),
+        units=n_clusters,
+        n_items=n,
+        n_excluded=n_excluded,
+        variance="cluster" if clustered else "iid",
+        constant=bool(n and np.ptp(values) == 0.0),
+        cp_trials=float(n_clusters),
+    )
+
+
+def estimate_mean(
+    values: npt.ArrayLike,
+    *,
+    clusters: npt.ArrayLike | None = None,
+    level: float = 0.95,
+    interval: IntervalMethod = "auto",
+    n_excluded: int = 0,
+    rng: np.random.Generator,
+) -> Estimate:
+    """Mean of item-level values with a design-based interval (the score's estimator).
+
+    The estimand is the super-population mean score: items are a sample from a universe of
+    tasks, so between-item variance is sampling error (METHODS §0). Each value is one item's
+    mean over its usable epochs (or a per-item pass^k estimate); attempts are never pooled.
+
+    Args:
+        values: one number in [0, 1] per item.
+        clusters: cluster key per item (None: every item its own cluster).
+        level: confidence level.
+        interval: ``auto`` (the default: Wilson with n_eff), ``wilson_neff``, ``t``,
+            ``switch`` (METHODS §12 literal rule) or ``bootstrap``; see `choose_interval`.
+        n_excluded: items dropped upstream (all epochs harness errors), carried to the result.
+        rng: generator for the bootstrap (drawn from only when the bootstrap runs).
+
+    Returns:
+        The `Estimate`; ``method`` names the interval used and ``note`` says why.
+
+    Notes:
+        Variance: cluster-robust with C/(C−1) (equal to s²/n when unclustered), on
+        ``C − 1`` degrees of freedom. ``auto`` applies Wilson with ``n_eff = p(1−p)/Var``,
+        df-adjusted (Korn & Graubard 1998), which tends to the ``t_{C−1}`` interval as n_eff
+        grows; degenerate data (all 0 or all 1) gets Clopper–Pearson on C units. Undefined
+        (NaN interval, reason in ``note``) with no items, one unit, or constant non-0/1
+        values. Calibration: docs/design/intervals.md.
+
+    References:
+        Miller (2024), arXiv:2411.00640. Brown, Cai & DasGupta (2001), Stat. Sci. 16:101.
+        METHODS §1a, §1b, §3, §12.
+    """
+    check_level(level)
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 1 or (len(v) and not np.all((v >= 0.0) & (v <= 1.0))):
+        raise UsageError("'values' must be a 1-d array of numbers in [0, 1]")
+    codes = cluster_codes(clusters, len(v))
+    m = _moments(v, codes, n_excluded, clusters is not None)
+    zeros = np.zeros(len(v), dtype=np.intp)
+
+    def boot(lvl: float) -> tuple[Interval, float]:
+        return cluster_bca(v, codes, zeros, [1.0], lvl, rng)
+
+    return choose_interval(m, level=level, interval=interval, boot=boot)
+
+
+@dataclass(frozen=True, slots=True)
+class StratumEstimate:
+    """The estimate of one stratum, with the deployment weight it gets in `weighted`."""
+
+    stratum: str
+    weight: float
+    estimate: Estimate
+
+    def conf_int(self, level: float = 0.95) -> Interval:
+        """The stratum's interval at `level`."""
+        return self.estimate.conf_int(level)
+
+    def to_dict(self) -> dict[str, Any]:
+        """DESIGN's stratum entry: the estimate's fields plus ``stratum`` and ``weight``."""
+        return {"stratum": self.stratum, "weight": self.weight, **self.estimate.to_dict()}
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row."""
+        frame = self.estimate.to_frame()
+        frame.insert(0, "weight", self.weight)
+        frame.insert(0, "stratum", self.stratum)
+        return frame
+
+    def summary(self) -> Table:
+        """The estimate's table, titled with the stratum."""
+        table = self.estimate.summary()
+        return Table(
+            f"Stratum {self.stratum} (weight {self.weight:.3f})",
+            table.columns,
+            table.rows,
+            table.notes,
+        )
+
+
+def _resolve_weights(
+    weights: Mapping[str, float] | None, strata: Sequence[str], counts: Mapping[str, int]
+) -> tuple[dict[str, float], str]:
+    """Deployment weights checked (cover every stratum, ≥ 0, sum to 1), or item shares."""
+    if not weights:
+        n_total = sum(counts.values())
+        return {
+            h: counts.get(h, 0) / n_total for h in strata
+        }, "item shares (no deployment weights)"
+    unknown = sorted(set(strata) - set(weights))
+    if unknown:
+        raise UsageError(f"'weights' has no deployment share for stratum/strata {unknown}")
+    if any(not (math.isfinite(w) and w >= 0) for w in weights.values()):
+        raise UsageError("'weights' must be finite and non-negative")
+    total = float(sum(weights.values()))
+    if abs(total - 1.0) > WEIGHT_TOLERANCE:
+        raise UsageError(f"'weights' must sum to 1 (got {total:.6g})")
+    return {str(h): float(w) for h, w in weights.items()}, "deployment weights"
+
+
+def stratified_mean(
+    values: npt.ArrayLike,
+    strata: npt.ArrayLike,
+    *,
+    weights: Mapping[str, float] | None,
+    clusters: npt.ArrayLike | None = None,
+    level: float = 0.95,
+    interval: IntervalMethod = "auto",
+    rng: np.random.Generator,
+) -> tuple[Estimate, tuple[StratumEstimate, ...]]:
+    """The post-stratified mean ``Σ_h W_h ȳ_h`` of item values and each stratum's estimate.
+
+    Args:
+        values: one number in [0, 1] per item (item means).
+        strata: stratum of each item.
+        weights: deployment share W_h per stratum (must cover every stratum, sum to 1);
+            None or empty: the item shares n_h/n (then the mean equals the unweighted one).
+        clusters: cluster key per item (None: every item its own cluster).
+        level: confidence level.
+        interval: as in `estimate_mean`.
+        rng: generator for the bootstrap.
+
+    Returns:
+        The weighted `Estimate` (``variance="stratified"``) and one `StratumEstimate` per
+        stratum in `strata` or `weights`, sorted by name.
+
+    Notes:
+        Variance ``Σ_h W_h² Var(ȳ_h)``, with ``Var(ȳ_h)`` the clustered variance of the
+        stratum mean (``S_h²/n_h`` when unclustered; METHODS §4, Cochran 1977; conditional on
+        the observed n_h as in Holt & Smith 1979), on ``Σ_h (C_h − 1)`` degrees of freedom.
+        Clusters are taken within strata (a cluster spanning strata is split and the
+        covariance between its parts ignored). A stratum with fewer than two units has no
+        variance of its own: its term is imputed from the unstratified variance scaled to its
+        number of units, ``Var(ȳ) · U/U_h``, and the note names those strata. The
+        degenerate-data fallback (Clopper–Pearson) uses the Kish effective n of the item
+        weights, at most the number of units. Undefined (NaN, reason in ``note``) when a
+        stratum with positive weight has no item.
+
+    Raises:
+        UsageError: weights miss a stratum, are negative, or do not sum to 1.
+    """
+    check_level(level)
+    v = np.asarray(values, dtype=np.float64)
+    strata_arr = np.asarray(strata, dtype=object).astype(str)
+    if strata_arr.shape != v.shape:
+        raise UsageError("'strata' must have one entry per value")
+    names = sorted(set(strata_arr.tolist()))
+    counts = {h: int(np.sum(strata_arr == h)) for h in names}
+    w, source = _resolve_weights(weights, names, counts)
+    keys = np.arange(len(v)) if clusters is None else np.asarray(clusters, dtype=object)
+    codes = cluster_codes([f"{s}\x1f{c}" for s, c in zip(strata_arr, keys, strict=True)], len(v))
+    per: list[StratumEstimate] = []
+    notes = [f"weights: {source}"]
+    mean = var = df = 0.0
+    units = 0
+    singletons: list[str] = []
+    missing: list[str] = []
+    overall_var, overall_units = cluster_variance(v, codes)
+    for h in sorted(set(w) | set(names)):
+        in_h = strata_arr == h
+        est = estimate_mean(
+            v[in_h],
+            clusters=None if clusters is None else codes[in_h],
+            level=level,
+            interval=interval,
+            rng=rng,
+        )
+        per.append(StratumEstimate(h, w.get(h, 0.0), est))
+        if w.get(h, 0.0) == 0.0:
+            continue
+        if est.n_items == 0:
+            missing.append(h)
+            continue
+        var_h, units_h = cluster_variance(v[in_h], codes[in_h])
+        if units_h < 2:
+            singletons.append(h)
+            var_h = overall_var * overall_units / max(units_h, 1)
+        mean += w[h] * est.mean
+        var += w[h] ** 2 * var_h
+        df += max(units_h - 1, 0)
+        units += units_h
+    if singletons:
+        notes.append(
+            f"stratum/strata {singletons} have one unit: variance imputed from the "
+            "pooled item variance"
+        )
+    item_w = np.array([w.get(s, 0.0) / max(counts.get(s, 1), 1) for s in strata_arr])
+    kish = float(item_w.sum() ** 2 / np.sum(item_w**2)) if np.any(item_w > 0) else math.nan
+    m = Moments(
+        mean=mean,
+        var=var if units >= 2 else math.nan,
+        df=df if df >= 1 else math.nan,
+        units=units,
+        n_items=len(v),
+        n_excluded=0,
+        variance="stratified",
+        constant=bool(len(v) and np.ptp(v) == 0.0),
+        cp_trials=min(kish, float(units)),
+    )
+    if missing:
+        notes.append(f"stratum/strata {missing} have positive weight but no scored item")
+        est = Estimate(
+            math.nan,
+            math.nan,
+            Interval(math.nan, math.nan),
+            level,
+            m.n_items,
+            units,
+            df,
+            math.nan,
+            "undefined",
+            "stratified",
+            0,
+            "",
+        )
+        return replace(est, note="; ".join(notes)), tuple(per)
+    order = [h for h in sorted(w) if w[h] > 0]
+    used = np.isin(strata_arr, order)
+    s_codes = np.array([order.index(s) for s in strata_arr[used]], dtype=np.intp)
+
+    def boot(lvl: float) -> tuple[Interval, float]:
+        return cluster_bca(v[used], codes[used], s_codes, [w[h] for h in order], lvl, rng)
+
+    est = choose_interval(m, level=level, interval=interval, boot=boot)
+    return replace(est, note="; ".join([est.note, *notes])), tuple(per)
+
+
+def stratified_estimates(
+    it: ItemTable,
+    weights: Mapping[str, float] | None,
+    *,
+    level: float,
+    interval: IntervalMethod,
+    rng: np.random.Generator,
+) -> tuple[Estimate, tuple[StratumEstimate, ...]]:
+    """`stratified_mean` of a run, with its excluded items counted per stratum.
+
+    A stratum whose every item was excluded (all epochs harness errors) still gets a row
+    (undefined, ``n_items = 0``); with deployment weights it must have one, and a positive
+    weight then makes the weighted mean undefined rather than silently renormalised.
+    """
+    excluded = it.excluded_by_stratum
+    if weights:
+        unknown = sorted(set(excluded) - set(weights))
+        if unknown:
+            raise UsageError(f"'weights' has no deployment share for stratum/strata {unknown}")
+    weighted, per = stratified_mean(
+        it.mean,
+        it.stratum,
+        weights=weights,
+        clusters=it.cluster if it.clustered else None,
+        level=level,
+        interval=interval,
+        rng=rng,
+    )
+    listed = {s.stratum for s in per}
+    empty = np.zeros(0)
+    extra = [
+        StratumEstimate(h, 0.0, estimate_mean(empty, level=level, interval=interval, rng=rng))
+        for h in sorted(set(excluded) - listed)
+    ]
+    per_all = sorted([*per, *extra], key=lambda s: s.stratum)
+    per_out = tuple(
+        replace(s, estimate=replace(s.estimate, n_excluded=excluded.get(s.stratum, 0)))
+        for s in per_all
+    )
+    return replace(weighted, n_excluded=sum(excluded.values())), per_out

@@ -1,0 +1,230 @@
+"""`score_run`: everything `evalsuite score` reports about one run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalsuite.analyse._attempts import Health, item_table
+from evalsuite.analyse._estimates import StratumEstimate, estimate_mean, stratified_estimates
+from evalsuite.analyse._intervals import Estimate, IntervalMethod, check_level
+from evalsuite.analyse._passk import PassK, pass_at_k, pass_hat_k
+from evalsuite.analyse._reliability import Reliability, reliability_from_items
+from evalsuite.analyse._table import Interval, Table
+
+__all__ = ["RunScore", "score_run"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunScore:
+    """The scored run: health, unweighted and weighted means, strata, pass@k, reliability.
+
+    Attributes:
+        run_id: the run (from the ``run_id`` column).
+        input_hash: content hash of the attempts analysed (ids, epochs, outcomes, scores).
+        health: planned, scored, limits, harness errors and the error rate.
+        overall: unweighted mean of item means.
+        weighted: post-stratified mean ``Σ_h W_h ȳ_h``.
+        strata: one estimate per stratum, with its weight.
+        pass_k: pass@k and pass^k for k = 1 .. the fewest usable epochs of any item.
+        reliability: flip rate, ICCs, noise floor, cost-optimal K, pilot MDE.
+        level: confidence level of every interval.
+        epochs: planned epochs per item (the most rows any item has).
+        clustered: the suite declares clusters (SEs are cluster-robust).
+        notes: assumptions and exclusions a reader must see.
+    """
+
+    run_id: str
+    input_hash: str
+    health: Health
+    overall: Estimate
+    weighted: Estimate
+    strata: tuple[StratumEstimate, ...]
+    pass_k: tuple[PassK, ...]
+    reliability: Reliability
+    level: float
+    epochs: int
+    clustered: bool
+    notes: tuple[str, ...]
+
+    def conf_int(self, level: float = 0.95) -> Interval:
+        """The interval of the unweighted (manifest) score at `level`."""
+        return self.overall.conf_int(level)
+
+    def to_dict(self) -> dict[str, Any]:
+        """DESIGN ``score --json`` fields this stage owns (run facts come from the store)."""
+        return {
+            "run_id": self.run_id,
+            "input_hash": self.input_hash,
+            "epochs": self.epochs,
+            "level": self.level,
+            "clustered": self.clustered,
+            "harness": self.health.to_dict(),
+            "overall": self.overall.to_dict(),
+            "weighted": self.weighted.to_dict(),
+            "strata": [s.to_dict() for s in self.strata],
+            "pass_at_k": {str(p.k): p.pass_at_k.mean for p in self.pass_k},
+            "pass_hat_k": {str(p.k): p.pass_hat_k.mean for p in self.pass_k},
+            "pass_k": [p.to_dict() for p in self.pass_k],
+            "reliability": self.reliability.to_dict(),
+            "notes": list(self.notes),
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per estimate: overall, weighted, then each stratum."""
+        frames = [
+            self.overall.to_frame().assign(scope="overall", stratum=None, weight=None),
+            self.weighted.to_frame().assign(scope="weighted", stratum=None, weight=None),
+        ]
+        frames += [s.to_frame().assign(scope="stratum") for s in self.strata]
+        frame = pd.concat(frames, ignore_index=True)
+        first = ["scope", "stratum", "weight"]
+        return frame[first + [c for c in frame.columns if c not in first]]
+
+    def summary(self) -> Table:
+        """Estimates table; health, pass^k and reliability headlines go in the notes."""
+        rows: list[list[object]] = []
+        for name, est, weight in [
+            ("overall", self.overall, None),
+            ("weighted", self.weighted, 1.0),
+            *[(f"  {s.stratum}", s.estimate, s.weight) for s in self.strata],
+        ]:
+            rows.append(
+                [name, weight, est.mean, est.se, est.ci, est.n_items, est.n_clusters, est.method]
+            )
+        h, r = self.health, self.reliability
+        notes = [
+            f"harness: {h.planned} planned, {h.scored} scored, {h.limits} limits (score 0), "
+            f"{h.harness_errors} harness errors ({h.error_rate:.1%}) excluded; "
+            f"{h.n_items_excluded} item(s) had no usable epoch",
+            f"K = {self.epochs} epochs; flip rate {r.flip_rate:.3f}; rerun noise floor "
+            f"±{r.noise_floor_half_width:.4f}",
+            *[
+                f"pass^{p.k} = {p.pass_hat_k.mean:.4f}, pass@{p.k} = {p.pass_at_k.mean:.4f}"
+                for p in self.pass_k
+            ],
+            *self.notes,
+        ]
+        return Table.build(
+            f"Run {self.run_id}",
+            [
+                "estimate",
+                "weight",
+                "mean",
+                "se",
+                f"{self.level:.0%} CI",
+                "items",
+                "units",
+                "method",
+            ],
+            rows,
+            notes,
+        )
+
+
+def score_run(
+    attempts: pd.DataFrame,
+    *,
+    weights: Mapping[str, float] | None = None,
+    planned: int | None = None,
+    level: float = 0.95,
+    interval: IntervalMethod = "auto",
+    rng: np.random.Generator,
+) -> RunScore:
+    """Score one run from its attempts: the estimates behind ``evalsuite score``.
+
+    Attempts are aggregated to item means first (the item is the unit of analysis);
+    ``harness_error`` rows are excluded and counted, ``limit`` rows count 0. Every interval
+    is chosen by the one rule of `estimate_mean` (METHODS §12) and names its method.
+
+    Args:
+        attempts: the attempts table of one run (docs/design/attempts.md).
+        weights: deployment share per stratum (must cover every stratum and sum to 1);
+            None or empty: item shares.
+        planned: planned attempts (items × epochs); None: the number of rows.
+        level: confidence level of every interval.
+        interval: as in `estimate_mean` (``auto``: Wilson with effective n).
+        rng: generator for the bootstrap (only drawn from when it runs).
+
+    Returns:
+        The `RunScore`. Estimates that are undefined (no usable item, one unit, ...) are NaN
+        with the reason in their ``note``; nothing undefined is reported as 0.
+
+    Notes:
+        pass@k and pass^k use the unbiased estimators per item with that item's usable
+        epochs n_i, for k up to min n_i, averaged over items (METHODS §2); a success is a
+        score ≥ 1 − 1e-6 (tau-bench's rule), so they are meant for 0/1 scores.
+
+    Raises:
+        UsageError: the table breaks the attempts contract, or bad weights or arguments.
+        InsufficientDataError: the table is empty.
+    """
+    check_level(level)
+    it = item_table(attempts, planned=planned)
+    clusters = it.cluster if it.clustered else None
+    n_excluded = it.health.n_items_excluded
+    overall = estimate_mean(
+        it.mean, clusters=clusters, level=level, interval=interval, n_excluded=n_excluded, rng=rng
+    )
+    weighted, strata = stratified_estimates(
+        it,
+        weights,
+        level=level,
+        interval=interval,
+        rng=rng,
+    )
+    pass_k: list[PassK] = []
+    k_max = int(it.n_epochs.min()) if it.n_items else 0
+    for k in range(1, k_max + 1):
+        at = pass_at_k(it.n_epochs, it.successes, k)
+        hat = pass_hat_k(it.n_epochs, it.successes, k)
+        pass_k.append(
+            PassK(
+                k,
+                estimate_mean(
+                    at,
+                    clusters=clusters,
+                    level=level,
+                    interval=interval,
+                    n_excluded=n_excluded,
+                    rng=rng,
+                ),
+                estimate_mean(
+                    hat,
+                    clusters=clusters,
+                    level=level,
+                    interval=interval,
+                    n_excluded=n_excluded,
+                    rng=rng,
+                ),
+            )
+        )
+    notes = []
+    if not it.binary and k_max:
+        notes.append(
+            "scores are not all 0/1: pass@k and pass^k count a score >= 1 - 1e-6 as a success"
+        )
+    if it.n_items and int(it.n_epochs.max()) > k_max:
+        notes.append(f"pass@k/pass^k stop at k = {k_max}, the fewest usable epochs of any item")
+    rel = reliability_from_items(
+        it, level=level, cost_ratio=1.0, model_corr=0.9, alpha=0.05, retest=None
+    )
+    epochs = int(pd.Series(attempts["item_id"]).astype(str).value_counts().max())
+    return RunScore(
+        run_id=it.run_id,
+        input_hash=it.input_hash,
+        health=it.health,
+        overall=overall,
+        weighted=weighted,
+        strata=strata,
+        pass_k=tuple(pass_k),
+        reliability=rel,
+        level=level,
+        epochs=epochs,
+        clustered=it.clustered,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,260 @@
+"""Commands of the analysis stage: `score` and `compare`."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import click
+import numpy as np
+from rich.table import Table
+from rich.text import Text
+
+from evalsuite.cli._common import (
+    Context,
+    console,
+    emit_json,
+    exit_after_output,
+    handle_errors,
+    json_option,
+    pass_context,
+)
+from evalsuite.cli._run_cmds import open_store
+from evalsuite.errors import GateFailedError, IncomparableRunsError, InvalidRunError, UsageError
+from evalsuite.store import RunRecord, Store
+
+__all__ = ["compare_cmd", "run_facts", "score_cmd"]
+
+level_option = click.option(
+    "--level", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
+    help="Confidence level of every interval.",
+)
+seed_option = click.option(
+    "--seed", type=click.IntRange(min=0), default=0, show_default=True,
+    help="Seed of the analysis (bootstrap and permutation draws); recorded in the output.",
+)
+
+
+def run_facts(run: RunRecord) -> dict[str, Any]:
+    """The run fields every analysis output starts with (DESIGN.md, `score --json`)."""
+    return {
+        "run_id": run.run_id,
+        "suite": run.suite,
+        "version": run.version,
+        "manifest_hash": run.manifest_hash,
+        "split": run.split,
+        "model": run.model,
+        "epochs": run.epochs,
+        "valid": bool(run.valid),
+        "status": run.status,
+        "source": run.source,
+    }
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+def _ci(ci: Any) -> str:
+    low, high = ci
+    return f"[{_fmt(low)}, {_fmt(high)}]"
+
+
+def score_payload(store: Store, run_id: str, *, level: float, seed: int) -> dict[str, Any]:
+    """The `score --json` payload of one stored run."""
+    from evalsuite.analyse import score_run
+
+    run = store.get_run(run_id)
+    result = score_run(
+        store.attempts(run.run_id),
+        weights=run.weights or None,
+        planned=run.planned,
+        level=level,
+        rng=np.random.default_rng(seed),
+    )
+    payload = run_facts(run) | result.to_dict()
+    payload["run_id"] = run.run_id
+    payload["analysis_seed"] = seed
+    payload["error_threshold"] = run.error_threshold
+    return payload
+
+
+def _print_score(p: dict[str, Any]) -> None:
+    if not p["valid"]:
+        console.print(Text(f"INVALID RUN: {p['harness']['error_rate']:.1%} harness errors "
+                           f"exceed the {p['error_threshold']:.0%} threshold; numbers below "
+                           "are not a measurement of the model", style="bold red"))
+    ref = f"{p['suite']}@{p['version']} {p['split']}" if p["suite"] else "(ingested, no manifest)"
+    console.print(Text(f"run {p['run_id']} · {ref} · {p['model']} · {p['epochs']} epoch(s)",
+                       style="bold"))
+    h = p["harness"]
+    console.print(f"harness: {h['planned']} planned, {h['scored']} scored, {h['limits']} limits, "
+                  f"{h['harness_errors']} harness errors ({h['error_rate']:.1%}), excluded from "
+                  "the score")
+    table = Table("estimate", "mean", "se", f"{p['level']:.0%} CI", "items", "method")
+    for name in ("overall", "weighted"):
+        e = p[name]
+        table.add_row(name, _fmt(e["mean"]), _fmt(e["se"]), _ci(e["ci"]), str(e["n_items"]),
+                      e["method"])
+    console.print(table)
+    strata = Table("stratum", "weight", "mean", "se", f"{p['level']:.0%} CI", "items", "method")
+    for s in p["strata"]:
+        strata.add_row(s["stratum"], _fmt(s["weight"], 2), _fmt(s["mean"]), _fmt(s["se"]),
+                       _ci(s["ci"]), str(s["n_items"]), s["method"])
+    console.print(strata)
+    if p["pass_at_k"]:
+        ks = sorted(p["pass_at_k"], key=int)
+        console.print("pass@k: " + "  ".join(f"k={k} {_fmt(p['pass_at_k'][k])}" for k in ks))
+        console.print("pass^k: " + "  ".join(f"k={k} {_fmt(p['pass_hat_k'][k])}" for k in ks))
+    r = p["reliability"]
+    console.print("reliability: " + ", ".join(
+        f"{k} {_fmt(v) if isinstance(v, float) else v}" for k, v in r.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    ))
+    for note in p.get("notes", []):
+        console.print(f"note: {note}")
+
+
+@click.command("score")
+@click.argument("run_id")
+@level_option
+@seed_option
+@json_option
+@pass_context
+@handle_errors
+def score_cmd(ctx: Context, run_id: str, level: float, seed: int, as_json: bool) -> None:
+    """Estimates with intervals, per stratum, pass@k, pass^k, reliability and health of RUN."""
+    payload = score_payload(open_store(ctx), run_id, level=level, seed=seed)
+    if as_json:
+        emit_json(payload)
+    else:
+        _print_score(payload)
+
+
+def check_comparable(base: RunRecord, cand: RunRecord, *, allow_invalid: bool) -> list[str]:
+    """Refuse runs that cannot be paired; return notes for runs paired by shared item ids.
+
+    Raises:
+        IncomparableRunsError: different manifests or splits (exit 3).
+        InvalidRunError: an invalid run without `allow_invalid` (exit 5).
+    """
+    notes = []
+    if base.manifest_hash and cand.manifest_hash:
+        if base.manifest_hash != cand.manifest_hash:
+            raise IncomparableRunsError(
+                f"runs {base.run_id} ({base.suite}@{base.version}, {base.manifest_hash[:19]}…) "
+                f"and {cand.run_id} ({cand.suite}@{cand.version}, {cand.manifest_hash[:19]}…) "
+                "ran on different manifests: their items differ, so a paired comparison means "
+                "nothing. Run both models on the same suite version."
+            )
+        if base.split != cand.split:
+            raise IncomparableRunsError(
+                f"run {base.run_id} is on the {base.split} split and {cand.run_id} on the "
+                f"{cand.split} split: they share no item"
+            )
+    else:
+        notes.append("at least one run was ingested without a manifest: paired on shared item "
+                     "ids")
+    invalid = [r.run_id for r in (base, cand) if r.valid is False]
+    if invalid and not allow_invalid:
+        raise InvalidRunError(
+            f"run(s) {invalid} are invalid (too many harness errors): their scores measure the "
+            "harness, not the model. Fix the harness and rerun, or pass --allow-invalid to "
+            "compare anyway (the output is then marked invalid)."
+        )
+    if invalid:
+        notes.append(f"compared with --allow-invalid: run(s) {invalid} are INVALID")
+    return notes
+
+
+def _print_compare(p: dict[str, Any]) -> None:
+    if p["invalid_runs"]:
+        console.print(Text(f"INVALID RUN(S) {p['invalid_runs']} compared with --allow-invalid",
+                           style="bold red"))
+    console.print(Text(f"{p['candidate']} − {p['baseline']}: diff {_fmt(p['diff'])} "
+                       f"(se {_fmt(p['se'])}, {p['level']:.0%} CI {_ci(p['ci'])}, "
+                       f"p {_fmt(p['p_value'], 4)}, {p['n_items']} items)", style="bold"))
+    console.print(f"verdict: {p['verdict']} — {p['sentence']}")
+    console.print(f"means: baseline {_fmt(p['baseline_mean'])}, candidate "
+                  f"{_fmt(p['candidate_mean'])}; MDE {_fmt(p['mde'])}; sign-flip p "
+                  f"{_fmt(p['p_value_permutation'], 4)}"
+                  + (f"; McNemar mid-p {_fmt(p['p_value_mcnemar_midp'], 4)}"
+                     if p.get("p_value_mcnemar_midp") is not None else ""))
+    if p["n_unpaired_baseline"] or p["n_unpaired_candidate"]:
+        console.print(f"unpaired items: {p['n_unpaired_baseline']} baseline, "
+                      f"{p['n_unpaired_candidate']} candidate (dropped symmetrically)")
+    table = Table("stratum", "diff", "se", "CI", "p", "p (Holm)", "items")
+    for s in p["strata"]:
+        table.add_row(s["stratum"], _fmt(s["diff"]), _fmt(s["se"]), _ci(s["ci"]),
+                      _fmt(s["p_value"], 4), _fmt(s["p_holm"], 4), str(s["n_items"]))
+    console.print(table)
+    gate = p.get("gate")
+    if gate:
+        console.print(f"gate {gate['kind']} (margin {gate['margin']}): {gate['status']} "
+                      f"(one-sided lower bound {_fmt(gate['lower_bound'])})")
+    for note in p["notes"]:
+        console.print(f"note: {note}")
+
+
+def compare_payload(store: Store, baseline: str, candidate: str, *, level: float, alpha: float,
+                    margin: float | None, allow_invalid: bool, seed: int) -> dict[str, Any]:
+    """The `compare --json` payload of two stored runs."""
+    from evalsuite.analyse import Gate, compare_runs
+
+    base = store.get_run(baseline)
+    cand = store.get_run(candidate)
+    notes = check_comparable(base, cand, allow_invalid=allow_invalid)
+    result = compare_runs(
+        store.attempts(base.run_id),
+        store.attempts(cand.run_id),
+        level=level,
+        alpha=alpha,
+        gate=Gate(margin=margin) if margin is not None else None,
+        rng=np.random.default_rng(seed),
+    )
+    payload = result.to_dict()
+    payload["baseline"] = base.run_id
+    payload["candidate"] = cand.run_id
+    payload["level"] = level
+    payload["alpha"] = alpha
+    payload["analysis_seed"] = seed
+    payload["invalid_runs"] = [r.run_id for r in (base, cand) if r.valid is False]
+    payload["runs"] = {"baseline": run_facts(base), "candidate": run_facts(cand)}
+    payload["notes"] = notes + list(payload.get("notes", []))
+    return payload
+
+
+@click.command("compare")
+@click.argument("baseline")
+@click.argument("candidate")
+@click.option("--gate", type=click.Choice(["noninferior"]), default=None,
+              help="Regression gate: exit 6 unless it passes.")
+@click.option("--margin", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Non-inferiority margin D (scores are in [0, 1]).")
+@click.option("--alpha", type=click.FloatRange(0.001, 0.5), default=0.05, show_default=True)
+@click.option("--allow-invalid", is_flag=True, help="Compare invalid runs too (marked).")
+@level_option
+@seed_option
+@json_option
+@pass_context
+@handle_errors
+def compare_cmd(ctx: Context, baseline: str, candidate: str, gate: str | None,
+                margin: float | None, alpha: float, allow_invalid: bool, level: float,
+                seed: int, as_json: bool) -> None:
+    """Paired comparison of CANDIDATE against BASELINE on the items they share."""
+    if (gate is None) != (margin is None):
+        raise UsageError("--gate noninferior and --margin D go together")
+    payload = compare_payload(open_store(ctx), baseline, candidate, level=level, alpha=alpha,
+                              margin=margin, allow_invalid=allow_invalid, seed=seed)
+    if as_json:
+        emit_json(payload)
+    else:
+        _print_compare(payload)
+    if payload.get("gate") and not payload["gate"]["passed"]:
+        exit_after_output(GateFailedError(
+            f"non-inferiority gate failed: the one-sided {1 - alpha:.0%} lower bound of the "
+            f"difference ({_fmt(payload['gate']['lower_bound'])}) is not above "
+            f"−{margin} ({payload['gate']['status']})"
+        ))

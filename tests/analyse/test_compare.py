@@ -1,0 +1,263 @@
+"""compare_runs: pairing, the paired t (clustered), permutation, McNemar, Holm, gate, verdict."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import TTestPower
+
+from evalsuite.analyse import Gate, compare_runs, paired_difference
+from evalsuite.analyse._compare import _gate
+from evalsuite.analyse._paired import mcnemar_midp, sign_flip_p
+from evalsuite.errors import IncomparableRunsError, UsageError
+from tests.analyse.conftest import make_attempts
+
+
+def pair(
+    rng: np.random.Generator,
+    n: int,
+    k: int,
+    shift: float = 0.0,
+    strata: list[str] | None = None,
+    clusters: list[str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray, np.ndarray]:
+    x = rng.beta(2, 2, size=(n, 1))
+    a = (rng.random((n, k)) < x).astype(float)
+    b = (rng.random((n, k)) < np.clip(x + shift, 0, 1)).astype(float)
+    return (
+        make_attempts(a, run_id="base", strata=strata, clusters=clusters),
+        make_attempts(b, run_id="cand", strata=strata, clusters=clusters),
+        a,
+        b,
+    )
+
+
+def test_paired_t_matches_scipy(rng: np.random.Generator) -> None:
+    base, cand, a, b = pair(rng, 80, 3, shift=0.05)
+    res = compare_runs(base, cand, rng=rng)
+    ref = stats.ttest_rel(b.mean(axis=1), a.mean(axis=1))
+    assert res.diff == pytest.approx(b.mean() - a.mean())
+    assert res.test.p_value == pytest.approx(ref.pvalue, rel=1e-10)
+    assert res.test.ci == pytest.approx(tuple(ref.confidence_interval(0.95)), abs=1e-12)
+    assert res.test.method == "paired_t"
+    assert (res.baseline, res.candidate) == ("base", "cand")
+    sd = float(np.std(b.mean(axis=1) - a.mean(axis=1), ddof=1))
+    effect = TTestPower().solve_power(nobs=80, alpha=0.05, power=0.8)
+    assert res.test.mde == pytest.approx(effect * sd, rel=1e-4)
+
+
+def test_clustered_paired_t_matches_statsmodels(rng: np.random.Generator) -> None:
+    clusters = [f"t{i // 4}" for i in range(80)]
+    base, cand, a, b = pair(rng, 80, 2, clusters=clusters)
+    res = compare_runs(base, cand, rng=rng)
+    d = b.mean(axis=1) - a.mean(axis=1)
+    fit = sm.OLS(d, np.ones(80)).fit(
+        cov_type="cluster", cov_kwds={"groups": np.arange(80) // 4}, use_t=True
+    )
+    assert res.test.method == "cluster_paired_t"
+    assert res.test.se == pytest.approx(float(fit.bse[0]), rel=1e-12)
+    assert res.test.p_value == pytest.approx(float(fit.pvalues[0]), rel=1e-10)
+    assert res.test.df == 19
+    assert math.isnan(res.p_value_mcnemar_midp)
+
+
+def test_sign_flip_exact_matches_scipy_and_enumeration() -> None:
+    rng = np.random.default_rng(3)
+    d = np.round(rng.normal(0.1, 0.3, 12), 2)
+    p, exact = sign_flip_p(d, None, n_resamples=999, rng=rng)
+    ref = stats.permutation_test(
+        (d,),
+        lambda x, axis: np.sum(x, axis=axis),
+        permutation_type="samples",
+        n_resamples=np.inf,
+        vectorized=True,
+    )
+    assert exact
+    assert p == pytest.approx(ref.pvalue, abs=1e-12)
+    signs = np.array(np.meshgrid(*[[1, -1]] * 12)).reshape(12, -1).T
+    null = np.abs(signs @ d)
+    assert p == pytest.approx(np.mean(null >= abs(d.sum()) - 1e-12), abs=1e-12)
+
+
+def test_sign_flip_on_clusters_flips_cluster_sums() -> None:
+    d = np.array([0.5, 0.5, -1 / 3, 1 / 3, 0.0, 2 / 3])
+    p, _ = sign_flip_p(
+        d, ["a", "a", "b", "b", "c", "c"], n_resamples=999, rng=np.random.default_rng(0)
+    )
+    # cluster sums 1, 0, 2/3: |sum| >= 5/3 only for (+,±,+) and (−,±,−): 4 of 8
+    assert p == pytest.approx(0.5)
+
+
+def test_large_permutation_is_seeded(rng: np.random.Generator) -> None:
+    base, cand, _, _ = pair(rng, 60, 2, shift=0.1)
+    one = compare_runs(base, cand, rng=np.random.default_rng(9))
+    two = compare_runs(base, cand, rng=np.random.default_rng(9))
+    assert not one.permutation_exact
+    assert one.p_value_permutation == two.p_value_permutation
+    assert abs(one.p_value_permutation - one.test.p_value) < 0.05
+
+
+def test_mcnemar_midp_reference() -> None:
+    # METHODS §5a, v06: b = 12, c = 4 gives exact 0.0768 (statsmodels) and mid-p 0.0490
+    exact = mcnemar([[10, 12], [4, 10]], exact=True).pvalue
+    assert exact == pytest.approx(0.0768, abs=1e-4)
+    assert mcnemar_midp(12, 4) == pytest.approx(exact - stats.binom.pmf(4, 16, 0.5))
+    assert mcnemar_midp(12, 4) == pytest.approx(0.0490, abs=1e-4)
+    assert mcnemar_midp(0, 0) == 1.0
+
+
+def test_mcnemar_only_with_one_epoch(rng: np.random.Generator) -> None:
+    base, cand, a, b = pair(rng, 100, 1, shift=0.1)
+    res = compare_runs(base, cand, rng=rng)
+    n_b = int(np.sum((a[:, 0] == 1) & (b[:, 0] == 0)))
+    n_c = int(np.sum((a[:, 0] == 0) & (b[:, 0] == 1)))
+    assert res.p_value_mcnemar_midp == pytest.approx(mcnemar_midp(n_b, n_c))
+    three = compare_runs(*pair(rng, 100, 3)[:2], rng=rng)
+    assert math.isnan(three.p_value_mcnemar_midp)
+
+
+def test_strata_are_holm_adjusted(rng: np.random.Generator) -> None:
+    strata = ["x"] * 30 + ["y"] * 30 + ["z"] * 30
+    base, cand, a, b = pair(rng, 90, 2, shift=0.08, strata=strata)
+    res = compare_runs(base, cand, rng=rng)
+    d = b.mean(axis=1) - a.mean(axis=1)
+    raw = [stats.ttest_1samp(d[i * 30 : (i + 1) * 30], 0).pvalue for i in range(3)]
+    assert [s.test.p_value for s in res.strata] == pytest.approx(raw)
+    assert [s.p_holm for s in res.strata] == pytest.approx(
+        list(multipletests(raw, method="holm")[1])
+    )
+    entry = res.to_dict()["strata"][0]
+    assert {"stratum", "diff", "se", "ci", "p_value", "p_holm", "n_items"} <= set(entry)
+
+
+def test_items_with_only_harness_errors_are_dropped_symmetrically(
+    rng: np.random.Generator,
+) -> None:
+    x = rng.beta(2, 2, size=(40, 1))
+    a = (rng.random((40, 3)) < x).astype(float)
+    b = (rng.random((40, 3)) < x).astype(float)
+    a[0] = np.nan
+    b[1:3] = np.nan
+    res = compare_runs(make_attempts(a, run_id="a"), make_attempts(b, run_id="b"), rng=rng)
+    keep = np.arange(3, 40)
+    assert res.test.n_items == 37
+    assert res.n_unpaired_baseline == 2 and res.n_unpaired_candidate == 1
+    assert res.diff == pytest.approx(float(np.mean(b[keep].mean(1) - a[keep].mean(1))))
+    assert "2 baseline and 1 candidate item(s) had no usable pair" in res.to_dict()["notes"][0]
+
+
+def test_no_shared_items_is_refused(rng: np.random.Generator) -> None:
+    base = make_attempts(np.ones((3, 2)), run_id="a")
+    cand = make_attempts(np.ones((3, 2)), run_id="b")
+    cand["item_id"] = cand["item_id"] + "-other"
+    with pytest.raises(IncomparableRunsError, match="share no item"):
+        compare_runs(base, cand, rng=rng)
+
+
+def test_different_manifests_are_refused(rng: np.random.Generator) -> None:
+    base = make_attempts(np.ones((3, 2)), run_id="a")
+    cand = make_attempts(np.ones((3, 2)), run_id="b")
+    cand.loc[cand["item_id"] == "item-0001", "item_hash"] = "sha256:changed"
+    with pytest.raises(IncomparableRunsError, match="item_hash"):
+        compare_runs(base, cand, rng=rng)
+
+
+def test_verdicts_and_sentence(rng: np.random.Generator) -> None:
+    better = compare_runs(*pair(rng, 300, 3, shift=0.2)[:2], rng=rng)
+    assert better.verdict == "candidate_better"
+    assert better.sentence.startswith("candidate better")
+    worse = compare_runs(*pair(rng, 300, 3, shift=-0.2)[:2], rng=rng)
+    assert worse.verdict == "baseline_better"
+    same = compare_runs(*pair(rng, 60, 3)[:2], rng=np.random.default_rng(4))
+    if same.verdict == "no_detectable_difference":
+        assert f"±{same.test.mde:.3f} or larger" in same.sentence
+
+
+def test_identical_runs_are_no_difference_not_an_error() -> None:
+    y = np.array([[1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    res = compare_runs(
+        make_attempts(y, run_id="a"), make_attempts(y, run_id="b"), rng=np.random.default_rng(0)
+    )
+    assert res.verdict == "no_detectable_difference"
+    assert res.diff == 0.0
+    assert math.isnan(res.test.p_value)
+    assert "no variance" in res.test.note
+    assert res.p_value_permutation == 1.0
+
+
+def test_noninferiority_gate_three_ways(rng: np.random.Generator) -> None:
+    base, cand, a, b = pair(rng, 400, 3)
+    res = compare_runs(base, cand, gate=Gate(margin=0.05), rng=rng)
+    d = b.mean(axis=1) - a.mean(axis=1)
+    t = res.test
+    low = t.diff - stats.t.ppf(0.95, 399) * t.se
+    assert res.gate is not None
+    assert res.gate.lower_bound == pytest.approx(low)
+    # one-sided 95% bound = lower end of the two-sided 90% interval (METHODS §5d)
+    assert res.gate.lower_bound == pytest.approx(paired_difference(d, level=0.90).ci.low)
+    assert res.gate.passed == (low > -0.05)
+    assert res.gate.status == "PASS"
+    unclear = _gate(Gate(margin=0.03), paired_difference(np.tile([-0.4, 0.36], 20)), 0.05)
+    assert unclear.status == "INCONCLUSIVE" and not unclear.passed
+    worse = compare_runs(*pair(rng, 400, 3, shift=-0.2)[:2], gate=Gate(margin=0.02), rng=rng)
+    assert worse.gate is not None and worse.gate.status == "FAIL" and not worse.gate.passed
+
+
+def test_compare_json_carries_design_keys(rng: np.random.Generator) -> None:
+    base, cand, _, _ = pair(rng, 30, 2, strata=["s", "t"] * 15)
+    d = compare_runs(base, cand, gate=Gate(margin=0.02), rng=rng).to_dict()
+    assert {
+        "baseline",
+        "candidate",
+        "diff",
+        "se",
+        "ci",
+        "p_value",
+        "n_items",
+        "verdict",
+        "mde",
+        "strata",
+        "gate",
+    } <= set(d)
+    assert {"kind", "margin", "passed"} <= set(d["gate"])
+    assert d["verdict"] in {"candidate_better", "baseline_better", "no_detectable_difference"}
+    json.loads(json.dumps(d))
+    assert (
+        "gate noninferior"
+        in compare_runs(base, cand, gate=Gate(0.02), rng=rng).summary().to_markdown()
+    )
+
+
+def test_bad_arguments(rng: np.random.Generator) -> None:
+    base, cand, _, _ = pair(rng, 10, 1)
+    with pytest.raises(UsageError):
+        Gate(margin=-0.1)
+    with pytest.raises(UsageError):
+        compare_runs(base, cand, alpha=1.5, rng=rng)
+
+
+def test_an_ingested_run_takes_the_manifest_labels(rng: np.random.Generator) -> None:
+    strata = ["s", "t"] * 20
+    clusters = [f"c{i // 4}" for i in range(40)]
+    base, cand, _, _ = pair(rng, 40, 2, strata=strata, clusters=clusters)
+    ingested = cand.assign(stratum="all", cluster=None, item_hash=None)
+    res = compare_runs(base, ingested, rng=rng)
+    assert res.test.method == "cluster_paired_t"
+    assert res.test.n_clusters == 10
+    assert [s.stratum for s in res.strata] == ["s", "t"]
+    assert res.test == compare_runs(base, cand, rng=rng).test
+
+
+def test_conflicting_clusters_are_refused(rng: np.random.Generator) -> None:
+    base, cand, _, _ = pair(rng, 8, 1, clusters=[f"c{i // 2}" for i in range(8)])
+    cand["cluster"] = cand["cluster"].replace({"c0": "c9"})
+    with pytest.raises(IncomparableRunsError, match="cluster"):
+        compare_runs(base, cand, rng=rng)
