@@ -18,6 +18,7 @@ import pandas as pd
 from evalsuite._core import content_hash
 from evalsuite.analyse._table import Table
 from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.store import run_health
 
 __all__ = ["OUTCOMES", "REQUIRED_COLUMNS", "SUCCESS_THRESHOLD", "Health", "ItemTable", "item_table"]
 
@@ -199,24 +200,26 @@ def _input_hash(df: pd.DataFrame) -> str:
 
 
 def _health(df: pd.DataFrame, planned: int | None, n_excluded: int, what: str) -> Health:
-    """Health counts; unrecorded planned attempts count as harness errors (DESIGN run health)."""
+    """Health counts; unrecorded planned attempts count as harness errors (DESIGN run health).
+
+    The counts come from `evalsuite.store.run_health`, the one computation the runner, the
+    CLI and the reports share.
+    """
     recorded = len(df)
     if planned is None:
         planned = recorded
     if planned < recorded:
         raise _fail(what, f"planned={planned} is fewer than the {recorded} recorded attempts")
-    limits = df[df["outcome"] == "limit"]
-    by_type = limits["limit_type"].fillna("unspecified").astype(str).value_counts()
-    errors = int((df["outcome"] == "harness_error").sum()) + (planned - recorded)
+    shared = run_health(df, planned=planned, threshold=1.0)
     return Health(
         planned=planned,
         recorded=recorded,
-        scored=int((df["outcome"] == "scored").sum()),
-        limits=len(limits),
-        limits_by_type={str(k): int(v) for k, v in sorted(by_type.items())},
-        harness_errors=errors,
+        scored=shared.scored,
+        limits=shared.limits,
+        limits_by_type=shared.limits_by_type,
+        harness_errors=shared.harness_errors,
         unrecorded=planned - recorded,
-        error_rate=errors / planned if planned > 0 else math.nan,
+        error_rate=shared.error_rate,
         n_items=int(df["item_id"].nunique()),
         n_items_excluded=n_excluded,
     )

@@ -21,16 +21,22 @@ from evalsuite.cli._common import (
 )
 from evalsuite.cli._run_cmds import open_store
 from evalsuite.errors import GateFailedError, IncomparableRunsError, InvalidRunError, UsageError
-from evalsuite.store import RunRecord, Store
+from evalsuite.store import RunRecord, Store, run_health
 
 __all__ = ["compare_cmd", "run_facts", "score_cmd"]
 
 level_option = click.option(
-    "--level", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
+    "--level",
+    type=click.FloatRange(0.5, 0.999),
+    default=0.95,
+    show_default=True,
     help="Confidence level of every interval.",
 )
 seed_option = click.option(
-    "--seed", type=click.IntRange(min=0), default=0, show_default=True,
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
     help="Seed of the analysis (bootstrap and permutation draws); recorded in the output.",
 )
 
@@ -76,6 +82,15 @@ def score_payload(store: Store, run_id: str, *, level: float, seed: int) -> dict
     )
     payload = run_facts(run) | result.to_dict()
     payload["run_id"] = run.run_id
+    health = run_health(
+        store.attempts(run.run_id), planned=run.planned, threshold=run.error_threshold
+    )
+    payload["harness"] |= {
+        "errors_by_kind": health.errors_by_kind,
+        "valid": health.valid,
+        "threshold": health.threshold,
+        "retried": health.retried,
+    }
     payload["analysis_seed"] = seed
     payload["error_threshold"] = run.error_threshold
     return payload
@@ -83,36 +98,56 @@ def score_payload(store: Store, run_id: str, *, level: float, seed: int) -> dict
 
 def _print_score(p: dict[str, Any]) -> None:
     if not p["valid"]:
-        console.print(Text(f"INVALID RUN: {p['harness']['error_rate']:.1%} harness errors "
-                           f"exceed the {p['error_threshold']:.0%} threshold; numbers below "
-                           "are not a measurement of the model", style="bold red"))
+        console.print(
+            Text(
+                f"INVALID RUN: {p['harness']['error_rate']:.1%} harness errors "
+                f"exceed the {p['error_threshold']:.0%} threshold; numbers below "
+                "are not a measurement of the model",
+                style="bold red",
+            )
+        )
     ref = f"{p['suite']}@{p['version']} {p['split']}" if p["suite"] else "(ingested, no manifest)"
-    console.print(Text(f"run {p['run_id']} · {ref} · {p['model']} · {p['epochs']} epoch(s)",
-                       style="bold"))
+    console.print(
+        Text(f"run {p['run_id']} · {ref} · {p['model']} · {p['epochs']} epoch(s)", style="bold")
+    )
     h = p["harness"]
-    console.print(f"harness: {h['planned']} planned, {h['scored']} scored, {h['limits']} limits, "
-                  f"{h['harness_errors']} harness errors ({h['error_rate']:.1%}), excluded from "
-                  "the score")
+    console.print(
+        f"harness: {h['planned']} planned, {h['scored']} scored, {h['limits']} limits, "
+        f"{h['harness_errors']} harness errors ({h['error_rate']:.1%}), excluded from "
+        "the score"
+    )
     table = Table("estimate", "mean", "se", f"{p['level']:.0%} CI", "items", "method")
     for name in ("overall", "weighted"):
         e = p[name]
-        table.add_row(name, _fmt(e["mean"]), _fmt(e["se"]), _ci(e["ci"]), str(e["n_items"]),
-                      e["method"])
+        table.add_row(
+            name, _fmt(e["mean"]), _fmt(e["se"]), _ci(e["ci"]), str(e["n_items"]), e["method"]
+        )
     console.print(table)
     strata = Table("stratum", "weight", "mean", "se", f"{p['level']:.0%} CI", "items", "method")
     for s in p["strata"]:
-        strata.add_row(s["stratum"], _fmt(s["weight"], 2), _fmt(s["mean"]), _fmt(s["se"]),
-                       _ci(s["ci"]), str(s["n_items"]), s["method"])
+        strata.add_row(
+            s["stratum"],
+            _fmt(s["weight"], 2),
+            _fmt(s["mean"]),
+            _fmt(s["se"]),
+            _ci(s["ci"]),
+            str(s["n_items"]),
+            s["method"],
+        )
     console.print(strata)
     if p["pass_at_k"]:
         ks = sorted(p["pass_at_k"], key=int)
         console.print("pass@k: " + "  ".join(f"k={k} {_fmt(p['pass_at_k'][k])}" for k in ks))
         console.print("pass^k: " + "  ".join(f"k={k} {_fmt(p['pass_hat_k'][k])}" for k in ks))
     r = p["reliability"]
-    console.print("reliability: " + ", ".join(
-        f"{k} {_fmt(v) if isinstance(v, float) else v}" for k, v in r.items()
-        if isinstance(v, int | float) and not isinstance(v, bool)
-    ))
+    console.print(
+        "reliability: "
+        + ", ".join(
+            f"{k} {_fmt(v) if isinstance(v, float) else v}"
+            for k, v in r.items()
+            if isinstance(v, int | float) and not isinstance(v, bool)
+        )
+    )
     for note in p.get("notes", []):
         console.print(f"note: {note}")
 
@@ -155,8 +190,7 @@ def check_comparable(base: RunRecord, cand: RunRecord, *, allow_invalid: bool) -
                 f"{cand.split} split: they share no item"
             )
     else:
-        notes.append("at least one run was ingested without a manifest: paired on shared item "
-                     "ids")
+        notes.append("at least one run was ingested without a manifest: paired on shared item ids")
     invalid = [r.run_id for r in (base, cand) if r.valid is False]
     if invalid and not allow_invalid:
         raise InvalidRunError(
@@ -171,35 +205,69 @@ def check_comparable(base: RunRecord, cand: RunRecord, *, allow_invalid: bool) -
 
 def _print_compare(p: dict[str, Any]) -> None:
     if p["invalid_runs"]:
-        console.print(Text(f"INVALID RUN(S) {p['invalid_runs']} compared with --allow-invalid",
-                           style="bold red"))
-    console.print(Text(f"{p['candidate']} − {p['baseline']}: diff {_fmt(p['diff'])} "
-                       f"(se {_fmt(p['se'])}, {p['level']:.0%} CI {_ci(p['ci'])}, "
-                       f"p {_fmt(p['p_value'], 4)}, {p['n_items']} items)", style="bold"))
+        console.print(
+            Text(
+                f"INVALID RUN(S) {p['invalid_runs']} compared with --allow-invalid",
+                style="bold red",
+            )
+        )
+    console.print(
+        Text(
+            f"{p['candidate']} − {p['baseline']}: diff {_fmt(p['diff'])} "
+            f"(se {_fmt(p['se'])}, {p['level']:.0%} CI {_ci(p['ci'])}, "
+            f"p {_fmt(p['p_value'], 4)}, {p['n_items']} items)",
+            style="bold",
+        )
+    )
     console.print(f"verdict: {p['verdict']} — {p['sentence']}")
-    console.print(f"means: baseline {_fmt(p['baseline_mean'])}, candidate "
-                  f"{_fmt(p['candidate_mean'])}; MDE {_fmt(p['mde'])}; sign-flip p "
-                  f"{_fmt(p['p_value_permutation'], 4)}"
-                  + (f"; McNemar mid-p {_fmt(p['p_value_mcnemar_midp'], 4)}"
-                     if p.get("p_value_mcnemar_midp") is not None else ""))
+    console.print(
+        f"means: baseline {_fmt(p['baseline_mean'])}, candidate "
+        f"{_fmt(p['candidate_mean'])}; MDE {_fmt(p['mde'])}; sign-flip p "
+        f"{_fmt(p['p_value_permutation'], 4)}"
+        + (
+            f"; McNemar mid-p {_fmt(p['p_value_mcnemar_midp'], 4)}"
+            if p.get("p_value_mcnemar_midp") is not None
+            else ""
+        )
+    )
     if p["n_unpaired_baseline"] or p["n_unpaired_candidate"]:
-        console.print(f"unpaired items: {p['n_unpaired_baseline']} baseline, "
-                      f"{p['n_unpaired_candidate']} candidate (dropped symmetrically)")
+        console.print(
+            f"unpaired items: {p['n_unpaired_baseline']} baseline, "
+            f"{p['n_unpaired_candidate']} candidate (dropped symmetrically)"
+        )
     table = Table("stratum", "diff", "se", "CI", "p", "p (Holm)", "items")
     for s in p["strata"]:
-        table.add_row(s["stratum"], _fmt(s["diff"]), _fmt(s["se"]), _ci(s["ci"]),
-                      _fmt(s["p_value"], 4), _fmt(s["p_holm"], 4), str(s["n_items"]))
+        table.add_row(
+            s["stratum"],
+            _fmt(s["diff"]),
+            _fmt(s["se"]),
+            _ci(s["ci"]),
+            _fmt(s["p_value"], 4),
+            _fmt(s["p_holm"], 4),
+            str(s["n_items"]),
+        )
     console.print(table)
     gate = p.get("gate")
     if gate:
-        console.print(f"gate {gate['kind']} (margin {gate['margin']}): {gate['status']} "
-                      f"(one-sided lower bound {_fmt(gate['lower_bound'])})")
+        console.print(
+            f"gate {gate['kind']} (margin {gate['margin']}): {gate['status']} "
+            f"(one-sided lower bound {_fmt(gate['lower_bound'])})"
+        )
     for note in p["notes"]:
         console.print(f"note: {note}")
 
 
-def compare_payload(store: Store, baseline: str, candidate: str, *, level: float, alpha: float,
-                    margin: float | None, allow_invalid: bool, seed: int) -> dict[str, Any]:
+def compare_payload(
+    store: Store,
+    baseline: str,
+    candidate: str,
+    *,
+    level: float,
+    alpha: float,
+    margin: float | None,
+    allow_invalid: bool,
+    seed: int,
+) -> dict[str, Any]:
     """The `compare --json` payload of two stored runs."""
     from evalsuite.analyse import Gate, compare_runs
 
@@ -229,10 +297,18 @@ def compare_payload(store: Store, baseline: str, candidate: str, *, level: float
 @click.command("compare")
 @click.argument("baseline")
 @click.argument("candidate")
-@click.option("--gate", type=click.Choice(["noninferior"]), default=None,
-              help="Regression gate: exit 6 unless it passes.")
-@click.option("--margin", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Non-inferiority margin D (scores are in [0, 1]).")
+@click.option(
+    "--gate",
+    type=click.Choice(["noninferior"]),
+    default=None,
+    help="Regression gate: exit 6 unless it passes.",
+)
+@click.option(
+    "--margin",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Non-inferiority margin D (scores are in [0, 1]).",
+)
 @click.option("--alpha", type=click.FloatRange(0.001, 0.5), default=0.05, show_default=True)
 @click.option("--allow-invalid", is_flag=True, help="Compare invalid runs too (marked).")
 @level_option
@@ -240,21 +316,40 @@ def compare_payload(store: Store, baseline: str, candidate: str, *, level: float
 @json_option
 @pass_context
 @handle_errors
-def compare_cmd(ctx: Context, baseline: str, candidate: str, gate: str | None,
-                margin: float | None, alpha: float, allow_invalid: bool, level: float,
-                seed: int, as_json: bool) -> None:
+def compare_cmd(
+    ctx: Context,
+    baseline: str,
+    candidate: str,
+    gate: str | None,
+    margin: float | None,
+    alpha: float,
+    allow_invalid: bool,
+    level: float,
+    seed: int,
+    as_json: bool,
+) -> None:
     """Paired comparison of CANDIDATE against BASELINE on the items they share."""
     if (gate is None) != (margin is None):
         raise UsageError("--gate noninferior and --margin D go together")
-    payload = compare_payload(open_store(ctx), baseline, candidate, level=level, alpha=alpha,
-                              margin=margin, allow_invalid=allow_invalid, seed=seed)
+    payload = compare_payload(
+        open_store(ctx),
+        baseline,
+        candidate,
+        level=level,
+        alpha=alpha,
+        margin=margin,
+        allow_invalid=allow_invalid,
+        seed=seed,
+    )
     if as_json:
         emit_json(payload)
     else:
         _print_compare(payload)
     if payload.get("gate") and not payload["gate"]["passed"]:
-        exit_after_output(GateFailedError(
-            f"non-inferiority gate failed: the one-sided {1 - alpha:.0%} lower bound of the "
-            f"difference ({_fmt(payload['gate']['lower_bound'])}) is not above "
-            f"−{margin} ({payload['gate']['status']})"
-        ))
+        exit_after_output(
+            GateFailedError(
+                f"non-inferiority gate failed: the one-sided {1 - alpha:.0%} lower bound of the "
+                f"difference ({_fmt(payload['gate']['lower_bound'])}) is not above "
+                f"−{margin} ({payload['gate']['status']})"
+            )
+        )

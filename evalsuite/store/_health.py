@@ -67,11 +67,14 @@ def run_health(attempts: pd.DataFrame, *, planned: int, threshold: float) -> Hea
     missing = max(planned - len(attempts), 0)
     errors = recorded_errors + missing
     rate = errors / planned if planned > 0 else math.nan
-    kinds = Counter(error_kind(r) for r in attempts.loc[outcome == "harness_error", "reason"])
+    reasons = attempts["reason"] if "reason" in attempts else pd.Series([None] * len(attempts))
+    kinds = Counter(error_kind(r) for r in reasons[(outcome == "harness_error").to_numpy()])
     if missing:
         kinds["not run"] += missing
-    limit_types = Counter(attempts.loc[outcome == "limit", "limit_type"].fillna("unknown"))
-    retried = int((attempts["retries"] > 0).sum()) if len(attempts) else 0
+    limit_types = Counter(
+        str(t) for t in attempts.loc[outcome == "limit", "limit_type"].fillna("unspecified")
+    )
+    retried = int((attempts["retries"] > 0).sum()) if len(attempts) and "retries" in attempts else 0
     return Health(
         planned=planned,
         scored=scored,
