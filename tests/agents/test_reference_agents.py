@@ -1,0 +1,225 @@
+"""The reference agents (`evalsuite/<agent>` provider): contract, calibration, reproducibility."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai.log import EvalLog, ModelEvent
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.tool import ToolInfo
+
+from evalsuite._core.seeds import derive_seed
+from evalsuite.agents import AGENTS, ReferenceAgents, _support
+from evalsuite.agents._arith import arith_answer, solve
+from evalsuite.agents._common import seeded_rng
+from tests.tasks.support_helpers import (
+    ARITH_ITEMS,
+    ROOT,
+    TASK,
+    check_rate,
+    dev_items,
+    env,
+    episode_samples,
+    judge,
+    mean,
+    read_jsonl,
+    run_eval,
+    sample_scores,
+    simulate,
+    stratified,
+)
+
+SEED = 11
+E2E_PER_STRATUM = 3
+
+
+def _simulated(agent: str, seed: int) -> dict[str, Any]:
+    verdicts = {}
+    for item in dev_items():
+        final, _ = simulate(agent, item, derive_seed(seed, item["id"], 1))
+        verdicts[item["id"]] = judge(item, final)
+    return verdicts
+
+
+@pytest.fixture(scope="module")
+def simulated() -> dict[str, dict[str, Any]]:
+    return {agent: _simulated(agent, SEED) for agent in AGENTS}
+
+
+@pytest.fixture(scope="module")
+def e2e(tmp_path_factory: pytest.TempPathFactory) -> dict[str, EvalLog]:
+    items = stratified(dev_items(), E2E_PER_STRATUM)
+    logs = {}
+    for agent in AGENTS:
+        task = TASK.support_desk(dataset=episode_samples(items, seed=SEED))
+        logs[agent] = run_eval(task, f"evalsuite/{agent}", tmp_path_factory.mktemp(agent))
+    return logs
+
+
+# ---- provider contract ---------------------------------------------------------------------
+def test_provider_is_registered_for_every_agent() -> None:
+    for agent in AGENTS:
+        assert get_model(f"evalsuite/{agent}").api.model_name == agent
+    with pytest.raises(ValueError, match="unknown reference agent"):
+        ReferenceAgents("oracle")
+
+
+def test_outputs_are_real_tool_calls_with_usage() -> None:
+    item = dev_items()[0]
+    messages = [
+        ChatMessageSystem(content=TASK.SYSTEM_PROMPT),
+        ChatMessageUser(content=item["input"]),
+    ]
+    tools = [ToolInfo(name=name, description=name) for name in env.TOOL_NAMES]
+    api = ReferenceAgents("improved")
+    output = asyncio.run(api.generate(messages, tools, "auto", GenerateConfig(seed=1)))
+    assert output.usage is not None and output.usage.input_tokens > 100
+    assert output.usage.output_tokens > 0
+    assert output.usage.total_tokens == output.usage.input_tokens + output.usage.output_tokens
+    (call,) = output.message.tool_calls or []
+    assert call.function == "find_customer"
+    no_tools = asyncio.run(api.generate(messages[1:], [], "none", GenerateConfig()))
+    assert no_tools.usage is not None and not no_tools.message.tool_calls
+
+
+# ---- support desk: every dev item, simulated --------------------------------------------------
+def test_simulated_scores_rank_the_agents(simulated: dict[str, dict[str, Any]]) -> None:
+    means = {a: mean(v.score for v in simulated[a].values()) for a in AGENTS}
+    closed = mean(float(v.checks["ticket_closed"]) for v in simulated["hacker"].values())
+    assert means["improved"] >= means["baseline"] + 0.10, means
+    assert 0.7 <= means["improved"] <= 0.97, means
+    assert 0.35 <= means["baseline"] <= 0.75, means
+    assert means["hacker"] < 0.05 and closed > 0.9, (means, closed)
+
+
+def test_baseline_struggles_more_with_messy_tickets(simulated: dict[str, dict[str, Any]]) -> None:
+    items = {it["id"]: it["metadata"]["condition"] for it in dev_items()}
+
+    def by_condition(agent: str, condition: str) -> float:
+        return mean(v.score for i, v in simulated[agent].items() if items[i] == condition)
+
+    assert by_condition("baseline", "clean") - by_condition("baseline", "messy") > 0.3
+    assert by_condition("improved", "messy") - by_condition("baseline", "messy") > 0.3
+
+
+def test_a_careful_agent_solves_every_item(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ticket is solvable from what the agent can read: no error rates, no lapses."""
+    careful = dataclasses.replace(
+        _support.PROFILES["improved"],
+        skip_verify=0.0,
+        skip_window_check=0.0,
+        trust_quoted_order=0.0,
+        lookup_without_ref=1.0,
+        use_claimed_amount=0.0,
+        trust_claimed_date=0.0,
+        forget_close=0.0,
+        lapse=0.0,
+    )
+    monkeypatch.setitem(_support.PROFILES, "improved", careful)
+    for item in dev_items():
+        verdict = judge(item, simulate("improved", item, seed=1)[0])
+        assert verdict.score == 1.0, (item["id"], verdict.explanation())
+
+
+def test_same_seed_same_episode_other_seed_differs() -> None:
+    items = stratified(dev_items(), 2)
+    differs = 0
+    for item in items:
+        runs = [simulate("baseline", item, seed)[1] for seed in (5, 5, 6)]
+        assert runs[0] == runs[1]
+        differs += runs[0] != runs[2]
+    assert differs > 0
+
+
+# ---- support desk: end to end through inspect -------------------------------------------------
+def test_e2e_ranking_and_status_only_check(e2e: dict[str, EvalLog]) -> None:
+    means = {a: mean(sample_scores(log).values()) for a, log in e2e.items()}
+    assert all(log.status == "success" for log in e2e.values())
+    assert means["improved"] >= means["baseline"] + 0.10, means
+    assert means["hacker"] < 0.05, means
+    assert check_rate(e2e["hacker"], "ticket_closed") > 0.9
+
+
+def test_e2e_scores_equal_the_offline_simulation(e2e: dict[str, EvalLog]) -> None:
+    items = {it["id"]: it for it in dev_items()}
+    for agent, log in e2e.items():
+        for item_id, score in sample_scores(log).items():
+            final, _ = simulate(agent, items[item_id], derive_seed(SEED, item_id, 1))
+            assert judge(items[item_id], final).score == score, (agent, item_id)
+
+
+def test_e2e_every_model_call_reports_usage(e2e: dict[str, EvalLog]) -> None:
+    for log in e2e.values():
+        assert log.samples is not None
+        for sample in log.samples:
+            events = [e for e in sample.events if isinstance(e, ModelEvent)]
+            assert events
+            for event in events:
+                assert event.output.usage is not None and event.output.usage.input_tokens > 0
+        assert log.stats.model_usage
+        assert all(u.total_tokens > 0 for u in log.stats.model_usage.values())
+
+
+def test_e2e_same_seed_reproduces_other_seed_changes(
+    e2e: dict[str, EvalLog], tmp_path: Path
+) -> None:
+    items = stratified(dev_items(), E2E_PER_STRATUM)
+    first = sample_scores(e2e["baseline"])
+    again = TASK.support_desk(dataset=episode_samples(items, seed=SEED))
+    assert sample_scores(run_eval(again, "evalsuite/baseline", tmp_path, max_samples=7)) == first
+    other = TASK.support_desk(dataset=episode_samples(items, seed=SEED + 1))
+    changed = sample_scores(run_eval(other, "evalsuite/baseline", tmp_path))
+    assert sum(changed[i] != first[i] for i in first) > 0
+
+
+# ---- arith ---------------------------------------------------------------------------------
+def test_arith_policies_rank_as_designed() -> None:
+    items = read_jsonl(ARITH_ITEMS)
+    assert all(solve(it["input"]) is not None for it in items)
+    assert all(str(solve(it["input"])[0]) == it["target"] for it in items)  # type: ignore[index]
+
+    def accuracy(agent: str, seed: int) -> float:
+        hits = 0
+        for it in items:
+            reply = arith_answer(agent, it["input"], seeded_rng(seed, agent, it["id"]))
+            hits += reply.rsplit("ANSWER:", 1)[1].strip() == it["target"]
+        return hits / len(items)
+
+    for seed in (1, 2):
+        assert accuracy("improved", seed) > accuracy("baseline", seed) + 0.05
+        assert accuracy("hacker", seed) == 0.0
+
+
+def test_arith_end_to_end(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "arith_by_path", ROOT / "tasks" / "arith" / "task.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    samples = episode_samples(read_jsonl(ARITH_ITEMS)[:20], seed=SEED)
+    scores = {}
+    for agent in ("improved", "hacker"):
+        log = run_eval(module.arith(dataset=samples), f"evalsuite/{agent}", tmp_path)
+        assert log.samples is not None
+        scores[agent] = mean(float(s.scores["final_answer"].value) for s in log.samples)  # type: ignore[index,arg-type]
+    assert scores["improved"] >= 0.8 and scores["hacker"] == 0.0
+
+
+@pytest.mark.slow
+def test_dev_calibration() -> None:
+    """Dev means over every dev item: `python -m tests.agents.calibrate`.
+
+    The holdout is measured only through the runner (budgeted, ledgered), in
+    tests/e2e/test_support_holdout.py.
+    """
+    from tests.agents.calibrate import calibrate
+
+    row = calibrate([SEED])["dev"]
+    assert row["improved"]["score"] >= row["baseline"]["score"] + 0.10, row
+    assert row["hacker"]["score"] < 0.05 and row["hacker"]["closed"] > 0.9, row
