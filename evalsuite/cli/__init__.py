@@ -12,6 +12,7 @@ from evalsuite.cli._audit_cmd import audit_cmd
 from evalsuite.cli._common import make_context
 from evalsuite.cli._holdout_cmds import holdout_group
 from evalsuite.cli._manifest_cmds import freeze_cmd, suites_cmd, verify_cmd
+from evalsuite.cli._report_cmd import report_cmd
 from evalsuite.cli._run_cmds import ingest_cmd, run_cmd, runs_cmd
 
 __all__ = ["cli", "main"]
@@ -45,6 +46,7 @@ for _command in (
     ingest_cmd,
     score_cmd,
     compare_cmd,
+    report_cmd,
     holdout_group,
     audit_cmd,
 ):

@@ -6,7 +6,6 @@ import math
 from typing import Any
 
 import click
-import numpy as np
 from rich.table import Table
 from rich.text import Text
 
@@ -20,10 +19,10 @@ from evalsuite.cli._common import (
     pass_context,
 )
 from evalsuite.cli._run_cmds import open_store
-from evalsuite.errors import GateFailedError, IncomparableRunsError, InvalidRunError, UsageError
-from evalsuite.store import RunRecord, Store, run_health
+from evalsuite.errors import GateFailedError, UsageError
+from evalsuite.report import AnalysisOptions, compare_payload, score_payload
 
-__all__ = ["compare_cmd", "run_facts", "score_cmd"]
+__all__ = ["compare_cmd", "score_cmd"]
 
 level_option = click.option(
     "--level",
@@ -41,22 +40,6 @@ seed_option = click.option(
 )
 
 
-def run_facts(run: RunRecord) -> dict[str, Any]:
-    """The run fields every analysis output starts with (DESIGN.md, `score --json`)."""
-    return {
-        "run_id": run.run_id,
-        "suite": run.suite,
-        "version": run.version,
-        "manifest_hash": run.manifest_hash,
-        "split": run.split,
-        "model": run.model,
-        "epochs": run.epochs,
-        "valid": bool(run.valid),
-        "status": run.status,
-        "source": run.source,
-    }
-
-
 def _fmt(value: float | None, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
@@ -66,34 +49,6 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 def _ci(ci: Any) -> str:
     low, high = ci
     return f"[{_fmt(low)}, {_fmt(high)}]"
-
-
-def score_payload(store: Store, run_id: str, *, level: float, seed: int) -> dict[str, Any]:
-    """The `score --json` payload of one stored run."""
-    from evalsuite.analyse import score_run
-
-    run = store.get_run(run_id)
-    result = score_run(
-        store.attempts(run.run_id),
-        weights=run.weights or None,
-        planned=run.planned,
-        level=level,
-        rng=np.random.default_rng(seed),
-    )
-    payload = run_facts(run) | result.to_dict()
-    payload["run_id"] = run.run_id
-    health = run_health(
-        store.attempts(run.run_id), planned=run.planned, threshold=run.error_threshold
-    )
-    payload["harness"] |= {
-        "errors_by_kind": health.errors_by_kind,
-        "valid": health.valid,
-        "threshold": health.threshold,
-        "retried": health.retried,
-    }
-    payload["analysis_seed"] = seed
-    payload["error_threshold"] = run.error_threshold
-    return payload
 
 
 def _print_score(p: dict[str, Any]) -> None:
@@ -141,12 +96,10 @@ def _print_score(p: dict[str, Any]) -> None:
         console.print("pass^k: " + "  ".join(f"k={k} {_fmt(p['pass_hat_k'][k])}" for k in ks))
     r = p["reliability"]
     console.print(
-        "reliability: "
-        + ", ".join(
-            f"{k} {_fmt(v) if isinstance(v, float) else v}"
-            for k, v in r.items()
-            if isinstance(v, int | float) and not isinstance(v, bool)
-        )
+        f"reliability: flip rate {_fmt(r.get('flip_rate'))}, ICC(1) {_fmt(r.get('icc1'))}, "
+        f"reliability of the {p['epochs']}-epoch mean {_fmt(r.get('icc1k'))}, run-to-run noise "
+        f"floor {_fmt(r.get('noise_floor'))} (sd), MDE {_fmt(r.get('mde'))}, suggested epochs "
+        f"{r.get('k_recommended', 'n/a')}"
     )
     for note in p.get("notes", []):
         console.print(f"note: {note}")
@@ -161,46 +114,11 @@ def _print_score(p: dict[str, Any]) -> None:
 @handle_errors
 def score_cmd(ctx: Context, run_id: str, level: float, seed: int, as_json: bool) -> None:
     """Estimates with intervals, per stratum, pass@k, pass^k, reliability and health of RUN."""
-    payload = score_payload(open_store(ctx), run_id, level=level, seed=seed)
+    payload = score_payload(open_store(ctx), run_id, AnalysisOptions(level=level, seed=seed))
     if as_json:
         emit_json(payload)
     else:
         _print_score(payload)
-
-
-def check_comparable(base: RunRecord, cand: RunRecord, *, allow_invalid: bool) -> list[str]:
-    """Refuse runs that cannot be paired; return notes for runs paired by shared item ids.
-
-    Raises:
-        IncomparableRunsError: different manifests or splits (exit 3).
-        InvalidRunError: an invalid run without `allow_invalid` (exit 5).
-    """
-    notes = []
-    if base.manifest_hash and cand.manifest_hash:
-        if base.manifest_hash != cand.manifest_hash:
-            raise IncomparableRunsError(
-                f"runs {base.run_id} ({base.suite}@{base.version}, {base.manifest_hash[:19]}…) "
-                f"and {cand.run_id} ({cand.suite}@{cand.version}, {cand.manifest_hash[:19]}…) "
-                "ran on different manifests: their items differ, so a paired comparison means "
-                "nothing. Run both models on the same suite version."
-            )
-        if base.split != cand.split:
-            raise IncomparableRunsError(
-                f"run {base.run_id} is on the {base.split} split and {cand.run_id} on the "
-                f"{cand.split} split: they share no item"
-            )
-    else:
-        notes.append("at least one run was ingested without a manifest: paired on shared item ids")
-    invalid = [r.run_id for r in (base, cand) if r.valid is False]
-    if invalid and not allow_invalid:
-        raise InvalidRunError(
-            f"run(s) {invalid} are invalid (too many harness errors): their scores measure the "
-            "harness, not the model. Fix the harness and rerun, or pass --allow-invalid to "
-            "compare anyway (the output is then marked invalid)."
-        )
-    if invalid:
-        notes.append(f"compared with --allow-invalid: run(s) {invalid} are INVALID")
-    return notes
 
 
 def _print_compare(p: dict[str, Any]) -> None:
@@ -257,43 +175,6 @@ def _print_compare(p: dict[str, Any]) -> None:
         console.print(f"note: {note}")
 
 
-def compare_payload(
-    store: Store,
-    baseline: str,
-    candidate: str,
-    *,
-    level: float,
-    alpha: float,
-    margin: float | None,
-    allow_invalid: bool,
-    seed: int,
-) -> dict[str, Any]:
-    """The `compare --json` payload of two stored runs."""
-    from evalsuite.analyse import Gate, compare_runs
-
-    base = store.get_run(baseline)
-    cand = store.get_run(candidate)
-    notes = check_comparable(base, cand, allow_invalid=allow_invalid)
-    result = compare_runs(
-        store.attempts(base.run_id),
-        store.attempts(cand.run_id),
-        level=level,
-        alpha=alpha,
-        gate=Gate(margin=margin) if margin is not None else None,
-        rng=np.random.default_rng(seed),
-    )
-    payload = result.to_dict()
-    payload["baseline"] = base.run_id
-    payload["candidate"] = cand.run_id
-    payload["level"] = level
-    payload["alpha"] = alpha
-    payload["analysis_seed"] = seed
-    payload["invalid_runs"] = [r.run_id for r in (base, cand) if r.valid is False]
-    payload["runs"] = {"baseline": run_facts(base), "candidate": run_facts(cand)}
-    payload["notes"] = notes + list(payload.get("notes", []))
-    return payload
-
-
 @click.command("compare")
 @click.argument("baseline")
 @click.argument("candidate")
@@ -331,15 +212,9 @@ def compare_cmd(
     """Paired comparison of CANDIDATE against BASELINE on the items they share."""
     if (gate is None) != (margin is None):
         raise UsageError("--gate noninferior and --margin D go together")
+    options = AnalysisOptions(level=level, alpha=alpha, seed=seed, margin=margin)
     payload = compare_payload(
-        open_store(ctx),
-        baseline,
-        candidate,
-        level=level,
-        alpha=alpha,
-        margin=margin,
-        allow_invalid=allow_invalid,
-        seed=seed,
+        open_store(ctx), baseline, candidate, options, allow_invalid=allow_invalid
     )
     if as_json:
         emit_json(payload)

@@ -7,8 +7,6 @@ This package is the only place that reads the environment (``EVALSUITE_KEY_DIR``
 from __future__ import annotations
 
 import functools
-import json
-import math
 import os
 import sys
 from collections.abc import Callable
@@ -20,6 +18,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from evalsuite._core.jsonout import dumps_json
 from evalsuite._core.layout import Layout
 from evalsuite.errors import EvalsuiteError
 from evalsuite.manifest import KeySpec
@@ -84,19 +83,9 @@ key_file_option = click.option(
 )
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    return value
-
-
 def emit_json(payload: Any) -> None:
     """Print `payload` as JSON (NaN and infinities become null: JSON has no NaN)."""
-    click.echo(json.dumps(_jsonable(payload), indent=2, sort_keys=False, default=str))
+    click.echo(dumps_json(payload))
 
 
 def handle_errors(func: Callable[P, R]) -> Callable[P, R]:

@@ -1,0 +1,169 @@
+"""`evalsuite guard`: screen training curricula against every frozen fingerprint (exit 4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from evalsuite.cli._common import (
+    Context,
+    console,
+    emit_json,
+    err_console,
+    exit_after_output,
+    handle_errors,
+    json_option,
+    pass_context,
+)
+from evalsuite.errors import ContaminationError
+from evalsuite.holdout._guard import GuardOptions, GuardReport, screen_sources
+from evalsuite.holdout._index import load_index
+from evalsuite.holdout._readers import Format, find_sources
+from evalsuite.holdout._screen import DEFAULT_BATCH_BYTES, DEFAULT_THRESHOLD
+
+__all__ = ["guard_cmd"]
+
+_TABLE_ROWS = 200
+
+
+def _print_report(report: GuardReport) -> None:
+    if report.hits:
+        table = Table("document", "suite@version", "split", "item", "overlap", "how")
+        for hit in report.hits[:_TABLE_ROWS]:
+            table.add_row(
+                hit.document,
+                f"{hit.suite}@{hit.version}",
+                hit.split or "-",
+                hit.item_id or "(canary)",
+                f"{hit.overlap:.2f}",
+                hit.how,
+            )
+        console.print(table)
+        if len(report.hits) > _TABLE_ROWS:
+            console.print(f"... and {len(report.hits) - _TABLE_ROWS} more hits (see --json)")
+    mb = report.bytes_scanned / 1e6
+    speed = mb / report.seconds if report.seconds > 0 else float("inf")
+    status = (
+        Text(f"CONTAMINATED: {report.documents_flagged} document(s)", style="bold red")
+        if report.contaminated
+        else Text("clean", style="bold green")
+    )
+    console.print(
+        Text.assemble(
+            status,
+            f"  screened {report.documents_scanned} documents ({mb:.1f} MB) in "
+            f"{report.seconds:.1f} s ({speed:.0f} MB/s) against {len(report.manifests)} "
+            f"manifest(s), threshold {report.threshold:g}",
+        )
+    )
+    for path in report.skipped:
+        err_console.print(f"skipped (unknown format): {path}")
+
+
+@click.command("guard")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--suite",
+    "suites",
+    multiple=True,
+    metavar="S[@X.Y.Z]",
+    help="Screen against this suite (all its frozen versions) or version only (repeatable; "
+    "default: every frozen version of every suite).",
+)
+@click.option(
+    "--field",
+    default="text",
+    show_default=True,
+    help="Text field of JSONL records and column of Parquet files and HF datasets.",
+)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=DEFAULT_THRESHOLD,
+    show_default=True,
+    help="Share of an item's 13-grams one document must contain to be flagged.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "jsonl", "parquet", "text", "hf"]),
+    default="auto",
+    show_default=True,
+    help="Input format (auto: by suffix; directories are searched recursively).",
+)
+@click.option(
+    "--batch-bytes",
+    type=click.IntRange(min=1 << 12),
+    default=DEFAULT_BATCH_BYTES,
+    show_default=True,
+    help="Text screened per vectorised step; bounds memory.",
+)
+@click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
+@json_option
+@pass_context
+@handle_errors
+def guard_cmd(
+    ctx: Context,
+    paths: tuple[Path, ...],
+    suites: tuple[str, ...],
+    field: str,
+    threshold: float,
+    fmt: Format,
+    batch_bytes: int,
+    no_progress: bool,
+    as_json: bool,
+) -> None:
+    """Screen training curricula at PATHS against the fingerprints of every frozen manifest.
+
+    PATHS are JSONL, Parquet or text files (one document a file), saved HF dataset
+    directories, or directories searched recursively. Dev and holdout items are both
+    screened; no vault key is needed and no item text is ever shown. A document is flagged
+    when it holds an item's canary, an item's exact text, a short item text whole, or at
+    least THRESHOLD of an item's word 13-grams. Exit 4 when anything is flagged.
+    """
+    index = load_index(ctx.layout, suites)
+    sources, skipped = find_sources(list(paths), fmt)
+    options = GuardOptions(field=field, threshold=threshold, batch_bytes=batch_bytes, format=fmt)
+    if as_json or no_progress:
+        report = screen_sources(sources, index, options=options, skipped=skipped)
+    else:
+        columns = (
+            TextColumn("screening"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+        )
+        with Progress(*columns, console=err_console, transient=True) as progress:
+            task = progress.add_task("guard", total=sum(s.size for s in sources))
+            report = screen_sources(
+                sources,
+                index,
+                options=options,
+                skipped=skipped,
+                advance=lambda n: progress.advance(task, n),
+            )
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        _print_report(report)
+    if report.contaminated:
+        exit_after_output(
+            ContaminationError(
+                f"{report.documents_flagged} document(s) overlap frozen evaluation items or "
+                f"carry a suite canary ({len(report.hits)} hit(s) listed above). Remove them "
+                "from the curriculum before training, or the affected suite versions no "
+                "longer measure held-out performance."
+            )
+        )

@@ -1,0 +1,71 @@
+"""`evalsuite report`: HTML + Markdown + JSON report of one or more runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from evalsuite.cli._common import (
+    Context,
+    console,
+    emit_json,
+    handle_errors,
+    json_option,
+    pass_context,
+)
+from evalsuite.cli._run_cmds import open_store
+
+__all__ = ["report_cmd"]
+
+
+@click.command("report")
+@click.argument("run_ids", nargs=-1, required=True)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Output directory (default: reports/<first run id>).",
+)
+@click.option("--level", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True)
+@click.option("--alpha", type=click.FloatRange(0.001, 0.5), default=0.05, show_default=True)
+@click.option(
+    "--margin",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Show a non-inferiority gate with this margin in every comparison.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Analysis seed (bootstrap and permutation draws).",
+)
+@json_option
+@pass_context
+@handle_errors
+def report_cmd(
+    ctx: Context,
+    run_ids: tuple[str, ...],
+    out_dir: Path | None,
+    level: float,
+    alpha: float,
+    margin: float | None,
+    seed: int,
+    as_json: bool,
+) -> None:
+    """Write index.html, report.md and report.json for RUN_IDS (the first is the baseline)."""
+    from evalsuite.report import AnalysisOptions, build_report, write_report
+
+    store = open_store(ctx)
+    options = AnalysisOptions(level=level, alpha=alpha, seed=seed, margin=margin)
+    report = build_report(store, ctx.layout, list(run_ids), options)
+    target = out_dir or ctx.layout.reports / report.payload["runs"][0]["run_id"]
+    paths = write_report(report, target)
+    if as_json:
+        emit_json(report.payload | {"written": {k: str(v) for k, v in paths.items()}})
+        return
+    for kind, path in paths.items():
+        console.print(f"{kind:8s} {path}")

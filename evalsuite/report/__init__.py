@@ -1,0 +1,32 @@
+"""Stage 5: reports a reviewer would trust (HTML with figures, Markdown, JSON).
+
+Usage::
+
+    report = build_report(store, layout, [baseline_id, candidate_id], seed=0)
+    paths = write_report(report, Path("reports/demo"))
+"""
+
+from evalsuite.report._build import REPORT_FORMAT, ReportData, build_report, item_rows
+from evalsuite.report._payloads import (
+    AnalysisOptions,
+    check_comparable,
+    compare_payload,
+    run_facts,
+    score_payload,
+)
+from evalsuite.report._render import render_html, render_markdown, write_report
+
+__all__ = [
+    "REPORT_FORMAT",
+    "AnalysisOptions",
+    "ReportData",
+    "build_report",
+    "check_comparable",
+    "compare_payload",
+    "item_rows",
+    "render_html",
+    "render_markdown",
+    "run_facts",
+    "score_payload",
+    "write_report",
+]

@@ -1,0 +1,255 @@
+"""Figures of a report: matplotlib, rendered to inline SVG.
+
+Readable in print and for colour-blind readers: the Okabe–Ito palette, a distinct marker per
+run, labelled axes with units, no meaning carried by colour alone.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+__all__ = [
+    "PALETTE",
+    "comparison_forest",
+    "pass_k_curves",
+    "reliability_panel",
+    "strata_forest",
+    "to_svg",
+    "validity_scatter",
+]
+
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X"]
+_STYLE: Any = {
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "svg.fonttype": "none",
+    "svg.hashsalt": "evalsuite",
+}
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+def to_svg(figure: Figure, title: str) -> str:
+    """The figure as an SVG document string (deterministic ids), with an accessible title."""
+    buffer = io.StringIO()
+    with plt.rc_context(_STYLE):  # svg.hashsalt applies at save time: deterministic ids
+        figure.savefig(
+            buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Title": title}
+        )
+    plt.close(figure)
+    svg = buffer.getvalue()
+    return svg[svg.index("<svg") :]
+
+
+def _label(run: dict[str, Any]) -> str:
+    return f"{run['model']} ({run['run_id'][-6:]})"
+
+
+def strata_forest(runs: Sequence[dict[str, Any]]) -> Figure:
+    """Score with its interval per stratum, overall and weighted, one marker per run."""
+    strata = sorted({s["stratum"] for r in runs for s in r["strata"]})
+    rows = ["overall", "weighted", *strata]
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(7.2, 0.32 * len(rows) * max(1, len(runs)) + 1.4))
+        step = 0.8 / max(len(runs), 1)
+        for k, run in enumerate(runs):
+            by_name = {"overall": run["overall"], "weighted": run["weighted"]}
+            by_name.update({s["stratum"]: s for s in run["strata"]})
+            ys, xs, lows, highs = [], [], [], []
+            for i, row in enumerate(rows):
+                est = by_name.get(row)
+                if est is None or not _finite(est["mean"]):
+                    continue
+                ys.append(len(rows) - 1 - i + 0.4 - step * (k + 0.5))
+                xs.append(est["mean"])
+                low, high = est["ci"]
+                lows.append(est["mean"] - low if _finite(low) else 0.0)
+                highs.append(high - est["mean"] if _finite(high) else 0.0)
+            ax.errorbar(
+                xs,
+                ys,
+                xerr=[lows, highs],
+                fmt=MARKERS[k % len(MARKERS)],
+                color=PALETTE[k % len(PALETTE)],
+                capsize=2.5,
+                markersize=5,
+                label=_label(run),
+            )
+        ax.set_yticks(range(len(rows)), list(reversed(rows)))
+        ax.axhline(len(strata) - 0.5, color="#999999", linewidth=0.6)
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_xlabel(f"score (mean of item means; {runs[0]['level']:.0%} confidence interval)")
+        ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+        ax.legend(
+            loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=min(len(runs), 3), frameon=False
+        )
+    return fig
+
+
+def pass_k_curves(runs: Sequence[dict[str, Any]]) -> Figure:
+    """pass@k and pass^k against k, with item-level intervals."""
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(1, 2, figsize=(7.2, 2.8), sharey=True)
+        for k, run in enumerate(runs):
+            for ax, key in zip(axes, ("pass_at_k", "pass_hat_k"), strict=True):
+                points = sorted(
+                    (int(p["k"]), p[key], p[f"{key}_ci"])
+                    for p in run.get("pass_k", [])
+                    if _finite(p.get(key))
+                )
+                if not points:
+                    continue
+                ks = [p[0] for p in points]
+                means = [p[1] for p in points]
+                lows = [p[1] - p[2][0] if _finite(p[2][0]) else 0.0 for p in points]
+                highs = [p[2][1] - p[1] if _finite(p[2][1]) else 0.0 for p in points]
+                ax.errorbar(
+                    ks,
+                    means,
+                    yerr=[lows, highs],
+                    marker=MARKERS[k % len(MARKERS)],
+                    color=PALETTE[k % len(PALETTE)],
+                    capsize=2.5,
+                    label=_label(run),
+                )
+        for ax, title in zip(
+            axes,
+            ("pass@k: at least one of k attempts succeeds", "pass^k: all k attempts succeed"),
+            strict=True,
+        ):
+            ax.set_title(title)
+            ax.set_xlabel("k (attempts per item)")
+            ax.set_ylim(-0.02, 1.02)
+            ax.grid(color="#dddddd", linewidth=0.6)
+            ax.xaxis.get_major_locator().set_params(integer=True)
+        axes[0].set_ylabel("share of items (unbiased estimate)")
+        axes[1].legend(frameon=False, loc="best")
+    return fig
+
+
+def reliability_panel(runs: Sequence[dict[str, Any]]) -> Figure:
+    """Variance split per run: between items, and attempt noise left in the K-epoch mean."""
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(7.2, 0.5 * len(runs) + 1.3))
+        labels = []
+        for k, run in enumerate(runs):
+            rel = run["reliability"]
+            between = rel.get("var_between", math.nan)
+            within = rel.get("var_within", math.nan) / max(rel.get("epochs") or 1, 1)
+            labels.append(_label(run))
+            if _finite(between) and _finite(within):
+                ax.barh(
+                    k,
+                    between,
+                    color=PALETTE[0],
+                    hatch="",
+                    label="between items" if k == 0 else None,
+                )
+                ax.barh(
+                    k,
+                    within,
+                    left=between,
+                    color=PALETTE[4],
+                    hatch="//",
+                    label="attempt noise / K" if k == 0 else None,
+                )
+        ax.set_yticks(range(len(runs)), labels)
+        ax.invert_yaxis()
+        ax.set_xlabel("variance of an item's K-epoch mean (score units squared)")
+        ax.legend(frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=2)
+        ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+    return fig
+
+
+def comparison_forest(comparison: dict[str, Any]) -> Figure:
+    """Paired difference (candidate − baseline) overall and per stratum, with intervals."""
+    rows = [("overall", comparison)] + [(s["stratum"], s) for s in comparison["strata"]]
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(7.2, 0.34 * len(rows) + 1.3))
+        for i, (name, row) in enumerate(rows):
+            if not _finite(row["diff"]):
+                continue
+            low, high = row["ci"]
+            y = len(rows) - 1 - i
+            color = PALETTE[0] if name == "overall" else "#333333"
+            ax.errorbar(
+                [row["diff"]],
+                [y],
+                xerr=[
+                    [row["diff"] - low if _finite(low) else 0.0],
+                    [high - row["diff"] if _finite(high) else 0.0],
+                ],
+                fmt="D" if name == "overall" else "o",
+                color=color,
+                capsize=2.5,
+            )
+        ax.axvline(0.0, color="#000000", linewidth=0.8)
+        gate = comparison.get("gate")
+        if gate:
+            ax.axvline(
+                -gate["margin"],
+                color=PALETTE[1],
+                linestyle="--",
+                linewidth=1.0,
+                label=f"non-inferiority margin −{gate['margin']}",
+            )
+            ax.legend(frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0))
+        ax.set_yticks(range(len(rows)), [r[0] for r in reversed(rows)])
+        ax.set_xlabel(
+            f"difference in score, candidate − baseline "
+            f"({comparison['level']:.0%} CI; per stratum unadjusted, Holm p in table)"
+        )
+        ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+    return fig
+
+
+def validity_scatter(
+    points: Sequence[dict[str, Any]], *, metric: str, fit: dict[str, Any] | None
+) -> Figure:
+    """Eval score against deployment outcome per model, intervals on both axes, fitted line."""
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(5.4, 4.0))
+        for k, p in enumerate(points):
+            xerr: Any = p.get("x_half_width")
+            yerr: Any = p.get("y_half_width")
+            ax.errorbar(
+                [p["x"]],
+                [p["y"]],
+                xerr=[float(xerr)] if _finite(xerr) else None,
+                yerr=[float(yerr)] if _finite(yerr) else None,
+                fmt=MARKERS[k % len(MARKERS)],
+                color=PALETTE[k % len(PALETTE)],
+                capsize=2.5,
+                label=p["model"],
+            )
+        if fit is not None and all(_finite(fit.get(k)) for k in ("slope", "intercept")):
+            xs = [p["x"] for p in points]
+            lo, hi = min(xs), max(xs)
+            ax.plot(
+                [lo, hi],
+                [fit["intercept"] + fit["slope"] * lo, fit["intercept"] + fit["slope"] * hi],
+                color="#000000",
+                linestyle="--",
+                linewidth=1.0,
+                label=f"Deming fit (slope {fit['slope']:.2f})",
+            )
+        ax.set_xlabel("eval score (suite mean, 95% CI)")
+        ax.set_ylabel(f"deployment outcome: {metric}")
+        ax.grid(color="#dddddd", linewidth=0.6)
+        ax.legend(frameon=False, fontsize=7, loc="best")
+    return fig

@@ -1,0 +1,266 @@
+"""Render a report as one self-contained HTML file, Markdown and JSON, written atomically."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from evalsuite._core.atomic import atomic_write_text
+from evalsuite._core.jsonout import dumps_json
+from evalsuite.report._build import ReportData
+
+__all__ = ["render_html", "render_markdown", "write_report"]
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return "n/a" if value is None else str(value)
+    if not math.isfinite(value):
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+def _pct(value: Any) -> str:
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        return "n/a"
+    return f"{value:.1%}"
+
+
+def _ci(ci: Sequence[Any] | None) -> str:
+    if not ci:
+        return "n/a"
+    return f"[{_fmt(ci[0])}, {_fmt(ci[1])}]"
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("evalsuite.report", "templates"),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["fmt"] = _fmt
+    env.filters["pct"] = _pct
+    env.filters["ci"] = _ci
+    return env
+
+
+def _title(payload: dict[str, Any]) -> str:
+    suites = sorted({f"{r['suite']}@{r['version']}" for r in payload["runs"] if r["suite"]})
+    models = ", ".join(r["model"] for r in payload["runs"])
+    return f"evalsuite report: {', '.join(suites) or 'ingested runs'} · {models}"
+
+
+def render_html(report: ReportData) -> str:
+    """One self-contained HTML page: inline CSS and inline SVG figures, no network fetches."""
+    template = _environment().get_template("report.html.j2")
+    return template.render(p=report.payload, figures=report.figures, title=_title(report.payload))
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _md_run(r: dict[str, Any], level: str) -> list[str]:
+    h = r["harness"]
+    lines = [f"## Run {r['run_id']} · {r['model']}" + ("" if r["valid"] else " · **INVALID**"), ""]
+    suite = f"{r['suite']}@{r['version']}" if r["manifest"] else "ingested, no manifest"
+    lines += [
+        f"- suite: {suite}; split: {r['split'] or '–'}; manifest: `{r['manifest_hash']}`",
+        f"- model: `{r['model']}` {r['model_args']}; epochs {r['epochs']}; seed {r['seed']}",
+        f"- started {r['started_at']}, finished {r['finished_at']}",
+        "",
+    ]
+    lines += _md_table(
+        [
+            "planned",
+            "scored",
+            "limits",
+            "limits by type",
+            "harness errors",
+            "errors by kind",
+            "error rate",
+            "valid",
+        ],
+        [
+            [
+                h["planned"],
+                h["scored"],
+                h["limits"],
+                h["limits_by_type"] or "–",
+                h["harness_errors"],
+                h.get("errors_by_kind") or "–",
+                _pct(h["error_rate"]),
+                "yes" if r["valid"] else "NO",
+            ]
+        ],
+    )
+    lines += _md_table(
+        ["estimate", "mean", "se", f"{level} CI", "items", "method"],
+        [
+            [
+                name,
+                _fmt(r[key]["mean"]),
+                _fmt(r[key]["se"]),
+                _ci(r[key]["ci"]),
+                r[key]["n_items"],
+                r[key]["method"],
+            ]
+            for name, key in (("unweighted", "overall"), ("deployment-weighted", "weighted"))
+        ]
+        + [
+            [
+                f"stratum {s['stratum']} (w {_fmt(s['weight'], 2)})",
+                _fmt(s["mean"]),
+                _fmt(s["se"]),
+                _ci(s["ci"]),
+                s["n_items"],
+                s["method"],
+            ]
+            for s in r["strata"]
+        ],
+    )
+    rel = r["reliability"]
+    lines += _md_table(
+        [
+            "ICC(1)",
+            "reliability of K-epoch mean",
+            "flip rate",
+            "noise floor",
+            "MDE",
+            "suggested epochs",
+        ],
+        [
+            [
+                _fmt(rel.get("icc1")),
+                _fmt(rel.get("icc1k")),
+                _fmt(rel.get("flip_rate")),
+                _fmt(rel.get("noise_floor")),
+                _fmt(rel.get("mde")),
+                rel.get("k_recommended", "–"),
+            ]
+        ],
+    )
+    if r["pass_at_k"]:
+        ks = sorted(r["pass_at_k"], key=int)
+        lines += _md_table(
+            ["k", *ks],
+            [
+                ["pass@k", *[_fmt(r["pass_at_k"][k]) for k in ks]],
+                ["pass^k", *[_fmt(r["pass_hat_k"][k]) for k in ks]],
+            ],
+        )
+    return lines
+
+
+def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
+    """The report as Markdown (figures linked as SVG files beside it)."""
+    p = report.payload
+    level = f"{p['level']:.0%}"
+    lines = [
+        f"# {_title(p)}",
+        "",
+        f"Generated {p['generated_at']} by evalsuite "
+        f"{p['evalsuite_version']}; {level} intervals; analysis seed {p['analysis_seed']}.",
+        "",
+    ]
+    if p["invalid_runs"]:
+        lines += [
+            f"> **INVALID RUN(S): {', '.join(p['invalid_runs'])}** — too many harness "
+            "errors; their numbers measure the harness, not the model.",
+            "",
+        ]
+    lines += [f"> {note}" for note in p["notes"]] + ([""] if p["notes"] else [])
+    for r in p["runs"]:
+        lines += _md_run(r, level)
+    for name, path in figure_files.items():
+        lines += [f"![{name}]({path})", ""]
+    if p["comparisons"]:
+        lines += ["## Comparisons", ""]
+        for c in p["comparisons"]:
+            if "skipped" in c:
+                lines += [f"- {c['candidate']} vs {c['baseline']}: not compared ({c['skipped']})"]
+                continue
+            lines += [
+                f"### {c['candidate']} − {c['baseline']}",
+                "",
+                f"**{c['verdict']}**: {c['sentence']}",
+                "",
+            ]
+            lines += _md_table(
+                ["scope", "diff", "se", "CI", "p", "p (Holm)", "items"],
+                [
+                    [
+                        "overall",
+                        _fmt(c["diff"]),
+                        _fmt(c["se"]),
+                        _ci(c["ci"]),
+                        _fmt(c["p_value"], 4),
+                        "–",
+                        c["n_items"],
+                    ]
+                ]
+                + [
+                    [
+                        s["stratum"],
+                        _fmt(s["diff"]),
+                        _fmt(s["se"]),
+                        _ci(s["ci"]),
+                        _fmt(s["p_value"], 4),
+                        _fmt(s["p_holm"], 4),
+                        s["n_items"],
+                    ]
+                    for s in c["strata"]
+                ],
+            )
+    if p.get("validity"):
+        v = p["validity"]
+        lines += [f"## Predictive validity: {v['metric']}", "", *v["statements"], ""]
+        lines += _md_table(
+            ["predictor", "n", "Spearman", "CI", "Pearson", "CI", "disattenuated", "flags"],
+            [
+                [
+                    x["name"],
+                    x["n"],
+                    _fmt(x["spearman"]),
+                    _ci(x["spearman_ci"]),
+                    _fmt(x["pearson"]),
+                    _ci(x["pearson_ci"]),
+                    _fmt(x["disattenuated"]),
+                    "; ".join(x.get("flags") or []),
+                ]
+                for x in v["predictors"]
+            ],
+        )
+    lines += ["", "---", ""] + [f"Canary: `{c}`" for c in p["canaries"]]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(report: ReportData, out_dir: Path) -> dict[str, Path]:
+    """Write index.html, report.md, report.json and figures/*.svg into `out_dir` atomically.
+
+    Every file is written to a temporary name and renamed, so a reader never sees half a
+    report; existing files of an older report are replaced one by one.
+    """
+    figure_files = {name: f"figures/{name}.svg" for name in report.figures}
+    # render everything before the first write: a rendering error leaves no partial report
+    texts = {
+        "json": ("report.json", dumps_json(report.payload) + "\n"),
+        "markdown": ("report.md", render_markdown(report, figure_files)),
+        "html": ("index.html", render_html(report)),
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, svg in report.figures.items():
+        atomic_write_text(out_dir / figure_files[name], svg)
+    paths = {}
+    for kind, (filename, text) in texts.items():
+        atomic_write_text(out_dir / filename, text)
+        paths[kind] = out_dir / filename
+    return paths

@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from evalsuite._core.layout import Layout
+from evalsuite.manifest import KeySpec, item_texts, load_holdout_items, load_manifest, resolve_key
+from evalsuite.store import Store, default_store_url
+from tests.helpers import CANARY, json_out
+from tests.report.conftest import Reported, report_dir
+
+
+def test_one_run_report_has_every_section(reported: Reported) -> None:
+    out = report_dir(reported, "one", reported.candidate)
+    html = (out / "index.html").read_text()
+    for section in (
+        "Provenance",
+        "Harness health",
+        "Scores",
+        "Reliability",
+        "Scores per stratum",
+        "pass@k and pass^k",
+        "Variance split",
+        "Items",
+    ):
+        assert section in html, section
+    assert html.count("<svg") >= 3
+    # no network fetches: nothing is loaded from a URL (namespace URIs in SVG are not fetched)
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "url(http" not in html
+    assert "@import" not in html
+    assert "<script" not in html
+    payload = json.loads((out / "report.json").read_text())
+    assert payload["runs"][0]["run_id"] == reported.candidate
+    assert payload["comparisons"] == []
+    assert (out / "report.md").read_text().startswith("# evalsuite report")
+
+
+def test_report_json_has_the_same_numbers_as_score_and_compare(reported: Reported) -> None:
+    project = reported.project
+    out = report_dir(reported, "two", reported.baseline, reported.candidate)
+    payload = json.loads((out / "report.json").read_text())
+    score = json_out(project.invoke("score", reported.candidate, "--json"))
+    compare = json_out(project.invoke("compare", reported.baseline, reported.candidate, "--json"))
+    run = payload["runs"][1]
+    for key in (
+        "overall",
+        "weighted",
+        "strata",
+        "pass_at_k",
+        "pass_hat_k",
+        "harness",
+        "reliability",
+    ):
+        assert run[key] == score[key], key
+    comparison = payload["comparisons"][0]
+    for key in ("diff", "se", "ci", "p_value", "verdict", "mde", "strata"):
+        assert comparison[key] == compare[key], key
+    html = (out / "index.html").read_text()
+    assert "Comparisons (paired by item" in html
+    assert comparison["verdict"].replace("_", " ") in html
+
+
+def test_harness_faults_show_with_counts_that_match_the_store(reported: Reported) -> None:
+    out = report_dir(reported, "faulty", reported.faulty, reported.candidate)
+    store = Store(default_store_url(Layout(reported.project.root).state))
+    frame = store.attempts(reported.faulty)
+    errors = int((frame["outcome"] == "harness_error").sum())
+    assert errors > 0
+    payload = json.loads((out / "report.json").read_text())
+    health = payload["runs"][0]["harness"]
+    assert health["harness_errors"] == errors
+    assert health["errors_by_kind"] == {"HarnessFault": errors}
+    assert payload["invalid_runs"] == [reported.faulty]
+    html = (out / "index.html").read_text()
+    banner = html.index('id="invalid-banner"')
+    assert banner < html.index('id="runs"')  # at the top of the page
+    assert reported.faulty in html[banner : banner + 400]
+    row = re.search(r'<table class="health">.*?</table>', html, re.DOTALL)
+    assert row is not None
+    assert f'<td class="num">{errors}</td>' in row.group(0)
+    assert "HarnessFault: " + str(errors) in row.group(0)
+
+
+def test_ingested_runs_are_reported_without_a_manifest(reported: Reported, tmp_path) -> None:
+    csv = tmp_path / "r.csv"
+    csv.write_text("model,item_id,epoch,score\nother,alpha-000,1,1\nother,alpha-004,1,0\n")
+    ingested = json_out(reported.project.invoke("ingest", str(csv), "--format", "csv", "--json"))[
+        "runs"
+    ][0]["run_id"]
+    out = report_dir(reported, "ingested", reported.candidate, ingested)
+    html = (out / "index.html").read_text()
+    assert "ingested, no manifest" in html
+    assert "without a frozen manifest" in html
+    payload = json.loads((out / "report.json").read_text())
+    assert payload["runs"][1]["manifest"] is None
+
+
+def test_reports_carry_the_canary(reported: Reported) -> None:
+    out = report_dir(reported, "canary", reported.candidate)
+    for name in ("index.html", "report.md", "report.json"):
+        assert CANARY in (out / name).read_text(), name
+
+
+def test_no_holdout_text_in_any_report_file(reported: Reported) -> None:
+    project = reported.project
+    out = report_dir(reported, "holdout", reported.holdout, reported.candidate)
+    layout = Layout(project.root)
+    manifest = load_manifest(layout, "probe")
+    key = resolve_key(
+        "probe", manifest.key, manifest.canary, KeySpec(key_dir=project.key_dir), create=False
+    )
+    needles = [t for _, item in load_holdout_items(layout, manifest, key) for t in item_texts(item)]
+    assert needles
+    for path in out.rglob("*"):
+        if path.is_file():
+            text = path.read_text()
+            assert not [n for n in needles if n in text], path
+
+
+def test_bad_report_arguments(reported: Reported) -> None:
+    result = reported.project.invoke("report", "nope")
+    assert result.exit_code == 2
+    assert "no run 'nope'" in result.stderr
+    twice = reported.project.invoke("report", reported.candidate, reported.candidate)
+    assert twice.exit_code == 2
+    assert "named twice" in twice.stderr
+
+
+@pytest.mark.parametrize("fmt", ["html", "md", "json"])
+def test_report_is_deterministic_for_a_fixed_seed(reported: Reported, fmt: str) -> None:
+    a = report_dir(reported, "det-a", reported.baseline, reported.candidate)
+    b = report_dir(reported, "det-b", reported.baseline, reported.candidate)
+    name = {"html": "index.html", "md": "report.md", "json": "report.json"}[fmt]
+    strip = re.compile(r"20\d\d-\d\d-\d\dT[0-9:.+]+")  # generation time differs
+    assert strip.sub("", (a / name).read_text()) == strip.sub("", (b / name).read_text())
