@@ -16,7 +16,10 @@ text, step 1 is a byte translation table; other text takes the exact Unicode pat
 
 from __future__ import annotations
 
+import itertools
+import sys
 import unicodedata
+from functools import cache
 
 import numpy as np
 import numpy.typing as npt
@@ -24,9 +27,12 @@ import numpy.typing as npt
 __all__ = [
     "NGRAM_PRIME",
     "WORD_PRIME",
+    "fast_word_hashes",
     "ngram_hashes",
     "normalise_ascii",
     "normalise_text",
+    "normalise_unicode_batch",
+    "normalise_unicode_bytes",
     "normalise_words",
     "text_hash",
     "word_hashes",
@@ -141,3 +147,109 @@ def text_hash(text: str) -> str:
     import hashlib
 
     return "sha256:" + hashlib.sha256(" ".join(normalise_words(text)).encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Fast paths with identical results (curriculum screening): tested against the functions above.
+
+
+@cache
+def _alnum_table() -> npt.NDArray[np.bool_]:
+    """``str.isalnum`` of every code point (1.1 MB, built once in ~0.1 s)."""
+    return np.array([chr(c).isalnum() for c in range(sys.maxunicode + 1)], dtype=np.bool_)
+
+
+def normalise_unicode_bytes(text: str) -> bytes:
+    """``normalise_text(text).encode()`` for any text, about four times faster.
+
+    NFKC and lowercasing run in C; the "alphanumeric or space" step is one table look-up per
+    code point in numpy instead of a Python loop. Lone surrogates (possible in JSON input) are
+    not alphanumeric and become spaces, where ``normalise_text(...).encode()`` would raise.
+    """
+    if text.isascii():
+        return normalise_ascii(text.encode("ascii"))
+    if not unicodedata.is_normalized("NFKC", text):  # a quick check, 100x faster than NFKC
+        text = unicodedata.normalize("NFKC", text)
+    text = text.lower()
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).copy()
+    points[~_alnum_table()[points]] = 32
+    return points.tobytes().decode("utf-32-le").encode("utf-8")
+
+
+def normalise_unicode_batch(texts: list[str]) -> list[bytes]:
+    """`normalise_unicode_bytes` of each text, with one numpy pass for the whole list."""
+    lowered = [
+        (t if unicodedata.is_normalized("NFKC", t) else unicodedata.normalize("NFKC", t)).lower()
+        for t in texts
+    ]
+    points = np.frombuffer("".join(lowered).encode("utf-32-le", "surrogatepass"), np.uint32)
+    points = points.copy()
+    points[~_alnum_table()[points]] = 32
+    data = points.tobytes()
+    out: list[bytes] = []
+    start = 0
+    for text in lowered:
+        end = start + 4 * len(text)
+        out.append(data[start:end].decode("utf-32-le").encode("utf-8"))
+        start = end
+    return out
+
+
+class _PowerTables:
+    """``prime**j`` and ``prime**-j`` mod 2**64 for j < size, grown on demand and kept."""
+
+    def __init__(self, prime: int) -> None:
+        self.prime = prime
+        self.powers: U64 = np.ones(1, dtype=np.uint64)
+        self.inverse: U64 = np.ones(1, dtype=np.uint64)
+
+    def ensure(self, size: int) -> tuple[U64, U64]:
+        if self.powers.size < size:
+            size = max(size, 2 * self.powers.size)
+            with np.errstate(over="ignore"):
+                powers = np.full(size, self.prime, dtype=np.uint64)
+                powers[0] = 1
+                inverse = np.full(size, pow(self.prime, -1, 1 << 64), dtype=np.uint64)
+                inverse[0] = 1
+                self.powers = np.multiply.accumulate(powers)
+                self.inverse = np.multiply.accumulate(inverse)
+        return self.powers, self.inverse
+
+
+_TABLES = _PowerTables(WORD_PRIME)
+_BLOCK = 1 << 18
+"""Bytes hashed per step: large enough to amortise numpy's call overhead, small enough that
+the uint64 temporaries stay below the allocator's mmap threshold (fresh pages are slow)."""
+
+
+def fast_word_hashes(
+    data: bytes | npt.NDArray[np.uint8], *, block: int = _BLOCK
+) -> tuple[U64, npt.NDArray[np.int64]]:
+    """Same result as `word_hashes_of_buffer`, two to four times faster on large buffers.
+
+    The buffer is hashed in blocks of about `block` bytes that end at word boundaries, with
+    power tables computed once per process instead of once per call.
+    """
+    arr = np.frombuffer(data, dtype=np.uint8) if isinstance(data, bytes) else data
+    padded = np.zeros(arr.size + 2, dtype=np.bool_)
+    np.greater(arr, 32, out=padded[1:-1])
+    change = np.flatnonzero(padded[1:] != padded[:-1])  # word starts and ends alternate
+    starts, ends = change[0::2], change[1::2]
+    raw = np.empty(starts.size, dtype=np.uint64)
+    if starts.size == 0:
+        return raw, starts.astype(np.int64)
+    cuts = np.searchsorted(starts, np.arange(0, arr.size, block))
+    cuts = np.unique(np.append(cuts, starts.size))
+    longest = int((ends - starts).max())
+    powers, inverse = _TABLES.ensure(max(block, longest) + longest + 1)
+    with np.errstate(over="ignore"):
+        for first, stop in itertools.pairwise(cuts.tolist()):
+            lo, hi = int(starts[first]), int(ends[stop - 1])
+            prefix = np.multiply(arr[lo:hi], inverse[: hi - lo], dtype=np.uint64)
+            np.cumsum(prefix, out=prefix)
+            s = starts[first:stop] - lo
+            e = ends[first:stop] - lo - 1
+            before = prefix[s - 1]
+            before[s == 0] = 0
+            raw[first:stop] = (prefix[e] - before) * powers[e]
+    return _fmix64(raw), starts.astype(np.int64)

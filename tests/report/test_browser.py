@@ -70,7 +70,6 @@ def test_report_renders_in_headless_chromium(reported: Reported) -> None:
     assert all(width > 100 and height > 100 for _, width, height in figures), figures
     assert banner_visible
     assert screenshot.stat().st_size > 20_000
-    print(f"screenshot: {screenshot}")
     layout = Layout(reported.project.root)
     manifest = load_manifest(layout, "probe")
     key = resolve_key("probe", manifest.key, manifest.canary,
