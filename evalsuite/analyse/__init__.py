@@ -7,6 +7,7 @@ analysis. Interval decisions: docs/design/intervals.md. Public API::
     comparison = compare_runs(baseline, candidate, gate=Gate(margin=0.02), rng=rng)
     rel = reliability(attempts)
     n = items_needed(VarianceComponents(0.0087, 0.177, 0.171), delta=0.03, epochs=3)
+    report = validity_table(scores, outcomes, metric="task_success", rng=rng)
 """
 
 from evalsuite.analyse._compare import Comparison, Gate, GateResult, StratumDiff, compare_runs
@@ -18,6 +19,10 @@ from evalsuite.analyse._power import VarianceComponents, epochs_needed, items_ne
 from evalsuite.analyse._reliability import Reliability, reliability
 from evalsuite.analyse._score import RunScore, score_run
 from evalsuite.analyse._table import Interval, Table
+from evalsuite.analyse._validity import Validity, validity
+from evalsuite.analyse._validity_compare import PredictorComparison, compare_predictors
+from evalsuite.analyse._validity_table import ValidityReport, validity_table
+from evalsuite.analyse._validity_time import ValidityOverTime, validity_over_time
 
 __all__ = [
     "Comparison",
@@ -27,12 +32,17 @@ __all__ = [
     "Interval",
     "PairedDiff",
     "PassK",
+    "PredictorComparison",
     "Reliability",
     "RunScore",
     "StratumDiff",
     "StratumEstimate",
     "Table",
+    "Validity",
+    "ValidityOverTime",
+    "ValidityReport",
     "VarianceComponents",
+    "compare_predictors",
     "compare_runs",
     "epochs_needed",
     "estimate_mean",
@@ -44,4 +54,7 @@ __all__ = [
     "reliability",
     "score_run",
     "stratified_mean",
+    "validity",
+    "validity_over_time",
+    "validity_table",
 ]

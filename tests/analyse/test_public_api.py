@@ -68,6 +68,10 @@ def test_result_objects_follow_the_protocol() -> None:
         "PassK",
         "PairedDiff",
         "StratumEstimate",
+        "Validity",
+        "PredictorComparison",
+        "ValidityOverTime",
+        "ValidityReport",
     ):
         cls = getattr(analyse, name)
         for method in ("conf_int", "to_dict", "to_frame", "summary"):
