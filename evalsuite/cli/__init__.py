@@ -14,6 +14,7 @@ from evalsuite.cli._holdout_cmds import holdout_group
 from evalsuite.cli._manifest_cmds import freeze_cmd, suites_cmd, verify_cmd
 from evalsuite.cli._report_cmd import report_cmd
 from evalsuite.cli._run_cmds import ingest_cmd, run_cmd, runs_cmd
+from evalsuite.cli._validity_cmds import validity_group
 
 __all__ = ["cli", "main"]
 
@@ -49,6 +50,7 @@ for _command in (
     report_cmd,
     holdout_group,
     audit_cmd,
+    validity_group,
 ):
     cli.add_command(_command)
 

@@ -15,6 +15,13 @@ from evalsuite.report._payloads import (
     score_payload,
 )
 from evalsuite.report._render import render_html, render_markdown, write_report
+from evalsuite.report._validity import (
+    latest_outcomes,
+    read_scores_file,
+    suite_scores,
+    validity_section,
+    validity_sections,
+)
 
 __all__ = [
     "REPORT_FORMAT",
@@ -24,9 +31,14 @@ __all__ = [
     "check_comparable",
     "compare_payload",
     "item_rows",
+    "latest_outcomes",
+    "read_scores_file",
     "render_html",
     "render_markdown",
     "run_facts",
     "score_payload",
+    "suite_scores",
+    "validity_section",
+    "validity_sections",
     "write_report",
 ]

@@ -20,8 +20,11 @@ from evalsuite.report._figures import (
     reliability_panel,
     strata_forest,
     to_svg,
+    validity_over_time_plot,
+    validity_scatter,
 )
 from evalsuite.report._payloads import AnalysisOptions, compare_payload, score_payload
+from evalsuite.report._validity import validity_sections
 from evalsuite.store import Store
 
 __all__ = ["REPORT_FORMAT", "ReportData", "build_report", "item_rows"]
@@ -128,7 +131,7 @@ def build_report(
     run_ids: Sequence[str],
     options: AnalysisOptions | None = None,
     *,
-    validity: dict[str, Any] | None = None,
+    validity: list[dict[str, Any]] | None = None,
     now: datetime | None = None,
 ) -> ReportData:
     """Score every run, compare each later run with the first, and draw the figures.
@@ -138,7 +141,8 @@ def build_report(
         layout: The project (for manifests and canaries).
         run_ids: Runs to report, the first is the baseline of every comparison.
         options: Level, alpha, analysis seed and gate margin (recorded in the report).
-        validity: A validity section to include (see `evalsuite.report.validity_section`).
+        validity: Validity sections to include (default: every outcome metric recorded for
+            the runs' suite versions, see `validity_sections`); ``[]`` for none.
         now: Generation time.
     """
     options = options or AnalysisOptions()
@@ -164,6 +168,8 @@ def build_report(
         runs.append(payload)
         frames[record.run_id] = store.attempts(record.run_id)
     comparisons = _comparisons(store, runs, options)
+    if validity is None:
+        validity = validity_sections(store, runs, options)
     canaries = sorted({r["manifest"]["canary"] for r in runs if r["manifest"]})
     notes = []
     if any(r["manifest"] is None for r in runs):
@@ -193,6 +199,17 @@ def build_report(
         "pass_k": to_svg(pass_k_curves(runs), "pass@k and pass^k against k"),
         "reliability": to_svg(reliability_panel(runs), "Variance split per run"),
     }
+    for i, section in enumerate(validity):
+        main = next(p for p in section["predictors"] if p["name"] == section["main_predictor"])
+        fit = {"slope": main.get("deming_slope"), "intercept": main.get("deming_intercept")}
+        figures[f"validity_{i}"] = to_svg(
+            validity_scatter(section["points"], metric=section["metric"], fit=fit),
+            f"Eval score against {section['metric']}",
+        )
+        if section.get("over_time"):
+            figures[f"validity_time_{i}"] = to_svg(
+                validity_over_time_plot(section["over_time"]), "Validity over time"
+            )
     for i, comparison in enumerate(comparisons):
         if "skipped" not in comparison and math.isfinite(comparison["diff"]):
             figures[f"comparison_{i}"] = to_svg(

@@ -24,6 +24,7 @@ __all__ = [
     "reliability_panel",
     "strata_forest",
     "to_svg",
+    "validity_over_time_plot",
     "validity_scatter",
 ]
 
@@ -252,4 +253,23 @@ def validity_scatter(
         ax.set_ylabel(f"deployment outcome: {metric}")
         ax.grid(color="#dddddd", linewidth=0.6)
         ax.legend(frameon=False, fontsize=7, loc="best")
+    return fig
+
+
+def validity_over_time_plot(points: Sequence[dict[str, Any]]) -> Figure:
+    """Spearman correlation (with its interval) as model versions were added."""
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(5.4, 2.8))
+        ns = [p["n"] for p in points]
+        rs = [p["spearman"] for p in points]
+        lows = [p["spearman_ci"][0] for p in points]
+        highs = [p["spearman_ci"][1] for p in points]
+        ax.fill_between(ns, lows, highs, color=PALETTE[5], alpha=0.35, label="95% interval")
+        ax.plot(ns, rs, marker="o", color=PALETTE[0], label="Spearman r_s")
+        ax.axhline(0.0, color="#000000", linewidth=0.6)
+        ax.set_ylim(-1.05, 1.05)
+        ax.set_xlabel("model versions with an observed outcome (in order of observation)")
+        ax.set_ylabel("rank correlation with outcome")
+        ax.grid(color="#dddddd", linewidth=0.6)
+        ax.legend(frameon=False, loc="lower right")
     return fig

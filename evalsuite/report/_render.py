@@ -220,9 +220,13 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
                     for s in c["strata"]
                 ],
             )
-    if p.get("validity"):
-        v = p["validity"]
-        lines += [f"## Predictive validity: {v['metric']}", "", *v["statements"], ""]
+    for v in p.get("validity") or []:
+        lines += [
+            f"## Predictive validity: {v['metric']} ({v['source']})",
+            "",
+            *v["statements"],
+            "",
+        ]
         lines += _md_table(
             ["predictor", "n", "Spearman", "CI", "Pearson", "CI", "disattenuated", "flags"],
             [
@@ -239,6 +243,7 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
                 for x in v["predictors"]
             ],
         )
+        lines += [f"- {c['statement']}" for c in v.get("comparisons", [])] + [""]
     lines += ["", "---", ""] + [f"Canary: `{c}`" for c in p["canaries"]]
     return "\n".join(lines) + "\n"
 

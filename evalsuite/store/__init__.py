@@ -7,6 +7,12 @@ Usage::
 """
 
 from evalsuite.store._health import Health, error_kind, run_health
+from evalsuite.store._outcomes_io import (
+    OUTCOME_COLUMNS,
+    make_outcome,
+    outcome_fingerprint,
+    read_outcomes_file,
+)
 from evalsuite.store._schema import SCHEMA_VERSION
 from evalsuite.store._store import (
     ATTEMPT_COLUMNS,
@@ -19,6 +25,7 @@ from evalsuite.store._store import (
 
 __all__ = [
     "ATTEMPT_COLUMNS",
+    "OUTCOME_COLUMNS",
     "SCHEMA_VERSION",
     "AttemptRecord",
     "Health",
@@ -27,5 +34,8 @@ __all__ = [
     "Store",
     "default_store_url",
     "error_kind",
+    "make_outcome",
+    "outcome_fingerprint",
+    "read_outcomes_file",
     "run_health",
 ]

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar
 
 import pandas as pd
 from sqlalchemy import Connection, Engine, create_engine, event, select, update
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
 from evalsuite.errors import NotFoundError, StoreError, UsageError
 from evalsuite.store._schema import SCHEMA_VERSION, attempts, meta, metadata, outcomes, runs
@@ -203,6 +203,19 @@ class Store:
             yield conn
 
     def _migrate(self) -> None:
+        # two processes may open a new store at once: the loser of a create/insert race
+        # finds the winner's tables and row on its next try
+        for attempt in range(5):
+            try:
+                self._migrate_once()
+                return
+            except (OperationalError, IntegrityError) as exc:
+                racing = "already exists" in str(exc) or isinstance(exc, IntegrityError)
+                if not racing or attempt == 4:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+    def _migrate_once(self) -> None:
         with self._tx() as conn:
             metadata.create_all(conn)
             found = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version"))

@@ -155,3 +155,26 @@ def test_health_counts_missing_planned_attempts_as_errors() -> None:
     assert health.errors_by_kind == {"HarnessFault": 1, "not run": 2}
     assert health.limits_by_type == {"time": 1}
     assert run_health(frame.iloc[:2], planned=2, threshold=0.05).valid is True
+
+
+def test_many_processes_opening_a_new_store_at_once(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'race.sqlite'}"
+    code = (
+        "import sys; from evalsuite.store import Store; s = Store(sys.argv[1]); "
+        "print(s.schema_version)"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, [o[1][-300:] for o in outs]
+    assert {o[0].strip() for o in outs} == {str(SCHEMA_VERSION)}

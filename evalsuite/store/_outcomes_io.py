@@ -1,0 +1,130 @@
+"""Deployment outcomes from the command line or a file, validated row by row."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Mapping
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from evalsuite._core.hashing import content_hash
+from evalsuite.errors import ItemSourceError, NotFoundError, UsageError
+from evalsuite.store._store import OutcomeRecord
+
+__all__ = ["OUTCOME_COLUMNS", "make_outcome", "outcome_fingerprint", "read_outcomes_file"]
+
+OUTCOME_COLUMNS = ("model", "metric", "value", "se", "n", "observed_at", "source")
+_REQUIRED = ("model", "metric", "value")
+
+
+def _number(value: Any, name: str, where: str) -> float | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ItemSourceError(f"{where}: {name} {value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise ItemSourceError(f"{where}: {name} must be a finite number (got {value!r})")
+    return number
+
+
+def _date(value: Any, where: str) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    text = str(value).strip()
+    try:
+        parsed: date = datetime.fromisoformat(text)
+    except ValueError:
+        raise ItemSourceError(
+            f"{where}: observed_at {text!r} is not an ISO date (expected e.g. 2026-11-30)"
+        ) from None
+    return parsed.isoformat()
+
+
+def make_outcome(fields: Mapping[str, Any], where: str = "outcome") -> OutcomeRecord:
+    """Validate one outcome (model, metric, value, optional se or n, observed_at, source).
+
+    Raises:
+        ItemSourceError: a missing or malformed field, named with `where` (e.g. ``row 3``).
+    """
+    unknown = sorted(set(fields) - set(OUTCOME_COLUMNS))
+    if unknown:
+        raise ItemSourceError(
+            f"{where}: unknown column(s) {unknown}; expected {list(OUTCOME_COLUMNS)}"
+        )
+    for name in _REQUIRED:
+        if fields.get(name) is None or not str(fields[name]).strip():
+            raise ItemSourceError(f"{where}: missing {name} (required: model, metric, value)")
+    value = _number(fields["value"], "value", where)
+    se = _number(fields.get("se"), "se", where)
+    n = _number(fields.get("n"), "n", where)
+    if se is not None and se < 0:
+        raise ItemSourceError(f"{where}: se must be >= 0 (got {se})")
+    if n is not None and (n < 1 or n != int(n)):
+        raise ItemSourceError(f"{where}: n must be a whole number >= 1 (got {fields.get('n')})")
+    if se is not None and n is not None:
+        raise ItemSourceError(f"{where}: give se or n, not both (se is derived from n for rates)")
+    if value is None:
+        raise ItemSourceError(f"{where}: missing value (required: model, metric, value)")
+    return OutcomeRecord(
+        model=str(fields["model"]).strip(),
+        metric=str(fields["metric"]).strip(),
+        value=value,
+        se=se,
+        n=int(n) if n is not None else None,
+        observed_at=_date(fields.get("observed_at"), where),
+        source=str(fields["source"]).strip() if fields.get("source") else None,
+    )
+
+
+def outcome_fingerprint(record: OutcomeRecord) -> str:
+    """Content hash of an outcome: importing the same observation twice adds it once."""
+    return content_hash(
+        {
+            "model": record.model,
+            "metric": record.metric,
+            "value": record.value,
+            "se": record.se,
+            "n": record.n,
+            "observed_at": record.observed_at,
+            "source": record.source,
+        }
+    )
+
+
+def _rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix in (".jsonl", ".ndjson", ".json"):
+        rows = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ItemSourceError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise ItemSourceError(f"{path}:{number}: expected one JSON object per line")
+            rows.append((f"{path}:{number}", record))
+        return rows
+    if path.suffix != ".csv":
+        raise UsageError(f"{path}: expected a .csv or .jsonl outcomes file")
+    reader = csv.DictReader(text.splitlines())
+    return [
+        (f"{path} row {number}", {k.strip(): v for k, v in row.items() if k is not None})
+        for number, row in enumerate(reader, start=2)
+    ]
+
+
+def read_outcomes_file(path: Path) -> list[OutcomeRecord]:
+    """Every row of a CSV or JSONL outcomes file, validated; the first bad row is named."""
+    if not path.is_file():
+        raise NotFoundError(f"{path} does not exist")
+    rows = _rows(path)
+    if not rows:
+        raise ItemSourceError(f"{path}: no outcome rows")
+    return [make_outcome(fields, where) for where, fields in rows]
