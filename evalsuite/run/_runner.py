@@ -609,9 +609,10 @@ def _run_locked(
                 raise RunInterrupted(
                     f"run {run_id} interrupted; resume with `evalsuite run --resume {run_id}`"
                 ) from None
-            for log in logs:
+            for log in logs:  # reconcile: samples the hook missed (a failed hook write)
                 for sample in log.samples or []:
-                    sink.record(sample)
+                    if str(sample.id) not in sink.seen:
+                        sink.record(sample)
     if any(log.status == "cancelled" for log in logs):
         store.update_run(run_id, status="interrupted")
         raise RunInterrupted(
