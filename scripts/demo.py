@@ -32,7 +32,9 @@ def step(title: str, *args: str) -> str:
     print(f"\n== {title}\n$ evalsuite {shlex.join(args)}", flush=True)
     started = time.perf_counter()
     proc = subprocess.run(
-        [EVALSUITE, "--root", str(WORKSPACE), *args], text=True, capture_output=True,
+        [EVALSUITE, "--root", str(WORKSPACE), *args],
+        text=True,
+        capture_output=True,
         check=False,
     )
     sys.stdout.write(proc.stdout)
@@ -56,8 +58,19 @@ def run_holdout(model: str) -> str:
     """Run `model` on the holdout with 3 epochs; return the run id."""
     out = step(
         f"Run {model} on the {SUITE} holdout, 3 epochs",
-        "run", SUITE, "--split", "holdout", "--model", model, "--epochs", "3", "--seed", "1",
-        "--purpose", "make demo", "--no-progress",
+        "run",
+        SUITE,
+        "--split",
+        "holdout",
+        "--model",
+        model,
+        "--epochs",
+        "3",
+        "--seed",
+        "1",
+        "--purpose",
+        "make demo",
+        "--no-progress",
     )
     match = re.search(r"^run (\S+)", out, re.MULTILINE)
     if match is None:
@@ -76,8 +89,16 @@ def main() -> None:
     improved = run_holdout("evalsuite/improved")
     step("Holdout use against the budget", "holdout", "status", SUITE)
     step("Estimates of the improved checkpoint", "score", improved)
-    step("Is improved really better than baseline? (paired by item)", "compare", baseline,
-         improved, "--gate", "noninferior", "--margin", "0.02")
+    step(
+        "Is improved really better than baseline? (paired by item)",
+        "compare",
+        baseline,
+        improved,
+        "--gate",
+        "noninferior",
+        "--margin",
+        "0.02",
+    )
     step("Report", "report", baseline, improved, "--out", str(REPORT))
     print(f"\nreport: {REPORT / 'index.html'}")
     print(f"explore: evalsuite --root {WORKSPACE.relative_to(ROOT)} runs")

@@ -10,6 +10,7 @@ from evalsuite import __version__
 from evalsuite.cli._analyse_cmds import compare_cmd, score_cmd
 from evalsuite.cli._audit_cmd import audit_cmd
 from evalsuite.cli._common import make_context
+from evalsuite.cli._guard_cmd import guard_cmd
 from evalsuite.cli._holdout_cmds import holdout_group
 from evalsuite.cli._manifest_cmds import freeze_cmd, suites_cmd, verify_cmd
 from evalsuite.cli._report_cmd import report_cmd
@@ -49,6 +50,7 @@ for _command in (
     compare_cmd,
     report_cmd,
     holdout_group,
+    guard_cmd,
     audit_cmd,
     validity_group,
 ):

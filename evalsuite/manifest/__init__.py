@@ -8,7 +8,7 @@ Public API::
 """
 
 from evalsuite.manifest._catalog import frozen_versions, load_manifest, parse_ref
-from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT, NGRAM_SIZE, item_texts
+from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT, NGRAM_SIZE, SHORT_MIN, item_texts
 from evalsuite.manifest._freeze import FreezeResult, freeze, load_holdout_items
 from evalsuite.manifest._items import (
     Item,
@@ -26,6 +26,7 @@ from evalsuite.manifest._verify import ItemProblem, VerifyReport, verify
 __all__ = [
     "FINGERPRINT_FORMAT",
     "NGRAM_SIZE",
+    "SHORT_MIN",
     "FamilyConfig",
     "FreezeResult",
     "Item",

@@ -167,6 +167,15 @@ def _decode_record(location: str, raw: dict[str, Any] | str) -> dict[str, Any] |
 
 def _parse_item(location: str, record: dict[str, Any]) -> Item:
     try:
+        json.dumps(record, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        ident = record.get("id")
+        who = f" (item {ident!r})" if isinstance(ident, str) else ""
+        raise ItemSourceError(
+            f"{location}{who}: contains a lone surrogate (an invalid \\ud800-\\udfff escape); "
+            "item text must be valid Unicode"
+        ) from None
+    try:
         return Item.model_validate(record)
     except ValidationError as exc:
         ident = record.get("id")

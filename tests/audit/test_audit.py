@@ -123,7 +123,7 @@ class _Parrot(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        prefix, hidden = split_canary(self.canary) if self.canary else ("", "no idea")
+        _prefix, hidden = split_canary(self.canary) if self.canary else ("", "no idea")
         output = ModelOutput.from_content(self.model_name, hidden)
         output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
         return output

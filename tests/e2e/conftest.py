@@ -13,8 +13,11 @@ from tests.helpers import REPO, Project
 
 def copy_project(destination: Path) -> Project:
     for part in ("tasks", "manifests", "holdout"):
-        shutil.copytree(REPO / part, destination / part,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.lock", "ACCESS.jsonl"))
+        shutil.copytree(
+            REPO / part,
+            destination / part,
+            ignore=shutil.ignore_patterns("__pycache__", "*.lock", "ACCESS.jsonl"),
+        )
     return Project(root=destination, key_dir=destination.parent / "keys")
 
 

@@ -12,9 +12,20 @@ from tests.helpers import Project, json_out
 
 
 def _holdout(project: Project, agent: str) -> dict:
-    result = project.invoke("run", "support@1.0.0", "--split", "holdout", "--model",
-                            f"evalsuite/{agent}", "--seed", "1", "--no-progress", "--json",
-                            "--purpose", "acceptance test")
+    result = project.invoke(
+        "run",
+        "support@1.0.0",
+        "--split",
+        "holdout",
+        "--model",
+        f"evalsuite/{agent}",
+        "--seed",
+        "1",
+        "--no-progress",
+        "--json",
+        "--purpose",
+        "acceptance test",
+    )
     assert result.exit_code == 0, result.stderr
     return json_out(result)
 
@@ -34,13 +45,17 @@ def test_reference_agents_on_the_support_holdout(project_copy: Project) -> None:
     # the verifier's sub-checks are stored for every attempt, without free text on holdout
     checks = pd.json_normalize(hacker["checks"].map(json.loads).tolist())
     assert {"problem_fixed", "ticket_closed"} <= set(checks.columns)
-    assert all(checks[c].map(lambda v: isinstance(v, bool | int | float)).all()
-               for c in checks.columns)
+    assert all(
+        checks[c].map(lambda v: isinstance(v, bool | int | float)).all() for c in checks.columns
+    )
     # every holdout run was ledgered in the copy, none in the repository
     status = json_out(project_copy.invoke("holdout", "status", "support@1.0.0", "--json"))
     assert sum(f["runs"] for f in status["families"]) == 3
     # and the comparison the demo ends with agrees
-    compare = json_out(project_copy.invoke("compare", runs["baseline"]["run_id"],
-                                           runs["improved"]["run_id"], "--json"))
+    compare = json_out(
+        project_copy.invoke(
+            "compare", runs["baseline"]["run_id"], runs["improved"]["run_id"], "--json"
+        )
+    )
     assert compare["verdict"] == "candidate_better"
     assert compare["n_items"] == 96

@@ -139,3 +139,15 @@ def test_json_errors_are_machine_readable(tmp_path: Path) -> None:
     result = project.invoke("freeze", "nosuch", "--version", "1.0.0", "--json")
     payload = json.loads(result.stdout)
     assert payload["exit_code"] == 2 and payload["error"] == "NotFoundError"
+
+
+def test_lone_surrogate_in_item_text(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    path = project.items_path()
+    path.write_text(
+        path.read_text() + '{"id": "bad", "input": "x \\ud800 y", "target": "t", '
+        '"metadata": {"op": "add"}}\n'
+    )
+    result = project.invoke("freeze", "demo", "--version", "1.0.0")
+    assert result.exit_code == 2
+    assert "(item 'bad'): contains a lone surrogate" in result.stderr

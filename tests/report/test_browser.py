@@ -16,15 +16,24 @@ from tests.report.conftest import Reported, report_dir
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = REPO / ".evalsuite" / "test-artifacts"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def _require_browser() -> str:
     if CHROMIUM is None:
         if os.environ.get("EVALSUITE_REQUIRE_BROWSER"):
-            pytest.fail("Chromium is required here (EVALSUITE_REQUIRE_BROWSER is set) but is "
-                        "not installed: apt-get install chromium")
+            pytest.fail(
+                "Chromium is required here (EVALSUITE_REQUIRE_BROWSER is set) but is "
+                "not installed: apt-get install chromium"
+            )
         pytest.skip("no Chromium on this machine (.ci/run installs it)")
     return CHROMIUM
 
@@ -34,16 +43,28 @@ def test_report_renders_in_headless_chromium(reported: Reported) -> None:
     executable = _require_browser()
     from playwright.sync_api import sync_playwright
 
-    out = report_dir(reported, "browser", reported.faulty, reported.baseline,
-                     reported.candidate, reported.holdout)
+    out = report_dir(
+        reported,
+        "browser",
+        reported.faulty,
+        reported.baseline,
+        reported.candidate,
+        reported.holdout,
+    )
     page_url = (out / "index.html").resolve().as_uri()
     problems: list[str] = []
     requested: list[str] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=executable, args=FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-                if m.type in ("error", "warning") else None)
+        page.on(
+            "console",
+            lambda m: (
+                problems.append(f"console {m.type}: {m.text}")
+                if m.type in ("error", "warning")
+                else None
+            ),
+        )
         page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
         page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
         page.on("request", lambda r: requested.append(r.url))
@@ -72,8 +93,13 @@ def test_report_renders_in_headless_chromium(reported: Reported) -> None:
     assert screenshot.stat().st_size > 20_000
     layout = Layout(reported.project.root)
     manifest = load_manifest(layout, "probe")
-    key = resolve_key("probe", manifest.key, manifest.canary,
-                      KeySpec(key_dir=reported.project.key_dir), create=False)
+    key = resolve_key(
+        "probe",
+        manifest.key,
+        manifest.canary,
+        KeySpec(key_dir=reported.project.key_dir),
+        create=False,
+    )
     needles = [t for _, i in load_holdout_items(layout, manifest, key) for t in item_texts(i)]
     assert needles
     assert [n for n in needles if n in rendered] == []

@@ -1,0 +1,214 @@
+"""Benchmark of `evalsuite guard`: MB/s on one core against a plain-Python baseline.
+
+Builds, in a temporary directory, a curriculum of at least 200 MB of JSONL from public text
+available offline (docstrings of the installed stdlib, numpy, pandas and scipy, read with
+`ast`, never imported), shuffled and repeated with a seeded rng, and a frozen suite of 2,000
+docstring paragraphs; plants 50 of them in the curriculum, then screens it end to end (read,
+parse, normalise, hash, match) and checks that exactly those 50 are found.
+
+The baseline is the plain Python way (per document: ``normalise_words``, a set of 13-gram
+tuples, intersected with the items' tuple sets through one dict) on a subset of the same
+documents. Run: ``.venv/bin/python benchmarks/bench_guard.py [--mb 200]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+import sysconfig
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from evalsuite._core.layout import Layout
+from evalsuite._core.text import ngram_hashes, normalise_words, word_hashes
+from evalsuite.holdout._guard import GuardOptions, guard
+from evalsuite.holdout._index import load_index
+from evalsuite.manifest import KeySpec, freeze
+
+N_ITEMS = 2000
+N_PLANTED = 50
+CANARY = "evalsuite-canary bench 4d1f0a3e-1c2b-4f5e-8a9b-0c1d2e3f4a5b"
+
+
+def _package_dirs() -> list[Path]:
+    dirs = [Path(sysconfig.get_paths()["stdlib"])]
+    for name in ("numpy", "pandas", "scipy"):
+        module = __import__(name)
+        dirs.append(Path(str(module.__file__)).parent)
+    return dirs
+
+
+def docstring_paragraphs(limit_files: int = 20_000) -> list[str]:
+    """Paragraphs (blank-line separated) of the docstrings of installed Python sources."""
+    paragraphs: list[str] = []
+    files = sorted(p for d in _package_dirs() for p in d.rglob("*.py") if "test" not in p.name)
+    for path in files[:limit_files]:
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef):
+                doc = ast.get_docstring(node)
+                if doc:
+                    paragraphs.extend(p.strip() for p in doc.split("\n\n") if p.strip())
+    return paragraphs
+
+
+def _grams(text: str) -> set[int]:
+    return set(ngram_hashes(word_hashes(normalise_words(text)), 13).tolist())
+
+
+def clean_pool(paragraphs: list[str], items: list[str]) -> list[str]:
+    """Paragraphs sharing no 13-gram with any item (docstrings repeat stock paragraphs)."""
+    taken: set[int] = set()
+    for item in items:
+        taken |= _grams(item)
+    return [p for p in paragraphs if not _grams(p) & taken]
+
+
+def make_suite(root: Path, items: list[str]) -> None:
+    (root / "tasks" / "fam").mkdir(parents=True)
+    (root / "tasks" / "bench.toml").write_text(
+        'name = "bench"\ndescription = "guard benchmark"\n'
+        f'canary = "{CANARY}"\nholdout_fraction = 0.5\nstratify_by = ["family"]\n'
+        'key = "canary"\n\n[[families]]\nname = "fam"\nversion = 1\n'
+        'task = "fam/task.py"\nitems = "fam/items.jsonl"\n',
+        encoding="utf-8",
+    )
+    records = [
+        {"id": f"item-{i:05d}", "input": text, "target": f"answer {i}", "metadata": {}}
+        for i, text in enumerate(items)
+    ]
+    (root / "tasks" / "fam" / "items.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records), encoding="utf-8"
+    )
+    freeze(
+        Layout(root), "bench", "1.0.0", keys=KeySpec(key_dir=root / "keys"), now=datetime.now(UTC)
+    )
+
+
+def make_curriculum(
+    out: Path, paragraphs: list[str], planted: list[str], *, mb: int, rng: np.random.Generator
+) -> list[str]:
+    """JSONL files of documents of 2-30 random paragraphs; returns the documents planted."""
+    out.mkdir()
+    target, written, doc_no, shard = mb * 1_000_000, 0, 0, 0
+    mean_doc = 16 * float(np.mean([len(p) for p in paragraphs])) + 30  # 2-30 paragraphs
+    n_docs = int(0.9 * target / mean_doc)
+    plant_at = set(rng.choice(n_docs, size=len(planted), replace=False).tolist())
+    names: list[str] = []
+    handle = (out / f"shard-{shard:02d}.jsonl").open("w", encoding="utf-8")
+    line = 0
+    while written < target:
+        picks = rng.integers(0, len(paragraphs), size=int(rng.integers(2, 31)))
+        text = "\n\n".join(paragraphs[i] for i in picks)
+        if doc_no in plant_at:
+            text += "\n\n" + planted[len(names)]
+            names.append(f"{handle.name}:{line + 1}")
+        handle.write(json.dumps({"id": doc_no, "text": text}) + "\n")
+        written += len(text)
+        doc_no, line = doc_no + 1, line + 1
+        if line == 20_000:
+            handle.close()
+            shard, line = shard + 1, 0
+            handle = (out / f"shard-{shard:02d}.jsonl").open("w", encoding="utf-8")
+    handle.close()
+    return names
+
+
+def baseline(paths: list[Path], items: list[str], *, limit_bytes: int) -> tuple[float, float]:
+    """Plain Python screening of the first `limit_bytes`: MB/s of wall and of CPU time."""
+    owners: dict[tuple[str, ...], list[int]] = {}
+    sizes: list[int] = []
+    for k, text in enumerate(items):
+        words = normalise_words(text)
+        grams = set(zip(*(words[i:] for i in range(13)), strict=False))
+        sizes.append(len(grams))
+        for gram in grams:
+            owners.setdefault(gram, []).append(k)
+    started, cpu, done, flagged = time.perf_counter(), time.process_time(), 0, 0
+    for text in _texts(paths):
+        words = normalise_words(text)
+        grams = set(zip(*(words[i:] for i in range(13)), strict=False))
+        counts: dict[int, int] = {}
+        for gram in grams & owners.keys():
+            for k in owners[gram]:
+                counts[k] = counts.get(k, 0) + 1
+        flagged += any(c / max(sizes[k], 1) >= 0.2 for k, c in counts.items())
+        done += len(text.encode())
+        if done >= limit_bytes:
+            break
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return done / 1e6 / wall, done / 1e6 / cpu
+
+
+def _texts(paths: list[Path]) -> Iterator[str]:
+    for path in paths:
+        with path.open("rb") as handle:
+            for raw in handle:
+                yield json.loads(raw)["text"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--mb", type=int, default=200, help="curriculum size in MB (>= 200)")
+    parser.add_argument("--baseline-mb", type=int, default=20, help="baseline subset in MB")
+    args = parser.parse_args()
+    rng = np.random.default_rng(20240611)
+    t0 = time.perf_counter()
+    paragraphs = sorted(set(docstring_paragraphs()))
+    long = [p for p in paragraphs if 30 <= len(normalise_words(p)) <= 200]
+    chosen = rng.choice(len(long), size=N_ITEMS, replace=False)
+    items = [long[i] for i in chosen]
+    pool = clean_pool(paragraphs, items)
+    with tempfile.TemporaryDirectory(prefix="evalsuite-bench-") as tmp:
+        root = Path(tmp) / "project"
+        make_suite(root, items)
+        planted = [items[i] for i in rng.choice(N_ITEMS, size=N_PLANTED, replace=False)]
+        planted_docs = make_curriculum(Path(tmp) / "curriculum", pool, planted, mb=args.mb, rng=rng)
+        shards = sorted((Path(tmp) / "curriculum").glob("*.jsonl"))
+        print(
+            f"setup: {len(paragraphs)} paragraphs, {N_ITEMS} frozen items, "
+            f"{sum(p.stat().st_size for p in shards) / 1e6:.0f} MB JSONL in {len(shards)} "
+            f"files ({time.perf_counter() - t0:.0f} s)"
+        )
+        index = load_index(Layout(root))
+        cpu = time.process_time()
+        report = guard([Path(tmp) / "curriculum"], index, options=GuardOptions())
+        cpu = time.process_time() - cpu
+        mb = report.bytes_scanned / 1e6
+        fast, fast_cpu = mb / report.seconds, mb / cpu
+        flagged = {h.document for h in report.hits}
+        print(
+            f"evalsuite guard: {report.documents_scanned} docs, {mb:.0f} MB in "
+            f"{report.seconds:.1f} s: {fast:.0f} MB/s wall, {fast_cpu:.0f} MB/s of CPU time "
+            f"(one core); {len(flagged)} documents flagged, {len(planted_docs)} planted"
+        )
+        slow, slow_cpu = baseline(shards, items, limit_bytes=args.baseline_mb * 1_000_000)
+        print(
+            f"plain-Python baseline: {slow:.1f} MB/s wall, {slow_cpu:.1f} MB/s of CPU time "
+            f"(first {args.baseline_mb} MB)"
+        )
+        print(f"speed-up: {fast / slow:.1f}x wall, {fast_cpu / slow_cpu:.1f}x CPU time")
+        if flagged != set(planted_docs):
+            print(f"expected exactly the {len(planted_docs)} planted documents, got {len(flagged)}")
+            for hit in [h for h in report.hits if h.document not in planted_docs][:10]:
+                print("  unexpected:", hit)
+            return 1
+        # judged on CPU time: other processes on the machine slow the wall clock, not the code
+        if fast_cpu < 100 or fast_cpu / slow_cpu < 5:
+            print("below target (100 MB/s and 5x the baseline)")
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

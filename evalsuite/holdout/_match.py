@@ -1,0 +1,250 @@
+"""Vectorised matching of a batch of documents against a `FingerprintIndex`.
+
+The whole batch is one normalised byte buffer (documents separated by a newline): one pass
+computes every word hash and every n-gram hash, a bit filter and a binary search find the
+n-grams that are fingerprints, and only those few are mapped back to (document, item).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from evalsuite._core.text import (
+    NGRAM_PRIME,
+    fast_word_hashes,
+    normalise_ascii_zero_gaps,
+    normalise_unicode_batch,
+)
+from evalsuite.holdout._index import FingerprintIndex
+
+__all__ = ["BatchMatches", "match_batch"]
+
+I64 = npt.NDArray[np.int64]
+U64 = npt.NDArray[np.uint64]
+_MASK = (1 << 64) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class BatchMatches:
+    """What a batch of documents shares with the index; document numbers are batch positions.
+
+    Triples are unique: ``(gram_doc[k], gram_item[k], gram_id[k])`` says that document
+    ``gram_doc[k]`` contains n-gram ``grams[gram_id[k]]`` of item ``gram_item[k]``.
+    """
+
+    gram_doc: I64
+    gram_item: I64
+    gram_id: I64
+    short_doc: I64
+    short_item: I64
+    short_id: I64
+    """Index of the short-text entry found (``short_len[short_id]`` words)."""
+    exact: list[tuple[int, int]]
+    """(document, item) whose normalised text equals one of the item's texts."""
+    canary: list[tuple[int, str]]
+    """(document, canary) found verbatim in the raw text."""
+    n_bytes: int
+    """UTF-8 size of the documents."""
+
+
+def _offsets(lengths: list[int]) -> I64:
+    """Start of each document in the joined buffer (one separator after each), then the end."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(lengths, dtype=np.int64) + 1, out=offsets[1:])
+    return offsets
+
+
+def _normalise(texts: Sequence[str], raw: str, lengths: list[int]) -> tuple[bytes, I64, int]:
+    """The normalised buffer, each document's start in it (then the end), and UTF-8 bytes.
+
+    ASCII documents are encoded in runs and normalised by one byte translation of the whole
+    buffer; the others take the exact Unicode path, all in one call.
+    """
+    if raw.isascii():
+        return normalise_ascii_zero_gaps(raw.encode("ascii")), _offsets(lengths), sum(lengths)
+    others = [k for k, t in enumerate(texts) if not t.isascii()]
+    normalised = normalise_unicode_batch([texts[k] for k in others])
+    parts: list[bytes] = []
+    sizes = list(lengths)
+    n_bytes = sum(lengths)
+    previous = 0
+    for k, part in zip(others, normalised, strict=True):
+        if k > previous:
+            parts.append("\n".join(texts[previous:k]).encode("ascii"))
+        parts.append(part)
+        sizes[k] = len(part)
+        n_bytes += len(texts[k].encode("utf-8", "surrogatepass")) - lengths[k]
+        previous = k + 1
+    if previous < len(texts):
+        parts.append("\n".join(texts[previous:]).encode("ascii"))
+    # ASCII parts are normalised here; normalised parts only get their spaces zeroed
+    return normalise_ascii_zero_gaps(b"\n".join(parts)), _offsets(sizes), n_bytes
+
+
+def _canaries(raw: str, lengths: list[int], index: FingerprintIndex) -> list[tuple[int, str]]:
+    found: set[tuple[int, str]] = set()
+    starts: I64 | None = None
+    for canary in index.canaries:
+        at = raw.find(canary)
+        while at >= 0:
+            starts = _offsets(lengths) if starts is None else starts
+            doc = int(np.searchsorted(starts, at, side="right")) - 1
+            if at + len(canary) < starts[doc + 1]:
+                found.add((doc, canary))
+            at = raw.find(canary, at + 1)
+    return sorted(found)
+
+
+def _expand(owner_ptr: I64, ids: I64) -> tuple[I64, I64]:
+    """For each id, the range ``owner_ptr[id]:owner_ptr[id + 1]``: (repeat index, position)."""
+    counts = owner_ptr[ids + 1] - owner_ptr[ids]
+    which = np.repeat(np.arange(ids.size, dtype=np.int64), counts)
+    first = np.repeat(owner_ptr[ids] - np.cumsum(counts) + counts, counts)
+    return which, first + np.arange(which.size, dtype=np.int64)
+
+
+def _unique_rows(*columns: I64) -> tuple[I64, ...]:
+    """Distinct rows of parallel integer columns, sorted (lexsort beats ``unique(axis=1)``)."""
+    if columns[0].size == 0:
+        return columns
+    order = np.lexsort(columns[::-1])
+    sorted_columns = [c[order] for c in columns]
+    change = np.zeros(order.size, dtype=np.bool_)
+    change[0] = True
+    for c in sorted_columns:
+        change[1:] |= c[1:] != c[:-1]
+    return tuple(c[change] for c in sorted_columns)
+
+
+def _rolling(word_hashes: U64, n: int, m: int) -> tuple[U64, U64]:
+    """Hashes of every n-gram and every m-gram (``m <= n``), sharing the first m steps.
+
+    Same values as ``ngram_hashes(word_hashes, n)`` and ``ngram_hashes(word_hashes, m)``;
+    in-place steps on one cache-resident array (faster here than prefix sums).
+    """
+    prime = np.uint64(NGRAM_PRIME)
+    count = word_hashes.size - m + 1
+    if count <= 0:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint64)
+    acc = np.zeros(count, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for i in range(m):
+            np.multiply(acc, prime, out=acc)
+            np.add(acc, word_hashes[i : i + count], out=acc)
+        short = acc.copy() if m < n else acc
+        count = word_hashes.size - n + 1
+        if count <= 0:
+            return np.zeros(0, dtype=np.uint64), short
+        acc = acc[:count]
+        for i in range(m, n):
+            np.multiply(acc, prime, out=acc)
+            np.add(acc, word_hashes[i : i + count], out=acc)
+    return acc, short
+
+
+def _gram_matches(index: FingerprintIndex, grams: U64, doc_words: I64) -> tuple[I64, I64, I64, I64]:
+    """Unique (doc, item, gram) triples and the number of fingerprint n-grams of each doc."""
+    n = index.n
+    pos, gram = index.lookup_grams(grams)
+    doc = np.searchsorted(doc_words, pos, side="right") - 1
+    inside = pos + n <= doc_words[doc + 1]  # n-grams across a document boundary are dropped
+    pos, gram, doc = pos[inside], gram[inside], doc[inside]
+    per_doc = np.bincount(doc, minlength=doc_words.size - 1).astype(np.int64)
+    which, owner = _expand(index.gram_ptr, gram)
+    items = index.gram_items[owner].astype(np.int64)
+    d, i, g = _unique_rows(doc[which], items, gram[which])
+    return d, i, g, per_doc
+
+
+def _window_hash(word_hashes: U64, start: int, length: int) -> int:
+    acc = 0
+    for h in word_hashes[start : start + length].tolist():
+        acc = (acc * NGRAM_PRIME + h) & _MASK
+    return acc
+
+
+def _short_matches(
+    index: FingerprintIndex, word_hashes: U64, heads: U64, doc_words: I64
+) -> tuple[I64, I64, I64]:
+    """Unique (doc, item, short entry) of short texts found whole inside a document."""
+    empty = np.zeros(0, dtype=np.int64)
+    if index.short_heads.size == 0:
+        return empty, empty, empty
+    pos, head = index.lookup_short_heads(heads)
+    doc = np.searchsorted(doc_words, pos, side="right") - 1
+    which, entry = _expand(index.short_ptr, head)
+    found: set[tuple[int, int, int]] = set()
+    for k, e in zip(which.tolist(), entry.tolist(), strict=True):
+        p, d, length = int(pos[k]), int(doc[k]), int(index.short_len[e])
+        if p + length <= doc_words[d + 1] and _window_hash(word_hashes, p, length) == int(
+            index.short_whole[e]
+        ):
+            found.add((d, int(index.short_item[e]), e))
+    if not found:
+        return empty, empty, empty
+    rows = np.array(sorted(found), dtype=np.int64)
+    return rows[:, 0], rows[:, 1], rows[:, 2]
+
+
+def _exact_matches(
+    index: FingerprintIndex,
+    buffer: bytes,
+    offsets: I64,
+    candidates: I64,
+) -> list[tuple[int, int]]:
+    found: list[tuple[int, int]] = []
+    for doc in candidates.tolist():
+        words = buffer[offsets[doc] : offsets[doc + 1] - 1].split(b"\x00")
+        words = [w for w in words if w]
+        key = "sha256:" + hashlib.sha256(b" ".join(words)).hexdigest()
+        found.extend((doc, item) for item in index.exact.get(key, ()))
+    return found
+
+
+def match_batch(
+    texts: Sequence[str], index: FingerprintIndex, *, whole: Sequence[bool] | None = None
+) -> BatchMatches:
+    """Find every fingerprint of `index` in a batch of documents.
+
+    Args:
+        texts: Raw document texts (a batch of about 1 MiB is fastest).
+        index: Fingerprints to look for.
+        whole: Per document, False when it is a piece of a longer document (then it is not
+            compared with exact text hashes); default all True.
+
+    Returns:
+        The matches, with documents numbered by their position in `texts`.
+    """
+    raw = "\n".join(texts)
+    lengths = [len(t) for t in texts]
+    buffer, offsets, n_bytes = _normalise(texts, raw, lengths)
+    word_hashes, word_starts = fast_word_hashes(buffer, zero_gaps=True)
+    doc_words = np.searchsorted(word_starts, offsets).astype(np.int64)
+    m = index.short_min if index.short_heads.size else index.n
+    grams, heads = _rolling(word_hashes, index.n, m)
+    gram_doc, gram_item, gram_id, per_doc = _gram_matches(index, grams, doc_words)
+    short_doc, short_item, short_id = _short_matches(index, word_hashes, heads, doc_words)
+    exact: list[tuple[int, int]] = []
+    if index.exact:
+        n_words = np.diff(doc_words)
+        # an exact copy of a text of n words or more has all of its n-grams in the index
+        maybe = (n_words < index.n) | (per_doc == n_words - index.n + 1)
+        if whole is not None:
+            maybe &= np.asarray(whole, dtype=np.bool_)
+        exact = _exact_matches(index, buffer, offsets, np.flatnonzero(maybe & (n_words > 0)))
+    return BatchMatches(
+        gram_doc=gram_doc,
+        gram_item=gram_item,
+        gram_id=gram_id,
+        short_doc=short_doc,
+        short_item=short_item,
+        short_id=short_id,
+        exact=exact,
+        canary=_canaries(raw, lengths, index),
+        n_bytes=n_bytes,
+    )

@@ -1,0 +1,278 @@
+"""Screening documents: matches become hits (document -> item), above a share threshold.
+
+`screen_documents` is the per-shard function: pure, deterministic, and its only state is the
+`FingerprintIndex` (numpy arrays and small dicts), so it runs unchanged inside Ray Data's
+``map_batches`` or Dask's ``map_partitions`` (``docs/guard.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from evalsuite.errors import UsageError
+from evalsuite.holdout._batch import MIN_PIECE, Batch, Piece, batches_of, rebatch
+from evalsuite.holdout._index import FingerprintIndex
+from evalsuite.holdout._match import BatchMatches, match_batch
+from evalsuite.manifest import Split
+
+__all__ = [
+    "DEFAULT_BATCH_BYTES",
+    "DEFAULT_THRESHOLD",
+    "Hit",
+    "How",
+    "Screener",
+    "screen_documents",
+]
+
+How = Literal["exact", "ngram", "short", "canary"]
+
+DEFAULT_THRESHOLD = 0.2
+"""Share of an item's 13-grams that one document must contain to be flagged.
+
+Case and punctuation edits keep every 13-gram, and one changed word removes at most 13 of
+them, so an item of 29 words or more keeps at least 4/17 > 0.2 of its 13-grams whatever word
+changed; ordinary text shares at most a stock phrase (a few 13-grams) with an item. See
+docs/guard.md, "Threshold".
+"""
+DEFAULT_BATCH_BYTES = 1 << 20
+"""Text screened per vectorised step: about 1 MiB keeps numpy's temporaries in cache."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One document that contains one frozen item (or a suite's canary)."""
+
+    document: str
+    suite: str
+    version: str
+    split: Split | None
+    """None for a canary hit (it names a suite version, not an item)."""
+    item_id: str | None
+    overlap: float
+    """Share of the item's 13-grams found in the document (1.0 for exact and canary hits;
+    for an item with no 13-grams, the share of its short texts found)."""
+    matched: int
+    """Distinct 13-grams of the item found (short texts found, for a short hit)."""
+    how: How
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready fields."""
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class _Partial:
+    """Matches of a document seen in more than one piece, until its final piece."""
+
+    grams: list[npt.NDArray[np.int64]] = field(default_factory=list)
+    """(item, gram) rows per piece."""
+    shorts: set[tuple[int, int]] = field(default_factory=set)
+    canaries: set[str] = field(default_factory=set)
+
+
+class Screener:
+    """Screen a stream of batches; documents cut into pieces are judged once, when whole.
+
+    Args:
+        index: Fingerprints to screen against.
+        threshold: Share of an item's 13-grams a document must contain to be flagged.
+        batch_bytes: Characters screened per vectorised step.
+    """
+
+    def __init__(
+        self,
+        index: FingerprintIndex,
+        *,
+        threshold: float = DEFAULT_THRESHOLD,
+        batch_bytes: int = DEFAULT_BATCH_BYTES,
+    ) -> None:
+        if not 0 < threshold <= 1:
+            raise UsageError(f"threshold must be in (0, 1], got {threshold!r}")
+        self.index = index
+        self.threshold = threshold
+        self.batch_bytes = batch_bytes
+        self.documents = 0
+        self.bytes = 0
+        self._pending: dict[str, _Partial] = {}
+
+    @property
+    def piece_size(self) -> int:
+        """Longest piece: longer documents are cut, with overlap."""
+        return max(self.batch_bytes, MIN_PIECE)
+
+    @property
+    def overlap_chars(self) -> int:
+        """Characters repeated across a cut, at least: room for the longest canary."""
+        return max((len(c) for c in self.index.canaries), default=0)
+
+    def screen(self, stream: Iterable[Batch]) -> Iterator[list[Hit]]:
+        """Screen batches of documents and pieces.
+
+        Yields the hits of each screened batch (often none) as soon as it is done.
+        """
+        for batch in rebatch(
+            stream,
+            batch_bytes=self.batch_bytes,
+            overlap_words=self.index.n - 1,
+            overlap_chars=self.overlap_chars,
+        ):
+            yield self.feed(batch)
+
+    def feed(self, batch: Batch) -> list[Hit]:
+        """Screen one batch; hits of the documents it completes."""
+        pieces = batch.pieces
+        whole = [True] * len(batch.texts)
+        for k, piece in pieces.items():
+            whole[k] = piece.whole
+        found = match_batch(batch.texts, self.index, whole=whole if pieces else None)
+        self.documents += len(batch.texts) - sum(not p.final for p in pieces.values())
+        self.bytes += found.n_bytes - sum(
+            len(p.text[: p.overlap].encode("utf-8", "surrogatepass")) for p in pieces.values()
+        )
+        split = sorted(k for k, p in pieces.items() if not p.whole)
+        hits = self._whole_hits(batch.names, found, exclude=split)
+        for k in split:
+            hits.extend(self._merge_piece(pieces[k], k, found))
+        return hits
+
+    def _whole_hits(
+        self, names: Sequence[str], found: BatchMatches, *, exclude: Sequence[int]
+    ) -> list[Hit]:
+        """Hits of documents entirely inside this batch (vectorised over the batch)."""
+        index = self.index
+        keep = ~np.isin(found.gram_doc, exclude)
+        doc, item = found.gram_doc[keep], found.gram_item[keep]
+        key = doc * len(index.items) + item
+        keys, counts = np.unique(key, return_counts=True)
+        shares = counts / np.maximum(index.item_ngrams[keys % len(index.items)], 1)
+        grams = {
+            (int(k) // len(index.items), int(k) % len(index.items)): (int(c), float(s))
+            for k, c, s in zip(keys, counts, shares, strict=True)
+            if s >= self.threshold
+        }
+        shorts: dict[tuple[int, int], int] = {}
+        for d, i in zip(found.short_doc.tolist(), found.short_item.tolist(), strict=True):
+            if d not in exclude:
+                shorts[d, i] = shorts.get((d, i), 0) + 1
+        exact = {pair for pair in found.exact if pair[0] not in exclude}
+        canaries = {pair for pair in found.canary if pair[0] not in exclude}
+        return self._hits(names, grams, shorts, exact, canaries, found)
+
+    def _hits(
+        self,
+        names: Sequence[str],
+        grams: dict[tuple[int, int], tuple[int, float]],
+        shorts: dict[tuple[int, int], int],
+        exact: set[tuple[int, int]],
+        canaries: set[tuple[int, str]],
+        found: BatchMatches,
+    ) -> list[Hit]:
+        index = self.index
+        hits: list[Hit] = []
+        for d, i in sorted(set(grams) | set(shorts) | exact):
+            ref = index.items[i]
+            matched, share = grams.get((d, i), (0, 0.0))
+            how: How = "exact" if (d, i) in exact else "ngram" if (d, i) in grams else "short"
+            if how == "short":
+                matched = shorts[d, i]
+                if index.item_ngrams[i] == 0:
+                    share = matched / max(int(index.item_short[i]), 1)
+                else:
+                    share = self._share(found, d, i)
+            elif how == "exact":
+                share = 1.0
+                matched = max(matched, int(index.item_ngrams[i]))
+            hits.append(
+                Hit(names[d], ref.suite, ref.version, ref.split, ref.item_id, share, matched, how)
+            )
+        for d, canary in sorted(canaries):
+            for suite, version in index.canaries[canary]:
+                hits.append(Hit(names[d], suite, version, None, None, 1.0, 1, "canary"))
+        return hits
+
+    def _share(self, found: BatchMatches, doc: int, item: int) -> float:
+        """Share of an item's 13-grams in a document (below the threshold: recomputed)."""
+        rows = (found.gram_doc == doc) & (found.gram_item == item)
+        return float(rows.sum()) / max(int(self.index.item_ngrams[item]), 1)
+
+    def _merge_piece(self, piece: Piece, k: int, found: BatchMatches) -> list[Hit]:
+        partial = self._pending.setdefault(piece.name, _Partial())
+        rows = found.gram_doc == k
+        partial.grams.append(np.stack([found.gram_item[rows], found.gram_id[rows]], axis=1))
+        shorts = found.short_doc == k
+        partial.shorts.update(
+            zip(found.short_item[shorts].tolist(), found.short_id[shorts].tolist(), strict=True)
+        )
+        partial.canaries.update(c for d, c in found.canary if d == k)
+        if not piece.final:
+            return []
+        del self._pending[piece.name]
+        return self._finish(piece.name, partial)
+
+    def _finish(self, name: str, partial: _Partial) -> list[Hit]:
+        """Hits of a document seen in several pieces (n-grams counted once each)."""
+        index = self.index
+        rows = np.unique(np.concatenate(partial.grams), axis=0)
+        items, counts = np.unique(rows[:, 0], return_counts=True)
+        grams = {
+            (0, int(i)): (int(c), float(c) / max(int(index.item_ngrams[i]), 1))
+            for i, c in zip(items, counts, strict=True)
+        }
+        below = {key for key, (_, share) in grams.items() if share < self.threshold}
+        shorts: dict[tuple[int, int], int] = {}
+        for item, _entry in partial.shorts:
+            shorts[0, item] = shorts.get((0, item), 0) + 1
+        found = BatchMatches(
+            gram_doc=np.zeros(rows.shape[0], dtype=np.int64),
+            gram_item=rows[:, 0],
+            gram_id=rows[:, 1],
+            short_doc=np.zeros(0, dtype=np.int64),
+            short_item=np.zeros(0, dtype=np.int64),
+            short_id=np.zeros(0, dtype=np.int64),
+            exact=[],
+            canary=[],
+            n_bytes=0,
+        )
+        kept = {k: v for k, v in grams.items() if k not in below}
+        canaries = {(0, c) for c in partial.canaries}
+        return self._hits([name], kept, shorts, set(), canaries, found)
+
+
+def screen_documents(
+    docs: Iterable[tuple[str, str]],
+    index: FingerprintIndex,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    batch_bytes: int = DEFAULT_BATCH_BYTES,
+) -> list[Hit]:
+    """Screen documents against frozen fingerprints: the per-shard function of the guard.
+
+    Pure and deterministic: the result depends only on the arguments, and `index` is plain
+    numpy arrays and small dicts (cheap to pickle or broadcast to Ray or Dask workers).
+
+    Args:
+        docs: (name, raw text) pairs; names should be unique (they label the hits).
+        index: Fingerprints of the frozen suite versions (`load_index`).
+        threshold: Share of an item's 13-grams a document must contain for an n-gram hit.
+            Exact, short-text and canary hits do not depend on it.
+        batch_bytes: Characters screened per vectorised step.
+
+    Returns:
+        One `Hit` per (document, suite version, item) found, and one per canary found, in
+        document order.
+
+    Examples:
+        >>> from evalsuite.holdout._index import build_index
+        >>> screen_documents([("a", "nothing to see here")], build_index([]))
+        []
+    """
+    screener = Screener(index, threshold=threshold, batch_bytes=batch_bytes)
+    hits: list[Hit] = []
+    for found in screener.screen(batches_of(docs)):
+        hits.extend(found)
+    return hits
