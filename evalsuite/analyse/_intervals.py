@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
-from evalsuite.analyse._table import Interval, Table
+from evalsuite.analyse._table import Interval, IntervalFields, Table
 from evalsuite.errors import UsageError
 
 __all__ = [
@@ -168,7 +168,7 @@ class Moments:
 
 
 @dataclass(frozen=True, slots=True)
-class Estimate:
+class Estimate(IntervalFields):
     """A mean score with its standard error and interval.
 
     Attributes:
@@ -222,18 +222,6 @@ class Estimate:
                 f"analysis with level={level} instead of asking conf_int for it"
             )
         return _nan_interval()
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields (NaN kept; the CLI writes it as null); `ci` is ``[low, high]``."""
-        out = asdict(self)
-        out["ci"] = [self.ci.low, self.ci.high]
-        return out
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row with every field, the interval split into ``ci_low`` and ``ci_high``."""
-        row = self.to_dict()
-        low, high = row.pop("ci")
-        return pd.DataFrame([{**row, "ci_low": low, "ci_high": high}])
 
     def summary(self) -> Table:
         """A one-row table: mean, se, interval, n, method, and the note."""

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 from scipy import stats
 
 from evalsuite.analyse._intervals import check_level, cluster_codes, cluster_variance, t_interval
 from evalsuite.analyse._power import mde_from_se
-from evalsuite.analyse._table import Interval, Table
+from evalsuite.analyse._table import Interval, IntervalFields, Table
 from evalsuite.errors import UsageError
 
 __all__ = [
@@ -30,7 +28,7 @@ MDE_POWER = 0.8
 
 
 @dataclass(frozen=True, slots=True)
-class PairedDiff:
+class PairedDiff(IntervalFields):
     """Mean paired difference (candidate − baseline) of item means, with its t inference.
 
     Attributes:
@@ -65,18 +63,6 @@ class PairedDiff:
         """The t interval of `diff` at `level`."""
         check_level(level)
         return t_interval(self.diff, self.se, self.df, level, bounds=(-1.0, 1.0))
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields; ``ci`` as ``[low, high]``."""
-        out = asdict(self)
-        out["ci"] = [self.ci.low, self.ci.high]
-        return out
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row."""
-        row = self.to_dict()
-        low, high = row.pop("ci")
-        return pd.DataFrame([{**row, "ci_low": low, "ci_high": high}])
 
     def summary(self) -> Table:
         """One row: difference, se, interval, p, n, MDE."""

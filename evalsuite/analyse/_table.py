@@ -5,8 +5,10 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import NamedTuple
+from dataclasses import asdict, dataclass
+from typing import Any, NamedTuple, cast
+
+import pandas as pd
 
 __all__ = ["Interval", "Table", "format_cell"]
 
@@ -93,3 +95,25 @@ class Table:
 
     def __str__(self) -> str:
         return self.to_markdown()
+
+
+class IntervalFields:
+    """Mixin for frozen result dataclasses with a ``ci`` field: JSON-ready `to_dict` with
+    ``ci`` as ``[low, high]``, and a one-row `to_frame` with ``ci_low`` and ``ci_high``.
+    """
+
+    __slots__ = ()
+
+    ci: Interval
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (NaN kept; the CLI writes it as null); `ci` is ``[low, high]``."""
+        out = asdict(cast(Any, self))
+        out["ci"] = [self.ci.low, self.ci.high]
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row with every field, the interval split into ``ci_low`` and ``ci_high``."""
+        row = self.to_dict()
+        low, high = row.pop("ci")
+        return pd.DataFrame([{**row, "ci_low": low, "ci_high": high}])

@@ -16,28 +16,15 @@ from evalsuite.cli._common import (
     exit_after_output,
     handle_errors,
     json_option,
+    level_option,
     pass_context,
+    seed_option,
 )
 from evalsuite.cli._run_cmds import open_store
 from evalsuite.errors import GateFailedError, UsageError
 from evalsuite.report import AnalysisOptions, compare_payload, score_payload
 
 __all__ = ["compare_cmd", "score_cmd"]
-
-level_option = click.option(
-    "--level",
-    type=click.FloatRange(0.5, 0.999),
-    default=0.95,
-    show_default=True,
-    help="Confidence level of every interval.",
-)
-seed_option = click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Seed of the analysis (bootstrap and permutation draws); recorded in the output.",
-)
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:

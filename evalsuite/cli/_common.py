@@ -32,7 +32,9 @@ __all__ = [
     "handle_errors",
     "json_option",
     "key_file_option",
+    "level_option",
     "pass_context",
+    "seed_option",
 ]
 
 P = ParamSpec("P")
@@ -74,6 +76,20 @@ pass_context = click.make_pass_decorator(Context)
 
 json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout."
+)
+level_option = click.option(
+    "--level",
+    type=click.FloatRange(0.5, 0.999),
+    default=0.95,
+    show_default=True,
+    help="Confidence level of every interval.",
+)
+seed_option = click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of the analysis (bootstrap and permutation draws); recorded in the output.",
 )
 key_file_option = click.option(
     "--key-file",

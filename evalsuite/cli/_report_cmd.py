@@ -12,7 +12,9 @@ from evalsuite.cli._common import (
     emit_json,
     handle_errors,
     json_option,
+    level_option,
     pass_context,
+    seed_option,
 )
 from evalsuite.cli._run_cmds import open_store
 
@@ -28,7 +30,7 @@ __all__ = ["report_cmd"]
     default=None,
     help="Output directory (default: reports/<first run id>).",
 )
-@click.option("--level", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True)
+@level_option
 @click.option("--alpha", type=click.FloatRange(0.001, 0.5), default=0.05, show_default=True)
 @click.option(
     "--margin",
@@ -36,13 +38,7 @@ __all__ = ["report_cmd"]
     default=None,
     help="Show a non-inferiority gate with this margin in every comparison.",
 )
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Analysis seed (bootstrap and permutation draws).",
-)
+@seed_option
 @json_option
 @pass_context
 @handle_errors

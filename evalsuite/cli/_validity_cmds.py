@@ -16,7 +16,9 @@ from evalsuite.cli._common import (
     emit_json,
     handle_errors,
     json_option,
+    level_option,
     pass_context,
+    seed_option,
 )
 from evalsuite.cli._run_cmds import open_store
 from evalsuite.errors import UsageError
@@ -167,14 +169,8 @@ def _print_report(payload: dict[str, Any]) -> None:
     default=None,
     help="Only runs on this split (default: each model's latest valid run).",
 )
-@click.option("--level", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True)
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Seed of the bootstrap draws.",
-)
+@level_option
+@seed_option
 @json_option
 @pass_context
 @handle_errors

@@ -10,13 +10,13 @@ from inspect_ai.model import (
     GenerateConfig,
     ModelAPI,
     ModelOutput,
-    ModelUsage,
     modelapi,
 )
-from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.tool import ToolInfo
 
 from evalsuite.audit import split_canary
 from tests.helpers import CANARY, Project, json_out, make_items, make_project
+from tests.run.fake_models import FakeAPI
 
 TASK = """
 from inspect_ai import Task, task
@@ -102,31 +102,15 @@ def test_shipped_suites_have_no_leaks() -> None:
         assert json_out(result)["leaks"]["findings"] == []
 
 
-class _Parrot(ModelAPI):
+class _Parrot(FakeAPI):
     """Knows the canary (model_args: canary=...) or not."""
 
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
-        **model_args: Any,
-    ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
-        self.canary = str(model_args.get("canary", ""))
-
-    async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
+    async def respond(
+        self, input: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
     ) -> ModelOutput:
-        _prefix, hidden = split_canary(self.canary) if self.canary else ("", "no idea")
-        output = ModelOutput.from_content(self.model_name, hidden)
-        output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
-        return output
+        canary = str(self.args.get("canary", ""))
+        _prefix, hidden = split_canary(canary) if canary else ("", "no idea")
+        return ModelOutput.from_content(self.model_name, hidden)
 
 
 @modelapi(name="parrot")

@@ -13,6 +13,20 @@ from tests.helpers import CANARY, Project
 
 PROBE_DIR = Path(__file__).parent / "probe_family"
 MARKER = "PLANTED-MARKER-7c1e"
+STABLE = [
+    "item_id",
+    "epoch",
+    "item_hash",
+    "stratum",
+    "seed",
+    "outcome",
+    "limit_type",
+    "score",
+    "reason",
+    "retries",
+    "checks",
+]
+"""Attempt columns that must repeat exactly for the same seed (not run id, duration, tokens)."""
 
 
 def probe_items(n_per_stratum: int = 20) -> list[dict[str, object]]:

@@ -2,21 +2,58 @@
 
 from __future__ import annotations
 
+import abc
+import asyncio
 import random
 import re
 from typing import Any
 
 from inspect_ai.model import (
     ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageTool,
     GenerateConfig,
     ModelAPI,
     ModelOutput,
     ModelUsage,
     modelapi,
 )
-from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 _NUMBERS = re.compile(r"-?\d+")
+
+
+class FakeAPI(ModelAPI):
+    """Base of the test providers: keeps `model_args`; every output reports token usage
+    (without it inspect would try to download a tokenizer)."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)
+        self.args = model_args
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        output = await self.respond(input, tools, config)
+        output.usage = ModelUsage(input_tokens=30, output_tokens=6, total_tokens=36)
+        return output
+
+    @abc.abstractmethod
+    async def respond(
+        self, input: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
+    ) -> ModelOutput:
+        """The fake's answer (usage is added by `generate`)."""
 
 
 def _solve(text: str) -> int:
@@ -30,44 +67,23 @@ def _solve(text: str) -> int:
     return 0
 
 
-class _Arith(ModelAPI):
+class _Arith(FakeAPI):
     """Answers arith questions; `accuracy` sets how often (seeded by config.seed)."""
 
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
-        **model_args: Any,
-    ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
-        self.accuracy = float(model_args.get("accuracy", 1.0))
-        self.fail = str(model_args.get("fail", ""))
-
-    async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
+    async def respond(
+        self, input: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
     ) -> ModelOutput:
         question = input[-1].text
-        if self.fail and self.fail in question:
+        fail = str(self.args.get("fail", ""))
+        if fail and fail in question:
             raise RuntimeError(f"provider failed on: {question}")
         rng = random.Random(config.seed)
-        answer = _solve(question) if rng.random() < self.accuracy else -1
-        output = ModelOutput.from_content(self.model_name, f"ANSWER: {answer}")
-        output.usage = ModelUsage(input_tokens=20, output_tokens=5, total_tokens=25)
-        return output
+        correct = rng.random() < float(self.args.get("accuracy", 1.0))
+        answer = _solve(question) if correct else -1
+        return ModelOutput.from_content(self.model_name, f"ANSWER: {answer}")
 
 
-@modelapi(name="fakearith")
-def fakearith() -> type[ModelAPI]:
-    return _Arith
-
-
-class _Agent(ModelAPI):
+class _Agent(FakeAPI):
     """A scripted tool-calling agent for runner tests.
 
     Calls the first tool offered with the key found in the prompt, then answers with the
@@ -75,50 +91,34 @@ class _Agent(ModelAPI):
     sleeps before each answer; `loop` keeps calling the tool forever (limits).
     """
 
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
-        **model_args: Any,
-    ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
-        self.accuracy = float(model_args.get("accuracy", 1.0))
-        self.delay = float(model_args.get("delay", 0.0))
-        self.loop = bool(model_args.get("loop", False))
-
-    async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
+    async def respond(
+        self, input: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
     ) -> ModelOutput:
-        import asyncio
-
-        from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
-        from inspect_ai.tool import ToolCall
-
-        if self.delay:
-            await asyncio.sleep(self.delay)
+        delay = float(self.args.get("delay", 0.0))
+        if delay:
+            await asyncio.sleep(delay)
         results = [m for m in input if isinstance(m, ChatMessageTool)]
         prompt = next(m.text for m in input if m.role == "user")
         key = prompt.split()[-1].strip("?.")
-        if tools and (not results or self.loop):
+        if tools and (not results or bool(self.args.get("loop", False))):
             call = ToolCall(
                 id=f"call-{len(results)}", function=tools[0].name, arguments={"key": key}
             )
-            message = ChatMessageAssistant(content="", tool_calls=[call], model=self.model_name)
             output = ModelOutput.for_tool_call(self.model_name, tools[0].name, {"key": key})
-            output.choices[0].message = message
-        else:
-            value = results[-1].text if results else "?"
-            rng = random.Random(config.seed)
-            answer = value if rng.random() < self.accuracy else value + "-wrong"
-            output = ModelOutput.from_content(self.model_name, f"ANSWER: {answer}")
-        output.usage = ModelUsage(input_tokens=30, output_tokens=6, total_tokens=36)
-        return output
+            output.choices[0].message = ChatMessageAssistant(
+                content="", tool_calls=[call], model=self.model_name
+            )
+            return output
+        value = results[-1].text if results else "?"
+        rng = random.Random(config.seed)
+        correct = rng.random() < float(self.args.get("accuracy", 1.0))
+        answer = value if correct else value + "-wrong"
+        return ModelOutput.from_content(self.model_name, f"ANSWER: {answer}")
+
+
+@modelapi(name="fakearith")
+def fakearith() -> type[ModelAPI]:
+    return _Arith
 
 
 @modelapi(name="fakeagent")

@@ -15,26 +15,13 @@ import pandas as pd
 from evalsuite._core.layout import Layout
 from evalsuite.store import Store, default_store_url
 from tests.helpers import Project
-from tests.run.conftest import MARKER, make_probe_project
+from tests.run.conftest import MARKER, STABLE, make_probe_project
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH = (
     "import sys; sys.path.insert(0, {repo!r}); import tests.run.fake_models; "
     "from evalsuite.cli import main; sys.argv = ['evalsuite'] + sys.argv[1:]; main()"
 )
-STABLE = [
-    "item_id",
-    "epoch",
-    "item_hash",
-    "stratum",
-    "seed",
-    "outcome",
-    "limit_type",
-    "score",
-    "reason",
-    "retries",
-    "checks",
-]
 
 
 def _cli(project: Project, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:

@@ -11,20 +11,7 @@ from evalsuite.manifest import load_manifest
 from evalsuite.run import RunSpec, plan_attempts
 from evalsuite.store import Store, default_store_url
 from tests.helpers import Project, json_out
-
-STABLE = [
-    "item_id",
-    "epoch",
-    "item_hash",
-    "stratum",
-    "seed",
-    "outcome",
-    "limit_type",
-    "score",
-    "reason",
-    "retries",
-    "checks",
-]
+from tests.run.conftest import STABLE
 
 
 def _run(project: Project, *args: str) -> dict:
