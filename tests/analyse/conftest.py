@@ -14,17 +14,15 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def shared_data() -> Path:
-    """The directory of public evaluation results (tests/data/, else ../shared/data/).
+    """The directory of public evaluation results, committed in tests/data/.
 
-    Skips the calling test, naming both places, when neither exists.
+    Fails the calling test when it is missing: a published-number test that silently skips
+    would prove nothing.
     """
-    for candidate in (REPO / "tests" / "data", REPO.parent / "shared" / "data"):
-        if (candidate / "tau_bench").is_dir():
-            return candidate
-    pytest.skip(
-        f"public test data not found in {REPO / 'tests' / 'data'} nor "
-        f"{REPO.parent / 'shared' / 'data'}; copy /work/shared/data there"
-    )
+    data = REPO / "tests" / "data"
+    if not (data / "tau_bench").is_dir():
+        pytest.fail(f"public test data missing from {data}; restore it from version control")
+    return data
 
 
 def make_attempts(
