@@ -123,7 +123,7 @@ def classify_sample(
     """
     if sample.error is not None:
         message = sample.error.message.strip().splitlines()[0] if sample.error.message else ""
-        return Classified("harness_error", math.nan, redact(f"error: {message}"[:500]))
+        return Classified("harness_error", math.nan, redact(f"error: {message}")[:500])
     if sample.limit is not None:
         outcome = LIMIT_OUTCOME.get(sample.limit.type, "harness_error")
         reason = f"{sample.limit.type} limit ({sample.limit.limit:g})"
@@ -155,6 +155,6 @@ def classify_sample(
     return Classified(
         "scored",
         value,
-        redact(explanation[:500]) if explanation else None,
+        redact(explanation)[:500] if explanation else None,
         checks=_checks(score, keep_text),
     )

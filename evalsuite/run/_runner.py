@@ -252,7 +252,10 @@ class _Sink:
             return None
         classified = classify_sample(sample, redact=self.redact, keep_text=not self.holdout)
         if classified.outcome == "harness_error" and sample.error is not None:
-            classified.reason = self.redact(_error_reason(sample)[:500])
+            classified.reason = self.redact(_error_reason(sample))[:500]
+        elif classified.outcome == "scored" and self.holdout:
+            # a verifier's free-text explanation may quote the item: not kept on holdout runs
+            classified.reason = None
         tokens = sum(u.total_tokens for u in (sample.model_usage or {}).values())
         record = AttemptRecord(
             item_id=attempt.item.id,

@@ -236,3 +236,27 @@ def test_store_path_can_be_any_sqlalchemy_url(probe_project: Project, tmp_path: 
     )
     assert result.exit_code == 0, result.stderr
     assert len(Store(url).list_runs()) == 1
+
+
+def test_holdout_attempts_keep_no_free_text_from_the_verifier(probe_project: Project) -> None:
+    out = _run(probe_project, "--model", "fakeagent/x", "--split", "holdout", "--limit", "4")
+    frame = _attempts(probe_project, out["run_id"])
+    assert set(frame["outcome"]) == {"scored"}
+    assert frame["reason"].isna().all()
+    assert frame["checks"].notna().all()  # the verifier's boolean sub-checks stay
+    dev = _attempts(
+        probe_project, _run(probe_project, "--model", "fakeagent/x", "--limit", "4")["run_id"]
+    )
+    assert dev["reason"].notna().all()
+
+
+def test_redaction_happens_before_truncation() -> None:
+    from evalsuite.manifest import Item
+    from evalsuite.run._runner import _Redactor
+
+    secret = "the secret holdout sentence that must never be stored"
+    redact = _Redactor([Item(id="i", input=secret, target="t")], active=True)
+    message = "x" * 480 + secret
+    assert secret[:10] not in redact(message)[:500]
+    assert "[holdout text redacted]" in redact(message)
+    assert _Redactor([Item(id="i", input=secret, target="t")], active=False)(message) == message
