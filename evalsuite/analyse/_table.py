@@ -98,8 +98,10 @@ class Table:
 
 
 class IntervalFields:
-    """Mixin for frozen result dataclasses with a ``ci`` field: JSON-ready `to_dict` with
-    ``ci`` as ``[low, high]``, and a one-row `to_frame` with ``ci_low`` and ``ci_high``.
+    """Mixin for frozen result dataclasses with a ``ci`` field.
+
+    Gives a JSON-ready `to_dict` with ``ci`` as ``[low, high]`` and a one-row `to_frame` with
+    ``ci_low`` and ``ci_high``.
     """
 
     __slots__ = ()
