@@ -8,25 +8,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.analyse.test_validity_published import PUBLISHED  # figures and their sources
 from tests.helpers import Project, json_out
 from tests.run.conftest import make_probe_project
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "alpacaeval"
-# tatsu-lab/alpaca_eval, notebooks/benchmarks.csv at 241e1f6; Spearman with Arena Elo
-# [Feb 2, 2024], pairwise complete, at least 24 models in common, as the owners plotted in
-# notebooks/chat_correlations.png (see tests/analyse/test_validity_published.py for sources)
-PUBLISHED = {
-    "LC AlpacaEval 2.0": 0.98,
-    "MT-bench": 0.94,
-    "MMLU": 0.87,
-    "ARC-C": 0.83,
-    "WinoGrande": 0.69,
-    "Open LLM": 0.66,
-    "GSM-8K": 0.63,
-    "HellaSwag": 0.59,
-    "TruthfulQA": 0.51,
-    "Output Length": 0.35,
-}
 
 
 @pytest.fixture
