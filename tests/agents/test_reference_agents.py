@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib.util
+import re
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig,
 from inspect_ai.tool import ToolInfo
 
 from evalsuite._core.seeds import derive_seed
-from evalsuite.agents import AGENTS, ReferenceAgents, _support
+from evalsuite.agents import AGENTS, ReferenceAgents, _support, _support_parse
 from evalsuite.agents._arith import arith_answer, solve
 from evalsuite.agents._common import seeded_rng
 from tests.tasks.support_helpers import (
@@ -134,6 +136,71 @@ def test_same_seed_same_episode_other_seed_differs() -> None:
         assert runs[0] == runs[1]
         differs += runs[0] != runs[2]
     assert differs > 0
+
+
+def _undated(item: dict[str, Any]) -> dict[str, Any]:
+    """The item with the ticket's opening date taken out of its header."""
+    text = re.sub(r" \| opened \d{4}-\d{2}-\d{2}", "", item["input"], count=1)
+    assert "opened" not in text.partition("\n\n")[0]
+    return {**item, "input": text}
+
+
+def _host_date(day: date) -> type[date]:
+    """A `date` class whose ``today()`` is `day` (the host's clock, as the test sets it)."""
+
+    class HostDate(date):
+        @classmethod
+        def today(cls) -> HostDate:
+            return cls(day.year, day.month, day.day)
+
+    return HostDate
+
+
+def test_agents_never_read_the_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 10.18: a ticket without an opening date plays out the same whatever the date is."""
+    items = [
+        _undated(it)
+        for it in stratified(dev_items(), 4)
+        if it["metadata"]["intent"] in ("refund", "refund_outside_window")
+    ]
+    played = []
+    for day in (date(2025, 1, 2), date(2031, 7, 9)):
+        monkeypatch.setattr(_support_parse, "date", _host_date(day))
+        played.append(
+            {
+                (agent, it["id"]): simulate(agent, it, derive_seed(SEED, it["id"], 1))
+                for agent in AGENTS
+                for it in items
+            }
+        )
+    assert played[0] == played[1]
+
+
+def test_a_ticket_without_an_opening_date_is_held_not_guessed() -> None:
+    """Without a clock the refund window cannot be checked: no refund, the ticket pending."""
+    careful = _support.PROFILES["improved"]
+    assert careful.skip_window_check < 1.0
+    held = 0
+    for item in stratified(dev_items(), 4):
+        if item["metadata"]["intent"] != "refund":
+            continue
+        ticket = _support_parse.parse_ticket(_undated(item)["input"])
+        assert ticket.today is None and ticket.ticket_id == item["metadata"]["ticket_id"]
+        state, calls = simulate("improved", _undated(item), seed=3)
+        if "refund" not in [name for name, _ in calls]:
+            held += 1
+            assert state["tickets"][0]["status"] == "pending", item["id"]
+            assert any("refund window" in args.get("message", "") for _, args in calls)
+    assert held > 0
+
+
+def test_a_year_less_date_needs_the_tickets_date() -> None:
+    assert _support_parse.claimed_date("delivered on 3/2", "2025-06-16") == "2025-02-03"
+    assert _support_parse.claimed_date("delivered on 3/9", "2025-06-16") == "2024-09-03"
+    assert _support_parse.claimed_date("delivered on 3/2", None) is None
+    assert _support_parse.claimed_date("delivered on 3/2/2025", None) == "2025-02-03"
+    # 29 February of a leap year that would fall after the ticket: no such day a year before
+    assert _support_parse.claimed_date("it came 29/2", "2024-02-10") is None
 
 
 # ---- support desk: end to end through inspect -------------------------------------------------
