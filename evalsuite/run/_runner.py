@@ -395,6 +395,27 @@ def _check_model(spec: RunSpec) -> None:
         ) from None
 
 
+def _check_model_knows_suite(layout: Layout, spec: RunSpec) -> None:
+    """Refuse a model that says it cannot solve the suite, before anything is planned.
+
+    A model API may define ``refuse_suite(suite, families) -> str | None`` (the reference
+    agents do: they only know the example families); a reason refuses the run (exit 2).
+    A manifest that cannot be read is left to `verify`, which runs next and says why.
+    """
+    from inspect_ai.model import get_model
+
+    refuse = getattr(get_model(spec.model, **spec.model_args).api, "refuse_suite", None)
+    if not callable(refuse):
+        return
+    try:
+        manifest = load_manifest(layout, spec.suite, spec.version)
+    except EvalsuiteError:
+        return
+    reason = refuse(manifest.suite, [f.name for f in manifest.families])
+    if reason:
+        raise UsageError(str(reason))
+
+
 def _prepare_run(
     layout: Layout, spec: RunSpec, keys: KeySpec
 ) -> tuple[Manifest, dict[str, tuple[str, Item]]]:
@@ -549,6 +570,7 @@ def run_suite(
             raise UsageError(f"run {record.run_id} is complete: nothing to resume")
         spec = RunSpec.model_validate(record.spec)
     _check_model(spec)
+    _check_model_knows_suite(layout, spec)
     if spec.split == "holdout" and record is None:
         _check_holdout_budget(layout, spec)
     manifest, payloads = _prepare_run(layout, spec, keys)

@@ -15,10 +15,13 @@ from inspect_ai.log import EvalLog, ModelEvent
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
 from inspect_ai.tool import ToolInfo
 
+from evalsuite._core.layout import Layout
 from evalsuite._core.seeds import derive_seed
 from evalsuite.agents import AGENTS, ReferenceAgents, _support, _support_parse
 from evalsuite.agents._arith import arith_answer, solve
 from evalsuite.agents._common import seeded_rng
+from tests.helpers import json_out
+from tests.run.conftest import make_probe_project
 from tests.tasks.support_helpers import (
     ARITH_ITEMS,
     ROOT,
@@ -201,6 +204,33 @@ def test_a_year_less_date_needs_the_tickets_date() -> None:
     assert _support_parse.claimed_date("delivered on 3/2/2025", None) == "2025-02-03"
     # 29 February of a leap year that would fall after the ticket: no such day a year before
     assert _support_parse.claimed_date("it came 29/2", "2024-02-10") is None
+
+
+# ---- suites the agents do not know ----------------------------------------------------------
+@pytest.mark.parametrize("split", ["dev", "holdout"])
+def test_an_unknown_suite_is_refused_before_any_attempt(tmp_path: Path, split: str) -> None:
+    """Issue 10.16: no 0.000 run of a scripted agent on a task it has no policy for."""
+    project = make_probe_project(tmp_path)
+    layout = Layout(project.root)
+    result = project.invoke(
+        "run", "probe@1.0.0", "--model", "evalsuite/improved", "--split", split, "--json"
+    )
+    assert result.exit_code == 2, result.stdout + result.stderr
+    message = " ".join(json_out(result)["message"].split())
+    assert "suites only: arith (family arith), support (family support_desk)" in message
+    assert "'probe' has a family it has no policy for (probe)" in message
+    assert json_out(project.invoke("runs", "--json")) == []
+    assert not layout.ledger_file("probe").exists()  # no holdout look spent
+
+
+def test_the_agents_know_the_example_suites_and_nothing_else() -> None:
+    for agent in AGENTS:
+        api = ReferenceAgents(agent)
+        assert api.refuse_suite("support", ["support_desk"]) is None
+        assert api.refuse_suite("arith", ["arith"]) is None
+        refusal = api.refuse_suite("mixed", ["arith", "other", "more"])
+        assert refusal is not None and f"evalsuite/{agent}" in refusal
+        assert "families it has no policy for (more, other)" in refusal
 
 
 # ---- support desk: end to end through inspect -------------------------------------------------
