@@ -123,6 +123,20 @@ def _validate_weights(suite: SuiteConfig, strata: Counter[str]) -> dict[str, flo
     return {s: float(suite.weights[s]) for s in sorted(strata)}
 
 
+def _check_no_empty_family(
+    layout: Layout, suite: SuiteConfig, plan: _Plan, carried: Sequence[tuple[str, Item]]
+) -> None:
+    """A family with no record in its source and none in the vault is an empty source."""
+    in_vault = {family for family, _ in carried}
+    for family in suite.families:
+        if family.name not in plan.sources and family.name not in in_vault:
+            raise ItemSourceError(
+                f"{layout.tasks / family.items}: the item source of family {family.name!r} "
+                "holds no items (no record in it); add items (one JSON object per line in "
+                f"JSONL) or remove the family from {suite.path_hint}"
+            )
+
+
 def _collect(
     layout: Layout,
     suite: SuiteConfig,
@@ -152,6 +166,7 @@ def _collect(
                 "(or give a new item a new id)."
             )
         plan.entries[item.id] = _Entry(item=item, family=loaded.family, location=loaded.location)
+    _check_no_empty_family(layout, suite, plan, carried)
     for family, item in carried:
         if family not in families:
             raise SuiteConfigError(

@@ -1,14 +1,18 @@
 """Items: the records a suite is made of, read from JSONL, Parquet or a saved HF dataset.
 
-Every source is read through `datasets`, with a private temporary cache that is deleted
-afterwards, so that no copy of an item (holdout items before their first freeze included)
-is left in a shared cache directory.
+JSONL is read directly as UTF-8, one record per line (only LF, CRLF and CR end a line;
+U+2028 and U+0085 may stand raw inside JSON strings), so that every error names the file
+and line, and a byte that is not UTF-8 its offset. Parquet files and saved datasets are read
+through `datasets`, with a private temporary cache that is deleted afterwards, so that no
+copy of an item (holdout items before their first freeze included) is left in a shared cache
+directory. A source that cannot be read is an `ItemSourceError` (exit 2) naming it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -103,37 +107,85 @@ def _quiet_datasets() -> None:
     logging.getLogger("datasets").setLevel(logging.ERROR)
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def _split_lines(text: str) -> list[str]:
+    """The lines of a JSONL text, each with its line ending (what ends a line: see above)."""
+    return [match.group() for match in _LINE.finditer(text)]
+
+
+def _read_source_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ItemSourceError(
+            f"{path}: the item source cannot be read ({exc.strerror or type(exc).__name__}); "
+            "check that it is a regular file you may read"
+        ) from None
+
+
+def _jsonl_text(path: Path) -> str:
+    data = _read_source_bytes(path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = len(re.findall(rb"\r\n|\r|\n", before)) + 1
+        line_start = max(before.rfind(b"\n"), before.rfind(b"\r")) + 1
+        raise ItemSourceError(
+            f"{path}:{line}: not valid UTF-8 at byte offset {exc.start} of the file (byte "
+            f"{exc.start - line_start + 1} of the line is 0x{data[exc.start]:02x}: {exc.reason}); "
+            "item files must be UTF-8, so re-save the file as UTF-8"
+        ) from None
+
+
+def _load_with_datasets(path: Path, kind: str, cache: str) -> Any:
+    import datasets
+    import pyarrow
+
+    try:
+        if kind == "parquet":
+            return datasets.load_dataset(
+                "parquet", data_files=str(path), split="train", cache_dir=cache, keep_in_memory=True
+            )
+        return datasets.load_from_disk(str(path), keep_in_memory=True)
+    except (
+        OSError,
+        ValueError,
+        pyarrow.ArrowException,
+        datasets.exceptions.DatasetGenerationError,
+    ) as exc:
+        what = "Parquet file" if kind == "parquet" else "saved HF dataset directory"
+        cause = exc.__cause__ if exc.__cause__ is not None else exc
+        raise ItemSourceError(
+            f"{path}: not a readable {what} ({type(cause).__name__}: {cause}); write it with "
+            + (
+                "pandas/pyarrow `to_parquet`"
+                if kind == "parquet"
+                else "datasets.Dataset.save_to_disk"
+            )
+        ) from None
+
+
 def _rows(path: Path, kind: str) -> Iterator[tuple[str, dict[str, Any] | str]]:
     """Yield (location, record-or-raw-line) for every row of an item source."""
+    if kind == "jsonl":
+        for number, line in enumerate(_split_lines(_jsonl_text(path)), start=1):
+            yield f"{path}:{number}", line.rstrip("\r\n")
+        return
     import datasets
 
     _quiet_datasets()
     with tempfile.TemporaryDirectory(prefix="evalsuite-ds-") as cache:
-        if kind == "jsonl":
-            # the text builder keeps one row per line, so errors can name the line
-            ds = datasets.load_dataset(
-                "text", data_files=str(path), split="train", cache_dir=cache, keep_in_memory=True
+        ds = _load_with_datasets(path, kind, cache)
+        if isinstance(ds, datasets.DatasetDict):
+            raise ItemSourceError(
+                f"{path}: holds a DatasetDict with splits {list(ds)}; save a single "
+                "Dataset (one split) as the item source"
             )
-            for number, row in enumerate(ds, start=1):
-                yield f"{path}:{number}", row["text"]
-        elif kind == "parquet":
-            ds = datasets.load_dataset(
-                "parquet", data_files=str(path), split="train", cache_dir=cache, keep_in_memory=True
-            )
-            for number, row in enumerate(ds):
-                yield f"{path}#{number}", dict(row)
-        else:
-            try:
-                ds = datasets.load_from_disk(str(path), keep_in_memory=True)
-            except (FileNotFoundError, ValueError) as exc:
-                raise ItemSourceError(f"{path}: not a saved HF dataset directory ({exc})") from None
-            if isinstance(ds, datasets.DatasetDict):
-                raise ItemSourceError(
-                    f"{path}: holds a DatasetDict with splits {list(ds)}; save a single "
-                    "Dataset (one split) as the item source"
-                )
-            for number, row in enumerate(ds):
-                yield f"{path}#{number}", dict(row)
+        for number, row in enumerate(ds):
+            yield f"{path}#{number}", dict(row)
 
 
 def _decode_record(location: str, raw: dict[str, Any] | str) -> dict[str, Any] | None:
@@ -216,11 +268,22 @@ def load_family_items(layout: Layout, family: FamilyConfig) -> list[LoadedItem]:
     return loaded
 
 
-def load_suite_items(layout: Layout, suite: SuiteConfig) -> list[LoadedItem]:
-    """Items of every family of `suite`, with ids checked for uniqueness across families."""
+def load_suite_items(
+    layout: Layout, suite: SuiteConfig, *, missing_ok: bool = False
+) -> list[LoadedItem]:
+    """Items of every family of `suite`, with ids checked for uniqueness across families.
+
+    Args:
+        layout: The project.
+        suite: The suite.
+        missing_ok: Skip families whose item source does not exist (the caller reports
+            them) instead of raising `NotFoundError`.
+    """
     loaded: list[LoadedItem] = []
     seen: dict[str, str] = {}
     for family in suite.families:
+        if missing_ok and not (layout.tasks / family.items).exists():
+            continue
         for entry in load_family_items(layout, family):
             if entry.item.id in seen:
                 raise ItemSourceError(
@@ -303,7 +366,7 @@ def write_family_items(path: Path, keep_ids: Sequence[str], *, canary: str) -> N
     keep = set(keep_ids)
     kind = source_kind(path)
     if kind == "jsonl":
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        lines = _split_lines(_jsonl_text(path))
         kept = [
             _with_canary(line, canary)
             for line in lines

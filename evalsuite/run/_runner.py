@@ -424,7 +424,8 @@ def _prepare_run(
     )
     if not report.ok:
         problems = report.problems + [f"{p.kind} {p.split} item {p.item_id}" for p in report.items]
-        raise IntegrityError(
+        problems += report.errors
+        raise (IntegrityError if report.integrity_failed else UsageError)(
             f"{spec.suite}@{spec.version} does not verify, refusing to run: "
             + "; ".join(problems[:10])
             + (" ..." if len(problems) > 10 else "")
