@@ -148,6 +148,7 @@ def freeze_cmd(
         "diff": m.diff.model_dump(),
         "parent": m.parent.model_dump() if m.parent else None,
         "removed_from_sources": result.removed_from_sources,
+        "removed_files": result.removed_files,
         "key": result.key_source,
     }
     if as_json:
@@ -171,6 +172,11 @@ def freeze_cmd(
     if result.removed_from_sources:
         console.print(
             f"  moved {result.removed_from_sources} item(s) out of tasks/ (holdout into the vault)"
+        )
+    if result.removed_files:
+        console.print(
+            f"  deleted {result.removed_files} file(s) from tasks/ that only holdout items "
+            "read (their content is sealed in the vault)"
         )
     console.print(f"  vault key: {result.key_source}")
 

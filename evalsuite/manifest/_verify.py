@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from evalsuite._core.hashing import sha256_file
@@ -12,7 +13,7 @@ from evalsuite.manifest._catalog import frozen_versions, load_manifest
 from evalsuite.manifest._freeze import load_holdout_items
 from evalsuite.manifest._items import item_hash, load_suite_items
 from evalsuite.manifest._schema import FileRecord, Manifest
-from evalsuite.manifest._suite import FamilyConfig, load_suite
+from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, load_suite
 from evalsuite.manifest._vault import KeySpec, resolve_key
 
 __all__ = ["ItemProblem", "VerifyReport", "verify"]
@@ -110,19 +111,18 @@ def _later_hashes(layout: Layout, manifest: Manifest) -> dict[str, str] | None:
 def _check_dev(layout: Layout, manifest: Manifest, report: VerifyReport) -> None:
     suite = load_suite(layout, manifest.suite)
     frozen_families = {f.name: f.version for f in manifest.families}
-    for fam in suite.families:
-        if fam.name in frozen_families and fam.version != frozen_families[fam.name]:
-            report.problems.append(
-                f"family {fam.name!r} has version {fam.version} in {suite.path_hint} but "
-                f"{frozen_families[fam.name]} in {manifest.ref}; freeze a new major version"
-            )
+    _check_family_versions(suite, manifest, report)
     deleted = {
         f.name: (layout.tasks / f.items).relative_to(layout.root).as_posix()
         for f in suite.families
         if not (layout.tasks / f.items).exists()
     }
-    current = {
-        e.item.id: (e.family, e.item) for e in load_suite_items(layout, suite, missing_ok=True)
+    loaded = load_suite_items(layout, suite, missing_ok=True)
+    current = {e.item.id: (e.family, e.item) for e in loaded}
+    files_gone = {
+        e.item.id: sorted(_relative(layout, p) for p in e.missing_files.values())
+        for e in loaded
+        if e.missing_files
     }
     later = _later_hashes(layout, manifest)
     split_of = {i.id: i.split for i in manifest.items}
@@ -158,11 +158,11 @@ def _check_dev(layout: Layout, manifest: Manifest, report: VerifyReport) -> None
         ):
             report.superseded.append(frozen.id)
         else:
-            report.items.append(
-                ItemProblem(
-                    frozen.id, "dev", "drifted", f"hashes to {actual}, frozen as {frozen.hash}"
-                )
-            )
+            gone = files_gone.get(frozen.id)
+            detail = f"hashes to {actual}, frozen as {frozen.hash}"
+            if gone:
+                detail = f"a file it reads was deleted ({', '.join(gone)}); {detail}"
+            report.items.append(ItemProblem(frozen.id, "dev", "drifted", detail))
     for family, count in sorted(lost.items()):
         report.problems.append(
             f"item source {deleted[family]} of family {family!r} is missing: {count} dev "
@@ -174,6 +174,21 @@ def _check_dev(layout: Layout, manifest: Manifest, report: VerifyReport) -> None
         report.items.append(
             ItemProblem(item_id, "holdout", "leaked", "holdout item found in tasks/ in plaintext")
         )
+
+
+def _check_family_versions(suite: SuiteConfig, manifest: Manifest, report: VerifyReport) -> None:
+    frozen_families = {f.name: f.version for f in manifest.families}
+    for fam in suite.families:
+        if fam.name in frozen_families and fam.version != frozen_families[fam.name]:
+            report.problems.append(
+                f"family {fam.name!r} has version {fam.version} in {suite.path_hint} but "
+                f"{frozen_families[fam.name]} in {manifest.ref}; freeze a new major version"
+            )
+
+
+def _relative(layout: Layout, path: Path) -> str:
+    root = layout.root.resolve()
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
 
 
 def _family_version(families: list[FamilyConfig], name: str) -> int:

@@ -53,6 +53,7 @@ from evalsuite.manifest import (
     KeySpec,
     Manifest,
     ManifestItem,
+    item_hash,
     item_texts,
     load_holdout_items,
     load_manifest,
@@ -201,6 +202,19 @@ def _items_of_split(
     if missing:
         raise IntegrityError(
             f"{len(missing)} {split} item(s) of {manifest.ref} not found: {missing[:5]}"
+        )
+    # what runs is what was verified: an item (or a file it reads) edited since is refused
+    versions = {f.name: f.version for f in manifest.families}
+    frozen = {i.id: i.hash for i in manifest.items}
+    moved = sorted(
+        i
+        for i, (fam, item) in found.items()
+        if item_hash(item, fam, versions.get(fam, 0)) != frozen[i]
+    )
+    if moved:
+        raise IntegrityError(
+            f"{len(moved)} {split} item(s) of {manifest.ref} changed since verification: "
+            f"{moved[:5]}; run `evalsuite verify {manifest.ref}`"
         )
     return found
 
