@@ -263,7 +263,7 @@ def read_results_csv(path: Path, options: CsvOptions) -> dict[str, list[AttemptR
     frame = pd.DataFrame({t: raw[s].astype(object).str.strip() for t, s in mapped.items()})
     checks = _Checks(text)
     if options.model is not None:
-        frame["model"] = options.model
+        frame["model"] = options.model.strip()
     _check_names(frame, checks)
     epochs = _check_epochs(frame, checks, options.epoch_base)
     outcome = frame["outcome"].replace("", "scored") if "outcome" in frame else "scored"

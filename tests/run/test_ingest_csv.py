@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from evalsuite._core.layout import Layout
-from evalsuite.run import CSV_COLUMNS, CSV_EXAMPLE
 from evalsuite.store import Store, default_store_url
 from tests.helpers import Project, json_out
 
@@ -37,6 +36,8 @@ def _ingest(project: Project, path: Path, *args: str):  # type: ignore[no-untype
 
 
 def test_help_lists_every_column_its_meaning_and_an_example(project: Project) -> None:
+    from evalsuite.run import CSV_COLUMNS, CSV_EXAMPLE
+
     result = project.invoke("ingest", "--help")
     assert result.exit_code == 0
     for column in CSV_COLUMNS:
@@ -48,6 +49,8 @@ def test_help_lists_every_column_its_meaning_and_an_example(project: Project) ->
 
 
 def test_the_help_example_ingests_as_documented(project: Project, tmp_path: Path) -> None:
+    from evalsuite.run import CSV_EXAMPLE
+
     result = _ingest(project, _write(tmp_path, CSV_EXAMPLE), "--json", "--error-threshold", "0.5")
     assert result.exit_code == 0, result.stderr
     run = json_out(result)["runs"][0]

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from evalsuite.store import SCHEMA_VERSION, Store
-from evalsuite.store._store import MIGRATIONS
 from tests.helpers import Project, json_out
 
 V1_DUMP = Path(__file__).parent / "data" / "store_v1.sql"
@@ -31,6 +30,8 @@ def _rows(path: Path, table: str) -> list[tuple[object, ...]]:
 
 
 def test_every_version_has_a_migration() -> None:
+    from evalsuite.store._store import MIGRATIONS
+
     assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION))
 
 
