@@ -13,6 +13,7 @@ from evalsuite.cli._common import (
     Context,
     console,
     emit_json,
+    err_console,
     exit_after_output,
     handle_errors,
     json_option,
@@ -102,6 +103,17 @@ def _print_score(p: dict[str, Any]) -> None:
 def score_cmd(ctx: Context, run_id: str, level: float, seed: int, as_json: bool) -> None:
     """Estimates with intervals, per stratum, pass@k, pass^k, reliability and health of RUN."""
     payload = score_payload(open_store(ctx), run_id, AnalysisOptions(level=level, seed=seed))
+    if not payload["valid"]:
+        # first, and on stderr: seen even when the numbers go to a file or a pipe
+        err_console.print(
+            Text.assemble(
+                ("warning", "bold red"),
+                f": run {payload['run_id']} is INVALID: "
+                f"{payload['harness']['error_rate']:.1%} harness errors exceed its "
+                f"{payload['error_threshold']:.0%} threshold. The numbers that follow are not "
+                "a measurement of the model; comparisons refuse this run.",
+            )
+        )
     if as_json:
         emit_json(payload)
     else:
