@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
@@ -257,6 +258,22 @@ def _pair(
     return ib, ic, strata, clusters
 
 
+def _holm(pvals: list[float], alpha: float) -> npt.NDArray[np.float64]:
+    """Holm-adjusted p-values over every stratum.
+
+    Every stratum with a paired item has a p-value (`paired_difference` falls back to the
+    exact sign-flip p-value when the t is undefined), so the family is every stratum: a
+    stratum is never dropped from the adjustment, which would make the others' adjustment
+    too lenient. A NaN (a stratum with no item, which pairing cannot produce) stays NaN and
+    is adjusted as if it were 1, never left out.
+    """
+    p = np.asarray(pvals, dtype=np.float64)
+    if len(p) == 0:
+        return p
+    adjusted = multipletests(np.where(np.isfinite(p), p, 1.0), alpha=alpha, method="holm")[1]
+    return np.where(np.isfinite(p), np.asarray(adjusted, dtype=np.float64), math.nan)
+
+
 def _verdict(test: PairedDiff, perm_p: float, alpha: float) -> Verdict:
     """Paired-t verdict at `alpha`; the sign-flip p decides only when the t p is undefined."""
     p = test.p_value if math.isfinite(test.p_value) else perm_p
@@ -352,11 +369,7 @@ def compare_runs(
         )
         for h in strata_names
     ]
-    pvals = np.array([s.p_value for s in per])
-    holm = np.full(len(per), math.nan)
-    finite = np.isfinite(pvals)
-    if finite.any():
-        holm[finite] = multipletests(pvals[finite], alpha=alpha, method="holm")[1]
+    holm = _holm([s.p_value for s in per], alpha)
     verdict = _verdict(test, perm_p, alpha)
     return Comparison(
         baseline=base.run_id,

@@ -188,9 +188,45 @@ def test_identical_runs_are_no_difference_not_an_error() -> None:
     )
     assert res.verdict == "no_detectable_difference"
     assert res.diff == 0.0
-    assert math.isnan(res.test.p_value)
+    assert res.test.p_value == 1.0  # the exact sign-flip p-value of no difference
+    assert res.test.p_method == "exact_sign_flip"
     assert "no variance" in res.test.note
     assert res.p_value_permutation == 1.0
+
+
+def test_a_stratum_with_constant_differences_keeps_an_exact_p_and_its_holm_place(
+    rng: np.random.Generator,
+) -> None:
+    # issue 10 item 21: stratum "a" improves on all 10 items by exactly one success in two
+    # epochs; the t p-value is undefined there, but the stratum must stay in the Holm family
+    n_a, n_other = 10, 30
+    x = rng.beta(2, 2, size=(2 * n_other, 1))
+    a_other = (rng.random((2 * n_other, 2)) < x).astype(float)
+    b_other = (rng.random((2 * n_other, 2)) < np.clip(x + 0.1, 0, 1)).astype(float)
+    a = np.vstack([np.tile([0.0, 1.0], (n_a, 1)), a_other])
+    b = np.vstack([np.ones((n_a, 2)), b_other])
+    strata = ["a"] * n_a + ["b"] * n_other + ["c"] * n_other
+    res = compare_runs(
+        make_attempts(a, run_id="base", strata=strata),
+        make_attempts(b, run_id="cand", strata=strata),
+        rng=rng,
+    )
+    by = {s.stratum: s for s in res.strata}
+    assert by["a"].test.diff == pytest.approx(0.5)
+    assert by["a"].test.p_value == pytest.approx(2 * 0.5**10)
+    assert by["a"].test.p_method == "exact_sign_flip"
+    # the exact enumeration over all 2^10 sign patterns agrees with the closed form
+    assert by["a"].test.p_value == pytest.approx(
+        sign_flip_p(np.full(n_a, 0.5), None, n_resamples=0, rng=rng)[0]
+    )
+    raw = [by[h].test.p_value for h in ("a", "b", "c")]
+    assert all(math.isfinite(p) for p in raw)
+    assert [by[h].p_holm for h in ("a", "b", "c")] == pytest.approx(
+        list(multipletests(raw, method="holm")[1])
+    )
+    # a stratum with a single item (one unit) also keeps a p-value: 1, never NaN
+    single = paired_difference(np.array([0.5]))
+    assert single.p_value == 1.0 and single.p_method == "exact_sign_flip"
 
 
 def test_noninferiority_gate_three_ways(rng: np.random.Generator) -> None:
