@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
-from evalsuite.analyse._attempts import Health, item_table
+from evalsuite.analyse._attempts import Health, ItemTable, item_table
 from evalsuite.analyse._estimates import StratumEstimate, estimate_mean, stratified_estimates
 from evalsuite.analyse._intervals import Estimate, IntervalMethod, check_level
 from evalsuite.analyse._passk import PassK, pass_at_k, pass_hat_k
@@ -30,7 +31,8 @@ class RunScore:
         overall: unweighted mean of item means.
         weighted: post-stratified mean ``Σ_h W_h ȳ_h``.
         strata: one estimate per stratum, with its weight.
-        pass_k: pass@k and pass^k for k = 1 .. the fewest usable epochs of any item.
+        pass_k: pass@k and pass^k for k = 1 .. the most usable epochs of any item, each over
+            the items with at least k usable epochs (its ``n_items`` says how many).
         reliability: flip rate, ICCs, noise floor, cost-optimal K, pilot MDE.
         level: confidence level of every interval.
         epochs: planned epochs per item (the most rows any item has).
@@ -69,6 +71,7 @@ class RunScore:
             "strata": [s.to_dict() for s in self.strata],
             "pass_at_k": {str(p.k): p.pass_at_k.mean for p in self.pass_k},
             "pass_hat_k": {str(p.k): p.pass_hat_k.mean for p in self.pass_k},
+            "pass_k_n_items": {str(p.k): p.pass_hat_k.n_items for p in self.pass_k},
             "pass_k": [p.to_dict() for p in self.pass_k],
             "reliability": self.reliability.to_dict(),
             "notes": list(self.notes),
@@ -104,7 +107,8 @@ class RunScore:
             f"K = {self.epochs} epochs; flip rate {r.flip_rate:.3f}; rerun noise floor "
             f"±{r.noise_floor_half_width:.4f}",
             *[
-                f"pass^{p.k} = {p.pass_hat_k.mean:.4f}, pass@{p.k} = {p.pass_at_k.mean:.4f}"
+                f"pass^{p.k} = {p.pass_hat_k.mean:.4f}, pass@{p.k} = {p.pass_at_k.mean:.4f} "
+                f"({p.pass_hat_k.n_items} items)"
                 for p in self.pass_k
             ],
             *self.notes,
@@ -126,6 +130,44 @@ class RunScore:
         )
 
 
+def _pass_k(
+    it: ItemTable,
+    clusters: npt.NDArray[np.object_] | None,
+    *,
+    level: float,
+    interval: IntervalMethod,
+    rng: np.random.Generator,
+) -> list[PassK]:
+    """pass@k and pass^k for k = 1 .. the most usable epochs of any item.
+
+    Each k is estimated over the items with at least k usable epochs (the unbiased
+    estimators need ``n_i ≥ k``), and says how many those are: one item with harness errors
+    no longer hides pass^k of every other item.
+    """
+    out: list[PassK] = []
+    k_max = int(it.n_epochs.max()) if it.n_items else 0
+    base_excluded = it.health.n_items_excluded
+    for k in range(1, k_max + 1):
+        usable = it.n_epochs >= k
+        n, c = it.n_epochs[usable], it.successes[usable]
+        sub_clusters = None if clusters is None else clusters[usable]
+        short = int(np.count_nonzero(~usable))
+        estimates = [
+            estimate_mean(
+                values,
+                clusters=sub_clusters,
+                level=level,
+                interval=interval,
+                n_excluded=base_excluded + short,
+                trials=n,
+                rng=rng,
+            )
+            for values in (pass_at_k(n, c, k), pass_hat_k(n, c, k))
+        ]
+        out.append(PassK(k, estimates[0], estimates[1], n_items_short=short))
+    return out
+
+
 def score_run(
     attempts: pd.DataFrame,
     *,
@@ -139,7 +181,8 @@ def score_run(
 
     Attempts are aggregated to item means first (the item is the unit of analysis);
     ``harness_error`` rows are excluded and counted, ``limit`` rows count 0. Every interval
-    is chosen by the one rule of `estimate_mean` (METHODS §12) and names its method.
+    is chosen by the one rule of `estimate_mean` (docs/design/intervals.md) and names its
+    method.
 
     Args:
         attempts: the attempts table of one run (docs/design/attempts.md).
@@ -156,8 +199,9 @@ def score_run(
 
     Notes:
         pass@k and pass^k use the unbiased estimators per item with that item's usable
-        epochs n_i, for k up to min n_i, averaged over items (METHODS §2); a success is a
-        score ≥ 1 − 1e-6 (tau-bench's rule), so they are meant for 0/1 scores.
+        epochs n_i, averaged over the items with ``n_i ≥ k``, for k up to the largest n_i
+        (docs/methods.md, "pass@k and pass^k"); each k reports its own number of items. A
+        success is a score ≥ 1 − 1e-6 (tau-bench's rule), so they are meant for 0/1 scores.
 
     Raises:
         UsageError: the table breaks the attempts contract, or bad weights or arguments.
@@ -168,7 +212,13 @@ def score_run(
     clusters = it.cluster if it.clustered else None
     n_excluded = it.health.n_items_excluded
     overall = estimate_mean(
-        it.mean, clusters=clusters, level=level, interval=interval, n_excluded=n_excluded, rng=rng
+        it.mean,
+        clusters=clusters,
+        level=level,
+        interval=interval,
+        n_excluded=n_excluded,
+        trials=it.n_epochs,
+        rng=rng,
     )
     weighted, strata = stratified_estimates(
         it,
@@ -177,39 +227,20 @@ def score_run(
         interval=interval,
         rng=rng,
     )
-    pass_k: list[PassK] = []
-    k_max = int(it.n_epochs.min()) if it.n_items else 0
-    for k in range(1, k_max + 1):
-        at = pass_at_k(it.n_epochs, it.successes, k)
-        hat = pass_hat_k(it.n_epochs, it.successes, k)
-        pass_k.append(
-            PassK(
-                k,
-                estimate_mean(
-                    at,
-                    clusters=clusters,
-                    level=level,
-                    interval=interval,
-                    n_excluded=n_excluded,
-                    rng=rng,
-                ),
-                estimate_mean(
-                    hat,
-                    clusters=clusters,
-                    level=level,
-                    interval=interval,
-                    n_excluded=n_excluded,
-                    rng=rng,
-                ),
-            )
-        )
+    pass_k = _pass_k(it, clusters, level=level, interval=interval, rng=rng)
     notes = []
-    if not it.binary and k_max:
+    if not it.binary and pass_k:
         notes.append(
             "scores are not all 0/1: pass@k and pass^k count a score >= 1 - 1e-6 as a success"
         )
-    if it.n_items and int(it.n_epochs.max()) > k_max:
-        notes.append(f"pass@k/pass^k stop at k = {k_max}, the fewest usable epochs of any item")
+    short = [p for p in pass_k if p.n_items_short]
+    if short:
+        notes.append(
+            f"pass@k/pass^k use fewer than all {it.n_items} items at k = "
+            + ", ".join(f"{p.k} ({p.pass_hat_k.n_items} items)" for p in short)
+            + ": only items with at least k usable epochs enter them (the others had harness "
+            "errors); if harness errors hit hard items more often, those figures lean optimistic"
+        )
     rel = reliability_from_items(
         it, level=level, cost_ratio=1.0, model_corr=0.9, alpha=0.05, retest=None
     )

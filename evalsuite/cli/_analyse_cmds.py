@@ -81,6 +81,8 @@ def _print_score(p: dict[str, Any]) -> None:
         ks = sorted(p["pass_at_k"], key=int)
         console.print("pass@k: " + "  ".join(f"k={k} {_fmt(p['pass_at_k'][k])}" for k in ks))
         console.print("pass^k: " + "  ".join(f"k={k} {_fmt(p['pass_hat_k'][k])}" for k in ks))
+        n_k = p.get("pass_k_n_items", {})
+        console.print("items:  " + "  ".join(f"k={k} {n_k.get(k, 'n/a')}" for k in ks))
     r = p["reliability"]
     console.print(
         f"reliability: flip rate {_fmt(r.get('flip_rate'))}, ICC(1) {_fmt(r.get('icc1'))}, "

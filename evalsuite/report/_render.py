@@ -155,6 +155,7 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
             [
                 ["pass@k", *[_fmt(r["pass_at_k"][k]) for k in ks]],
                 ["pass^k", *[_fmt(r["pass_hat_k"][k]) for k in ks]],
+                ["items", *[r.get("pass_k_n_items", {}).get(k, "–") for k in ks]],
             ],
         )
     return lines

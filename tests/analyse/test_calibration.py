@@ -83,6 +83,7 @@ def run_coverage(
                 m,
                 clusters=clusters,
                 interval=interval,  # type: ignore[arg-type]
+                trials=np.full(len(m), K),
                 rng=rng,
             )
             for m in means
@@ -132,7 +133,10 @@ def test_weighted_interval_covers_the_deployment_mean() -> None:
     strata = np.repeat(list(weights), n_h)
     blocks = [sim.epoch_scores(rng, rng.beta(*shapes[h], size=(reps, n_h)), K) / K for h in weights]
     means = np.concatenate(blocks, axis=1)
-    ests = [stratified_mean(m, strata, weights=weights, rng=rng)[0] for m in means]
+    ests = [
+        stratified_mean(m, strata, weights=weights, trials=np.full(len(m), K), rng=rng)[0]
+        for m in means
+    ]
     cov = coverage(ests, truth)
     log.info("post-stratified, 4 strata x 25: %s", cov)
     assert 0.93 <= cov.rate <= 0.97, str(cov)
@@ -195,7 +199,7 @@ def test_harness_runs_the_production_path() -> None:
         b = (rng.random((60, K)) < x).astype(float)
         base, cand = make_attempts(a, run_id="a"), make_attempts(b, run_id=f"b{r}")
         assert score_run(base, rng=np.random.default_rng(r)).overall == estimate_mean(
-            a.mean(axis=1), rng=np.random.default_rng(r)
+            a.mean(axis=1), trials=np.full(60, K), rng=np.random.default_rng(r)
         )
         assert compare_runs(base, cand, rng=np.random.default_rng(r)).test == paired_difference(
             b.mean(axis=1) - a.mean(axis=1)

@@ -136,3 +136,23 @@ def test_report_is_deterministic_for_a_fixed_seed(reported: Reported, fmt: str) 
     name = {"html": "index.html", "md": "report.md", "json": "report.json"}[fmt]
     strip = re.compile(r"20\d\d-\d\d-\d\dT[0-9:.+]+")  # generation time differs
     assert strip.sub("", (a / name).read_text()) == strip.sub("", (b / name).read_text())
+
+
+def test_pass_k_reports_its_items_per_k(reported: Reported) -> None:
+    # issue 10 item 25: each k is computed over the items with at least k usable epochs, and
+    # the report says how many those are (JSON, HTML and Markdown)
+    out = report_dir(reported, "pass-k-items", reported.faulty)
+    store = Store(default_store_url(Layout(reported.project.root).state))
+    frame = store.attempts(reported.faulty)
+    usable = frame[frame["outcome"] != "harness_error"].groupby("item_id")["epoch"].count()
+    expected = {str(k): int((usable >= k).sum()) for k in (1, 2, 3)}
+    assert expected["3"] < expected["1"]  # the injected faults left some items short
+    run = json.loads((out / "report.json").read_text())["runs"][0]
+    assert run["pass_k_n_items"] == expected
+    assert [e["n_items"] for e in run["pass_k"]] == [expected[k] for k in ("1", "2", "3")]
+    html = (out / "index.html").read_text()
+    table = html[html.index('<table class="pass-k">') :]
+    table = table[: table.index("</table>")]
+    assert all(f'<td class="num">{n}</td>' in table for n in expected.values())
+    md = (out / "report.md").read_text()
+    assert "| items | " + " | ".join(str(v) for v in expected.values()) + " |" in md
