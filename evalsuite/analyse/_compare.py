@@ -13,8 +13,15 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from evalsuite.analyse._attempts import ItemTable, item_table
-from evalsuite.analyse._intervals import check_level
-from evalsuite.analyse._paired import PairedDiff, mcnemar_midp, paired_difference, sign_flip_p
+from evalsuite.analyse._intervals import check_level, cluster_codes, cluster_variance
+from evalsuite.analyse._paired import (
+    MDE_POWER,
+    PairedDiff,
+    mcnemar_midp,
+    paired_difference,
+    sign_flip_p,
+)
+from evalsuite.analyse._power import PairedMde, paired_mde
 from evalsuite.analyse._table import Interval, Table
 from evalsuite.errors import IncomparableRunsError, UsageError
 
@@ -115,6 +122,8 @@ class Comparison:
     sentence: str
     baseline_hash: str
     candidate_hash: str
+    mde_detail: PairedMde | None = None
+    """The MDE with its assumptions (observed correlation of the two runs' item means)."""
 
     @property
     def diff(self) -> float:
@@ -139,6 +148,7 @@ class Comparison:
             "n_items": t.n_items,
             "verdict": self.verdict,
             "mde": t.mde,
+            "mde_assumption": None if self.mde_detail is None else self.mde_detail.to_dict(),
             "strata": [s.to_dict() for s in self.strata],
             "alpha": t.alpha,
             "df": t.df,
@@ -282,6 +292,42 @@ def _verdict(test: PairedDiff, perm_p: float, alpha: float) -> Verdict:
     return "candidate_better" if test.diff > 0 else "baseline_better"
 
 
+def _observed_mde(
+    a: npt.NDArray[np.float64],
+    b: npt.NDArray[np.float64],
+    clusters: np.ndarray | None,
+    test: PairedDiff,
+    alpha: float,
+) -> PairedMde:
+    """`paired_mde` from the two runs' observed item means (the comparison's own MDE).
+
+    ``sd_a² + sd_b² − 2·r·sd_a·sd_b`` is the sample variance of the differences, and the
+    design effect is the clustered over the unclustered variance of their mean, so the value
+    equals ``test.mde`` (the MDE at the comparison's SE) up to rounding.
+    """
+    n = len(a)
+    sd_a = float(np.std(a, ddof=1)) if n >= 2 else math.nan
+    sd_b = float(np.std(b, ddof=1)) if n >= 2 else math.nan
+    r = float(np.corrcoef(a, b)[0, 1]) if n >= 2 and sd_a > 0 and sd_b > 0 else math.nan
+    d = b - a
+    deff = 1.0
+    if clusters is not None and n >= 2:
+        v_cl, _ = cluster_variance(d, cluster_codes(clusters, n))
+        v_iid = float(np.var(d, ddof=1)) / n
+        deff = v_cl / v_iid if v_iid > 0 and math.isfinite(v_cl) else 1.0
+    return paired_mde(
+        sd_baseline=sd_a,
+        sd_candidate=sd_b,
+        correlation=r,
+        n_items=n,
+        df=test.df,
+        correlation_source="observed",
+        design_effect=deff,
+        alpha=alpha,
+        power=MDE_POWER,
+    )
+
+
 def _sentence(test: PairedDiff, verdict: Verdict) -> str:
     """The human sentence of the verdict, with the MDE when nothing was detected."""
     detail = (
@@ -295,7 +341,8 @@ def _sentence(test: PairedDiff, verdict: Verdict) -> str:
     if math.isfinite(test.mde):
         return (
             f"no detectable difference ({detail}): the comparison could detect "
-            f"differences of ±{test.mde:.3f} or larger"
+            f"differences of ±{test.mde:.3f} or larger (power {MDE_POWER:.0%} at two-sided "
+            f"α = {test.alpha:g})"
         )
     return f"no detectable difference ({detail}); the MDE is undefined: {test.note}"
 
@@ -390,4 +437,5 @@ def compare_runs(
         sentence=_sentence(test, verdict),
         baseline_hash=base.input_hash,
         candidate_hash=cand.input_hash,
+        mde_detail=_observed_mde(base.mean[ib], cand.mean[ic], clusters, test, alpha),
     )

@@ -10,12 +10,13 @@ import numpy.typing as npt
 from scipy import stats
 
 from evalsuite.analyse._intervals import check_level, cluster_codes, cluster_variance, t_interval
-from evalsuite.analyse._power import mde_from_se
+from evalsuite.analyse._power import MDE_POWER, mde_from_se
 from evalsuite.analyse._table import Interval, IntervalFields, Table
 from evalsuite.errors import UsageError
 
 __all__ = [
     "EXACT_PERMUTATION_MAX",
+    "MDE_POWER",
     "PairedDiff",
     "mcnemar_midp",
     "paired_difference",
@@ -27,7 +28,6 @@ EXACT_PERMUTATION_MAX = 20
 """Up to this many units the sign-flip test enumerates all 2^n sign patterns."""
 ZERO_DIFF = 1e-12
 """A mean difference smaller than this in absolute value is no difference (float rounding)."""
-MDE_POWER = 0.8
 
 
 @dataclass(frozen=True, slots=True)

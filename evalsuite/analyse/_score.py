@@ -16,6 +16,7 @@ from evalsuite.analyse._intervals import Estimate, IntervalMethod, check_level
 from evalsuite.analyse._passk import PassK, pass_at_k, pass_hat_k
 from evalsuite.analyse._reliability import Reliability, reliability_from_items
 from evalsuite.analyse._table import Interval, Table
+from evalsuite.errors import UsageError
 
 __all__ = ["RunScore", "score_run"]
 
@@ -106,6 +107,11 @@ class RunScore:
             f"{h.n_items_excluded} item(s) had no usable epoch",
             f"K = {self.epochs} epochs; flip rate {r.flip_rate:.3f}; rerun noise floor "
             f"±{r.noise_floor_half_width:.4f}",
+            *(
+                [f"pilot paired MDE {r.mde:.4f} ({r.mde_detail.describe()})"]
+                if r.mde_detail is not None
+                else []
+            ),
             *[
                 f"pass^{p.k} = {p.pass_hat_k.mean:.4f}, pass@{p.k} = {p.pass_at_k.mean:.4f} "
                 f"({p.pass_hat_k.n_items} items)"
@@ -168,13 +174,15 @@ def _pass_k(
     return out
 
 
-def score_run(
+def score_run(  # noqa: PLR0913 - the analysis options of `score`, one each
     attempts: pd.DataFrame,
     *,
     weights: Mapping[str, float] | None = None,
     planned: int | None = None,
     level: float = 0.95,
     interval: IntervalMethod = "auto",
+    alpha: float = 0.05,
+    model_corr: float = 0.9,
     rng: np.random.Generator,
 ) -> RunScore:
     """Score one run from its attempts: the estimates behind ``evalsuite score``.
@@ -191,6 +199,9 @@ def score_run(
         planned: planned attempts (items × epochs); None: the number of rows.
         level: confidence level of every interval.
         interval: as in `estimate_mean` (``auto``: Wilson with effective n).
+        alpha: two-sided significance level of the pilot MDE.
+        model_corr: assumed correlation of a second model's true item scores with this
+            run's, for the pilot MDE (`reliability.pilot_mde`); stated in every output.
         rng: generator for the bootstrap (only drawn from when it runs).
 
     Returns:
@@ -208,6 +219,10 @@ def score_run(
         InsufficientDataError: the table is empty.
     """
     check_level(level)
+    if not 0 < alpha < 1:
+        raise UsageError(f"'alpha' must be strictly between 0 and 1 (got {alpha!r})")
+    if not -1.0 <= model_corr <= 1.0:
+        raise UsageError(f"'model_corr' must be in [-1, 1] (got {model_corr!r})")
     it = item_table(attempts, planned=planned)
     clusters = it.cluster if it.clustered else None
     n_excluded = it.health.n_items_excluded
@@ -242,7 +257,7 @@ def score_run(
             "errors); if harness errors hit hard items more often, those figures lean optimistic"
         )
     rel = reliability_from_items(
-        it, level=level, cost_ratio=1.0, model_corr=0.9, alpha=0.05, retest=None
+        it, level=level, cost_ratio=1.0, model_corr=model_corr, alpha=alpha, retest=None
     )
     epochs = int(pd.Series(attempts["item_id"]).astype(str).value_counts().max())
     return RunScore(

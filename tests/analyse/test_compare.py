@@ -14,7 +14,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower
 
-from evalsuite.analyse import Gate, compare_runs, paired_difference
+from evalsuite.analyse import Gate, compare_runs, paired_difference, score_run
 from evalsuite.analyse._compare import _gate
 from evalsuite.analyse._paired import mcnemar_midp, sign_flip_p
 from evalsuite.errors import IncomparableRunsError, UsageError
@@ -297,3 +297,45 @@ def test_conflicting_clusters_are_refused(rng: np.random.Generator) -> None:
     cand["cluster"] = cand["cluster"].replace({"c0": "c9"})
     with pytest.raises(IncomparableRunsError, match="cluster"):
         compare_runs(base, cand, rng=rng)
+
+
+def test_one_mde_with_its_assumptions_in_score_and_compare() -> None:
+    # issue 10 item 26: the MDE comes from one formula. `compare` uses the observed
+    # correlation of the two runs' item means and names it; `score` names its assumed
+    # correlation. Given the same inputs (a second run with this run's spread, whose item
+    # means correlate r with this run's), the two give the same MDE.
+    rng = np.random.default_rng(26)
+    n, k = 80, 8
+    x = rng.beta(2, 2, size=(n, 1))
+    a = (rng.random((n, k)) < x).astype(float)
+    b = a[rng.permutation(n)]  # the same item means, shuffled over the items
+    base, cand = make_attempts(a, run_id="a"), make_attempts(b, run_id="b")
+    comparison = compare_runs(base, cand, rng=rng)
+    detail = comparison.mde_detail
+    assert detail is not None
+    ma, mb = a.mean(axis=1), b.mean(axis=1)
+    r = float(np.corrcoef(ma, mb)[0, 1])
+    assert detail.correlation_source == "observed"
+    assert detail.correlation == pytest.approx(r)
+    assert (detail.alpha, detail.power, detail.n_items, detail.df) == (0.05, 0.8, n, n - 1)
+    assert detail.value == pytest.approx(comparison.test.mde, rel=1e-9)
+    assert comparison.to_dict()["mde_assumption"]["correlation"] == pytest.approx(r)
+    # the pilot of run a with the true-score correlation that implies item means
+    # correlating r (r = ρ · reliability of the item mean) gives the compare MDE
+    single = score_run(base, rng=rng)
+    reliability_of_mean = single.reliability.var_between / float(np.var(ma, ddof=1))
+    rho = r / reliability_of_mean
+    assert -1 < rho < 1
+    pilot = score_run(base, model_corr=rho, rng=rng).reliability
+    assert pilot.mde_detail is not None
+    assert pilot.mde_detail.correlation_source == "assumed"
+    assert pilot.mde_detail.correlation == pytest.approx(r)
+    assert pilot.mde == pytest.approx(comparison.test.mde, rel=1e-9)
+    # every output names the assumption
+    assert "correlate" in pilot.to_dict()["mde_assumption"]["description"]
+    assert f"{rho:g}" in pilot.mde_detail.describe()
+    assert "observed correlation" in detail.describe()
+    # and α follows the analysis: the pilot at α = 0.1 equals compare at α = 0.1
+    loose = score_run(base, model_corr=rho, alpha=0.1, rng=rng).reliability.mde
+    assert loose == pytest.approx(compare_runs(base, cand, alpha=0.1, rng=rng).test.mde)
+    assert loose < pilot.mde
