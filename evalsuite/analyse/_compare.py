@@ -45,7 +45,7 @@ class Gate:
 
 @dataclass(frozen=True, slots=True)
 class GateResult:
-    """The outcome of a non-inferiority gate (METHODS §5d).
+    """The outcome of a non-inferiority gate (docs/methods.md, "Regression gates").
 
     ``passed`` iff the one-sided (1−α) lower bound ``L = d̄ − t_{1−α,df}·SE`` is above
     ``−margin``. ``status``: PASS when passed; FAIL when the one-sided upper bound
@@ -62,7 +62,7 @@ class GateResult:
     status: GateStatus
 
     def to_dict(self) -> dict[str, Any]:
-        """DESIGN's ``gate`` block {kind, margin, passed} plus status, bounds and alpha."""
+        """The ``gate`` block of ``compare --json``: kind, margin, passed, status, bounds, alpha."""
         return {
             "kind": self.kind,
             "margin": self.margin,
@@ -95,7 +95,7 @@ class StratumDiff:
     p_holm: float
 
     def to_dict(self) -> dict[str, Any]:
-        """DESIGN's stratum entry: stratum, diff, se, ci, p_value, p_holm, n_items (+ rest)."""
+        """A ``compare --json`` stratum: stratum, diff, se, ci, p_value, p_holm, n_items, ..."""
         return {"stratum": self.stratum, **self.test.to_dict(), "p_holm": self.p_holm}
 
 
@@ -103,7 +103,7 @@ class StratumDiff:
 class Comparison:
     """Paired comparison of a candidate run against a baseline run on shared items.
 
-    Attributes mirror DESIGN's ``compare --json``; see `compare_runs` for the estimators.
+    Attributes mirror ``compare --json`` (docs/methods.md, "Outputs"); see `compare_runs`.
     """
 
     baseline: str
@@ -135,7 +135,7 @@ class Comparison:
         return self.test.conf_int(level)
 
     def to_dict(self) -> dict[str, Any]:
-        """DESIGN ``compare --json`` keys plus the supporting figures (NaN kept)."""
+        """The ``compare --json`` keys plus the supporting figures (NaN kept)."""
         t = self.test
         out: dict[str, Any] = {
             "baseline": self.baseline,
@@ -387,7 +387,8 @@ def compare_runs(
 
     References:
         Miller (2024), arXiv:2411.00640. Holm (1979), Scand. J. Stat. 6:65. Fagerland et al.
-        (2013). METHODS §1d, §5.
+        (2013), BMC Med. Res. Methodol. 13:91. Wellek (2010), Testing Statistical
+        Hypotheses of Equivalence and Noninferiority.
     """
     check_level(level)
     if not 0 < alpha < 1:

@@ -139,7 +139,7 @@ class StratumEstimate:
         return self.estimate.conf_int(level)
 
     def to_dict(self) -> dict[str, Any]:
-        """DESIGN's stratum entry: the estimate's fields plus ``stratum`` and ``weight``."""
+        """A ``score --json`` stratum: the estimate's fields plus ``stratum`` and ``weight``."""
         return {"stratum": self.stratum, "weight": self.weight, **self.estimate.to_dict()}
 
     def to_frame(self) -> pd.DataFrame:

@@ -217,7 +217,8 @@ def sign_flip_p(
     """Two-sided sign-flip permutation p-value of ``H0: d symmetric about 0``; and exactness.
 
     Signs are flipped per item, or per cluster on the cluster sums of d when clustered
-    (METHODS §5b); the statistic is the sum (equivalently the mean). With at most
+    (resampling at the cluster level, as in Cameron & Miller 2015); the statistic is the sum
+    (equivalently the mean). With at most
     `EXACT_PERMUTATION_MAX` units all 2^n patterns are enumerated (exact); otherwise
     ``scipy.stats.permutation_test(permutation_type="samples")`` draws `n_resamples` patterns
     from `rng`. The exact branch is our own enumeration because scipy's takes ~5 s at n = 20;
@@ -252,7 +253,7 @@ def mcnemar_midp(b: int, c: int) -> float:
     1 when there are no discordant pairs. statsmodels' ``mcnemar`` has no mid-p option.
 
     References:
-        Fagerland, Lydersen & Laake (2013), BMC Med. Res. Methodol. 13:91. METHODS §5a.
+        Fagerland, Lydersen & Laake (2013), BMC Med. Res. Methodol. 13:91.
     """
     n = b + c
     if n == 0:

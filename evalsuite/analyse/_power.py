@@ -161,7 +161,7 @@ def mde(
         UsageError: ``n_items < 2`` or a non-positive `epochs`.
 
     References:
-        Miller (2024), arXiv:2411.00640, power analysis. METHODS §1e.
+        Miller (2024), arXiv:2411.00640, power analysis. Cohen (1988), ch. 2.
     """
     _check_alpha_power(alpha, power)
     if n_items < 2:
@@ -222,7 +222,7 @@ def epochs_needed(
     alternative: Alternative = "two-sided",
     method: PowerMethod = "t",
 ) -> int:
-    """Epochs per model needed to detect `delta` at `n_items` items (METHODS §1e, derived).
+    """Epochs per model needed to detect `delta` at `n_items` items (Miller's formula solved for K).
 
     ``K = (σ_A²+σ_B²)/(nδ²/(deff·(z_{1−α/2}+z_{1−β})²) − ω²)`` (``method="z"``), or the
     smallest K whose noncentral-t power reaches `power` (``method="t"``).

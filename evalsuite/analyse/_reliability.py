@@ -103,7 +103,7 @@ class Reliability:
         return Interval(1.0 - 1.0 / f_low, 1.0 - 1.0 / f_high)
 
     def to_dict(self) -> dict[str, Any]:
-        """DESIGN's ``reliability`` keys (flip_rate, test_retest, noise_floor) and the rest."""
+        """The ``reliability`` block of ``score --json``: flip_rate, test_retest, noise_floor..."""
         skip = {"components", "mde_detail"}
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
         c, detail = self.components, self.mde_detail
@@ -304,7 +304,7 @@ def reliability(
     """Reliability of one run from its repeated epochs (one-way random-effects ANOVA).
 
     Items are the targets and epochs exchangeable replicates, so the one-way model applies
-    (METHODS §6a). Harness errors are excluded; limits count 0.
+    (Shrout & Fleiss 1979, case 1). Harness errors are excluded; limits count 0.
 
     Args:
         attempts: the attempts of one run.

@@ -59,7 +59,7 @@ class RunScore:
         return self.overall.conf_int(level)
 
     def to_dict(self) -> dict[str, Any]:
-        """DESIGN ``score --json`` fields this stage owns (run facts come from the store)."""
+        """The ``score --json`` fields this stage owns (run facts come from the store)."""
         return {
             "run_id": self.run_id,
             "input_hash": self.input_hash,

@@ -1,4 +1,4 @@
-"""Calibration harness: does the production code deliver its stated error rates? (METHODS §11)
+"""Calibration harness: does the production code deliver its stated error rates?
 
 Known truth: skewed item difficulty x ~ Beta(3, 0.5) (mean 6/7), K = 3 epochs, with strata
 and clusters in their own scenarios. Each replicate runs the production estimators:
@@ -39,7 +39,7 @@ K = 3
 
 @dataclass(frozen=True)
 class Coverage:
-    """Coverage with its Monte Carlo SE and the two miss rates (METHODS §11 step 3)."""
+    """Coverage with its Monte Carlo SE and the two miss rates (Morris, White & Crowther 2019)."""
 
     hits: int
     below: int  # truth below the interval

@@ -106,7 +106,8 @@ def test_large_permutation_is_seeded(rng: np.random.Generator) -> None:
 
 
 def test_mcnemar_midp_reference() -> None:
-    # METHODS §5a, v06: b = 12, c = 4 gives exact 0.0768 (statsmodels) and mid-p 0.0490
+    # b = 12, c = 4: the exact conditional p is 0.0768 (statsmodels), and the mid-p of
+    # Fagerland et al. (2013) subtracts the point probability of 4 of 16: 0.0490
     exact = mcnemar([[10, 12], [4, 10]], exact=True).pvalue
     assert exact == pytest.approx(0.0768, abs=1e-4)
     assert mcnemar_midp(12, 4) == pytest.approx(exact - stats.binom.pmf(4, 16, 0.5))
@@ -237,7 +238,7 @@ def test_noninferiority_gate_three_ways(rng: np.random.Generator) -> None:
     low = t.diff - stats.t.ppf(0.95, 399) * t.se
     assert res.gate is not None
     assert res.gate.lower_bound == pytest.approx(low)
-    # one-sided 95% bound = lower end of the two-sided 90% interval (METHODS §5d)
+    # one-sided 95% bound = lower end of the two-sided 90% interval (the t is symmetric)
     assert res.gate.lower_bound == pytest.approx(paired_difference(d, level=0.90).ci.low)
     assert res.gate.passed == (low > -0.05)
     assert res.gate.status == "PASS"
