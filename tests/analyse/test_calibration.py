@@ -298,3 +298,17 @@ def test_clustered_comparison_false_positive_rate() -> None:
     clustered = np.mean([paired_difference(r, clusters=clusters).p_value < 0.05 for r in d])
     log.info("clustered comparison (40 clusters x 5), same model: FPR %.4f", clustered)
     assert 0.035 <= clustered <= 0.065
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_clusters", [10, 20])
+def test_few_clusters_coverage(n_clusters: int) -> None:
+    # the Korn–Graubard factor (t_{N−1}/t_{C−1})² matters most with few clusters
+    rng = np.random.default_rng(600 + n_clusters)
+    size = 4
+    clusters = np.repeat(np.arange(n_clusters), size)
+    x = sim.clustered_probs(rng, 10_000, n_clusters, size)
+    means = sim.epoch_scores(rng, x, K) / K
+    cov = run_coverage(means, rng, clusters=clusters)
+    log.info("%d clusters x %d items: default %s", n_clusters, size, cov)
+    assert cov.rate >= 0.92, str(cov)
