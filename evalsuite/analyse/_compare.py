@@ -7,21 +7,20 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from evalsuite.analyse._attempts import ItemTable, item_table
-from evalsuite.analyse._intervals import check_level, cluster_codes, cluster_variance
+from evalsuite.analyse._intervals import check_level
+from evalsuite.analyse._mde import PairedMde, observed_mde
 from evalsuite.analyse._paired import (
     MDE_POWER,
     PairedDiff,
+    holm_adjust,
     mcnemar_midp,
     paired_difference,
     sign_flip_p,
 )
-from evalsuite.analyse._power import PairedMde, paired_mde
 from evalsuite.analyse._table import Interval, Table
 from evalsuite.errors import IncomparableRunsError, UsageError
 
@@ -268,64 +267,12 @@ def _pair(
     return ib, ic, strata, clusters
 
 
-def _holm(pvals: list[float], alpha: float) -> npt.NDArray[np.float64]:
-    """Holm-adjusted p-values over every stratum.
-
-    Every stratum with a paired item has a p-value (`paired_difference` falls back to the
-    exact sign-flip p-value when the t is undefined), so the family is every stratum: a
-    stratum is never dropped from the adjustment, which would make the others' adjustment
-    too lenient. A NaN (a stratum with no item, which pairing cannot produce) stays NaN and
-    is adjusted as if it were 1, never left out.
-    """
-    p = np.asarray(pvals, dtype=np.float64)
-    if len(p) == 0:
-        return p
-    adjusted = multipletests(np.where(np.isfinite(p), p, 1.0), alpha=alpha, method="holm")[1]
-    return np.where(np.isfinite(p), np.asarray(adjusted, dtype=np.float64), math.nan)
-
-
 def _verdict(test: PairedDiff, perm_p: float, alpha: float) -> Verdict:
     """Paired-t verdict at `alpha`; the sign-flip p decides only when the t p is undefined."""
     p = test.p_value if math.isfinite(test.p_value) else perm_p
     if test.diff == 0 or not (p < alpha):
         return "no_detectable_difference"
     return "candidate_better" if test.diff > 0 else "baseline_better"
-
-
-def _observed_mde(
-    a: npt.NDArray[np.float64],
-    b: npt.NDArray[np.float64],
-    clusters: np.ndarray | None,
-    test: PairedDiff,
-    alpha: float,
-) -> PairedMde:
-    """`paired_mde` from the two runs' observed item means (the comparison's own MDE).
-
-    ``sd_a² + sd_b² − 2·r·sd_a·sd_b`` is the sample variance of the differences, and the
-    design effect is the clustered over the unclustered variance of their mean, so the value
-    equals ``test.mde`` (the MDE at the comparison's SE) up to rounding.
-    """
-    n = len(a)
-    sd_a = float(np.std(a, ddof=1)) if n >= 2 else math.nan
-    sd_b = float(np.std(b, ddof=1)) if n >= 2 else math.nan
-    r = float(np.corrcoef(a, b)[0, 1]) if n >= 2 and sd_a > 0 and sd_b > 0 else math.nan
-    d = b - a
-    deff = 1.0
-    if clusters is not None and n >= 2:
-        v_cl, _ = cluster_variance(d, cluster_codes(clusters, n))
-        v_iid = float(np.var(d, ddof=1)) / n
-        deff = v_cl / v_iid if v_iid > 0 and math.isfinite(v_cl) else 1.0
-    return paired_mde(
-        sd_baseline=sd_a,
-        sd_candidate=sd_b,
-        correlation=r,
-        n_items=n,
-        df=test.df,
-        correlation_source="observed",
-        design_effect=deff,
-        alpha=alpha,
-        power=MDE_POWER,
-    )
 
 
 def _sentence(test: PairedDiff, verdict: Verdict) -> str:
@@ -417,7 +364,7 @@ def compare_runs(
         )
         for h in strata_names
     ]
-    holm = _holm([s.p_value for s in per], alpha)
+    holm = holm_adjust([s.p_value for s in per], alpha)
     verdict = _verdict(test, perm_p, alpha)
     return Comparison(
         baseline=base.run_id,
@@ -438,5 +385,5 @@ def compare_runs(
         sentence=_sentence(test, verdict),
         baseline_hash=base.input_hash,
         candidate_hash=cand.input_hash,
-        mde_detail=_observed_mde(base.mean[ib], cand.mean[ic], clusters, test, alpha),
+        mde_detail=observed_mde(base.mean[ib], cand.mean[ic], clusters, test.df, alpha),
     )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 
 from evalsuite.analyse._intervals import check_level, cluster_codes, cluster_variance, t_interval
 from evalsuite.analyse._power import MDE_POWER, mde_from_se
@@ -18,6 +19,7 @@ __all__ = [
     "EXACT_PERMUTATION_MAX",
     "MDE_POWER",
     "PairedDiff",
+    "holm_adjust",
     "mcnemar_midp",
     "paired_difference",
     "sign_flip_p",
@@ -260,3 +262,19 @@ def mcnemar_midp(b: int, c: int) -> float:
         return 1.0
     k = min(b, c)
     return float(min(1.0, 2.0 * stats.binom.cdf(k, n, 0.5) - stats.binom.pmf(k, n, 0.5)))
+
+
+def holm_adjust(pvals: list[float], alpha: float) -> npt.NDArray[np.float64]:
+    """Holm-adjusted p-values over every stratum.
+
+    Every stratum with a paired item has a p-value (`paired_difference` falls back to the
+    exact sign-flip p-value when the t is undefined), so the family is every stratum: a
+    stratum is never dropped from the adjustment, which would make the others' adjustment
+    too lenient. A NaN (a stratum with no item, which pairing cannot produce) stays NaN and
+    is adjusted as if it were 1, never left out.
+    """
+    p = np.asarray(pvals, dtype=np.float64)
+    if len(p) == 0:
+        return p
+    adjusted = multipletests(np.where(np.isfinite(p), p, 1.0), alpha=alpha, method="holm")[1]
+    return np.where(np.isfinite(p), np.asarray(adjusted, dtype=np.float64), math.nan)

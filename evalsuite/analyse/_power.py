@@ -2,16 +2,16 @@
 
 Two flavours: ``method="t"`` solves the noncentral-t power exactly (the same numbers as
 statsmodels ``TTestPower``), ``method="z"`` uses Miller's closed forms
-``n = (z_{1−α/2} + z_{1−β})² σ_d²/δ²``. `paired_mde` is the one MDE that `score`, `compare`
-and the report show, with its assumptions attached (docs/methods.md, "Power and the MDE").
+``n = (z_{1−α/2} + z_{1−β})² σ_d²/δ²``. The MDE that `score`, `compare` and the report show,
+with its assumptions attached, is built on `mde_from_se` in `_mde`.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, fields
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy import optimize, stats
@@ -21,13 +21,12 @@ from evalsuite.errors import InsufficientDataError, UsageError
 __all__ = [
     "MDE_POWER",
     "Alternative",
-    "PairedMde",
     "VarianceComponents",
+    "check_alpha_power",
     "epochs_needed",
     "items_needed",
     "mde",
     "mde_from_se",
-    "paired_mde",
     "t_power",
 ]
 
@@ -36,7 +35,6 @@ PowerMethod = Literal["t", "z"]
 _NCP_MAX = 1e3
 MDE_POWER = 0.8
 """Power at which every MDE the product reports is computed."""
-CorrelationSource = Literal["observed", "assumed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +73,8 @@ def _positive(name: str, value: float) -> None:
         raise UsageError(f"'{name}' must be a finite number > 0 (got {value!r})")
 
 
-def _check_alpha_power(alpha: float, power: float) -> None:
+def check_alpha_power(alpha: float, power: float) -> None:
+    """Raise `UsageError` unless 0 < alpha < 1 and alpha < power < 1."""
     if not 0 < alpha < 1:
         raise UsageError(f"'alpha' must be strictly between 0 and 1 (got {alpha!r})")
     if not alpha < power < 1:
@@ -130,7 +129,7 @@ def mde_from_se(
     ``df = n − 1`` it equals statsmodels ``TTestPower().solve_power(nobs=n, ...)·sd_d``).
     NaN when `se` is not finite or ``df < 1`` (never 0).
     """
-    _check_alpha_power(alpha, power)
+    check_alpha_power(alpha, power)
     if not (math.isfinite(se) and se >= 0 and df >= 1):
         return math.nan
     return _ncp_for_power(df, alpha, power, alternative) * se
@@ -163,7 +162,7 @@ def mde(
     References:
         Miller (2024), arXiv:2411.00640, power analysis. Cohen (1988), ch. 2.
     """
-    _check_alpha_power(alpha, power)
+    check_alpha_power(alpha, power)
     if n_items < 2:
         raise UsageError(f"'n_items' must be >= 2 (got {n_items})")
     se = components.sd_diff(epochs) * math.sqrt(components.design_effect / n_items)
@@ -192,7 +191,7 @@ def items_needed(
     Raises:
         UsageError: `delta` not positive, or no variance at all (any n would do).
     """
-    _check_alpha_power(alpha, power)
+    check_alpha_power(alpha, power)
     _positive("delta", delta)
     var = components.sd_diff(epochs) ** 2 * components.design_effect
     if var <= 0:
@@ -233,7 +232,7 @@ def epochs_needed(
             K → ∞. Add items: extra epochs cannot reduce ω².
         UsageError: bad arguments.
     """
-    _check_alpha_power(alpha, power)
+    check_alpha_power(alpha, power)
     _positive("delta", delta)
     if n_items < 2:
         raise UsageError(f"'n_items' must be >= 2 (got {n_items})")
@@ -284,136 +283,3 @@ def epochs_needed(
             "Add items; epochs only reduce the within-item term."
         )
     return max(1, math.ceil(k - 1e-9))
-
-
-@dataclass(frozen=True, slots=True)
-class PairedMde:
-    """A minimum detectable paired difference, with every assumption it rests on.
-
-    The MDE is the true difference (candidate − baseline) that a two-sided paired t-test at
-    `alpha` detects with probability `power`, given the spread of the item differences:
-    ``Var(d_i) = sd_b² + sd_c² − 2·r·sd_b·sd_c`` with r the correlation of the two models'
-    item means, ``SE = √(deff · Var(d_i)/n)`` on `df` degrees of freedom, solved with the
-    noncentral t (`mde_from_se`).
-
-    Attributes:
-        value: the MDE; NaN when undefined (`reason` says why).
-        alpha: two-sided significance level.
-        power: probability of detecting a true difference of `value`.
-        n_items: paired items.
-        df: degrees of freedom of the paired t (items − 1, or clusters − 1).
-        correlation: correlation of the two models' item means used for ``Var(d_i)``.
-        correlation_source: ``observed`` (two runs at hand) or ``assumed`` (one run).
-        true_score_correlation: the assumed correlation of the models' true item scores
-            (``assumed`` only; the item-mean correlation is it times the run's reliability).
-        sd_baseline: SD of the baseline's item means.
-        sd_candidate: SD of the candidate's item means (``assumed``: the baseline's).
-        design_effect: clustered over unclustered variance of the mean difference (1: none).
-        reason: why the value is undefined, when it is.
-    """
-
-    value: float
-    alpha: float
-    power: float
-    n_items: int
-    df: float
-    correlation: float
-    correlation_source: CorrelationSource
-    true_score_correlation: float
-    sd_baseline: float
-    sd_candidate: float
-    design_effect: float
-    reason: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Every field, plus ``description`` (the sentence every output prints)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)} | {
-            "description": self.describe()
-        }
-
-    def describe(self) -> str:
-        """The assumption in words, e.g. for a table note or a CLI line."""
-        if self.correlation_source == "observed":
-            corr = f"observed correlation of the two runs' item means {self.correlation:.2f}"
-        else:
-            corr = (
-                f"assumed: a second model with this run's item variance whose true item scores "
-                f"correlate {self.true_score_correlation:g} with this run's (item means "
-                f"{self.correlation:.2f})"
-            )
-        text = (
-            f"paired t, two-sided α = {self.alpha:g}, power {self.power:.0%}, "
-            f"{self.n_items} items ({self.df:g} df), {corr}"
-        )
-        if self.design_effect != 1.0 and math.isfinite(self.design_effect):
-            text += f", design effect {self.design_effect:.2f}"
-        return text + (f"; undefined: {self.reason}" if self.reason else "")
-
-
-def paired_mde(  # noqa: PLR0913 - every assumption of an MDE is an argument
-    *,
-    sd_baseline: float,
-    sd_candidate: float,
-    correlation: float,
-    n_items: int,
-    df: float,
-    correlation_source: CorrelationSource,
-    true_score_correlation: float = math.nan,
-    design_effect: float = 1.0,
-    alpha: float = 0.05,
-    power: float = MDE_POWER,
-) -> PairedMde:
-    """The MDE of a paired comparison from the two runs' item-mean SDs and their correlation.
-
-    One formula for every output: `compare` passes the observed SDs and correlation (then the
-    value equals `mde_from_se` at the comparison's own SE); `score` and the report's run
-    section pass one run's SD twice and an assumed correlation. The same inputs therefore
-    give the same MDE wherever it is shown.
-
-    Args:
-        sd_baseline: SD (ddof 1) of the baseline's item means.
-        sd_candidate: SD of the candidate's item means.
-        correlation: correlation of the two models' item means; may be NaN when one SD is 0
-            (the term vanishes then).
-        n_items: paired items.
-        df: degrees of freedom of the paired t.
-        correlation_source: ``observed`` or ``assumed``.
-        true_score_correlation: the assumed true-score correlation behind `correlation`.
-        design_effect: clustered over unclustered variance of the mean difference.
-        alpha: two-sided significance level.
-        power: target power.
-
-    Returns:
-        The `PairedMde`; its value is NaN (reason given) with fewer than two items, an
-        undefined SD or correlation, or fewer than one degree of freedom.
-
-    References:
-        Miller (2024), arXiv:2411.00640, power analysis. Cohen (1988), Statistical Power
-        Analysis for the Behavioral Sciences, ch. 2 (paired t).
-    """
-    _check_alpha_power(alpha, power)
-    record = functools.partial(
-        PairedMde,
-        alpha=alpha,
-        power=power,
-        n_items=n_items,
-        df=df,
-        correlation=correlation,
-        correlation_source=correlation_source,
-        true_score_correlation=true_score_correlation,
-        sd_baseline=sd_baseline,
-        sd_candidate=sd_candidate,
-        design_effect=design_effect,
-    )
-    cross = 0.0 if sd_baseline == 0.0 or sd_candidate == 0.0 else correlation
-    var_d = sd_baseline**2 + sd_candidate**2 - 2.0 * cross * sd_baseline * sd_candidate
-    if n_items < 2 or not (math.isfinite(var_d) and math.isfinite(design_effect)):
-        why = (
-            f"{n_items} item(s)"
-            if n_items < 2
-            else "the item-mean spread or the correlation is undefined"
-        )
-        return record(value=math.nan, reason=why)
-    se = math.sqrt(max(var_d, 0.0) * design_effect / n_items)
-    value = mde_from_se(se, df, alpha=alpha, power=power)
-    return record(value=value, reason="" if math.isfinite(value) else f"{df:g} df: too few units")

@@ -7,17 +7,17 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
 from evalsuite.analyse._attempts import ItemTable, item_table
 from evalsuite.analyse._intervals import check_level, cluster_codes, cluster_variance
-from evalsuite.analyse._power import MDE_POWER, PairedMde, VarianceComponents, paired_mde
+from evalsuite.analyse._mde import PairedMde, pilot_mde
+from evalsuite.analyse._power import MDE_POWER, VarianceComponents
 from evalsuite.analyse._table import Interval, Table
 from evalsuite.errors import UsageError
 
-__all__ = ["Reliability", "pilot_mde", "reliability", "reliability_from_items"]
+__all__ = ["Reliability", "reliability", "reliability_from_items"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,45 +250,6 @@ def reliability_from_items(
         df_within=max(df_w, 0),
         reason=reason,
         mde_detail=detail,
-    )
-
-
-def pilot_mde(
-    item_means: npt.NDArray[np.float64],
-    var_between: float,
-    *,
-    n_units: int,
-    design_effect: float,
-    model_corr: float,
-    alpha: float,
-) -> PairedMde:
-    """The MDE of comparing this run with a second model, from one run (`paired_mde`).
-
-    The second model is assumed to have this run's item-mean spread ``s`` and true item
-    scores correlating `model_corr` with this run's. Attempt noise is independent between
-    models, so their item means correlate ``r = model_corr · rel`` with
-    ``rel = Var(x)/s²`` the share of the item-mean variance that is true-score variance (the
-    reliability of the K-epoch item mean, ICC(1,K)). Then ``Var(d_i) = 2s²(1 − r)``, which is
-    Miller's ``ω² + (σ_A² + σ_B²)/K`` with ``ω² = 2·Var(x)(1 − model_corr)`` and
-    ``σ_A² = σ_B² = E[σ²]`` whenever epochs are balanced. `compare` uses the same formula with
-    the observed SDs and correlation, so ``score --model-corr ρ`` and `compare` agree when
-    the second run has this run's spread and their observed item-mean correlation is
-    ``ρ · rel``.
-    """
-    n = len(item_means)
-    sd = float(np.std(item_means, ddof=1)) if n >= 2 else math.nan
-    rel = min(1.0, var_between / sd**2) if sd > 0 and math.isfinite(var_between) else math.nan
-    r = model_corr * rel if math.isfinite(rel) else (0.0 if sd == 0 else math.nan)
-    return paired_mde(
-        sd_baseline=sd,
-        sd_candidate=sd,
-        correlation=r,
-        n_items=n,
-        df=float(n_units - 1),
-        correlation_source="assumed",
-        true_score_correlation=model_corr,
-        design_effect=design_effect,
-        alpha=alpha,
     )
 
 

@@ -201,7 +201,7 @@ def score_run(  # noqa: PLR0913 - the analysis options of `score`, one each
         interval: as in `estimate_mean` (``auto``: Wilson with effective n).
         alpha: two-sided significance level of the pilot MDE.
         model_corr: assumed correlation of a second model's true item scores with this
-            run's, for the pilot MDE (`reliability.pilot_mde`); stated in every output.
+            run's, for the pilot MDE (`_mde.pilot_mde`); stated in every output.
         rng: generator for the bootstrap (only drawn from when it runs).
 
     Returns:
