@@ -236,8 +236,11 @@ def run_cmd(
 @pass_context
 @handle_errors
 def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
-    """List stored runs, oldest first."""
+    """List stored runs, oldest first (partial runs, made with --limit, are flagged)."""
+    from evalsuite.report import run_completeness
+
     records = [r for r in open_store(ctx).list_runs() if suite is None or r.suite == suite]
+    completeness = {r.run_id: run_completeness(r, ctx.layout) for r in records}
     if as_json:
         emit_json(
             [
@@ -254,20 +257,26 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
                     "planned": r.planned,
                     "error_rate": r.error_rate,
                     "source": r.source,
+                    **completeness[r.run_id].to_dict(),
                 }
                 for r in records
             ]
         )
         return
-    table = Table("run", "suite", "split", "model", "epochs", "status", "health", "started")
+    table = Table(
+        "run", "suite", "split", "model", "epochs", "items", "status", "health", "started"
+    )
     for r in records:
         health = "n/a" if r.valid is None else ("valid" if r.valid else "INVALID")
+        c = completeness[r.run_id]
+        items = str(c.n_items_run) + (f"/{c.n_items_split}" if c.n_items_split else "")
         table.add_row(
             r.run_id,
             f"{r.suite}@{r.version}" if r.suite else "(ingested)",
             r.split or "-",
             r.model,
             str(r.epochs),
+            items + (" PARTIAL" if c.partial else ""),
             r.status,
             health,
             r.started_at[:19],
