@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from evalsuite.analyse import Gate, compare_runs, score_run
+from evalsuite.analyse import Gate, compare_runs, score_run, secondary_estimates
 from evalsuite.errors import IncomparableRunsError, InvalidRunError
 from evalsuite.store import RunRecord, Store, run_health
 
@@ -67,6 +67,16 @@ def score_payload(store: Store, run_id: str, options: AnalysisOptions) -> dict[s
     }
     payload["analysis_seed"] = options.seed
     payload["error_threshold"] = run.error_threshold
+    # the task's other scores (docs/design/scorers.md), with the primary's interval rule
+    payload["secondary"] = [
+        s.to_dict()
+        for s in secondary_estimates(
+            store.attempts(run.run_id),
+            planned=run.planned,
+            level=options.level,
+            rng=np.random.default_rng(options.seed),
+        )
+    ]
     return payload
 
 

@@ -20,7 +20,7 @@ import math
 import re
 import secrets
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -69,6 +69,7 @@ from evalsuite.run._outcomes import classify_sample
 from evalsuite.run._privacy import private_inspect_env
 from evalsuite.run._provenance import collect_provenance
 from evalsuite.run._samples import item_to_sample
+from evalsuite.run._scores import ScoreRule, family_rules
 from evalsuite.run._spec import RunSpec
 from evalsuite.store import AttemptRecord, Health, RunRecord, Store, run_health
 
@@ -250,8 +251,10 @@ class _Sink:
         redact: _Redactor,
         holdout: bool,
         on_progress: Callable[[AttemptRecord], None],
+        rules: Mapping[str, ScoreRule] | None = None,
     ) -> None:
         self.store = store
+        self.rules = dict(rules or {})
         self.run_id = run_id
         self.planned = planned
         self.redact = redact
@@ -264,7 +267,12 @@ class _Sink:
         attempt = self.planned.get(str(sample.id))
         if attempt is None:
             return None
-        classified = classify_sample(sample, redact=self.redact, keep_text=not self.holdout)
+        classified = classify_sample(
+            sample,
+            redact=self.redact,
+            keep_text=not self.holdout,
+            rule=self.rules.get(attempt.item.family),
+        )
         if classified.outcome == "harness_error" and sample.error is not None:
             classified.reason = self.redact(_error_reason(sample))[:500]
         elif classified.outcome == "scored" and self.holdout:
@@ -367,6 +375,20 @@ def _build_tasks(
             )
         )
     return tasks
+
+
+def _scoring_task(
+    layout: Layout,
+    manifest: Manifest,
+    family: ManifestFamily,
+    payloads: dict[str, tuple[str, Item]],
+) -> Task | None:
+    """The family's task built on one of its items, to read its scorers before the run."""
+    first = next((item for fam, item in payloads.values() if fam == family.name), None)
+    if first is None:
+        return None
+    function = load_task_function(layout, manifest.suite, family)
+    return function(dataset=[item_to_sample(first.payload())])
 
 
 @contextmanager
@@ -589,6 +611,7 @@ def run_suite(
     if spec.split == "holdout" and record is None:
         _check_holdout_budget(layout, spec)
     manifest, payloads = _prepare_run(layout, spec, keys)
+    rules = family_rules(manifest, lambda family: _scoring_task(layout, manifest, family, payloads))
     if record is not None and record.manifest_hash != manifest.manifest_hash:
         raise IntegrityError(
             f"run {record.run_id} ran on manifest {record.manifest_hash}, but "
@@ -608,7 +631,7 @@ def run_suite(
         lock.acquire(timeout=0)
     except Timeout:
         raise UsageError(f"run {run_id} is being executed by another process") from None
-    job = _Job(layout, spec, manifest, payloads, planned, record, store)
+    job = _Job(layout, spec, manifest, payloads, planned, record, store, rules)
     try:
         return _run_locked(job, progress=progress, resumed=resume is not None, now=now)
     finally:
@@ -624,6 +647,7 @@ class _Job:
     planned: list[PlannedAttempt]
     record: RunRecord
     store: Store
+    rules: Mapping[str, ScoreRule] = field(default_factory=dict)
 
 
 def _run_locked(
@@ -639,7 +663,7 @@ def _run_locked(
     label = f"{manifest.ref} {spec.split} · {spec.model}"
     logs: list[EvalLog] = []
     with _progress(len(planned), len(planned) - len(pending), label, progress) as advance:
-        sink = _Sink(store, run_id, by_sample, redact, spec.split == "holdout", advance)
+        sink = _Sink(store, run_id, by_sample, redact, spec.split == "holdout", advance, job.rules)
         if pending:
             tasks = _build_tasks(layout, manifest, pending, payloads, spec, run_id)
             try:
