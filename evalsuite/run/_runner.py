@@ -65,6 +65,7 @@ from evalsuite.manifest import (
 from evalsuite.manifest._schema import ManifestFamily
 from evalsuite.run._episode import EPISODE_KEY, EpisodeSpec, episode_setup
 from evalsuite.run._hooks import active_sink
+from evalsuite.run._offline import inspect_model_args, with_model_adapter
 from evalsuite.run._outcomes import classify_sample
 from evalsuite.run._privacy import private_inspect_env
 from evalsuite.run._provenance import collect_provenance
@@ -551,7 +552,7 @@ def _execute(
         return inspect_eval(
             tasks,
             model=spec.model,
-            model_args=dict(spec.model_args),
+            model_args=inspect_model_args(spec),
             log_dir=log_dir,
             log_format="json",
             log_realtime=False,
@@ -606,6 +607,7 @@ def run_suite(
         if record.status == "complete":
             raise UsageError(f"run {record.run_id} is complete: nothing to resume")
         spec = RunSpec.model_validate(record.spec)
+    spec = with_model_adapter(spec)
     _check_model(spec)
     _check_model_knows_suite(layout, spec)
     if spec.split == "holdout" and record is None:
