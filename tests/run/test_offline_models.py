@@ -11,8 +11,12 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 
+from evalsuite._core.layout import Layout
+from evalsuite.manifest import load_manifest
+from evalsuite.run import load_task_function
 from evalsuite.run._offline import MOCKLLM_ADAPTER, MOCKLLM_DEFAULT_OUTPUT
 from evalsuite.store import Store, default_store_url
 from tests.e2e.conftest import copy_project
@@ -170,3 +174,31 @@ def test_replay_needs_a_log(tmp_path: Path) -> None:
     )
     assert missing.exit_code == 2
     assert "does not exist" in missing.stderr
+
+
+def test_replay_of_a_plain_inspect_eval_log_matches_by_sample_id_and_epoch(
+    tmp_path: Path,
+) -> None:
+    project = copy_project(tmp_path / "project")
+    layout = Layout(project.root)
+    family = load_manifest(layout, "arith", "1.0.0").families[0]
+    task = load_task_function(layout, "arith", family)()  # standalone: the dev items
+    (log,) = inspect_eval(
+        task,
+        model="evalsuite/baseline",
+        epochs=2,
+        log_dir=str(tmp_path / "plain-logs"),
+        display="none",
+        log_level="error",
+    )
+    recorded = {(str(s.id), s.epoch): s.scores["final_answer"].value for s in log.samples or []}
+    assert {sid for sid, _ in recorded} == {
+        i.id for i in load_manifest(layout, "arith", "1.0.0").items_by_split("dev")
+    }
+    replay = _run(
+        project, "arith@1.0.0", "--model", "evalsuite/replay",
+        "-M", f"log={tmp_path / 'plain-logs'}", "--epochs", "2",
+    )  # fmt: skip
+    assert replay["harness"]["harness_errors"] == 0
+    replayed = _attempts(project, replay["run_id"])
+    assert {(r.item_id, r.epoch): r.score for r in replayed.itertuples()} == recorded
