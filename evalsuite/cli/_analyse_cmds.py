@@ -93,6 +93,14 @@ def _print_score(p: dict[str, Any]) -> None:
             s["method"],
         )
     console.print(strata)
+    if p.get("secondary"):
+        secondary = Table("secondary metric", "mean", "se", f"{p['level']:.0%} CI", "items")
+        for s in p["secondary"]:
+            missing = f" ({s['n_missing']} without a value)" if s["n_missing"] else ""
+            secondary.add_row(
+                s["name"], _fmt(s["mean"]), _fmt(s["se"]), _ci(s["ci"]), f"{s['n_items']}{missing}"
+            )
+        console.print(secondary)
     if p["pass_at_k"]:
         ks = sorted(p["pass_at_k"], key=int)
         console.print("pass@k: " + "  ".join(f"k={k} {_fmt(p['pass_at_k'][k])}" for k in ks))

@@ -283,12 +283,20 @@ def _required_bump(content: Mapping[str, Any], parent: Manifest) -> Bump | None:
         return "major"
     if [f["version"] for f in content["families"]] != [f["version"] for f in old["families"]]:
         return "major"
+    if [_scoring(f) for f in content["families"]] != [_scoring(f) for f in old["families"]]:
+        return "major"  # another score counts, or on another scale: scores not comparable
     if diff["added"] or diff["removed"]:
         return "minor"
     skip = {"version", "parent", "diff", "split_salt", "vault", "fingerprints"}
     if any(content[k] != old[k] for k in content if k not in skip):
         return "patch"
     return None
+
+
+def _scoring(family: Mapping[str, Any]) -> tuple[Any, Any]:
+    """What decides a family's score besides its items (docs/design/scorers.md)."""
+    bounds = family.get("score_bounds")
+    return (family.get("score"), list(bounds) if bounds is not None else None)
 
 
 def _manifest_content(
@@ -327,7 +335,9 @@ def _manifest_content(
         "cluster_by": suite.cluster_by,
         "holdout_budget": suite.holdout_budget,
         "weights": _validate_weights(suite, strata),
-        "families": [f.model_dump() for f in suite.families],
+        # undeclared optional fields (score, score_bounds) are left out: the hash of a suite
+        # that declares none is the hash it had before they existed
+        "families": [f.model_dump(mode="json", exclude_none=True) for f in suite.families],
         "items": [
             {
                 "id": item_id,

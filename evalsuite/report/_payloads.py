@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from evalsuite._core.layout import Layout
-from evalsuite.analyse import Gate, compare_runs, score_run
+from evalsuite.analyse import Gate, compare_runs, score_run, secondary_estimates
 from evalsuite.errors import EvalsuiteError, IncomparableRunsError, InvalidRunError, UsageError
 from evalsuite.manifest import load_manifest
 from evalsuite.store import RunRecord, Store, run_health
@@ -150,6 +150,16 @@ def score_payload(
     payload |= completeness.to_dict()
     if completeness.partial:
         payload["notes"] = [completeness.describe(run), *payload["notes"]]
+    # the task's other scores (docs/design/scorers.md), with the primary's interval rule
+    payload["secondary"] = [
+        s.to_dict()
+        for s in secondary_estimates(
+            store.attempts(run.run_id),
+            planned=run.planned,
+            level=options.level,
+            rng=np.random.default_rng(options.seed),
+        )
+    ]
     return payload
 
 

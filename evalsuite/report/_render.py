@@ -135,6 +135,21 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
             for s in r["strata"]
         ],
     )
+    if r.get("secondary"):
+        lines += _md_table(
+            ["secondary metric", "mean", "se", f"{level} CI", "items", "without a value"],
+            [
+                [
+                    s["name"],
+                    _fmt(s["mean"]),
+                    _fmt(s["se"]),
+                    _ci(s["ci"]),
+                    s["n_items"],
+                    s["n_missing"],
+                ]
+                for s in r["secondary"]
+            ],
+        )
     rel = r["reliability"]
     lines += _md_table(
         [

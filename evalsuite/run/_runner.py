@@ -20,7 +20,7 @@ import math
 import re
 import secrets
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -66,10 +66,12 @@ from evalsuite.manifest import (
 from evalsuite.manifest._schema import ManifestFamily
 from evalsuite.run._episode import EPISODE_KEY, EpisodeSpec, episode_setup
 from evalsuite.run._hooks import active_sink
+from evalsuite.run._offline import inspect_model_args, with_model_adapter
 from evalsuite.run._outcomes import classify_sample
 from evalsuite.run._privacy import private_inspect_env
 from evalsuite.run._provenance import collect_provenance
 from evalsuite.run._samples import item_to_sample
+from evalsuite.run._scores import ScorerInfo, ScoreRule, family_rules, scorer_infos
 from evalsuite.run._spec import RunSpec
 from evalsuite.store import AttemptRecord, Health, RunRecord, Store, run_health
 
@@ -253,8 +255,10 @@ class _Sink:
         redact: _Redactor,
         holdout: bool,
         on_progress: Callable[[AttemptRecord], None],
+        rules: Mapping[str, ScoreRule] | None = None,
     ) -> None:
         self.store = store
+        self.rules = dict(rules or {})
         self.run_id = run_id
         self.planned = planned
         self.redact = redact
@@ -267,7 +271,12 @@ class _Sink:
         attempt = self.planned.get(str(sample.id))
         if attempt is None:
             return None
-        classified = classify_sample(sample, redact=self.redact, keep_text=not self.holdout)
+        classified = classify_sample(
+            sample,
+            redact=self.redact,
+            keep_text=not self.holdout,
+            rule=self.rules.get(attempt.item.family),
+        )
         if classified.outcome == "harness_error" and sample.error is not None:
             classified.reason = self.redact(_error_reason(sample))[:500]
         elif classified.outcome == "scored" and self.holdout:
@@ -376,29 +385,52 @@ def _build_tasks(
                 setup=setup,
                 epochs=1,
                 scorer=[
-                    _item_clustered(scorer, family_name if i == 0 else f"{family_name}_{i}")
-                    for i, scorer in enumerate(base.scorer or [])
+                    _item_clustered(scorer, info)
+                    for scorer, info in zip(base.scorer or [], scorer_infos(base), strict=True)
                 ],
             )
         )
     return tasks
 
 
-def _item_clustered(base: Scorer, name: str) -> Scorer:
-    """`base`, scoring as before, with inspect metrics that cluster epochs by item.
+def _item_clustered(base: Scorer, info: ScorerInfo) -> Scorer:
+    """`base`, scoring as before under its own name, with metrics that cluster epochs by item.
 
     Every (item, epoch) is its own inspect sample, so the family's own ``stderr()`` would
     count K epochs as K items. This scorer reports ``accuracy()`` and
     ``stderr(cluster=...)`` on the unit evalsuite's SE clusters on (the declared cluster,
-    else the item), so the log and `evalsuite score` agree (docs/methods.md, "Inspect logs").
-    ``task_with(metrics=...)`` would not do: it leaves the scorer's own metrics in place.
+    else the item), so the log and `evalsuite score` agree (docs/methods.md, "Inspect logs");
+    a dict-valued scorer gets them per declared key. The name stays the one inspect gives
+    the scorer's scores, so a family's declared ``score`` (docs/design/scorers.md) still
+    finds it. ``task_with(metrics=...)`` would not do: it leaves the scorer's own metrics in
+    place. A dict-valued scorer whose keys are decided per sample keeps its own metrics.
     """
+    clustered_metrics = [accuracy(), stderr(cluster=SE_CLUSTER_KEY)]
+    if info.dict_valued and not info.keys:
+        return base
+    metrics: Any = (
+        {key: clustered_metrics for key in info.keys} if info.dict_valued else clustered_metrics
+    )
 
-    @scorer(metrics=[accuracy(), stderr(cluster=SE_CLUSTER_KEY)], name=name)
+    @scorer(metrics=metrics, name=info.name)
     def clustered() -> Scorer:
         return base
 
     return clustered()
+
+
+def _scoring_task(
+    layout: Layout,
+    manifest: Manifest,
+    family: ManifestFamily,
+    payloads: dict[str, tuple[str, Item]],
+) -> Task | None:
+    """The family's task built on one of its items, to read its scorers before the run."""
+    first = next((item for fam, item in payloads.values() if fam == family.name), None)
+    if first is None:
+        return None
+    function = load_task_function(layout, manifest.suite, family)
+    return function(dataset=[item_to_sample(first.payload())])
 
 
 @contextmanager
@@ -561,7 +593,7 @@ def _execute(
         return inspect_eval(
             tasks,
             model=spec.model,
-            model_args=dict(spec.model_args),
+            model_args=inspect_model_args(spec),
             log_dir=log_dir,
             log_format="json",
             log_realtime=False,
@@ -616,11 +648,13 @@ def run_suite(
         if record.status == "complete":
             raise UsageError(f"run {record.run_id} is complete: nothing to resume")
         spec = RunSpec.model_validate(record.spec)
+    spec = with_model_adapter(spec)
     _check_model(spec)
     _check_model_knows_suite(layout, spec)
     if spec.split == "holdout" and record is None:
         _check_holdout_budget(layout, spec)
     manifest, payloads = _prepare_run(layout, spec, keys)
+    rules = family_rules(manifest, lambda family: _scoring_task(layout, manifest, family, payloads))
     if record is not None and record.manifest_hash != manifest.manifest_hash:
         raise IntegrityError(
             f"run {record.run_id} ran on manifest {record.manifest_hash}, but "
@@ -640,7 +674,7 @@ def run_suite(
         lock.acquire(timeout=0)
     except Timeout:
         raise UsageError(f"run {run_id} is being executed by another process") from None
-    job = _Job(layout, spec, manifest, payloads, planned, record, store)
+    job = _Job(layout, spec, manifest, payloads, planned, record, store, rules)
     try:
         return _run_locked(job, progress=progress, resumed=resume is not None, now=now)
     finally:
@@ -656,6 +690,7 @@ class _Job:
     planned: list[PlannedAttempt]
     record: RunRecord
     store: Store
+    rules: Mapping[str, ScoreRule] = field(default_factory=dict)
 
 
 def _run_locked(
@@ -671,7 +706,7 @@ def _run_locked(
     label = f"{manifest.ref} {spec.split} · {spec.model}"
     logs: list[EvalLog] = []
     with _progress(len(planned), len(planned) - len(pending), label, progress) as advance:
-        sink = _Sink(store, run_id, by_sample, redact, spec.split == "holdout", advance)
+        sink = _Sink(store, run_id, by_sample, redact, spec.split == "holdout", advance, job.rules)
         if pending:
             tasks = _build_tasks(layout, manifest, pending, payloads, spec, run_id)
             try:

@@ -45,3 +45,6 @@ class RunSpec(BaseModel):
     """Why this run was made (recorded in the holdout access ledger)."""
     override_reason: str | None = None
     """Reason for running past the holdout budget (recorded in the ledger)."""
+    model_adapter: str | None = None
+    """What evalsuite added to the model so that it runs offline (set by the runner; e.g.
+    mockllm's default output with token usage estimated, so no tokenizer is downloaded)."""
