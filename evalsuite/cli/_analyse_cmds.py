@@ -19,6 +19,7 @@ from evalsuite.cli._common import (
     json_option,
     level_option,
     pass_context,
+    print_top_errors,
     seed_option,
 )
 from evalsuite.cli._run_cmds import open_store
@@ -74,6 +75,7 @@ def _print_score(p: dict[str, Any]) -> None:
         f"{h['harness_errors']} harness errors ({h['error_rate']:.1%}), excluded from "
         "the score"
     )
+    print_top_errors(h.get("top_errors") or [])
     table = Table("estimate", "mean", "se", f"{p['level']:.0%} CI", "items", "method")
     for name in ("overall", "weighted"):
         e = p[name]

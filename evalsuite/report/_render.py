@@ -110,6 +110,22 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
             ]
         ],
     )
+    if h.get("top_errors"):
+        lines += ["Top harness error reasons:", ""]
+        lines += _md_table(
+            ["count", "reason", "example", "what to do"],
+            [
+                [
+                    g["count"],
+                    g["message"],
+                    f"{g['example_item']} epoch {g['example_epoch']}"
+                    if g.get("example_item")
+                    else "–",
+                    g["advice"],
+                ]
+                for g in h["top_errors"]
+            ],
+        )
     lines += _md_table(
         ["estimate", "mean", "se", f"{level} CI", "items", "method"],
         [
