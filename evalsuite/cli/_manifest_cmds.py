@@ -20,7 +20,7 @@ from evalsuite.cli._common import (
     pass_context,
 )
 from evalsuite.cli._governance import check_governance, stored_runs
-from evalsuite.errors import IntegrityError
+from evalsuite.errors import IntegrityError, UsageError
 from evalsuite.manifest import (
     VerifyReport,
     freeze,
@@ -164,6 +164,7 @@ def freeze_cmd(
         "diff": m.diff.model_dump(),
         "parent": m.parent.model_dump() if m.parent else None,
         "removed_from_sources": result.removed_from_sources,
+        "removed_files": result.removed_files,
         "key": result.key_source,
     }
     if as_json:
@@ -188,6 +189,11 @@ def freeze_cmd(
         console.print(
             f"  moved {result.removed_from_sources} item(s) out of tasks/ (holdout into the vault)"
         )
+    if result.removed_files:
+        console.print(
+            f"  deleted {result.removed_files} file(s) from tasks/ that only holdout items "
+            "read (their content is sealed in the vault)"
+        )
     console.print(f"  vault key: {result.key_source}")
 
 
@@ -205,6 +211,8 @@ def _print_report(report: VerifyReport) -> None:
         console.print(f"  ledger checked against the results store {report.store}")
     for problem in report.problems:
         console.print(Text(f"  ✗ {problem}", style="red"))
+    for error in report.errors:
+        console.print(Text(f"  ✗ {error}", style="red"))
     for item in report.items:
         console.print(
             Text(f"  ✗ {item.kind} {item.split} item {item.item_id}: {item.detail}", style="red")
@@ -230,6 +238,10 @@ def verify_cmd(
     ctx: Context, ref: str | None, skip_holdout: bool, key_file: Path | None, as_json: bool
 ) -> None:
     """Re-hash frozen items: exit 0 when all match, 3 naming every drifted or missing item.
+
+    An item source that cannot be read (unreadable, not UTF-8, malformed) is reported and
+    the other suites are still checked; it alone exits 2. A deleted item source exits 3,
+    naming the dev items it held.
 
     REF is SUITE or SUITE@X.Y.Z; without it, the latest version of every frozen suite.
     Also checks the holdout access ledger (hash chain; against the results store both
@@ -264,4 +276,8 @@ def verify_cmd(
             console.print("no frozen suites to verify")
     if not ok:
         failed = ", ".join(f"{r.suite}@{r.version}" for r in reports if not r.ok)
-        exit_after_output(IntegrityError(f"verification failed for {failed}"))
+        if any(r.integrity_failed for r in reports):
+            exit_after_output(IntegrityError(f"verification failed for {failed}"))
+        exit_after_output(
+            UsageError(f"could not verify {failed}: an item source cannot be read (see above)")
+        )

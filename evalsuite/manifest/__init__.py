@@ -17,6 +17,7 @@ from evalsuite.manifest._items import (
     item_hash,
     load_family_items,
     load_suite_items,
+    read_item_source,
 )
 from evalsuite.manifest._schema import Manifest, ManifestItem, read_manifest
 from evalsuite.manifest._split import Split, split_salt, stratified_split
@@ -55,6 +56,7 @@ __all__ = [
     "load_suite_items",
     "open_vault",
     "parse_ref",
+    "read_item_source",
     "read_manifest",
     "resolve_key",
     "split_salt",

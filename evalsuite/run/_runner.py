@@ -68,6 +68,7 @@ from evalsuite.manifest import (
     ManifestItem,
     VerifyReport,
     check_vault_key,
+    item_hash,
     item_texts,
     load_holdout_items,
     load_manifest,
@@ -256,6 +257,19 @@ def _items_of_split(
     if missing:
         raise IntegrityError(
             f"{len(missing)} {split} item(s) of {manifest.ref} not found: {missing[:5]}"
+        )
+    # what runs is what was verified: an item (or a file it reads) edited since is refused
+    versions = {f.name: f.version for f in manifest.families}
+    frozen = {i.id: i.hash for i in manifest.items}
+    moved = sorted(
+        i
+        for i, (fam, item) in found.items()
+        if item_hash(item, fam, versions.get(fam, 0)) != frozen[i]
+    )
+    if moved:
+        raise IntegrityError(
+            f"{len(moved)} {split} item(s) of {manifest.ref} changed since verification: "
+            f"{moved[:5]}; run `evalsuite verify {manifest.ref}`"
         )
     return found
 
@@ -462,6 +476,27 @@ def _check_model(spec: RunSpec) -> None:
         ) from None
 
 
+def _check_model_knows_suite(layout: Layout, spec: RunSpec) -> None:
+    """Refuse a model that says it cannot solve the suite, before anything is planned.
+
+    A model API may define ``refuse_suite(suite, families) -> str | None`` (the reference
+    agents do: they only know the example families); a reason refuses the run (exit 2).
+    A manifest that cannot be read is left to `verify`, which runs next and says why.
+    """
+    from inspect_ai.model import get_model
+
+    refuse = getattr(get_model(spec.model, **spec.model_args).api, "refuse_suite", None)
+    if not callable(refuse):
+        return
+    try:
+        manifest = load_manifest(layout, spec.suite, spec.version)
+    except EvalsuiteError:
+        return
+    reason = refuse(manifest.suite, [f.name for f in manifest.families])
+    if reason:
+        raise UsageError(str(reason))
+
+
 def _select_items(manifest: Manifest, spec: RunSpec) -> list[ManifestItem]:
     items = sorted(manifest.items_by_split(spec.split), key=lambda i: i.id)
     return items[: spec.limit_items] if spec.limit_items else items
@@ -480,7 +515,8 @@ def _refuse_unverified(spec: RunSpec, report: VerifyReport) -> None:
     if report.ok:
         return
     problems = report.problems + [f"{p.kind} {p.split} item {p.item_id}" for p in report.items]
-    raise IntegrityError(
+    problems += report.errors
+    raise (IntegrityError if report.integrity_failed else UsageError)(
         f"{spec.suite}@{spec.version} does not verify, refusing to run (nothing was stored): "
         + "; ".join(problems[:10])
         + (" ..." if len(problems) > 10 else "")
@@ -529,6 +565,7 @@ def _preflight(
     not opened) and every task function the run needs.
     """
     _check_model(spec)
+    _check_model_knows_suite(layout, spec)
     report = verify(layout, spec.suite, spec.version, keys=keys, skip_holdout=True)
     _refuse_unverified(spec, report)
     manifest = load_manifest(layout, spec.suite, spec.version)
