@@ -142,15 +142,17 @@ def history_check(layout: Layout, suite: str, version: str, manifest_hash: str) 
         result.add(
             "changelog",
             "DISAGREES",
-            f"{where} is missing: freeze writes one line per version with its manifest hash; "
-            "restore it from version control",
+            f"{where} is missing: freeze writes one line per version with its manifest hash. "
+            f"If `evalsuite freeze {suite} --version {version}` was interrupted, run it again to "
+            "complete it; otherwise restore the changelog from version control",
         )
     elif version not in changelog:
         result.add(
             "changelog",
             "DISAGREES",
-            f"{where} has no line for {suite}@{version}: freeze wrote one with the manifest "
-            "hash; restore the changelog from version control",
+            f"{where} has no line for {suite}@{version}: freeze writes one with the manifest "
+            f"hash. If `evalsuite freeze {suite} --version {version}` was interrupted, run it "
+            "again to complete it; otherwise restore the changelog from version control",
         )
     elif any(h != manifest_hash for h in changelog[version]):
         others = sorted({h for h in changelog[version] if h != manifest_hash})

@@ -8,6 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from evalsuite.cli import cli
@@ -15,7 +16,7 @@ from evalsuite.holdout import read_ledger, verify_ledger
 from evalsuite.manifest._schema import compute_manifest_hash
 from evalsuite.store import Store
 from evalsuite.store._schema import attempts
-from tests.helpers import Project, json_out
+from tests.helpers import Project, json_out, make_project
 from tests.run.conftest import make_probe_project
 from tests.run.processes import spawn, store_of
 
@@ -332,3 +333,24 @@ def test_a_declared_family_is_recorded_and_kept(tmp_path: Path) -> None:
     assert _holdout(project, "--model-family", "acme-sft").exit_code == 0
     assert _holdout(project).exit_code == 0
     assert [e.model_family for e in read_ledger(_ledger(project))] == ["acme-sft", "acme-sft"]
+
+
+def test_a_freeze_interrupted_before_its_changelog_line_is_completed_by_freezing_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project(tmp_path)
+
+    def crash(*_args: object) -> None:
+        raise OSError("the machine went down here")
+
+    monkeypatch.setattr("evalsuite.manifest._freeze._append_changelog", crash)
+    assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 1
+    monkeypatch.undo()
+    result = project.invoke("verify", "demo")
+    assert result.exit_code == 3
+    assert "CHANGELOG.md is missing" in result.stdout
+    assert "freeze demo --version 1.0.0` was interrupted, run it again" in result.stdout
+    again = project.invoke("freeze", "demo", "--version", "1.0.0", "--json")
+    assert again.exit_code == 0, again.stderr
+    assert json_out(again)["status"] == "completed"
+    assert project.invoke("verify", "demo").exit_code == 0
