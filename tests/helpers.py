@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,3 +134,57 @@ def make_project(
 
 def json_out(result: Result) -> Any:
     return json.loads(result.stdout)
+
+
+_WAIT_THEN_RUN = (
+    "import sys, time, pathlib\n"
+    "from evalsuite.cli import cli\n"
+    "ready, go = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])\n"
+    "ready.touch()\n"
+    "while not go.exists():\n"
+    "    time.sleep(0.005)\n"
+    "cli(sys.argv[3:])\n"
+)
+
+
+@dataclass(frozen=True)
+class Finished:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def start_together(
+    project: Project, scratch: Path, commands: Sequence[Sequence[str]]
+) -> list[Finished]:
+    """Run CLI commands in separate processes that start their work at the same moment.
+
+    Each process imports evalsuite, says it is ready, and waits for one "go" file, so the
+    commands themselves (not the interpreter start-ups) overlap.
+    """
+    scratch.mkdir(parents=True, exist_ok=True)
+    go = scratch / "go"
+    procs = []
+    for n, command in enumerate(commands):
+        ready = scratch / f"ready-{n}"
+        argv = [sys.executable, "-c", _WAIT_THEN_RUN, str(ready), str(go)]
+        procs.append(
+            subprocess.Popen(
+                [*argv, "--root", str(project.root), *command],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**os.environ, "EVALSUITE_KEY_DIR": str(project.key_dir)},
+            )
+        )
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not all(
+        (scratch / f"ready-{n}").exists() or p.poll() is not None for n, p in enumerate(procs)
+    ):
+        time.sleep(0.01)
+    go.touch()
+    finished = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        finished.append(Finished(proc.returncode, out, err))
+    return finished

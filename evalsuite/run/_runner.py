@@ -35,6 +35,7 @@ from filelock import FileLock, Timeout
 from inspect_ai import Task, task_with
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, EvalSample
+from inspect_ai.scorer import Scorer, accuracy, scorer, stderr
 from inspect_ai.solver import Solver
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -97,6 +98,8 @@ __all__ = [
 ]
 
 _SEP = "::"
+SE_CLUSTER_KEY = "evalsuite_se_cluster"
+"""Sample metadata key naming the unit (cluster or item) inspect's stderr() clusters on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,9 +407,17 @@ def _build_tasks(
                 token=f"{run_id}{_SEP}{attempt.sample_id}",
             )
             payload = payloads[attempt.item.id][1].payload()
+            # the unit evalsuite's SE clusters on: the declared cluster, else the item
+            unit = (
+                f"cluster:{attempt.item.cluster}"
+                if attempt.item.cluster
+                else f"item:{attempt.item.id}"
+            )
             samples.append(
                 item_to_sample(
-                    payload, sample_id=attempt.sample_id, extra={EPISODE_KEY: episode.model_dump()}
+                    payload,
+                    sample_id=attempt.sample_id,
+                    extra={EPISODE_KEY: episode.model_dump(), SE_CLUSTER_KEY: unit},
                 )
             )
         function = prepared.functions[family_name]
@@ -431,9 +442,30 @@ def _build_tasks(
                 version=manifest.manifest_hash,
                 setup=setup,
                 epochs=1,
+                scorer=[
+                    _item_clustered(scorer, family_name if i == 0 else f"{family_name}_{i}")
+                    for i, scorer in enumerate(base.scorer or [])
+                ],
             )
         )
     return tasks
+
+
+def _item_clustered(base: Scorer, name: str) -> Scorer:
+    """`base`, scoring as before, with inspect metrics that cluster epochs by item.
+
+    Every (item, epoch) is its own inspect sample, so the family's own ``stderr()`` would
+    count K epochs as K items. This scorer reports ``accuracy()`` and
+    ``stderr(cluster=...)`` on the unit evalsuite's SE clusters on (the declared cluster,
+    else the item), so the log and `evalsuite score` agree (docs/methods.md, "Inspect logs").
+    ``task_with(metrics=...)`` would not do: it leaves the scorer's own metrics in place.
+    """
+
+    @scorer(metrics=[accuracy(), stderr(cluster=SE_CLUSTER_KEY)], name=name)
+    def clustered() -> Scorer:
+        return base
+
+    return clustered()
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from evalsuite.store._schema import SCHEMA_VERSION
 from evalsuite.store._store import (
     ATTEMPT_COLUMNS,
     AttemptRecord,
+    IngestStored,
     OutcomeRecord,
     RunRecord,
     Store,
@@ -29,6 +30,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "AttemptRecord",
     "Health",
+    "IngestStored",
     "OutcomeRecord",
     "RunRecord",
     "Store",
