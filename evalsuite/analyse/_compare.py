@@ -241,7 +241,8 @@ def _merge(
     if bad.any():
         raise IncomparableRunsError(
             f"item {shared[bad][0]!r} has a different {name} in the two runs ({x[bad][0]!r} vs "
-            f"{y[bad][0]!r}); they were run on different manifests and cannot be paired"
+            f"{y[bad][0]!r}); they were run on different manifests and cannot be paired: "
+            "compare runs of the same suite version and split (`evalsuite runs` lists them)"
         )
     return np.where(x_set, x, y).astype(object)
 
@@ -259,7 +260,7 @@ def _pair(
     if len(shared) == 0:
         raise IncomparableRunsError(
             f"runs {base.run_id!r} and {cand.run_id!r} share no item with a usable epoch; "
-            "compare runs of the same manifest version"
+            "compare runs of the same suite version and split (`evalsuite runs` lists them)"
         )
     _merge("item_hash", shared, base.item_hash[ib], cand.item_hash[ic], None)
     strata = _merge("stratum", shared, base.stratum[ib], cand.stratum[ic], "all")

@@ -114,14 +114,23 @@ def _fmt(value: float, digits: int = 3) -> str:
 @click.option(
     "--model-family",
     default=None,
-    help="Model family for the holdout budget (default: model without checkpoint suffixes).",
+    help=(
+        "Model family for the holdout budget (default: model without checkpoint suffixes). "
+        "Recorded at the model's first holdout run and kept; change it with "
+        "`evalsuite holdout family`."
+    ),
 )
 @click.option(
     "--override-reason",
     default=None,
     help="Run past the holdout budget; the reason is recorded in the ledger.",
 )
-@click.option("--resume", "resume", default=None, help="Complete an interrupted run.")
+@click.option(
+    "--resume",
+    "resume",
+    default=None,
+    help="Complete an interrupted run (every check runs again; a holdout run spends no look).",
+)
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @key_file_option
 @json_option
@@ -154,7 +163,11 @@ def run_cmd(
     key_file: Path | None,
     as_json: bool,
 ) -> None:
-    """Run MODEL against REF (SUITE@X.Y.Z); prints the run id; exit 5 if the run is invalid."""
+    """Run MODEL against REF (SUITE@X.Y.Z); prints the run id; exit 5 if the run is invalid.
+
+    Ctrl-C or SIGTERM stops the run: finished attempts are kept, the run is stored as
+    interrupted (exit 130) and `--resume RUN_ID` completes it.
+    """
     from evalsuite.run import RunSpec, run_suite
 
     if resume is None:

@@ -27,6 +27,7 @@ from evalsuite.errors import (
 from evalsuite.manifest._catalog import frozen_versions, load_manifest
 from evalsuite.manifest._files import file_bytes
 from evalsuite.manifest._fingerprints import fingerprint_item, render_fingerprints
+from evalsuite.manifest._history import changelog_hashes
 from evalsuite.manifest._items import (
     Item,
     LoadedItem,
@@ -402,6 +403,18 @@ def _changelog_line(manifest: Manifest, bump: Bump | None, now: datetime) -> str
     return line
 
 
+def _complete_changelog(
+    layout: Layout, existing: Manifest, content: Mapping[str, Any], parent: Manifest | None
+) -> bool:
+    """Append the changelog line an interrupted freeze did not write (`verify` wants it)."""
+    if existing.version in (changelog_hashes(layout, existing.suite) or {}):
+        return False
+    bump = _required_bump(content, parent) if parent is not None else None
+    frozen_at = datetime.fromisoformat(existing.frozen_at)
+    _append_changelog(layout, existing.suite, _changelog_line(existing, bump, frozen_at))
+    return True
+
+
 def _append_changelog(layout: Layout, suite: str, line: str) -> None:
     path = layout.manifest_dir(suite) / "CHANGELOG.md"
     with FileLock(str(path) + ".lock"):
@@ -550,10 +563,11 @@ def freeze(
             raise FrozenVersionError(_refuse_message(existing, content))
         removed = _clean_sources(layout, suite, plan, existing) if plan.leftovers else 0
         removed_files = _clean_holdout_files(layout, plan, existing)
+        logged = _complete_changelog(layout, existing, content, parent)
         return FreezeResult(
             manifest=existing,
             path=layout.manifest_file(suite.name, version),
-            status="completed" if removed or removed_files else "unchanged",
+            status="completed" if removed or removed_files or logged else "unchanged",
             bump=None,
             removed_from_sources=removed,
             key_source=key.source,

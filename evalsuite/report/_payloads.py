@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,6 +165,26 @@ def score_payload(
     return payload
 
 
+def _comparable_with(run: RunRecord, others: Sequence[RunRecord]) -> str:
+    """Stored runs `run` can be compared with: same manifest and split, complete, no --limit."""
+    matches = [
+        r.run_id
+        for r in others
+        if r.run_id != run.run_id
+        and r.manifest_hash == run.manifest_hash
+        and r.split == run.split
+        and r.status == "complete"
+        and not run_completeness(r, None).partial
+    ]
+    where = f"{run.suite}@{run.version} {run.split}"
+    if not matches:
+        return f"{run.run_id} ({where}): no other stored run"
+    shown = ", ".join(matches[-5:]) + (
+        f" (and {len(matches) - 5} older)" if len(matches) > 5 else ""
+    )
+    return f"{run.run_id} ({where}): {shown}"
+
+
 def check_comparable(
     base: RunRecord,
     cand: RunRecord,
@@ -171,27 +192,41 @@ def check_comparable(
     allow_invalid: bool,
     allow_partial: bool = False,
     layout: Layout | None = None,
+    others: Sequence[RunRecord] = (),
 ) -> list[str]:
     """Refuse runs that cannot be paired; return notes for runs paired by shared item ids.
 
+    Args:
+        base: The baseline run.
+        cand: The candidate run.
+        allow_invalid: Compare invalid runs too.
+        allow_partial: Compare partial (``--limit``) runs too.
+        layout: The project, to count a partial run's split (optional).
+        others: The store's runs, to name in a refusal the runs each one can be compared with.
+
     Raises:
-        IncomparableRunsError: different manifests or splits.
+        IncomparableRunsError: different manifests or splits (exit 2, a usage error).
         InvalidRunError: an invalid run without `allow_invalid` (exit 5).
         UsageError: a partial run (``--limit``) without `allow_partial` (exit 2).
     """
     notes = []
     if base.manifest_hash and cand.manifest_hash:
+        hint = (
+            " Only runs of the same suite version (same manifest hash) and split can be "
+            "paired; complete runs in the store (no --limit) each can be compared with: "
+            f"{_comparable_with(base, others)}; {_comparable_with(cand, others)}."
+        )
         if base.manifest_hash != cand.manifest_hash:
             raise IncomparableRunsError(
                 f"runs {base.run_id} ({base.suite}@{base.version}, {base.manifest_hash[:19]}…) "
                 f"and {cand.run_id} ({cand.suite}@{cand.version}, {cand.manifest_hash[:19]}…) "
                 "ran on different manifests: their items differ, so a paired comparison means "
-                "nothing. Run both models on the same suite version."
+                "nothing. Run both models on the same suite version." + hint
             )
         if base.split != cand.split:
             raise IncomparableRunsError(
                 f"run {base.run_id} is on the {base.split} split and {cand.run_id} on the "
-                f"{cand.split} split: they share no item"
+                f"{cand.split} split: they share no item." + hint
             )
     else:
         notes.append("at least one run was ingested without a manifest: paired on shared item ids")
@@ -233,7 +268,12 @@ def compare_payload(
     base = store.get_run(baseline)
     cand = store.get_run(candidate)
     notes = check_comparable(
-        base, cand, allow_invalid=allow_invalid, allow_partial=allow_partial, layout=layout
+        base,
+        cand,
+        allow_invalid=allow_invalid,
+        allow_partial=allow_partial,
+        layout=layout,
+        others=store.list_runs(),
     )
     result = compare_runs(
         store.attempts(base.run_id),
