@@ -55,6 +55,10 @@ class Layout:
         """`manifests/<suite>/<version>.fingerprints.jsonl`."""
         return self.manifest_dir(suite) / f"{version}.fingerprints.jsonl"
 
+    def dev_items_file(self, suite: str, version: str) -> Path:
+        """`manifests/<suite>/<version>.items.jsonl`: dev items taken from tasks' datasets."""
+        return self.manifest_dir(suite) / f"{version}.items.jsonl"
+
     def vault_file(self, suite: str, version: str) -> Path:
         """`holdout/<suite>/<version>.vault`."""
         return self.holdout / suite / f"{version}.vault"

@@ -22,6 +22,8 @@ from evalsuite.cli._common import (
 from evalsuite.cli._governance import check_governance, stored_runs
 from evalsuite.errors import IntegrityError, UsageError
 from evalsuite.manifest import (
+    TASK_REFERENCE_FORMS,
+    TaskRecords,
     VerifyReport,
     freeze,
     frozen_versions,
@@ -102,17 +104,21 @@ def suites_cmd(ctx: Context, as_json: bool) -> None:
         console.print(table)
 
 
-def _check_task_references(ctx: Context, suite: str) -> None:
-    """Import every family's task function the way `run` will (manifest/ cannot: no inspect)."""
-    from evalsuite.run import load_task_function
+def _check_task_references(ctx: Context, suite: str) -> TaskRecords:
+    """Find every family's task the way `run` will, and read the datasets of item-less ones.
+
+    manifest/ cannot do this itself: it never imports inspect.
+    """
+    from evalsuite.run import load_task_function, suite_task_records
 
     config = load_suite(ctx.layout, suite)
     hint = (
-        f"Fix the family's `task` in {config.path_hint} (file relative to tasks/, "
-        '"file.py@function"); nothing was frozen.'
+        f"Fix the family's `task` or `task_args` in {config.path_hint} ({TASK_REFERENCE_FORMS}); "
+        "nothing was frozen."
     )
     for family in config.families:
         load_task_function(ctx.layout, config.name, family, hint=hint)
+    return suite_task_records(ctx.layout, config)
 
 
 @click.command("freeze")
@@ -140,7 +146,7 @@ def freeze_cmd(
     must name an existing file defining that task function (exit 2 before anything is
     written otherwise): a frozen manifest cannot be re-pointed later.
     """
-    _check_task_references(ctx, suite)
+    task_records = _check_task_references(ctx, suite)
     result = freeze(
         ctx.layout,
         suite,
@@ -149,6 +155,7 @@ def freeze_cmd(
         now=datetime.now(UTC),
         note=note,
         retire=retire,
+        task_records=task_records,
     )
     m = result.manifest
     payload = {

@@ -35,13 +35,13 @@ def open_store(ctx: Context) -> Store:
     return Store(ctx.store_url or default_store_url(ctx.layout.state))
 
 
-def parse_model_args(pairs: tuple[str, ...]) -> dict[str, object]:
+def parse_model_args(pairs: tuple[str, ...], flag: str = "-M") -> dict[str, object]:
     """``-M KEY=VALUE`` pairs as a dict (values parsed as JSON when they are JSON)."""
     args: dict[str, object] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise UsageError(f"-M expects KEY=VALUE (got {pair!r})")
+            raise UsageError(f"{flag} expects KEY=VALUE (got {pair!r})")
         try:
             args[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -111,6 +111,43 @@ def _fmt(value: float, digits: int = 3) -> str:
     default=None,
     help="Only the first N items (quick checks).",
 )
+@click.option(
+    "-T",
+    "task_arg",
+    multiple=True,
+    help="Task argument KEY=VALUE (repeatable); only those a family lists in run_args.",
+)
+@click.option("--temperature", type=float, default=None, help="Generation temperature.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Concurrent connections to the model API.",
+)
+@click.option(
+    "-G",
+    "generate_arg",
+    multiple=True,
+    help="Other inspect generation setting KEY=VALUE, e.g. top_p=0.9 (repeatable).",
+)
+@click.option(
+    "--sandbox",
+    default=None,
+    help="Sandbox for every task: local, docker, or TYPE:CONFIG (default: the task's own).",
+)
+@click.option(
+    "--log-dir",
+    default=None,
+    help="Where inspect writes logs (any fsspec URL); dev runs only.",
+)
+@click.option("--model-base-url", default=None, help="Base URL of the model's API server.")
+@click.option("--max-subprocesses", type=click.IntRange(min=1), default=None)
+@click.option("--max-sandboxes", type=click.IntRange(min=1), default=None)
+@click.option("--max-tasks", type=click.IntRange(min=1), default=None)
+@click.option(
+    "--no-sandbox-cleanup", is_flag=True, help="Keep sandboxes after the run (debugging)."
+)
 @click.option("--purpose", default=None, help="Why this run is made (holdout ledger).")
 @click.option(
     "--model-family",
@@ -156,6 +193,18 @@ def run_cmd(
     token_limit: int | None,
     max_samples: int | None,
     limit_items: int | None,
+    task_arg: tuple[str, ...],
+    temperature: float | None,
+    max_tokens: int | None,
+    max_connections: int | None,
+    generate_arg: tuple[str, ...],
+    sandbox: str | None,
+    log_dir: str | None,
+    model_base_url: str | None,
+    max_subprocesses: int | None,
+    max_sandboxes: int | None,
+    max_tasks: int | None,
+    no_sandbox_cleanup: bool,
     purpose: str | None,
     model_family: str | None,
     override_reason: str | None,
@@ -168,9 +217,25 @@ def run_cmd(
 
     Ctrl-C or SIGTERM stops the run: finished attempts are kept, the run is stored as
     interrupted (exit 130) and `--resume RUN_ID` completes it.
+
+    inspect's eval() options that do not change what is measured are passed through and
+    recorded in the run's spec (docs/design/foreign-tasks.md, "Run options"). Task arguments
+    are frozen with the suite; -T sets only those a family lists in run_args.
     """
     from evalsuite.run import RunSpec, run_suite
 
+    generate = _generate_config(generate_arg, temperature, max_tokens, max_connections)
+    options = {
+        "task_args": parse_model_args(task_arg, "-T"),
+        "generate_config": generate,
+        "sandbox": sandbox,
+        "log_dir": log_dir,
+        "model_base_url": model_base_url,
+        "max_subprocesses": max_subprocesses,
+        "max_sandboxes": max_sandboxes,
+        "max_tasks": max_tasks,
+        "sandbox_cleanup": not no_sandbox_cleanup,
+    }
     if resume is None:
         if ref is None or model is None:
             raise UsageError("give SUITE@X.Y.Z and --model, or --resume RUN_ID")
@@ -199,10 +264,17 @@ def run_cmd(
             purpose=purpose,
             model_family=model_family,
             override_reason=override_reason,
+            **options,
         )
     else:
         if ref is not None or model is not None:
             raise UsageError("--resume takes the run's stored settings; give no SUITE or --model")
+        given = [k for k, v in options.items() if v not in (None, {}, True)]
+        if given:
+            raise UsageError(
+                f"--resume takes the run's stored settings; drop {', '.join(given)} (a resumed "
+                "run runs as it was started)"
+            )
         spec = RunSpec(suite="-", version="0.0.0", model="-")
     store = open_store(ctx)
     # inspect prints banners on stdout; keep stdout for our own output (JSON stays clean)
@@ -243,6 +315,31 @@ def run_cmd(
                 "and run again."
             )
         )
+
+
+def _generate_config(
+    pairs: tuple[str, ...],
+    temperature: float | None,
+    max_tokens: int | None,
+    max_connections: int | None,
+) -> dict[str, object]:
+    """Generation settings from -G pairs and the named options (checked against inspect's)."""
+    from evalsuite.run import check_generate_config
+
+    config = parse_model_args(pairs, "-G")
+    for key, value in (
+        ("temperature", temperature),
+        ("max_tokens", max_tokens),
+        ("max_connections", max_connections),
+    ):
+        if value is not None:
+            if key in config:
+                raise UsageError(f"--{key.replace('_', '-')} and -G {key}=... both given")
+            config[key] = value
+    try:
+        return check_generate_config(config)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 @click.command("runs")

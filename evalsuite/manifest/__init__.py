@@ -8,12 +8,15 @@ Public API::
 """
 
 from evalsuite.manifest._catalog import frozen_versions, load_manifest, parse_ref
+from evalsuite.manifest._dev_items import read_frozen_dev_items
 from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT, NGRAM_SIZE, SHORT_MIN, item_texts
 from evalsuite.manifest._freeze import FreezeResult, freeze, load_holdout_items
 from evalsuite.manifest._history import HashSources, history_check
 from evalsuite.manifest._items import (
     Item,
     LoadedItem,
+    SandboxSpec,
+    TaskRecords,
     item_hash,
     load_family_items,
     load_suite_items,
@@ -22,6 +25,7 @@ from evalsuite.manifest._items import (
 from evalsuite.manifest._schema import Manifest, ManifestItem, read_manifest
 from evalsuite.manifest._split import Split, split_salt, stratified_split
 from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, list_suite_names, load_suite
+from evalsuite.manifest._task_ref import TASK_REFERENCE_FORMS, task_reference_kind
 from evalsuite.manifest._vault import KeySpec, VaultKey, check_vault_key, open_vault, resolve_key
 from evalsuite.manifest._verify import ItemProblem, VerifyReport, verify
 
@@ -29,6 +33,7 @@ __all__ = [
     "FINGERPRINT_FORMAT",
     "NGRAM_SIZE",
     "SHORT_MIN",
+    "TASK_REFERENCE_FORMS",
     "FamilyConfig",
     "FreezeResult",
     "HashSources",
@@ -38,8 +43,10 @@ __all__ = [
     "LoadedItem",
     "Manifest",
     "ManifestItem",
+    "SandboxSpec",
     "Split",
     "SuiteConfig",
+    "TaskRecords",
     "VaultKey",
     "VerifyReport",
     "check_vault_key",
@@ -56,10 +63,12 @@ __all__ = [
     "load_suite_items",
     "open_vault",
     "parse_ref",
+    "read_frozen_dev_items",
     "read_item_source",
     "read_manifest",
     "resolve_key",
     "split_salt",
     "stratified_split",
+    "task_reference_kind",
     "verify",
 ]

@@ -37,6 +37,7 @@ __all__ = [
     "file_bytes",
     "file_data_uri",
     "file_text",
+    "freeze_sample_value",
     "resolve_source_files",
 ]
 
@@ -47,6 +48,9 @@ FileValue = str | dict[str, str]
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _URI = re.compile(r"^(?:data:[^,]*;base64,|[A-Za-z][A-Za-z0-9+.-]*://)")
 _HOST_PATH = re.compile(r"^(?:/|~|[A-Za-z]:[\\/]|\\\\)\S+$")
+_PATH_LIKE = re.compile(
+    r"^(?:\.{0,2}/|~)?[\w.\-~/]*[\w\-]\.[A-Za-z0-9]{1,8}$|^(?:\.{0,2}/|~/|/)\S+$"
+)
 _FORMS = (
     'a string (the file\'s UTF-8 text), {"text": "..."}, {"path": "file relative to the item '
     'source"} or {"encoding": "base64", "content": "..."} for bytes'
@@ -292,3 +296,56 @@ def _resolve_value(key: str, value: Any, base: Path, missing_ok: bool, into: Res
         into.files[key] = {"encoding": BINARY_ENCODING, "content": value["content"]}
     else:
         raise ValueError(f"must be {_FORMS}")
+
+
+def freeze_sample_value(value: str, bases: Iterable[Path]) -> FileValue:
+    """The frozen content of an inspect `Sample.files` (or ``setup``) value.
+
+    inspect reads such a value as a ``data:`` URI, a URL, a file (when one exists by that
+    name) or inline text. Freezing a task's dataset keeps content only
+    (docs/design/item-files.md):
+
+    * a ``data:`` URI is decoded; a URL (``scheme://``) is refused: it would be fetched at
+      run time, outside the item's hash;
+    * a value naming an existing file (absolute, or relative to one of `bases`: the
+      directory a run is started from and the task's own directory) is read, and its bytes
+      become the item's content;
+    * a single line that looks like a file path (``data/x.csv``, ``/abs/f``, ``notes.txt``)
+      but names no file is refused, since inspect would read it as text only by accident;
+    * anything else is inline text.
+
+    Raises:
+        ValueError: a URL, a data URI that is not valid base64, or a path to no file.
+    """
+    if value.startswith("data:"):
+        head, sep, body = value.partition(",")
+        if not sep or not head.endswith(";base64"):
+            raise ValueError("is a data: URI that is not base64; give the content instead")
+        try:
+            return _content(base64.b64decode(body, validate=True))
+        except (binascii.Error, ValueError):
+            raise ValueError("is a data: URI whose content is not valid base64") from None
+    if "\n" in value or len(value) > 4096 or "\x00" in value:
+        return value
+    if _URI.match(value):
+        raise ValueError(
+            "is a URL, which inspect would fetch at run time, outside the item's hash; put the "
+            "file in the task's dataset as content, or as a file beside it"
+        )
+    candidate = Path(value).expanduser()
+    dirs = [Path("/")] if candidate.is_absolute() else list(bases)
+    paths = [candidate] if candidate.is_absolute() else [base / value for base in dirs]
+    for path in paths:
+        try:
+            if path.is_file():
+                return _content(path.read_bytes())
+        except OSError:
+            continue
+    if _PATH_LIKE.match(value.strip()):
+        raise ValueError(
+            f"names a file ({value!r}) that does not exist (looked in "
+            f"{', '.join(str(d) for d in dirs)}); inspect would "
+            "copy its name as text. Make the file exist where the task's dataset expects it, "
+            "or give the content"
+        )
+    return value

@@ -25,12 +25,14 @@ from evalsuite.errors import (
     VersionError,
 )
 from evalsuite.manifest._catalog import frozen_versions, load_manifest
+from evalsuite.manifest._dev_items import render_dev_items
 from evalsuite.manifest._files import file_bytes
 from evalsuite.manifest._fingerprints import fingerprint_item, render_fingerprints
 from evalsuite.manifest._history import changelog_hashes
 from evalsuite.manifest._items import (
     Item,
     LoadedItem,
+    TaskRecords,
     item_cluster,
     item_hash,
     item_stratum,
@@ -43,7 +45,7 @@ from evalsuite.manifest._schema import (
     compute_manifest_hash,
 )
 from evalsuite.manifest._split import Split, split_salt, stratified_split
-from evalsuite.manifest._suite import SuiteConfig, load_suite
+from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, load_suite
 from evalsuite.manifest._vault import KeySpec, VaultKey, open_vault, resolve_key, seal_vault
 
 __all__ = ["FreezeResult", "freeze", "holdout_records", "load_holdout_items"]
@@ -184,12 +186,57 @@ def _check_no_empty_family(
     """A family with no record in its source and none in the vault is an empty source."""
     in_vault = {family for family, _ in carried}
     for family in suite.families:
+        if family.name in plan.sources or family.name in in_vault:
+            continue
+        if family.items is None:
+            raise ItemSourceError(
+                f"the dataset of task {family.task!r} (family {family.name!r}) holds no "
+                "samples; check its task_args, or declare an item source with items = ..."
+            )
         if family.name not in plan.sources and family.name not in in_vault:
             raise ItemSourceError(
                 f"{layout.tasks / family.items}: the item source of family {family.name!r} "
                 "holds no items (no record in it); add items (one JSON object per line in "
                 f"JSONL) or remove the family from {suite.path_hint}"
             )
+
+
+def _held_again(
+    loaded: LoadedItem,
+    held: tuple[str, Item],
+    families: Mapping[str, FamilyConfig],
+    suite: SuiteConfig,
+    refreeze: bool,
+) -> bool:
+    """A record whose id is a sealed holdout item: True when it is a leftover to clean up.
+
+    A task's dataset always holds its holdout items: identical ones are skipped (kept in the
+    vault). Anything else is refused: holdout items live only in the vault and never change.
+    """
+    item = loaded.item
+    family, sealed = held
+    same = item_hash(item, loaded.family, families[loaded.family].version) == item_hash(
+        sealed, family, families[family].version if family in families else 0
+    )
+    from_task = families[loaded.family].items is None
+    if from_task and same:
+        return False
+    if refreeze and same:
+        return True
+    if from_task:
+        raise ItemSourceError(
+            f"{loaded.location}: item {item.id!r} of the task's dataset is a holdout item "
+            f"sealed by an earlier version of {suite.name}, but the task's dataset now holds "
+            "other content for it, and a sealed holdout item never changes. Build the task "
+            "as it was frozen (same package version and task_args), or retire the item with "
+            "--retire and give the changed sample a new id."
+        )
+    raise ItemSourceError(
+        f"{loaded.location}: item {item.id!r} is a holdout item of the parent version "
+        f"and must not appear in tasks/ ({'same' if same else 'different'} content). "
+        "Holdout items live only in the vault; remove this record "
+        "(or give a new item a new id)."
+    )
 
 
 def _collect(
@@ -199,27 +246,18 @@ def _collect(
     *,
     refreeze: bool,
     retire: set[str],
+    task_records: TaskRecords | None = None,
 ) -> _Plan:
     plan = _Plan()
     holdout_by_id = {item.id: (family, item) for family, item in carried}
     families = {f.name: f for f in suite.families}
-    for loaded in load_suite_items(layout, suite):
+    for loaded in load_suite_items(layout, suite, task_records=task_records):
         item = loaded.item
         plan.sources.setdefault(loaded.family, set()).add(item.id)
         if item.id in holdout_by_id:
-            family, held = holdout_by_id[item.id]
-            same = item_hash(item, loaded.family, families[loaded.family].version) == item_hash(
-                held, family, families[family].version if family in families else 0
-            )
-            if refreeze and same:
+            if _held_again(loaded, holdout_by_id[item.id], families, suite, refreeze):
                 plan.leftovers.add(item.id)
-                continue
-            raise ItemSourceError(
-                f"{loaded.location}: item {item.id!r} is a holdout item of the parent version "
-                f"and must not appear in tasks/ ({'same' if same else 'different'} content). "
-                "Holdout items live only in the vault; remove this record "
-                "(or give a new item a new id)."
-            )
+            continue
         plan.entries[item.id] = _Entry(
             item=item,
             family=loaded.family,
@@ -264,11 +302,14 @@ def _plan(
     *,
     refreeze: bool,
     retire: set[str],
+    task_records: TaskRecords | None = None,
 ) -> _Plan:
     """The items of the version to freeze: `tasks/` plus the holdout items carried over."""
     vault = _vault_entries(layout, held_version, key, retiring=retire) if held_version else []
     carried = [(family, item) for family, item, _ in vault]
-    plan = _collect(layout, suite, carried, refreeze=refreeze, retire=retire)
+    plan = _collect(
+        layout, suite, carried, refreeze=refreeze, retire=retire, task_records=task_records
+    )
     for _, item, sources in vault:
         if item.id in plan.entries and sources:
             plan.entries[item.id].sources = sources
@@ -288,16 +329,23 @@ def _required_bump(content: Mapping[str, Any], parent: Manifest) -> Bump | None:
         return "major"  # another score counts, or on another scale: scores not comparable
     if diff["added"] or diff["removed"]:
         return "minor"
-    skip = {"version", "parent", "diff", "split_salt", "vault", "fingerprints"}
+    skip = {"version", "parent", "diff", "split_salt", "vault", "fingerprints", "dev_items"}
     if any(content[k] != old[k] for k in content if k not in skip):
         return "patch"
     return None
 
 
-def _scoring(family: Mapping[str, Any]) -> tuple[Any, Any]:
-    """What decides a family's score besides its items (docs/design/scorers.md)."""
+def _scoring(family: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    """What decides a family's score besides its items: score, bounds and task arguments.
+
+    See docs/design/scorers.md and docs/design/foreign-tasks.md.
+    """
     bounds = family.get("score_bounds")
-    return (family.get("score"), list(bounds) if bounds is not None else None)
+    return (
+        family.get("score"),
+        list(bounds) if bounds is not None else None,
+        family.get("task_args"),
+    )
 
 
 def _manifest_content(
@@ -384,6 +432,22 @@ def _fingerprint_text(
     )
 
 
+def _dev_items_text(
+    layout: Layout, suite: SuiteConfig, version: str, plan: _Plan, split: Mapping[str, Split]
+) -> tuple[str | None, Path]:
+    """The frozen dev items of families without an item source (None when there are none)."""
+    path = layout.dev_items_file(suite.name, version)
+    from_task = {f.name for f in suite.families if f.items is None}
+    if not from_task:
+        return None, path
+    entries = [
+        (e.family, e.item)
+        for i, e in plan.entries.items()
+        if e.family in from_task and split[i] == "dev"
+    ]
+    return render_dev_items(entries, canary=suite.canary), path
+
+
 def _changelog_line(manifest: Manifest, bump: Bump | None, now: datetime) -> str:
     n_dev = len(manifest.items_by_split("dev"))
     n_hold = len(manifest.items_by_split("holdout"))
@@ -435,6 +499,8 @@ def _clean_sources(layout: Layout, suite: SuiteConfig, plan: _Plan, manifest: Ma
     dev = {i.id for i in manifest.items_by_split("dev")}
     removed = 0
     for family in suite.families:
+        if family.items is None:
+            continue  # items from the task's dataset: nothing in tasks/ to rewrite
         present = plan.sources.get(family.name, set())
         keep = present & dev
         unmarked = any(
@@ -479,41 +545,13 @@ def _clean_holdout_files(layout: Layout, plan: _Plan, manifest: Manifest) -> int
     return removed
 
 
-def freeze(
-    layout: Layout,
-    suite_name: str,
-    version: str,
-    *,
-    keys: KeySpec,
-    now: datetime,
-    note: str | None = None,
-    retire: Sequence[str] = (),
-) -> FreezeResult:
-    """Freeze `suite_name` as `version` (see DESIGN.md, "Manifest", "Split", "Vault").
-
-    Args:
-        layout: The project.
-        suite_name: Suite to freeze (``tasks/<suite_name>.toml``).
-        version: New version ``X.Y.Z``; it must be greater than every frozen version, unless
-            it is an existing version frozen again with identical content (a no-op).
-        keys: Where vault keys live.
-        now: Freeze time, recorded in the manifest (not hashed).
-        note: Free text for the manifest and the changelog line.
-        retire: Item ids to drop from the new version (dev or holdout).
-
-    Raises:
-        VersionError: malformed version, not newer than the latest, or a bump too small for
-            the change (the message names the smallest acceptable version).
-        FrozenVersionError: `version` is frozen with other content (exit 3).
-        SuiteConfigError, ItemSourceError: invalid suite or items.
-        VaultError: the parent's vault cannot be opened.
-    """
-    suite = load_suite(layout, suite_name)
-    requested = SemVer.parse(version)
+def _lineage(
+    layout: Layout, suite: SuiteConfig, requested: SemVer, keys: KeySpec
+) -> tuple[Manifest | None, Manifest | None, VaultKey]:
+    """(the version itself if frozen already, its parent, the vault key), checked."""
     version = str(requested)
     versions = frozen_versions(layout, suite.name)
-    refreeze = version in versions
-    existing = load_manifest(layout, suite.name, version) if refreeze else None
+    existing = load_manifest(layout, suite.name, version) if version in versions else None
     if existing is None and versions and SemVer.parse(versions[-1]) >= requested:
         raise VersionError(
             f"{suite.name}@{version} is not newer than the latest frozen version "
@@ -532,7 +570,70 @@ def freeze(
             f"the vault key ({key.source}, {key.key_id}) differs from the key of "
             f"{parent.ref} ({parent.key_id}); use the suite's original key file"
         )
-    plan = _plan(layout, suite, existing or parent, key, refreeze=refreeze, retire=set(retire))
+    return existing, parent, key
+
+
+def _check_task_records(suite: SuiteConfig, task_records: TaskRecords | None) -> None:
+    missing = [
+        f.name for f in suite.families if f.items is None and f.name not in (task_records or {})
+    ]
+    if missing:
+        raise UsageError(
+            f"families {missing} of {suite.path_hint} take their items from their task's "
+            "dataset, and no records were given for them (freeze them with `evalsuite freeze`, "
+            "which builds the tasks)"
+        )
+
+
+def freeze(  # noqa: PLR0913 - the options of `freeze`, one each
+    layout: Layout,
+    suite_name: str,
+    version: str,
+    *,
+    keys: KeySpec,
+    now: datetime,
+    note: str | None = None,
+    retire: Sequence[str] = (),
+    task_records: TaskRecords | None = None,
+) -> FreezeResult:
+    """Freeze `suite_name` as `version` (see DESIGN.md, "Manifest", "Split", "Vault").
+
+    Args:
+        layout: The project.
+        suite_name: Suite to freeze (``tasks/<suite_name>.toml``).
+        version: New version ``X.Y.Z``; it must be greater than every frozen version, unless
+            it is an existing version frozen again with identical content (a no-op).
+        keys: Where vault keys live.
+        now: Freeze time, recorded in the manifest (not hashed).
+        note: Free text for the manifest and the changelog line.
+        retire: Item ids to drop from the new version (dev or holdout).
+        task_records: For each family without an item source, the item records its task's
+            own dataset made (built by `evalsuite.run`; the manifest layer imports no
+            inspect). Their dev items are frozen to ``<version>.items.jsonl`` beside the
+            manifest (docs/design/foreign-tasks.md).
+
+    Raises:
+        VersionError: malformed version, not newer than the latest, or a bump too small for
+            the change (the message names the smallest acceptable version).
+        FrozenVersionError: `version` is frozen with other content (exit 3).
+        SuiteConfigError, ItemSourceError: invalid suite or items.
+        VaultError: the parent's vault cannot be opened.
+    """
+    suite = load_suite(layout, suite_name)
+    requested = SemVer.parse(version)
+    version = str(requested)
+    existing, parent, key = _lineage(layout, suite, requested, keys)
+    refreeze = existing is not None
+    _check_task_records(suite, task_records)
+    plan = _plan(
+        layout,
+        suite,
+        existing or parent,
+        key,
+        refreeze=refreeze,
+        retire=set(retire),
+        task_records=task_records,
+    )
     previous = {i.id: i.split for i in parent.items} if parent else {}
     if existing is not None:
         previous.update({i.id: i.split for i in existing.items})
@@ -551,6 +652,12 @@ def freeze(
         "path": fp_path.relative_to(layout.root).as_posix(),
         "sha256": sha256_bytes(fp_text.encode("utf-8")),
     }
+    dev_text, dev_path = _dev_items_text(layout, suite, version, plan, split)
+    if dev_text is not None:
+        content["dev_items"] = {
+            "path": dev_path.relative_to(layout.root).as_posix(),
+            "sha256": sha256_bytes(dev_text.encode("utf-8")),
+        }
     # the vault is deterministic for given content and key: seal to learn its hash
     staged = vault_path.with_name(f".{vault_path.name}.staged")
     seal_vault(staged, records, suite=suite.name, version=version, key=key, canary=suite.canary)
@@ -581,6 +688,8 @@ def freeze(
     )
     staged.replace(vault_path)
     atomic_write_text(fp_path, fp_text)
+    if dev_text is not None:
+        atomic_write_text(dev_path, dev_text)
     atomic_write_text(
         layout.manifest_file(suite.name, version),
         manifest.model_dump_json(indent=2) + "\n",

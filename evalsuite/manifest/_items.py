@@ -38,16 +38,28 @@ from evalsuite.manifest._suite import FamilyConfig, SuiteConfig
 __all__ = [
     "Item",
     "LoadedItem",
+    "SandboxSpec",
     "item_cluster",
     "item_hash",
     "item_stratum",
     "load_family_items",
     "load_suite_items",
+    "parse_task_record",
     "read_item_source",
     "source_kind",
 ]
 
-_COMPLEX_FIELDS = ("input", "target", "metadata", "files")
+_COMPLEX_FIELDS = ("input", "target", "metadata", "files", "sandbox")
+
+
+class SandboxSpec(BaseModel):
+    """A per-item sandbox: inspect's sandbox type (``local``, ``docker``) and configuration."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: str = Field(min_length=1)
+    config: str | None = None
+    """Inline configuration (never a host file: its content would not be hashed)."""
 
 
 class Item(BaseModel):
@@ -61,6 +73,8 @@ class Item(BaseModel):
     """Prompt text, or chat messages (``{"role": ..., "content": ...}``)."""
     target: str | list[str]
     """What the verifier checks against; never shown to the agent."""
+    choices: list[str] | None = None
+    """Answer choices of a multiple-choice item (inspect's `Sample.choices`)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Stratum fields and anything the environment or verifier needs."""
     files: dict[str, FileValue] | None = None
@@ -68,6 +82,9 @@ class Item(BaseModel):
     bytes), never a host path; see `evalsuite.manifest._files`."""
     setup: str | None = None
     """Setup script run in the sandbox before the episode."""
+    sandbox: SandboxSpec | None = None
+    """The item's own sandbox (inspect's per-sample `Sample.sandbox`): a type and an
+    optional configuration that is not a host file; default: the task's sandbox."""
     canary: str | None = None
     """The suite's canary string (not part of the content hash)."""
 
@@ -285,6 +302,11 @@ def load_family_items(
         ItemSourceError: a record is not JSON, misses a field, has an unknown field, or an
             id repeats; the message names the file and line (or row) and the item id.
     """
+    if family.items is None:
+        raise NotFoundError(
+            f"family {family.name!r} declares no item source: its items come from its task's "
+            "own dataset and are frozen beside the manifest"
+        )
     path = layout.tasks / family.items
     if not path.exists():
         raise NotFoundError(
@@ -335,8 +357,35 @@ def read_item_source(path: Path) -> list[Item]:
     return [entry.item for entry in _read_source(path, family="")]
 
 
+TaskRecords = Mapping[str, Sequence[tuple[str, dict[str, Any]]]]
+"""Family -> (location, item record) of the samples its task's own dataset made (`freeze`)."""
+
+
+def parse_task_record(location: str, family: str, record: Mapping[str, Any]) -> LoadedItem:
+    """An item record converted from a task's sample, validated as an `Item`.
+
+    The record is already frozen content (files as text or base64, never a path), so it is
+    validated as it is, without the ``{"path"}``/``{"text"}`` forms of an item source.
+
+    Raises:
+        ItemSourceError: the record is not a valid item; the message names `location`.
+    """
+    ident = record.get("id")
+    who = f" (item {ident!r})" if isinstance(ident, str) else ""
+    try:
+        item = Item.model_validate(dict(record))
+    except ValidationError as exc:
+        problems = describe_validation_error(exc, allowed=list(Item.model_fields))
+        raise ItemSourceError(f"{location}{who}: " + "; ".join(problems)) from None
+    return LoadedItem(item=item, family=family, location=location)
+
+
 def load_suite_items(
-    layout: Layout, suite: SuiteConfig, *, missing_ok: bool = False
+    layout: Layout,
+    suite: SuiteConfig,
+    *,
+    missing_ok: bool = False,
+    task_records: TaskRecords | None = None,
 ) -> list[LoadedItem]:
     """Items of every family of `suite`, with ids checked for uniqueness across families.
 
@@ -346,13 +395,24 @@ def load_suite_items(
         missing_ok: Skip families whose item source does not exist, and leave out of an
             item a file it reads that does not exist (`LoadedItem.missing_files`), instead
             of raising: `verify` reports what is gone.
+        task_records: For families without an item source (``items`` not declared): the
+            records their task's own dataset made (`freeze` passes them). Without them such
+            families contribute no item here (their frozen dev items are read with
+            `evalsuite.manifest.load_dev_items`).
     """
     loaded: list[LoadedItem] = []
     seen: dict[str, str] = {}
     for family in suite.families:
-        if missing_ok and not (layout.tasks / family.items).exists():
+        if family.items is None:
+            entries = [
+                parse_task_record(location, family.name, record)
+                for location, record in (task_records or {}).get(family.name, ())
+            ]
+        elif missing_ok and not (layout.tasks / family.items).exists():
             continue
-        for entry in load_family_items(layout, family, missing_ok=missing_ok):
+        else:
+            entries = load_family_items(layout, family, missing_ok=missing_ok)
+        for entry in entries:
             if entry.item.id in seen:
                 raise ItemSourceError(
                     f"{entry.location}: duplicate item id {entry.item.id!r} (also at "
@@ -369,20 +429,25 @@ def load_suite_items(
 def item_hash(item: Item, family: str, family_version: int) -> str:
     """Content hash of everything that can move the item's score.
 
-    Covers input, target, metadata, files, setup and the family's name and version; not the
-    id (a rename is not a content change) and not the canary.
+    Covers input, target, choices, metadata, files, setup, sandbox and the family's name and
+    version; not the id (a rename is not a content change) and not the canary. ``choices``
+    and ``sandbox`` are covered only when set, so items without them hash as they did
+    before those fields existed.
     """
-    return content_hash(
-        {
-            "family": family,
-            "family_version": family_version,
-            "input": item.input,
-            "target": item.target,
-            "metadata": item.metadata,
-            "files": item.files,
-            "setup": item.setup,
-        }
-    )
+    content: dict[str, Any] = {
+        "family": family,
+        "family_version": family_version,
+        "input": item.input,
+        "target": item.target,
+        "metadata": item.metadata,
+        "files": item.files,
+        "setup": item.setup,
+    }
+    if item.choices is not None:
+        content["choices"] = item.choices
+    if item.sandbox is not None:
+        content["sandbox"] = item.sandbox.model_dump()
+    return content_hash(content)
 
 
 def _key_value(entry: LoadedItem, key: str, role: str, suite: SuiteConfig) -> str:

@@ -21,6 +21,7 @@ from evalsuite._core.validation import describe_validation_error
 from evalsuite.errors import ManifestTamperedError, NotFoundError
 from evalsuite.manifest._score_decl import check_score_bounds, check_score_selector
 from evalsuite.manifest._split import Split
+from evalsuite.manifest._task_ref import check_run_args, check_task_args
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -36,7 +37,7 @@ __all__ = [
 
 MANIFEST_FORMAT = "evalsuite-manifest/1"
 _UNHASHED = ("frozen_at", "note", "manifest_hash")
-_OPTIONAL_FAMILY_FIELDS = ("score", "score_bounds")
+_OPTIONAL_FAMILY_FIELDS = ("items", "task_args", "run_args", "score", "score_bounds")
 """Family fields recorded only when declared (absent from manifests frozen before them)."""
 
 
@@ -58,16 +59,30 @@ class ManifestItem(_Frozen):
 class ManifestFamily(_Frozen):
     """A family as frozen: name, version, where its task and items live, and which score counts.
 
-    ``score`` and ``score_bounds`` (docs/design/scorers.md) are left out of the record when
-    not declared, so that manifests frozen before they existed keep their hash.
+    ``score`` and ``score_bounds`` (docs/design/scorers.md), ``task_args`` and ``run_args``
+    (docs/design/foreign-tasks.md) are left out of the record when not declared, so that
+    manifests frozen before they existed keep their hash; so is ``items`` for a family whose
+    items were taken from its task's own dataset.
     """
 
     name: str
     version: int
     task: str
-    items: str
+    items: str | None = None
+    task_args: dict[str, Any] | None = None
+    run_args: list[str] | None = None
     score: str | None = None
     score_bounds: tuple[float, float] | None = None
+
+    @field_validator("task_args")
+    @classmethod
+    def _check_task_args(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return check_task_args(value)
+
+    @field_validator("run_args")
+    @classmethod
+    def _check_run_args(cls, value: list[str] | None) -> list[str] | None:
+        return check_run_args(value)
 
     @field_validator("score")
     @classmethod
@@ -135,7 +150,18 @@ class Manifest(_Frozen):
     items: list[ManifestItem]
     vault: FileRecord | None
     fingerprints: FileRecord
+    dev_items: FileRecord | None = None
+    """The dev items taken from tasks' own datasets (families without an item source),
+    frozen beside the manifest; left out of the record when no family has such items, so
+    manifests frozen before it existed keep their hash (docs/design/foreign-tasks.md)."""
     manifest_hash: str
+
+    @model_serializer(mode="wrap")
+    def _omit_no_dev_items(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("dev_items", "absent") is None:
+            data.pop("dev_items")
+        return data
 
     def hashed_content(self) -> dict[str, Any]:
         """Everything the manifest hash covers (all but freeze time, note and the hash)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -13,6 +13,7 @@ from evalsuite._core.layout import Layout
 from evalsuite._core.validation import describe_validation_error
 from evalsuite.errors import NotFoundError, SuiteConfigError
 from evalsuite.manifest._score_decl import check_score_bounds, check_score_selector
+from evalsuite.manifest._task_ref import check_run_args, check_task_args, check_task_reference
 
 __all__ = ["FamilyConfig", "SuiteConfig", "list_suite_names", "load_suite"]
 
@@ -29,9 +30,18 @@ class FamilyConfig(BaseModel):
     version: int = Field(ge=1)
     """Environment/verifier version; bump it whenever scores could move."""
     task: str
-    """Inspect task file relative to `tasks/`, optionally ``file.py@task_name``."""
-    items: str
-    """Item source relative to `tasks/`: JSONL, Parquet, or a saved HF dataset directory."""
+    """The inspect task: a file relative to `tasks/` (``file.py@task_name``), a module path
+    (``mypkg.evals:triage``) or a registry name (``inspect_evals/gsm8k``); see
+    docs/design/foreign-tasks.md."""
+    items: str | None = None
+    """Item source relative to `tasks/`: JSONL, Parquet, or a saved HF dataset directory.
+    Without it, `freeze` takes the items from the task's own dataset."""
+    task_args: dict[str, Any] | None = None
+    """Arguments the task is built with (frozen into the manifest: they can change what is
+    measured)."""
+    run_args: list[str] | None = None
+    """Task arguments that may be set at run time with ``-T`` because they do not change what
+    is measured (e.g. ``["sandbox"]``); every other task argument is frozen."""
     score: str | None = None
     """Which score counts when the task's scorer returns a dict or the task has several
     scorers: ``"utility"`` (a key), ``"match"`` (a scorer) or ``"scorer/key"``; the others are
@@ -40,6 +50,21 @@ class FamilyConfig(BaseModel):
     score_bounds: tuple[float, float] | None = None
     """``[low, high]`` scale of a numeric score, mapped linearly to [0, 1]; a value outside
     it is a harness error, never clipped. Default: numbers must already be in [0, 1]."""
+
+    @field_validator("task")
+    @classmethod
+    def _check_task(cls, value: str) -> str:
+        return check_task_reference(value)
+
+    @field_validator("task_args")
+    @classmethod
+    def _check_task_args(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return check_task_args(value)
+
+    @field_validator("run_args")
+    @classmethod
+    def _check_run_args(cls, value: list[str] | None) -> list[str] | None:
+        return check_run_args(value)
 
     @field_validator("score")
     @classmethod

@@ -14,9 +14,10 @@ from evalsuite._core.hashing import sha256_file
 from evalsuite._core.layout import Layout
 from evalsuite.errors import EvalsuiteError, IntegrityError, ItemSourceError, UsageError
 from evalsuite.manifest._catalog import frozen_versions, load_manifest
+from evalsuite.manifest._dev_items import read_frozen_dev_items
 from evalsuite.manifest._freeze import load_holdout_items
 from evalsuite.manifest._history import history_check
-from evalsuite.manifest._items import item_hash, load_suite_items
+from evalsuite.manifest._items import LoadedItem, item_hash, load_suite_items
 from evalsuite.manifest._schema import FileRecord, Manifest
 from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, load_suite
 from evalsuite.manifest._vault import KeySpec, resolve_key
@@ -120,16 +121,38 @@ def _later_hashes(layout: Layout, manifest: Manifest) -> dict[str, str] | None:
     return {i.id: i.hash for i in latest.items}
 
 
+def _current_dev(
+    layout: Layout, suite: SuiteConfig, manifest: Manifest, report: VerifyReport
+) -> tuple[list[LoadedItem], dict[str, str], set[str]]:
+    """The dev-side items as they are now, and which families lost their items.
+
+    Items: the item sources in `tasks/` and the items frozen from tasks' datasets. Also:
+    families whose item source was deleted (-> its path), and families whose frozen dev
+    items file cannot be read (reported as a problem here).
+    """
+    deleted = {
+        f.name: (layout.tasks / f.items).relative_to(layout.root).as_posix()
+        for f in suite.families
+        if f.items is not None and not (layout.tasks / f.items).exists()
+    }
+    from_task = {f.name for f in manifest.families if f.items is None}
+    # an item source in tasks/ never stands in for items frozen from a task's dataset
+    loaded = [
+        e for e in load_suite_items(layout, suite, missing_ok=True) if e.family not in from_task
+    ]
+    try:
+        loaded += read_frozen_dev_items(layout, manifest)
+    except IntegrityError as exc:
+        report.problems.append(str(exc))
+        return loaded, deleted, from_task
+    return loaded, deleted, set()
+
+
 def _check_dev(layout: Layout, manifest: Manifest, report: VerifyReport) -> None:
     suite = load_suite(layout, manifest.suite)
     frozen_families = {f.name: f.version for f in manifest.families}
     _check_family_versions(suite, manifest, report)
-    deleted = {
-        f.name: (layout.tasks / f.items).relative_to(layout.root).as_posix()
-        for f in suite.families
-        if not (layout.tasks / f.items).exists()
-    }
-    loaded = load_suite_items(layout, suite, missing_ok=True)
+    loaded, deleted, unreadable = _current_dev(layout, suite, manifest, report)
     current = {e.item.id: (e.family, e.item) for e in loaded}
     files_gone = {
         e.item.id: sorted(_relative(layout, p) for p in e.missing_files.values())
@@ -145,15 +168,20 @@ def _check_dev(layout: Layout, manifest: Manifest, report: VerifyReport) -> None
         if found is None:
             if later is not None and frozen.id not in later:
                 report.superseded.append(frozen.id)
-            elif frozen.family in deleted:
-                lost[frozen.family] = lost.get(frozen.family, 0) + 1
+            elif frozen.family in deleted or frozen.family in unreadable:
+                if frozen.family in deleted:
+                    lost[frozen.family] = lost.get(frozen.family, 0) + 1
+                what = (
+                    f"its item source {deleted[frozen.family]} was deleted"
+                    if frozen.family in deleted
+                    else "the frozen dev items file cannot be read"
+                )
                 report.items.append(
                     ItemProblem(
                         frozen.id,
                         "dev",
                         "missing",
-                        f"its item source {deleted[frozen.family]} was deleted, so it can no "
-                        f"longer be verified ({frozen.hash})",
+                        f"{what}, so it can no longer be verified ({frozen.hash})",
                     )
                 )
             else:

@@ -22,6 +22,7 @@ from evalsuite.run._ingest import (
     ingest_inspect,
 )
 from evalsuite.run._ingest_csv import CSV_COLUMNS, CSV_EXAMPLE
+from evalsuite.run._options import REFUSED_GENERATE, check_generate_config
 from evalsuite.run._outcomes import LIMIT_OUTCOME, SCORE_REASON_OUTCOME, classify_sample
 from evalsuite.run._runner import (
     PlannedAttempt,
@@ -33,12 +34,15 @@ from evalsuite.run._runner import (
 )
 from evalsuite.run._samples import item_to_sample, standalone_samples
 from evalsuite.run._spec import RunSpec
+from evalsuite.run._task_samples import sample_records, suite_task_records
+from evalsuite.run._tasks import build_task, no_dataset_reads
 
 __all__ = [
     "CSV_COLUMNS",
     "CSV_EXAMPLE",
     "EPISODE_KEY",
     "LIMIT_OUTCOME",
+    "REFUSED_GENERATE",
     "SCORE_REASON_OUTCOME",
     "CsvOptions",
     "EpisodeSpec",
@@ -51,6 +55,8 @@ __all__ = [
     "RunResult",
     "RunSpec",
     "SkippedRun",
+    "build_task",
+    "check_generate_config",
     "classify_sample",
     "episode_seed",
     "episode_setup",
@@ -60,7 +66,10 @@ __all__ = [
     "ingest_inspect",
     "item_to_sample",
     "load_task_function",
+    "no_dataset_reads",
     "plan_attempts",
     "run_suite",
+    "sample_records",
     "standalone_samples",
+    "suite_task_records",
 ]

@@ -4,7 +4,10 @@ The runner puts an `EpisodeSpec` into every sample's metadata (key ``"evalsuite"
 prepends `episode_setup()` to the task's setup. Task code then
 
 * passes `episode_seed(state)` to ``generate(..., seed=...)`` so that every (item, epoch)
-  has its own reproducible seed (inspect sends one seed to every epoch otherwise);
+  has its own reproducible seed (inspect sends one seed to every epoch otherwise). A task
+  that was not written for evalsuite does not: `episode_setup` also makes the seed the
+  sample's default generation seed (inspect's active ``GenerateConfig``, which every
+  ``generate`` of the model under test merges), so its plain ``generate()`` gets it too;
 * runs each environment tool through `guarded_call`, which applies the tool timeout and the
   harness-fault plan: a hang or an injected fault raises `HarnessFault`, which inspect records
   as a sample error and evalsuite counts as a ``harness_error``, never as a model failure.
@@ -19,6 +22,8 @@ from collections.abc import Awaitable, Callable
 from typing import Literal, TypeVar
 
 import anyio
+from inspect_ai.model import GenerateConfig
+from inspect_ai.model._generate_config import active_generate_config, set_active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel, store_as
 from pydantic import BaseModel, ConfigDict, Field
@@ -96,10 +101,16 @@ def episode_seed(state: TaskState) -> int:
 
 @solver
 def episode_setup() -> Solver:
-    """Load the episode spec into the sample's store and count this try."""
+    """Load the episode spec into the sample's store, count this try, and seed the sample.
+
+    The seed becomes the default ``seed`` of every generate call of the model under test in
+    this sample (inspect keeps the active generation config in a context variable, which
+    each sample has its own copy of); an explicit ``generate(..., seed=...)`` still wins.
+    """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         spec = episode_spec(state)
+        set_active_generate_config(active_generate_config().merge(GenerateConfig(seed=spec.seed)))
         token = spec.token or f"{spec.item_id}\x1f{spec.epoch}\x1f{spec.seed}"
         _TRIES[token] = _TRIES.get(token, 0) + 1
         episode = store_as(EpisodeState)

@@ -16,20 +16,17 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import importlib.util
-import inspect
 import math
 import re
 import secrets
 import signal
-import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import FrameType
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from filelock import FileLock, Timeout
 from inspect_ai import Task, task_with
@@ -76,6 +73,7 @@ from evalsuite.manifest import (
     load_manifest,
     load_suite,
     load_suite_items,
+    read_frozen_dev_items,
     resolve_key,
     verify,
 )
@@ -83,12 +81,14 @@ from evalsuite.manifest._schema import ManifestFamily
 from evalsuite.run._episode import EPISODE_KEY, EpisodeSpec, episode_setup
 from evalsuite.run._hooks import active_sink
 from evalsuite.run._offline import inspect_model_args, with_model_adapter
+from evalsuite.run._options import parse_sandbox
 from evalsuite.run._outcomes import classify_sample
 from evalsuite.run._privacy import private_inspect_env
 from evalsuite.run._provenance import collect_provenance
 from evalsuite.run._samples import item_to_sample
 from evalsuite.run._scores import ScorerInfo, ScoreRule, family_rules, scorer_infos
 from evalsuite.run._spec import RunSpec
+from evalsuite.run._tasks import TaskReference, build_task, load_task_function
 from evalsuite.store import AttemptRecord, Health, RunRecord, Store, run_health
 
 __all__ = [
@@ -178,76 +178,6 @@ def _new_run_id(now: datetime) -> str:
     return f"{now.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
-class TaskReference(Protocol):
-    """A family's task reference: a suite file's family or a frozen manifest's."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def task(self) -> str: ...
-
-
-_RUN_HINT = (
-    "The frozen manifest names this reference and cannot be re-pointed: restore the task code "
-    "from version control, or fix the suite file and freeze a new version."
-)
-
-
-def load_task_function(
-    layout: Layout, suite: str, family: TaskReference, *, hint: str = _RUN_HINT
-) -> Callable[..., Task]:
-    """Import a family's task file by path and return its inspect @task function.
-
-    The function must exist, be callable and take a ``dataset`` argument (the runner passes
-    the frozen items as ``dataset=``). `freeze` calls this before writing anything, so a
-    wrong reference is caught while it can still be fixed in the suite file.
-
-    Raises:
-        UsageError: the file is missing or fails to import, or the function is missing or
-            takes no ``dataset``; the message ends with `hint`.
-    """
-    file_part, _, name = family.task.partition("@")
-    name = name or family.name
-    ref = f"task = {family.task!r} of family {family.name!r}"
-    path = layout.tasks / file_part
-    if not path.is_file():
-        raise UsageError(f"{ref}: the task file {path} does not exist. {hint}")
-    module_name = f"evalsuite_tasks_{suite}_{family.name}".replace("-", "_")
-    module = sys.modules.get(module_name)
-    stat = path.stat()
-    stamp = (str(path), stat.st_mtime_ns, stat.st_size)
-    if module is None or getattr(module, "__evalsuite_stamp__", None) != stamp:
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            raise UsageError(f"{ref}: cannot import the task file {path}. {hint}")
-        module = importlib.util.module_from_spec(spec)
-        module.__evalsuite_stamp__ = stamp  # type: ignore[attr-defined]  # reload on edit
-        sys.modules[module_name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:
-            sys.modules.pop(module_name, None)
-            raise UsageError(
-                f"{ref}: importing {path} failed ({type(exc).__name__}: {exc}). {hint}"
-            ) from None
-    function = getattr(module, name, None)
-    if not callable(function):
-        raise UsageError(f"{ref}: {path} defines no task function {name!r}. {hint}")
-    try:
-        parameters = list(inspect.signature(function).parameters.values())
-    except (TypeError, ValueError):
-        parameters = None  # unknown signature: the call decides
-    if parameters is not None and not any(
-        p.name == "dataset" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
-    ):
-        raise UsageError(
-            f"{ref}: the task function {name!r} in {path} takes no `dataset` argument; evalsuite "
-            f"passes the frozen items as `dataset=` (def {name}(dataset=None) -> Task). {hint}"
-        )
-    return function  # type: ignore[no-any-return]  # an inspect @task function
-
-
 def _items_of_split(
     layout: Layout, manifest: Manifest, split: str, keys: KeySpec
 ) -> dict[str, tuple[str, Item]]:
@@ -258,7 +188,11 @@ def _items_of_split(
         pairs = load_holdout_items(layout, manifest, key)
     else:
         suite = load_suite(layout, manifest.suite)
-        pairs = [(e.family, e.item) for e in load_suite_items(layout, suite)]
+        from_task = {f.name for f in manifest.families if f.items is None}
+        pairs = [
+            (e.family, e.item) for e in load_suite_items(layout, suite) if e.family not in from_task
+        ]
+        pairs += [(e.family, e.item) for e in read_frozen_dev_items(layout, manifest)]
     found = {item.id: (family, item) for family, item in pairs if item.id in wanted}
     missing = sorted(wanted - set(found))
     if missing:
@@ -422,10 +356,11 @@ def _build_tasks(
                 )
             )
         function = prepared.functions[family_name]
+        family = next(f for f in manifest.families if f.name == family_name)
         try:
-            base = function(dataset=samples)
+            base = build_task(function, family, samples, _run_args(family, spec))
         except Exception as exc:
-            reference = next(f.task for f in manifest.families if f.name == family_name)
+            reference = family.task
             raise UsageError(
                 f"the task function {reference} of family {family_name!r} failed to build its "
                 f"task: {redact(f'{type(exc).__name__}: {exc}')[:300]}. Nothing was stored; "
@@ -607,6 +542,7 @@ def _preflight(
     by stored runs and ledger accesses), the vault key (from the vault header: the vault is
     not opened) and every task function the run needs.
     """
+    _check_options(spec)
     _check_model(spec)
     _check_model_knows_suite(layout, spec)
     report = verify(layout, spec.suite, spec.version, keys=keys, skip_holdout=True)
@@ -632,16 +568,58 @@ def _preflight(
             key=key,
         )
     families = {f.name: f for f in manifest.families}
+    _check_run_task_args(manifest, spec, sorted({i.family for i in items}))
     functions = {
         name: load_task_function(layout, manifest.suite, families[name])
         for name in sorted({i.family for i in items})
     }
-    rules = family_rules(manifest, lambda family: _scoring_task(functions, family))
+    rules = family_rules(
+        manifest, lambda family: _scoring_task(functions, family, _run_args(family, spec))
+    )
     return _Prepared(manifest, plan_attempts(items, spec), functions, rules)
 
 
+def _check_options(spec: RunSpec) -> None:
+    """Refuse options a holdout run cannot take (docs/design/foreign-tasks.md)."""
+    if spec.split == "holdout" and spec.log_dir is not None:
+        raise UsageError(
+            f"--log-dir {spec.log_dir!r}: a holdout run never writes logs (they would hold the "
+            "holdout items in plaintext); its logs stay in memory. Drop --log-dir, or use it "
+            "with the dev split."
+        )
+
+
+def _run_args(family: ManifestFamily, spec: RunSpec) -> dict[str, Any]:
+    """The run-time task arguments (``-T``) that apply to `family`: those it lists in run_args."""
+    allowed = set(family.run_args or ())
+    return {k: v for k, v in spec.task_args.items() if k in allowed}
+
+
+def _check_run_task_args(manifest: Manifest, spec: RunSpec, families: Sequence[str]) -> None:
+    """Every ``-T`` must name a task argument some family of the run declares in run_args."""
+    if not spec.task_args:
+        return
+    declared = [f for f in manifest.families if f.name in families]
+    runnable = {name for f in declared for name in (f.run_args or ())}
+    refused = sorted(set(spec.task_args) - runnable)
+    if not refused:
+        return
+    frozen = {f"{f.name}.{k}={v!r}" for f in declared for k, v in (f.task_args or {}).items()}
+    raise UsageError(
+        f"-T {', '.join(refused)}: task arguments can change what is measured, so they are "
+        f"frozen with the suite ({manifest.ref} froze "
+        f"{', '.join(sorted(frozen)) or 'none'}); only the arguments a family lists in "
+        f"run_args may be set at run time ({', '.join(sorted(runnable)) or 'none listed'}). "
+        "To change a frozen argument, set task_args in the suite file and freeze a new "
+        "version; to allow one that only changes how the task runs, add it to the family's "
+        "run_args and freeze a new version."
+    )
+
+
 def _scoring_task(
-    functions: Mapping[str, Callable[..., Task]], family: ManifestFamily
+    functions: Mapping[str, Callable[..., Task]],
+    family: ManifestFamily,
+    run_args: Mapping[str, Any] | None = None,
 ) -> Task | None:
     """The family's task, built on one placeholder sample, to read its scorers before a run.
 
@@ -651,7 +629,9 @@ def _scoring_task(
     if function is None:
         return None
     try:
-        return function(dataset=[Sample(id="evalsuite-scorer-check", input="")])
+        return build_task(
+            function, family, [Sample(id="evalsuite-scorer-check", input="")], run_args
+        )
     except Exception as exc:
         raise UsageError(
             f"the task function {family.task} of family {family.name!r} failed to build its "
@@ -872,12 +852,21 @@ def _execute(
     sink: _Sink,
 ) -> list[EvalLog]:
     holdout = spec.split == "holdout"
-    log_dir = f"memory://evalsuite/{run_id}" if holdout else str(layout.state / "logs" / run_id)
+    if holdout:
+        log_dir = f"memory://evalsuite/{run_id}"
+    else:
+        log_dir = spec.log_dir or str(layout.state / "logs" / run_id)
     with private_inspect_env(holdout=holdout), active_sink(sink):
         return inspect_eval(
             tasks,
             model=spec.model,
+            model_base_url=spec.model_base_url,
             model_args=inspect_model_args(spec),
+            sandbox=parse_sandbox(spec.sandbox),
+            sandbox_cleanup=spec.sandbox_cleanup,
+            max_subprocesses=spec.max_subprocesses,
+            max_sandboxes=spec.max_sandboxes,
+            max_tasks=spec.max_tasks,
             log_dir=log_dir,
             log_format="json",
             log_realtime=False,
@@ -891,6 +880,7 @@ def _execute(
             ctl_server=False,
             log_level="error",
             score=True,
+            **spec.generate_config,
         )
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai.dataset import Sample
-from pydantic import ValidationError
+from inspect_ai.model import ChatMessage
+from pydantic import TypeAdapter, ValidationError
 
 from evalsuite._core.validation import describe_validation_error
 from evalsuite.errors import ItemSourceError
@@ -21,6 +22,8 @@ from evalsuite.manifest import Item, read_item_source
 from evalsuite.manifest._files import file_data_uri
 
 __all__ = ["item_to_sample", "standalone_samples"]
+
+_MESSAGES: TypeAdapter[list[ChatMessage]] = TypeAdapter(list[ChatMessage])
 
 
 def item_to_sample(
@@ -56,14 +59,26 @@ def item_to_sample(
             ) from None
         files = {key: file_data_uri(value) for key, value in (checked or {}).items()}
     setup = payload.get("setup")
+    sandbox = payload.get("sandbox")
+    raw_input = payload["input"]
     return Sample(
         id=sample_id or str(payload["id"]),
-        input=payload["input"],
+        input=raw_input if isinstance(raw_input, str) else _MESSAGES.validate_python(raw_input),
         target=payload["target"],
+        choices=payload.get("choices"),
         metadata=metadata,
         files=files or None,
         setup=file_data_uri(setup) if setup else None,
+        sandbox=_sandbox(sandbox),
     )
+
+
+def _sandbox(spec: Mapping[str, Any] | None) -> str | tuple[str, str] | None:
+    """A frozen per-item sandbox (``{"type", "config"}``) in inspect's form."""
+    if not spec:
+        return None
+    config = spec.get("config")
+    return (str(spec["type"]), str(config)) if config else str(spec["type"])
 
 
 def standalone_samples(path: Path) -> list[Sample]:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from evalsuite.run._options import check_generate_config
 
 __all__ = ["RunSpec"]
 
@@ -50,3 +52,29 @@ class RunSpec(BaseModel):
     model_adapter: str | None = None
     """What evalsuite added to the model so that it runs offline (set by the runner; e.g.
     mockllm's default output with token usage estimated, so no tokenizer is downloaded)."""
+    # inspect eval() options that do not change what is measured (run/_options.py); stored
+    # specs made before they existed load with the defaults, which are what those runs used
+    task_args: dict[str, Any] = Field(default_factory=dict)
+    """Task arguments given at run time (``-T``): only those a family lists in ``run_args``;
+    every other task argument is frozen in the manifest."""
+    generate_config: dict[str, Any] = Field(default_factory=dict)
+    """Generation settings of the model under test (``--temperature``, ``--max-tokens``,
+    ``--max-connections``, ``-G``): fields of inspect's ``GenerateConfig``."""
+    sandbox: str | None = None
+    """Sandbox for every task (``local``, ``docker``, ``docker:compose.yaml``); default: each
+    task's own."""
+    log_dir: str | None = None
+    """Where inspect writes the run's logs (any fsspec URL); dev runs only. Default:
+    ``.evalsuite/logs/<run_id>``; holdout runs keep logs in memory."""
+    model_base_url: str | None = None
+    """Base URL of the model's API server."""
+    max_subprocesses: int | None = Field(default=None, ge=1)
+    max_sandboxes: int | None = Field(default=None, ge=1)
+    max_tasks: int | None = Field(default=None, ge=1)
+    sandbox_cleanup: bool = True
+    """False keeps sandboxes after the run (debugging)."""
+
+    @field_validator("generate_config")
+    @classmethod
+    def _check_generate(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_generate_config(value)
