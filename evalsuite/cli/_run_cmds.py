@@ -24,7 +24,7 @@ from evalsuite.cli._common import (
     print_top_errors,
 )
 from evalsuite.errors import InvalidRunError, UsageError
-from evalsuite.manifest import parse_ref
+from evalsuite.manifest import Manifest, parse_ref
 from evalsuite.store import Store, default_store_url
 
 __all__ = ["ingest_cmd", "open_store", "parse_model_args", "run_cmd", "runs_cmd"]
@@ -419,6 +419,12 @@ skipped, exit 0; --again stores it anyway. A run with more harness errors than
 --error-threshold is stored and flagged invalid, and the command exits 5 once everything
 is stored, as `evalsuite run` does.
 
+Logs written by `evalsuite run` attach themselves to their frozen suite. --suite
+SUITE@X.Y.Z attaches any other results (a plain `inspect eval` log of the suite's task, a
+CSV of its items) to that frozen manifest: an item id it does not list is refused, an
+item of the split that is absent is counted as not run, and strata, split and item hashes
+come from the manifest (so the run compares with live runs of the suite).
+
 \b
 CSV columns (one row per attempt; map other names with --column TARGET=NAME):
   model       the model's name (or leave the column out and pass --model NAME)
@@ -443,6 +449,21 @@ The file must be UTF-8. Every other column is refused (a misspelt "stratun" woul
 the strata silently); drop one with --ignore-column NAME. Every bad row is named by its
 line, and nothing is stored unless every row is valid.
 """
+
+
+def _ingest_suite(ctx: Context, suite_ref: str | None, split: str | None) -> Manifest | None:
+    """The frozen manifest ``ingest --suite`` attaches to (``--split`` needs it)."""
+    from evalsuite.manifest import load_manifest
+
+    if suite_ref is None:
+        if split is not None:
+            raise UsageError("--split applies with --suite SUITE@X.Y.Z only")
+        return None
+    name, version = parse_ref(suite_ref)
+    if version is None:
+        raise UsageError(f"--suite needs the exact frozen version, e.g. {name}@1.0.0")
+    return load_manifest(ctx.layout, name, version)
+
 
 _CSV_TARGETS = ("model", "item_id", "epoch", "score", "stratum", "outcome", "limit_type")
 
@@ -482,6 +503,23 @@ _CSV_TARGETS = ("model", "item_id", "epoch", "score", "stratum", "outcome", "lim
     is_flag=True,
     help="Store content that is already stored as a new run anyway.",
 )
+@click.option(
+    "--suite",
+    "suite_ref",
+    default=None,
+    metavar="SUITE@X.Y.Z",
+    help="Attach the results to this frozen suite: item ids checked against its manifest "
+    "(unknown ids refused, absent ones counted as not run), strata, split and item hashes "
+    "taken from it.",
+)
+@click.option(
+    "--split",
+    "split",
+    type=click.Choice(["dev"]),
+    default=None,
+    help="With --suite: keep the results of this split's items (a plain `inspect eval` runs "
+    "every sample); the others are counted and never stored.",
+)
 @json_option
 @pass_context
 @handle_errors
@@ -495,10 +533,14 @@ def ingest_cmd(
     epoch_base: str,
     error_threshold: float,
     again: bool,
+    suite_ref: str | None,
+    split: str | None,
     as_json: bool,
 ) -> None:
     """Store results produced elsewhere as runs (the help text is `_INGEST_HELP`)."""
     from evalsuite.run import CsvOptions, ingest_csv, ingest_inspect
+
+    suite = _ingest_suite(ctx, suite_ref, split)
 
     if fmt == "inspect":
         if columns or model or ignore_columns or epoch_base != "1":
@@ -507,7 +549,13 @@ def ingest_cmd(
             )
         store = open_store(ctx)
         report = ingest_inspect(
-            path, store, root=ctx.layout.root, error_threshold=error_threshold, again=again
+            path,
+            store,
+            root=ctx.layout.root,
+            error_threshold=error_threshold,
+            again=again,
+            suite=suite,
+            split=split,
         )
     else:
         mapping: dict[str, str] = {}
@@ -529,7 +577,10 @@ def ingest_cmd(
             ignore=ignore_columns,
         )
         store = open_store(ctx)
-        report = ingest_csv(path, store, root=ctx.layout.root, options=options, again=again)
+        report = ingest_csv(
+            path, store, root=ctx.layout.root, options=options, again=again,
+            suite=suite, split=split,
+        )  # fmt: skip
     if as_json:
         emit_json(
             {
@@ -549,9 +600,15 @@ def ingest_cmd(
                 if r.same_content_as
                 else ""
             )
+            attached = f" of {r.suite} ({r.split})" if r.suite else ""
+            left = (
+                f"; {r.left_out} attempts of the other split left out, not stored"
+                if r.left_out
+                else ""
+            )
             console.print(
-                f"ingested {r.run_id}: {r.model}, {r.n_items} items × {r.epochs} epochs "
-                f"({r.planned} planned, {state}){again_note}"
+                f"ingested {r.run_id}{attached}: {r.model}, {r.n_items} items × {r.epochs} "
+                f"epochs ({r.planned} planned, {state}){again_note}{left}"
             )
         for s in report.skipped:
             console.print(
