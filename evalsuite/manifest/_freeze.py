@@ -489,7 +489,7 @@ def freeze(
     note: str | None = None,
     retire: Sequence[str] = (),
 ) -> FreezeResult:
-    """Freeze `suite_name` as `version` (see DESIGN.md, "Manifest", "Split", "Vault").
+    """Freeze `suite_name` as `version` (docs/architecture.md, "Data model": Manifest, Split, Vault).
 
     Args:
         layout: The project.
