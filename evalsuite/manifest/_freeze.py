@@ -596,7 +596,9 @@ def freeze(  # noqa: PLR0913 - the options of `freeze`, one each
     retire: Sequence[str] = (),
     task_records: TaskRecords | None = None,
 ) -> FreezeResult:
-    """Freeze `suite_name` as `version` (see DESIGN.md, "Manifest", "Split", "Vault").
+    """Freeze `suite_name` as `version`.
+
+    See docs/architecture.md, "Data model": Manifest, Split, Vault.
 
     Args:
         layout: The project.

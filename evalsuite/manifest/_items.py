@@ -63,7 +63,7 @@ class SandboxSpec(BaseModel):
 
 
 class Item(BaseModel):
-    """One evaluation item (DESIGN.md, "Data model")."""
+    """One evaluation item (docs/architecture.md, "Data model")."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
