@@ -35,6 +35,7 @@ from evalsuite.run._ingest_csv import CsvOptions, read_results_csv
 from evalsuite.run._outcomes import classify_sample
 from evalsuite.run._provenance import collect_provenance
 from evalsuite.run._runner import _new_run_id
+from evalsuite.run._scores import ScoreRule
 from evalsuite.store import AttemptRecord, RunRecord, Store, run_health
 
 __all__ = [
@@ -354,12 +355,26 @@ def _find_manifest(layout: Layout, manifest_hash: str) -> Manifest | None:
     return None
 
 
-def _attempts_from_log(log: EvalLog, manifest: Manifest | None) -> list[AttemptRecord]:
+def _attempts_from_log(
+    log: EvalLog, manifest: Manifest | None, scoring: Manifest | None = None
+) -> list[AttemptRecord]:
+    """One attempt per sample; scores picked by the family's declaration in `scoring`.
+
+    `scoring` (the linked manifest, or the one ``--suite`` names) says which score counts
+    for each item's family (a dict value, several scorers; docs/design/scorers.md), as a
+    live run of the suite would.
+    """
     items = {i.id: i for i in manifest.items} if manifest else {}
+    rules: dict[str, ScoreRule] = {}
+    families: dict[str, str] = {}
+    if scoring is not None:
+        rules = {f.name: ScoreRule.of_family(f, scoring.suite) for f in scoring.families}
+        families = {i.id: i.family for i in scoring.items}
     records = []
     for sample in log.samples or []:
         item_id, epoch, seed = _sample_key(sample)
-        classified = classify_sample(sample)
+        family = families.get(item_id)
+        classified = classify_sample(sample, rule=rules.get(family) if family else None)
         metadata = sample.metadata or {}
         frozen = items.get(item_id)
         stratum = frozen.stratum if frozen else metadata.get("stratum")
@@ -418,7 +433,7 @@ def ingest_inspect(
                 "it attaches itself to its own manifest. Drop --suite, or give "
                 f"--suite {manifest.ref}"
             )
-        records = _attempts_from_log(log, manifest)
+        records = _attempts_from_log(log, manifest, manifest or suite)
         if not records:
             raise ItemSourceError(f"{log_path}: the log holds no samples")
         if len({(r.item_id, r.epoch) for r in records}) < len(records):

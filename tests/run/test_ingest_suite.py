@@ -14,6 +14,7 @@ from evalsuite.store import Store, default_store_url
 from tests.helpers import Project, json_out
 from tests.run.foreign_tasks import triage
 from tests.run.test_foreign_tasks import frozen
+from tests.run.test_scorers import make_toy_project
 
 
 def _manifest(project: Project):  # type: ignore[no-untyped-def]
@@ -183,3 +184,23 @@ def test_suite_and_split_usage_errors(tmp_path: Path) -> None:
         result = project.invoke("ingest", str(path), "--format", "csv", *args)
         assert result.exit_code == 2, args
         assert words in result.stderr
+
+
+def test_an_ingested_log_is_scored_by_the_suites_score_declaration(tmp_path: Path) -> None:
+    """A log of a family whose scorer returns a dict (score = "utility") ingests with the
+    same scores as the live run: the manifest's declaration picks the score, not a harness
+    error for every attempt."""
+    project = make_toy_project(tmp_path, "dict_valued", 'score = "utility"\n')
+    live = project.invoke("run", "toy@1.0.0", "--model", "mockllm/model", "--no-progress", "--json")
+    assert live.exit_code == 0, live.stderr
+    run_id = json_out(live)["run_id"]
+    logs = project.root / ".evalsuite" / "logs" / run_id
+    result = project.invoke("ingest", str(logs), "--format", "inspect", "--again", "--json")
+    assert result.exit_code == 0, result.stderr
+    (entry,) = json_out(result)["runs"]
+    assert entry["valid"] and entry["suite"] == "toy@1.0.0"
+    store = _store(project)
+    ingested = store.attempts(entry["run_id"]).sort_values(["item_id", "epoch"])
+    original = store.attempts(run_id).sort_values(["item_id", "epoch"])
+    assert (ingested["outcome"] == "scored").all()
+    assert list(ingested["score"]) == list(original["score"])
