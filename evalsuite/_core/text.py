@@ -1,24 +1,52 @@
-"""Text normalisation and hashed word n-grams (the fingerprint spec shared by freeze and guard).
+r"""Text normalisation and hashed word n-grams: the fingerprint specs shared by freeze and guard.
 
-Spec (``evalsuite-ngram/2``), so that other tools can reproduce fingerprints:
+Two specs exist; a fingerprint file names the one it was made with (its ``hash`` field) and
+the guard normalises documents the same way. Both hash words and n-grams identically:
 
-1. NFKC-normalise and lowercase the text; replace every character that is neither
-   alphanumeric nor white space by a space (punctuation removed); split on white space.
-2. Hash each word from its UTF-8 bytes ``b_1..b_L``: ``fmix64(sum(b_i * P1**(L-i)) mod 2**64)``
-   with ``P1 = 0x100000001B3`` and ``fmix64`` the MurmurHash3 64-bit finaliser.
-3. Hash the n-gram of words ``w_1..w_n`` as ``sum(h(w_i) * P**(n-i)) mod 2**64`` with
-   ``P = 0x9E3779B97F4A7C15``.
+- Word hash, from the UTF-8 bytes ``b_1..b_L`` of a normalised word:
+  ``fmix64(sum(b_i * P1**(L-i)) mod 2**64)`` with ``P1 = 0x100000001B3`` and ``fmix64`` the
+  MurmurHash3 64-bit finaliser.
+- N-gram hash of words ``w_1..w_n``: ``sum(h(w_i) * P**(n-i)) mod 2**64`` with
+  ``P = 0x9E3779B97F4A7C15``.
+- Text hash (exact match key): SHA-256 of the normalised words joined by single spaces.
 
-Both polynomial steps are computed for a whole buffer at once with numpy (prefix sums under
-the modular inverse of ``P1``), which is what makes curriculum screening fast. For ASCII
-text, step 1 is a byte translation table; other text takes the exact Unicode path.
+They differ in how text becomes words:
+
+``evalsuite-ngram/2`` (fingerprint formats /1 and /2): NFKC-normalise and lowercase; every
+character that is neither alphanumeric nor white space becomes a space; split on white space.
+So ``T-18699`` is two words and ``T18699`` one.
+
+``evalsuite-ngram/3`` (format /3, the current one; ``docs/design/guard-normalisation.md``):
+
+1. JSON escapes: ``\uXXXX`` (and surrogate pairs) become the character; a letter
+   ``n r t b f`` after a backslash becomes a space (so ``\n`` separates words, however many
+   times the text was escaped).
+2. NFKC.
+3. Chat-template markers become spaces: ``<|...|>`` (no white space inside), tags such as
+   ``<s>``, ``</s>``, ``<start_of_turn>`` (a letter, then letters, digits or ``_``),
+   ``[INST]``, ``[/INST]``, ``<<SYS>>``, ``<</SYS>>`` (any case).
+4. Case folding (``str.casefold``), then NFKC again.
+5. Each character: white space (``str.isspace``) separates words; alphanumeric
+   (``str.isalnum``) characters are kept, and a Han, Hiragana or Katakana character is a word
+   by itself; every other character (punctuation, symbols, markdown markers, controls) is
+   deleted, so it joins what surrounds it: ``T-18699``, ``T18699`` and ``t.18699`` are the
+   same word, and so is an e-mail address with or without its punctuation.
+
+Both specs are computed for a whole batch of documents at once with numpy (prefix sums under
+the modular inverse of ``P1``), which is what makes curriculum screening fast; ASCII text
+takes a byte translation table, other text the exact Unicode path. The fast paths are tested
+against the plain definitions (``words_v2``, ``words_v3``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import re
 import sys
 import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -26,7 +54,12 @@ import numpy.typing as npt
 
 __all__ = [
     "NGRAM_PRIME",
+    "NGRAM_V2",
+    "NGRAM_V3",
+    "SPECS",
     "WORD_PRIME",
+    "NgramSpec",
+    "NormalisedBatch",
     "fast_word_hashes",
     "ngram_hashes",
     "normalise_ascii",
@@ -38,6 +71,8 @@ __all__ = [
     "text_hash",
     "word_hashes",
     "word_hashes_of_buffer",
+    "words_v2",
+    "words_v3",
 ]
 
 WORD_PRIME = 0x100000001B3
@@ -144,10 +179,12 @@ def ngram_hashes(hashes: U64, n: int) -> U64:
 
 
 def text_hash(text: str) -> str:
-    """SHA-256 of the normalised words of `text` joined by single spaces (exact-match key)."""
-    import hashlib
+    """SHA-256 of the normalised words (spec /2) of `text` joined by single spaces."""
+    return _words_hash(normalise_words(text))
 
-    return "sha256:" + hashlib.sha256(" ".join(normalise_words(text)).encode("utf-8")).hexdigest()
+
+def _words_hash(words: list[str]) -> str:
+    return "sha256:" + hashlib.sha256(" ".join(words).encode("utf-8")).hexdigest()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,3 +310,341 @@ def fast_word_hashes(
                 np.subtract(prefix[e], span, out=span)
             np.multiply(span, powers[e], out=raw[first:stop])
     return _fmix64(raw), starts.astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# Batches of documents as one normalised buffer, for each spec.
+
+
+@dataclass(frozen=True, slots=True)
+class NormalisedBatch:
+    """A batch of documents normalised into one buffer for ``fast_word_hashes(zero_gaps=True)``.
+
+    Words are separated by 0 bytes (and only by them); document ``k`` is
+    ``buffer[offsets[k]:offsets[k + 1] - 1]`` (one 0 byte after each document).
+    """
+
+    buffer: bytes
+    offsets: npt.NDArray[np.int64]
+    n_bytes: int
+    """UTF-8 size of the raw documents (what was screened)."""
+
+
+def _offsets(lengths: Sequence[int]) -> npt.NDArray[np.int64]:
+    """Start of each document in a joined buffer (one separator after each), then the end."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(lengths, dtype=np.int64) + 1, out=offsets[1:])
+    return offsets
+
+
+def _utf8_size(texts: Sequence[str], lengths: Sequence[int], others: Sequence[int]) -> int:
+    extra = sum(len(texts[k].encode("utf-8", "surrogatepass")) - lengths[k] for k in others)
+    return sum(lengths) + extra
+
+
+def normalise_batch_v2(texts: Sequence[str]) -> NormalisedBatch:
+    """Spec /2 for a batch of documents.
+
+    ASCII documents take one byte translation of the joined buffer, the others the exact
+    Unicode path, all in one call.
+    """
+    lengths = [len(t) for t in texts]
+    raw = "\n".join(texts)
+    if raw.isascii():
+        return NormalisedBatch(
+            normalise_ascii_zero_gaps(raw.encode("ascii")), _offsets(lengths), sum(lengths)
+        )
+    others = [k for k, t in enumerate(texts) if not t.isascii()]
+    normalised = normalise_unicode_batch([texts[k] for k in others])
+    parts: list[bytes] = []
+    sizes = list(lengths)
+    previous = 0
+    for k, part in zip(others, normalised, strict=True):
+        if k > previous:
+            parts.append("\n".join(texts[previous:k]).encode("ascii"))
+        parts.append(part)
+        sizes[k] = len(part)
+        previous = k + 1
+    if previous < len(texts):
+        parts.append("\n".join(texts[previous:]).encode("ascii"))
+    # ASCII parts are normalised here; normalised parts only get their spaces zeroed
+    return NormalisedBatch(
+        normalise_ascii_zero_gaps(b"\n".join(parts)),
+        _offsets(sizes),
+        _utf8_size(texts, lengths, others),
+    )
+
+
+def words_v2(text: str) -> list[str]:
+    """Spec /2: the words of `text` (the same as `normalise_words`)."""
+    return normalise_words(text)
+
+
+# --- spec /3 ---------------------------------------------------------------------------------
+
+# every pattern starts with a literal backslash, which lets `re` skip ahead at C speed
+_ESCAPED_PAIR = re.compile(r"\\\\*u([dD][89abAB][0-9a-fA-F]{2})\\\\*u([dD][c-fC-F][0-9a-fA-F]{2})")
+_ESCAPED_UNIT = re.compile(r"\\\\*u([0-9a-fA-F]{4})")
+_ESCAPED_SPACE = re.compile(r"\\[nrtbf]")
+_MARKER = r"<\|[^\s|<>\x01]{0,64}\|>|</?[a-z][a-z0-9_]{0,31}>|\[/?inst\]|<</?sys>>"
+"""Chat-template markers; ``\\x01`` (the batch separator) never belongs to one."""
+_MARKERS = re.compile(_MARKER, re.IGNORECASE)
+_MARKERS_BYTES = re.compile(_MARKER.encode("ascii"), re.IGNORECASE)
+_SEPARATOR = 1
+_LETTERS = (b"n", b"r", b"t", b"b", b"f")
+
+
+def _pair(match: re.Match[str]) -> str:
+    high, low = int(match[1], 16), int(match[2], 16)
+    return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+
+
+def _unescape(text: str) -> str:
+    """Step 1 of spec /3: JSON escapes."""
+    if "\\" not in text:
+        return text
+    if "u" in text:
+        text = _ESCAPED_PAIR.sub(_pair, text)
+        text = _ESCAPED_UNIT.sub(lambda m: chr(int(m[1], 16)), text)
+    return _ESCAPED_SPACE.sub(r"\\ ", text)
+
+
+def _nfkc(text: str) -> str:
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
+
+
+def _find_all(text: str, needle: str) -> list[int]:
+    found, at = [], text.find(needle)
+    while at >= 0:
+        found.append(at)
+        at = text.find(needle, at + 1)
+    return found
+
+
+def _drop_markers(text: str) -> str:
+    """Step 3 of spec /3 (``_MARKERS.sub(" ", text)``, tried only where a marker may start)."""
+    pieces: list[str] = []
+    last = 0
+    for at in sorted(_find_all(text, "<") + _find_all(text, "[")):
+        if at < last:
+            continue
+        match = _MARKERS.match(text, at)
+        if match:
+            pieces.extend((text[last:at], " "))
+            last = match.end()
+    return "".join(pieces) + text[last:] if pieces else text
+
+
+def _prepare_v3(text: str) -> str:
+    """Steps 1 to 4 of spec /3 (escapes, NFKC, markers, case folding)."""
+    return _nfkc(_drop_markers(_nfkc(_unescape(text))).casefold())
+
+
+def _own_word(point: int) -> bool:
+    """True for Han, Hiragana and Katakana: each is a word by itself (no spaces in them).
+
+    The ranges are those of the scripts' Unicode blocks.
+    """
+    return (
+        0x3040 <= point <= 0x30FF  # Hiragana, Katakana
+        or 0x31F0 <= point <= 0x31FF  # Katakana phonetic extensions
+        or 0x3400 <= point <= 0x4DBF  # CJK extension A
+        or 0x4E00 <= point <= 0x9FFF  # CJK unified ideographs
+        or 0xF900 <= point <= 0xFAFF  # CJK compatibility ideographs
+        or 0x20000 <= point <= 0x3134F  # CJK extensions B to G, compatibility supplement
+    )
+
+
+_DELETE, _KEEP, _SPACE, _OWN = 0, 1, 2, 3
+
+
+def _char_class(c: str) -> int:
+    if c.isspace():
+        return _SPACE
+    if c.isalnum():
+        return _OWN if _own_word(ord(c)) else _KEEP
+    return _DELETE
+
+
+def words_v3(text: str) -> list[str]:
+    r"""Spec /3: the words of `text` (the plain definition; see the module docstring).
+
+    Examples:
+        >>> words_v3("Ticket T-18699: e-mail <jo.doe@example.com>, **urgent**!")
+        ['ticket', 't18699', 'email', 'jodoeexamplecom', 'urgent']
+        >>> words_v3('{"text": "Hello,\\nWorld \\u00c9T\\u00c9"}<|im_end|>')
+        ['text', 'hello', 'world', 'été']
+    """
+    out: list[str] = []
+    for c in _prepare_v3(text):
+        kind = _char_class(c)
+        if kind == _KEEP:
+            out.append(c)
+        elif kind == _SPACE:
+            out.append(" ")
+        elif kind == _OWN:
+            out.append(f" {c} ")
+    return "".join(out).split()
+
+
+@cache
+def _class_table() -> npt.NDArray[np.uint8]:
+    """`_char_class` of every code point (1.1 MB, built once in well under a second)."""
+    table = np.zeros(sys.maxunicode + 1, dtype=np.uint8)
+    table[_alnum_table()] = _KEEP
+    table[[c for c in range(sys.maxunicode + 1) if chr(c).isspace()]] = _SPACE
+    own = np.zeros(sys.maxunicode + 1, dtype=np.bool_)
+    for lo, hi in (
+        (0x3040, 0x30FF),
+        (0x31F0, 0x31FF),
+        (0x3400, 0x4DBF),
+        (0x4E00, 0x9FFF),
+        (0xF900, 0xFAFF),
+        (0x20000, 0x3134F),
+    ):
+        own[lo : hi + 1] = True
+    table[own & (table == _KEEP)] = _OWN
+    return table
+
+
+def _unicode_v3(texts: Sequence[str]) -> list[bytes]:
+    """Spec /3 of each text as UTF-8 (words separated by single spaces), one numpy pass."""
+    prepared = [_prepare_v3(t) for t in texts]
+    points = np.frombuffer("".join(prepared).encode("utf-32-le", "surrogatepass"), np.uint32)
+    kind = _class_table()[points]
+    width = np.where(kind == _OWN, 3, (kind != _DELETE).astype(np.int64))
+    ends = np.cumsum(width)
+    out = np.full(int(ends[-1]) if ends.size else 0, 32, dtype=np.uint32)
+    keep = (kind == _KEEP) | (kind == _OWN)
+    out[ends[keep] - 1 - (kind[keep] == _OWN)] = points[keep]
+    # cut the output back into documents: output length after each document's last point
+    after = np.concatenate(([0], ends))
+    cut = np.concatenate(([0], after[np.cumsum([len(t) for t in prepared], dtype=np.int64)]))
+    data = out.tobytes()
+    return [
+        data[4 * int(lo) : 4 * int(hi)].decode("utf-32-le").encode("utf-8")
+        for lo, hi in itertools.pairwise(cut.tolist())
+    ]
+
+
+_V3_TABLE = bytes(
+    (c + 32)
+    if 65 <= c <= 90
+    else c
+    if (48 <= c <= 57 or 97 <= c <= 122 or c >= 128 or c == _SEPARATOR)
+    else 0
+    for c in range(256)
+)
+"""Spec /3 for ASCII bytes: A-Z -> a-z, digits and letters kept, white space -> 0 (a word
+gap), the batch separator kept; bytes >= 128 (already normalised UTF-8) kept."""
+_V3_DELETE = bytes(
+    c for c in range(128) if not (chr(c).isalnum() or chr(c).isspace() or c == _SEPARATOR)
+)
+"""ASCII characters deleted by spec /3: punctuation, symbols and controls."""
+
+
+def _positions(data: bytes, needle: bytes) -> list[int]:
+    """Every position of `needle` in `data` (few: found by C-speed searches)."""
+    found, at = [], data.find(needle)
+    while at >= 0:
+        found.append(at)
+        at = data.find(needle, at + 1)
+    return found
+
+
+def _ascii_v3(data: bytes) -> bytes:
+    r"""Steps 1 to 3 of spec /3 on raw ASCII documents, keeping every length.
+
+    The documents are joined by ``\x01`` and hold no ``\u`` escapes; escaped letters and
+    markers become spaces.
+    """
+    letters = [k + 1 for k in _positions(data, b"\\") if data[k + 1 : k + 2] in _LETTERS]
+    starts = sorted(_positions(data, b"<") + _positions(data, b"["))
+    if not letters and not starts:
+        return data
+    out = bytearray(data)
+    for k in letters:
+        out[k] = 32
+    end = -1
+    for at in starts:
+        if at < end:
+            continue
+        match = _MARKERS_BYTES.match(data, at)
+        if match:
+            end = match.end()
+            out[at:end] = b" " * (end - at)
+    return bytes(out)
+
+
+def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
+    r"""Spec /3 for a batch of documents (equal to `words_v3` of each, tested).
+
+    ASCII documents without ``\u`` escapes are joined by ``\x01`` and take byte-level
+    passes over the whole buffer: escaped letters and markers (found by numpy, then matched
+    where they may start), then one ``bytes.translate`` that lowercases, deletes punctuation
+    and zeroes white space. The others take the exact Unicode path together.
+    """
+    lengths = [len(t) for t in texts]
+    joined = "\x01".join(texts)
+    if joined.isascii() and joined.count("\x01") == len(texts) - 1:
+        # documents holding \\u escapes take the Unicode path (an escape may give any char)
+        escapes = _positions(joined.encode("ascii"), b"\\u")
+        at = np.searchsorted(_offsets(lengths), escapes, side="right") - 1
+        others: list[int] = sorted(set(at.tolist()))
+    else:
+        others = [k for k, t in enumerate(texts) if not t.isascii() or "\\u" in t or "\x01" in t]
+    if not others:
+        buffer = _ascii_v3(joined.encode("ascii")).translate(_V3_TABLE, _V3_DELETE)
+        return _v3_result(buffer, len(texts), sum(lengths))
+    parts: list[bytes] = []
+    previous = 0
+    for k, part in zip(others, _unicode_v3([texts[k] for k in others]), strict=True):
+        if k > previous:
+            parts.append(_ascii_v3("\x01".join(texts[previous:k]).encode("ascii")))
+        parts.append(part)
+        previous = k + 1
+    if previous < len(texts):
+        parts.append(_ascii_v3("\x01".join(texts[previous:]).encode("ascii")))
+    # normalised Unicode parts hold only words and spaces: the table zeroes their spaces
+    buffer = b"\x01".join(parts).translate(_V3_TABLE, _V3_DELETE)
+    return _v3_result(buffer, len(texts), _utf8_size(texts, lengths, others))
+
+
+def _v3_result(buffer: bytes, n_docs: int, n_bytes: int) -> NormalisedBatch:
+    r"""The batch from its translated buffer: documents end at the ``\x01`` separators."""
+    offsets = np.zeros(n_docs + 1, dtype=np.int64)
+    offsets[1:-1] = np.flatnonzero(np.frombuffer(buffer, dtype=np.uint8) == _SEPARATOR) + 1
+    offsets[-1] = len(buffer) + 1
+    return NormalisedBatch(buffer.replace(b"\x01", b"\x00"), offsets, n_bytes)
+
+
+# --- the specs by name ------------------------------------------------------------------------
+
+NGRAM_V2 = "evalsuite-ngram/2"
+NGRAM_V3 = "evalsuite-ngram/3"
+
+
+@dataclass(frozen=True, slots=True)
+class NgramSpec:
+    """How a fingerprint spec turns text into words (hashing is the same for all specs)."""
+
+    name: str
+    words: Callable[[str], list[str]]
+    """The plain definition, for one text."""
+    batch: Callable[[Sequence[str]], NormalisedBatch]
+    """The fast path, for a batch of documents (same words)."""
+
+    def text_hash(self, text: str) -> str:
+        """Exact-match key: SHA-256 of the normalised words joined by single spaces."""
+        return _words_hash(self.words(text))
+
+    def word_hashes(self, text: str) -> U64:
+        """Hash of every word of `text`, in order."""
+        return word_hashes(self.words(text))
+
+
+SPECS: dict[str, NgramSpec] = {
+    NGRAM_V2: NgramSpec(NGRAM_V2, words_v2, normalise_batch_v2),
+    NGRAM_V3: NgramSpec(NGRAM_V3, words_v3, normalise_batch_v3),
+}
+"""Every spec a fingerprint file may name."""
