@@ -10,7 +10,7 @@ from evalsuite import __version__
 from evalsuite.cli._analyse_cmds import compare_cmd, score_cmd
 from evalsuite.cli._audit_cmd import audit_cmd
 from evalsuite.cli._common import make_context
-from evalsuite.cli._guard_cmd import guard_cmd
+from evalsuite.cli._guard_cmd import fingerprints_cmd, guard_cmd
 from evalsuite.cli._holdout_cmds import holdout_group
 from evalsuite.cli._manifest_cmds import freeze_cmd, suites_cmd, verify_cmd
 from evalsuite.cli._report_cmd import report_cmd
@@ -51,6 +51,7 @@ for _command in (
     report_cmd,
     holdout_group,
     guard_cmd,
+    fingerprints_cmd,
     audit_cmd,
     validity_group,
 ):
