@@ -386,12 +386,12 @@ def words_v2(text: str) -> list[str]:
 _ESCAPED_PAIR = re.compile(r"\\\\*u([dD][89abAB][0-9a-fA-F]{2})\\\\*u([dD][c-fC-F][0-9a-fA-F]{2})")
 _ESCAPED_UNIT = re.compile(r"\\\\*u([0-9a-fA-F]{4})")
 _ESCAPED_SPACE = re.compile(r"\\[nrtbf]")
-_MARKER = r"<\|[^\s|<>\x01]{0,64}\|>|</?[a-z][a-z0-9_]{0,31}>|\[/?inst\]|<</?sys>>"
-"""Chat-template markers; ``\\x01`` (the batch separator) never belongs to one."""
-_MARKERS = re.compile(_MARKER, re.IGNORECASE)
-_MARKERS_BYTES = re.compile(_MARKER.encode("ascii"), re.IGNORECASE)
-_SEPARATOR = 1
-_LETTERS = (b"n", b"r", b"t", b"b", b"f")
+_ESCAPED_SPACE_BYTES = re.compile(rb"\\[nrtbf]")
+# chat-template markers, in two patterns that each start with a literal character (which lets
+# `re` skip ahead at C speed); the batch separator \x01 never belongs to one
+_ANGLE_MARKER = r"<(?:\|[^\s|<>\x01]{0,64}\||/?[a-z][a-z0-9_]{0,31}|</?sys>)>"
+_INST_MARKER = r"\[/?inst\]"
+_MARKERS = tuple(re.compile(p, re.IGNORECASE) for p in (_ANGLE_MARKER, _INST_MARKER))
 
 
 def _pair(match: re.Match[str]) -> str:
@@ -422,17 +422,11 @@ def _find_all(text: str, needle: str) -> list[int]:
 
 
 def _drop_markers(text: str) -> str:
-    """Step 3 of spec /3 (``_MARKERS.sub(" ", text)``, tried only where a marker may start)."""
-    pieces: list[str] = []
-    last = 0
-    for at in sorted(_find_all(text, "<") + _find_all(text, "[")):
-        if at < last:
-            continue
-        match = _MARKERS.match(text, at)
-        if match:
-            pieces.extend((text[last:at], " "))
-            last = match.end()
-    return "".join(pieces) + text[last:] if pieces else text
+    """Step 3 of spec /3: ``<...>`` markers, then ``[INST]`` markers, become spaces."""
+    for pattern, first in zip(_MARKERS, "<[", strict=True):
+        if first in text:
+            text = pattern.sub(" ", text)
+    return text
 
 
 def _prepare_v3(text: str) -> str:
@@ -440,19 +434,20 @@ def _prepare_v3(text: str) -> str:
     return _nfkc(_drop_markers(_nfkc(_unescape(text))).casefold())
 
 
-def _own_word(point: int) -> bool:
-    """True for Han, Hiragana and Katakana: each is a word by itself (no spaces in them).
+_OWN_WORD_RANGES = (
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0x20000, 0x3134F),  # CJK extensions B to G, compatibility supplement
+)
+"""Blocks of the Han, Hiragana and Katakana scripts: written without spaces, so each of their
+letters is a word by itself."""
 
-    The ranges are those of the scripts' Unicode blocks.
-    """
-    return (
-        0x3040 <= point <= 0x30FF  # Hiragana, Katakana
-        or 0x31F0 <= point <= 0x31FF  # Katakana phonetic extensions
-        or 0x3400 <= point <= 0x4DBF  # CJK extension A
-        or 0x4E00 <= point <= 0x9FFF  # CJK unified ideographs
-        or 0xF900 <= point <= 0xFAFF  # CJK compatibility ideographs
-        or 0x20000 <= point <= 0x3134F  # CJK extensions B to G, compatibility supplement
-    )
+
+def _own_word(point: int) -> bool:
+    return any(lo <= point <= hi for lo, hi in _OWN_WORD_RANGES)
 
 
 _DELETE, _KEEP, _SPACE, _OWN = 0, 1, 2, 3
@@ -494,128 +489,273 @@ def _class_table() -> npt.NDArray[np.uint8]:
     table[_alnum_table()] = _KEEP
     table[[c for c in range(sys.maxunicode + 1) if chr(c).isspace()]] = _SPACE
     own = np.zeros(sys.maxunicode + 1, dtype=np.bool_)
-    for lo, hi in (
-        (0x3040, 0x30FF),
-        (0x31F0, 0x31FF),
-        (0x3400, 0x4DBF),
-        (0x4E00, 0x9FFF),
-        (0xF900, 0xFAFF),
-        (0x20000, 0x3134F),
-    ):
+    for lo, hi in _OWN_WORD_RANGES:
         own[lo : hi + 1] = True
     table[own & (table == _KEEP)] = _OWN
     return table
 
 
 def _unicode_v3(texts: Sequence[str]) -> list[bytes]:
-    """Spec /3 of each text as UTF-8 (words separated by single spaces), one numpy pass."""
+    """Spec /3 of each text as UTF-8 holding only words and spaces (one numpy pass)."""
     prepared = [_prepare_v3(t) for t in texts]
     points = np.frombuffer("".join(prepared).encode("utf-32-le", "surrogatepass"), np.uint32)
     kind = _class_table()[points]
-    width = np.where(kind == _OWN, 3, (kind != _DELETE).astype(np.int64))
-    ends = np.cumsum(width)
-    out = np.full(int(ends[-1]) if ends.size else 0, 32, dtype=np.uint32)
-    keep = (kind == _KEEP) | (kind == _OWN)
-    out[ends[keep] - 1 - (kind[keep] == _OWN)] = points[keep]
+    own = kind == _OWN
+    if own.any():  # Han and kana: a space on each side
+        width = np.where(own, 3, (kind != _DELETE).astype(np.int64))
+        ends = np.cumsum(width)
+        out = np.full(int(ends[-1]), 32, dtype=np.uint32)
+        keep = (kind == _KEEP) | own
+        out[ends[keep] - 1 - own[keep]] = points[keep]
+    else:
+        kept = kind != _DELETE
+        out = np.where(kind == _SPACE, np.uint32(32), points)[kept]
+        ends = np.cumsum(kept)
     # cut the output back into documents: output length after each document's last point
     after = np.concatenate(([0], ends))
     cut = np.concatenate(([0], after[np.cumsum([len(t) for t in prepared], dtype=np.int64)]))
-    data = out.tobytes()
+    data = out.astype(np.uint32).tobytes()
     return [
         data[4 * int(lo) : 4 * int(hi)].decode("utf-32-le").encode("utf-8")
         for lo, hi in itertools.pairwise(cut.tolist())
     ]
 
 
-_V3_TABLE = bytes(
-    (c + 32)
-    if 65 <= c <= 90
-    else c
-    if (48 <= c <= 57 or 97 <= c <= 122 or c >= 128 or c == _SEPARATOR)
-    else 0
-    for c in range(256)
-)
-"""Spec /3 for ASCII bytes: A-Z -> a-z, digits and letters kept, white space -> 0 (a word
-gap), the batch separator kept; bytes >= 128 (already normalised UTF-8) kept."""
-_V3_DELETE = bytes(
-    c for c in range(128) if not (chr(c).isalnum() or chr(c).isspace() or c == _SEPARATOR)
-)
-"""ASCII characters deleted by spec /3: punctuation, symbols and controls."""
+_SEPARATORS = (1, 2, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)
+"""Control bytes that may join the documents of a batch (spec /3 deletes them all): the
+first one that no document holds."""
 
 
-def _positions(data: bytes, needle: bytes) -> list[int]:
-    """Every position of `needle` in `data` (few: found by C-speed searches)."""
-    found, at = [], data.find(needle)
-    while at >= 0:
-        found.append(at)
-        at = data.find(needle, at + 1)
-    return found
+@dataclass(frozen=True, slots=True)
+class _Tables:
+    """The byte-level passes of spec /3 for one batch separator."""
+
+    separator: int
+    translate: bytes
+    """A-Z -> a-z, digits and letters kept, white space -> 0 (a word gap), the separator kept,
+    bytes >= 128 (already normalised UTF-8) kept."""
+    delete: bytes
+    """ASCII characters deleted: punctuation, symbols and controls (not the separator)."""
+    markers: tuple[re.Pattern[bytes], re.Pattern[bytes]]
+    """Chat-template markers, which never hold the separator."""
 
 
-def _ascii_v3(data: bytes) -> bytes:
-    r"""Steps 1 to 3 of spec /3 on raw ASCII documents, keeping every length.
+@cache
+def _tables(separator: int) -> _Tables:
+    sep = re.escape(chr(separator)).encode("ascii")
+    angle = _ANGLE_MARKER.encode("ascii").replace(rb"\x01", rb"\x01" + sep)
+    return _Tables(
+        separator=separator,
+        translate=bytes(
+            (c + 32)
+            if 65 <= c <= 90
+            else c
+            if (48 <= c <= 57 or 97 <= c <= 122 or c >= 128 or c == separator)
+            else 0
+            for c in range(256)
+        ),
+        delete=bytes(
+            c for c in range(128) if not (chr(c).isalnum() or chr(c).isspace() or c == separator)
+        ),
+        markers=(
+            re.compile(angle, re.IGNORECASE),
+            re.compile(_INST_MARKER.encode("ascii"), re.IGNORECASE),
+        ),
+    )
 
-    The documents are joined by ``\x01`` and hold no ``\u`` escapes; escaped letters and
-    markers become spaces.
+
+def _byte_set(chars: bytes) -> npt.NDArray[np.bool_]:
+    table = np.zeros(256, dtype=np.bool_)
+    table[np.frombuffer(chars, dtype=np.uint8)] = True
+    return table
+
+
+_BACKSLASH, _ANGLE, _BRACKET = 1, 2, 3
+_SPECIAL_BYTES = np.zeros(256, dtype=np.uint8)
+_SPECIAL_BYTES[[ord("\\"), ord("<"), ord("[")]] = [_BACKSLASH, _ANGLE, _BRACKET]
+_SPECIAL_TABLE = bytes(_SPECIAL_BYTES > 0)
+"""Byte table: 1 for a backslash, ``<`` or ``[``, else 0 (`bytes.translate` is a C loop)."""
+_ESCAPED_LETTERS = _byte_set(b"nrtbf")
+_AFTER_ANGLE = _byte_set(b"|/<ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+"""What may follow ``<`` in a marker (a necessary condition, checked before the pattern)."""
+_AFTER_BRACKET = _byte_set(b"/iI")
+
+
+def _blank_v3(data: bytes, tables: _Tables, skip: Sequence[tuple[int, int]]) -> bytes:
+    r"""Steps 1 and 3 of spec /3 on raw ASCII text, in place (every length kept).
+
+    `data` holds documents joined by the separator. Outside the `skip` spans (lines for the
+    Unicode path), escaped letters become spaces, then ``<...>`` markers, then ``[INST]``
+    markers. One pass finds the backslashes, ``<`` and ``[``; a pattern is tried only where
+    a marker may start.
     """
-    letters = [k + 1 for k in _positions(data, b"\\") if data[k + 1 : k + 2] in _LETTERS]
-    starts = sorted(_positions(data, b"<") + _positions(data, b"["))
-    if not letters and not starts:
+    at = np.flatnonzero(np.frombuffer(data.translate(_SPECIAL_TABLE), dtype=np.bool_))
+    if skip and at.size:
+        los = np.asarray([lo for lo, _ in skip], dtype=np.int64)
+        his = np.asarray([hi for _, hi in skip], dtype=np.int64)
+        span = np.searchsorted(los, at, side="right") - 1
+        at = at[(span < 0) | (at >= his[np.maximum(span, 0)])]
+    if at.size == 0:
+        return data
+    arr = np.frombuffer(data, dtype=np.uint8)
+    kind = _SPECIAL_BYTES[arr[at]]
+    following = arr[np.minimum(at + 1, arr.size - 1)]  # at the end: itself, harmless
+    letters = at[(kind == _BACKSLASH) & _ESCAPED_LETTERS[following]] + 1
+    angles = at[(kind == _ANGLE) & _AFTER_ANGLE[following]].tolist()
+    brackets = at[(kind == _BRACKET) & _AFTER_BRACKET[following]].tolist()
+    if not (letters.size or angles or brackets):
         return data
     out = bytearray(data)
-    for k in letters:
-        out[k] = 32
-    end = -1
-    for at in starts:
-        if at < end:
-            continue
-        match = _MARKERS_BYTES.match(data, at)
-        if match:
-            end = match.end()
-            out[at:end] = b" " * (end - at)
+    np.frombuffer(out, dtype=np.uint8)[letters] = 32
+    for pattern, starts in zip(tables.markers, (angles, brackets), strict=True):
+        end = -1
+        for start in starts:
+            if start < end or out[start] != data[start]:
+                continue  # inside the previous marker, or blanked by the angle markers
+            match = pattern.match(out, start)
+            if match:
+                end = match.end()
+                out[start:end] = b" " * (end - start)
     return bytes(out)
+
+
+def _escapes(data: bytes) -> npt.NDArray[np.int64]:
+    r"""Positions of ``\u`` in `data` (found from the backslashes: one C-speed pass)."""
+    if b"\\" not in data:
+        return np.zeros(0, dtype=np.int64)
+    arr = np.frombuffer(data, dtype=np.uint8)
+    slashes: npt.NDArray[np.int64] = np.flatnonzero(arr[:-1] == ord("\\"))
+    escapes: npt.NDArray[np.int64] = slashes[arr[slashes + 1] == ord("u")]
+    return escapes
+
+
+def _line_spans(data: bytes, found: npt.NDArray[np.int64], separator: int) -> list[tuple[int, int]]:
+    """The lines (between line breaks and separators) holding the sorted positions `found`."""
+    spans: list[tuple[int, int]] = []
+    arr = np.frombuffer(data, dtype=np.uint8)
+    if found.size > 4096:  # dense: every line break at once
+        breaks = np.flatnonzero((arr == ord("\n")) | (arr == separator))
+        for k in np.unique(np.searchsorted(breaks, found)).tolist():
+            lo = int(breaks[k - 1]) + 1 if k > 0 else 0
+            spans.append((lo, int(breaks[k]) if k < breaks.size else arr.size))
+        return spans
+    sep = bytes([separator])
+    i = 0
+    while i < found.size:
+        at = int(found[i])
+        newline = data.rfind(b"\n", 0, at)
+        lo = max(newline, data.rfind(sep, newline + 1, at)) + 1
+        newline = data.find(b"\n", at)
+        newline = len(data) if newline < 0 else newline
+        hi = data.find(sep, at, newline)
+        hi = newline if hi < 0 else hi
+        spans.append((lo, hi))
+        i = int(np.searchsorted(found, hi))  # the next position after this line
+    return spans
+
+
+def _splice(data: bytes, spans: Sequence[tuple[int, int]]) -> bytes:
+    """`data` with each span replaced by its Unicode-path normalisation (all in one call)."""
+    done = _unicode_v3([data[lo:hi].decode("utf-8", "surrogatepass") for lo, hi in spans])
+    pieces: list[bytes] = []
+    previous = 0
+    for (lo, hi), part in zip(spans, done, strict=True):
+        pieces.extend((data[previous:lo], part))
+        previous = hi
+    pieces.append(data[previous:])
+    return b"".join(pieces)
 
 
 def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
     r"""Spec /3 for a batch of documents (equal to `words_v3` of each, tested).
 
-    ASCII documents without ``\u`` escapes are joined by ``\x01`` and take byte-level
-    passes over the whole buffer: escaped letters and markers (found by numpy, then matched
-    where they may start), then one ``bytes.translate`` that lowercases, deletes punctuation
-    and zeroes white space. The others take the exact Unicode path together.
+    The documents are joined by a control byte that none of them holds (usually ``\x01``)
+    and encoded once. Lines with a non-ASCII character or a ``\u`` escape take the exact
+    Unicode path together; the rest stays raw ASCII for byte-level passes over the whole
+    buffer: one numpy pass finds escaped letters and chat-template markers and blanks them in
+    place, then one ``bytes.translate`` lowercases, deletes punctuation and zeroes white
+    space. The separators survive and give each document's offsets.
     """
-    lengths = [len(t) for t in texts]
+    if not texts:
+        return NormalisedBatch(b"", np.zeros(1, dtype=np.int64), 0)
     joined = "\x01".join(texts)
-    if joined.isascii() and joined.count("\x01") == len(texts) - 1:
-        # documents holding \\u escapes take the Unicode path (an escape may give any char)
-        escapes = _positions(joined.encode("ascii"), b"\\u")
-        at = np.searchsorted(_offsets(lengths), escapes, side="right") - 1
-        others: list[int] = sorted(set(at.tolist()))
-    else:
-        others = [k for k, t in enumerate(texts) if not t.isascii() or "\\u" in t or "\x01" in t]
-    if not others:
-        buffer = _ascii_v3(joined.encode("ascii")).translate(_V3_TABLE, _V3_DELETE)
-        return _v3_result(buffer, len(texts), sum(lengths))
-    parts: list[bytes] = []
-    previous = 0
-    for k, part in zip(others, _unicode_v3([texts[k] for k in others]), strict=True):
-        if k > previous:
-            parts.append(_ascii_v3("\x01".join(texts[previous:k]).encode("ascii")))
-        parts.append(part)
-        previous = k + 1
-    if previous < len(texts):
-        parts.append(_ascii_v3("\x01".join(texts[previous:]).encode("ascii")))
-    # normalised Unicode parts hold only words and spaces: the table zeroes their spaces
-    buffer = b"\x01".join(parts).translate(_V3_TABLE, _V3_DELETE)
-    return _v3_result(buffer, len(texts), _utf8_size(texts, lengths, others))
+    data, regions = _encode(texts, joined, "\x01")
+    n_bytes = len(data) - (len(texts) - 1)
+    done = _batch_v3(data, regions, len(texts), _tables(1), n_bytes)
+    if done is None:  # a document holds \x01 itself: join with a byte none holds
+        spare = next((c for c in _SEPARATORS if chr(c) not in joined), None)
+        if spare is not None:
+            data, regions = _encode(texts, chr(spare).join(texts), chr(spare))
+            done = _batch_v3(data, regions, len(texts), _tables(spare), n_bytes)
+    if done is None:  # every spare byte is used: one document at a time
+        words = _unicode_v3(texts)
+        buffer = b"\x01".join(w.translate(_tables(1).translate) for w in words)
+        done = _v3_result(buffer, len(texts), 1, n_bytes)
+    if done is None:
+        raise RuntimeError("normalise_batch_v3: documents and separators out of step")
+    return done
 
 
-def _v3_result(buffer: bytes, n_docs: int, n_bytes: int) -> NormalisedBatch:
-    r"""The batch from its translated buffer: documents end at the ``\x01`` separators."""
-    offsets = np.zeros(n_docs + 1, dtype=np.int64)
-    offsets[1:-1] = np.flatnonzero(np.frombuffer(buffer, dtype=np.uint8) == _SEPARATOR) + 1
-    offsets[-1] = len(buffer) + 1
-    return NormalisedBatch(buffer.replace(b"\x01", b"\x00"), offsets, n_bytes)
+def _encode(
+    texts: Sequence[str], joined: str, separator: str
+) -> tuple[bytes, list[tuple[int, int]]]:
+    """`joined` (`texts` joined by `separator`) as UTF-8, and where its non-ASCII documents are.
+
+    Runs of ASCII documents are copied as they are; only the others are encoded (slower).
+    """
+    if joined.isascii():
+        return joined.encode("ascii"), []
+    pieces: list[bytes] = []
+    regions: list[tuple[int, int]] = []
+    size, start = 0, 0
+    for k, text in enumerate(texts):
+        if not text.isascii():
+            if k > start:
+                pieces.append(separator.join(texts[start:k]).encode("ascii"))
+                size += len(pieces[-1]) + 1
+            pieces.append(text.encode("utf-8", "surrogatepass"))
+            regions.append((size, size + len(pieces[-1])))
+            size += len(pieces[-1]) + 1
+            start = k + 1
+    if start < len(texts):
+        pieces.append(separator.join(texts[start:]).encode("ascii"))
+    return separator.encode("ascii").join(pieces), regions
+
+
+def _batch_v3(
+    data: bytes, regions: list[tuple[int, int]], n_docs: int, tables: _Tables, n_bytes: int
+) -> NormalisedBatch | None:
+    r"""One batch joined by `tables.separator` (`regions`: its non-ASCII documents).
+
+    Lines with a non-ASCII character or a ``\u`` escape take the Unicode path; the rest
+    takes the byte-level passes. Exact, because no step of the spec acts across a line break
+    or the separator.
+    """
+    arr = np.frombuffer(data, dtype=np.uint8)
+    found = [np.flatnonzero(arr[lo:hi] >= 128) + lo for lo, hi in regions]
+    found.append(_escapes(data))
+    points = np.unique(np.concatenate(found))
+    spans = _line_spans(data, points, tables.separator) if points.size else []
+    data = _blank_v3(data, tables, spans)
+    if spans:
+        data = _splice(data, spans)
+    buffer = data.translate(tables.translate, tables.delete)
+    return _v3_result(buffer, n_docs, tables.separator, n_bytes)
+
+
+def _v3_result(buffer: bytes, n_docs: int, separator: int, n_bytes: int) -> NormalisedBatch | None:
+    """The batch from its translated buffer: documents end at the separators.
+
+    None when the buffer does not hold exactly one separator between documents (a document
+    held the separator itself).
+    """
+    separators = np.flatnonzero(np.frombuffer(buffer, dtype=np.uint8) == separator)
+    if separators.size != n_docs - 1:
+        return None
+    offsets = np.empty(n_docs + 1, dtype=np.int64)
+    offsets[0], offsets[-1] = 0, len(buffer) + 1
+    offsets[1:-1] = separators + 1
+    return NormalisedBatch(buffer.replace(bytes([separator]), b"\x00"), offsets, n_bytes)
 
 
 # --- the specs by name ------------------------------------------------------------------------

@@ -34,10 +34,10 @@ from evalsuite.cli._common import (
 from evalsuite.errors import ContaminationError
 from evalsuite.holdout._derived import DerivedResult, derive_fingerprints
 from evalsuite.holdout._guard import GuardOptions, GuardReport, screen_sources
-from evalsuite.holdout._index import load_index, read_fingerprints
+from evalsuite.holdout._index import frozen_suites, load_index, read_fingerprints
 from evalsuite.holdout._readers import Format, find_sources
 from evalsuite.holdout._screen import DEFAULT_BATCH_BYTES, DEFAULT_THRESHOLD
-from evalsuite.manifest import frozen_versions, list_suite_names, parse_ref
+from evalsuite.manifest import frozen_versions, parse_ref
 from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT
 
 __all__ = ["fingerprints_cmd", "guard_cmd"]
@@ -189,7 +189,7 @@ def guard_cmd(
 
 def _legacy_versions(ctx: Context) -> list[str]:
     refs = []
-    for name in list_suite_names(ctx.layout):
+    for name in frozen_suites(ctx.layout):
         for version in frozen_versions(ctx.layout, name):
             if read_fingerprints(ctx.layout, name, version).format != FINGERPRINT_FORMAT:
                 refs.append(f"{name}@{version}")
@@ -223,10 +223,11 @@ def fingerprints_cmd(
     """Fingerprint frozen versions again in the current format, beside their own fingerprints.
 
     A frozen version keeps the fingerprint file it was frozen with (the manifest hashes it).
-    For versions frozen with an older format, this writes MANIFEST_DIR/X.Y.Z.fingerprints.v3
-    .jsonl from the version's frozen items (dev items from tasks/, holdout items from the
-    vault: the key is needed), after checking every item against the manifest. `guard`
-    then screens against both files. Without REFS: every frozen version in an older format.
+    For a version frozen with an older format, this writes
+    manifests/SUITE/X.Y.Z.fingerprints.v3.jsonl from the version's frozen items (dev items
+    from tasks/, holdout items from the vault: the key is needed), after checking every item
+    against the manifest; `guard` then screens against both files. Without REFS: every
+    frozen version in an older format. See docs/guard.md, "Fingerprint formats".
     """
     wanted: list[str] = []
     for ref in refs or tuple(_legacy_versions(ctx)):

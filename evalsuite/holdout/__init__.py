@@ -6,8 +6,9 @@ Usage::
     status = budget_status(entries, suite="support", version="1.0.0", budget=3)
     check_budget(status, model_family("acme/sft-step-200"), override_reason=None)
 
-    report = guard(layout, [Path("curriculum/")], GuardOptions())   # docs/guard.md
-    hits = screen_documents(documents, load_index(layout))          # one shard, any engine
+    index = load_index(layout)                                      # docs/guard.md
+    report = guard([Path("curriculum/")], index, options=GuardOptions())
+    hits = screen_documents(documents, index)                       # one shard, any engine
 """
 
 from evalsuite.holdout._budget import BudgetStatus, budget_status, check_budget

@@ -48,7 +48,9 @@ __all__ = [
     "ItemRef",
     "PartIndex",
     "build_index",
+    "derived_binding",
     "derived_path",
+    "frozen_suites",
     "load_index",
     "read_derived",
     "read_fingerprints",
@@ -468,7 +470,8 @@ def read_derived(
     )
 
 
-def _all_suites(layout: Layout) -> list[str]:
+def frozen_suites(layout: Layout) -> list[str]:
+    """Every suite with a frozen version (named in `tasks/` or only in `manifests/`)."""
     names = set(list_suite_names(layout))
     if layout.manifests.is_dir():
         names.update(p.name for p in layout.manifests.iterdir() if p.is_dir())
@@ -490,7 +493,7 @@ def load_index(layout: Layout, refs: Sequence[str] = ()) -> FingerprintIndex:
         ManifestTamperedError: a manifest or fingerprint file fails its check.
     """
     wanted: list[tuple[str, str]] = []
-    for ref in refs or _all_suites(layout):
+    for ref in refs or frozen_suites(layout):
         name, version = parse_ref(ref)
         versions = [version] if version else frozen_versions(layout, name)
         if not versions:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from pathlib import Path
@@ -87,6 +88,12 @@ def test_derived_fingerprints_bring_a_legacy_version_to_the_current_spec(
     escaped = json.dumps({"t": text.replace(" ", "\n")})  # \n between every two words
     stripped = [("stripped", strip_punctuation(text)), ("escaped", escaped)]
     assert screen_documents(stripped, load_index(Layout(project.root))) == []  # the old spec
+    (tmp_path / "c.txt").write_text("clean", encoding="utf-8")
+    before = project.invoke("guard", str(tmp_path / "c.txt"), "--no-progress")
+    assert before.exit_code == 0
+    assert "demo@1.0.0 has fingerprints in an older format only" in before.stderr
+    payload = json.loads(project.invoke("guard", str(tmp_path / "c.txt"), "--json").stdout)
+    assert payload["legacy_only"] == ["demo@1.0.0"]
 
     written = project.invoke("fingerprints", "--json")
     assert written.exit_code == 0, written.output
@@ -97,6 +104,12 @@ def test_derived_fingerprints_bring_a_legacy_version_to_the_current_spec(
     assert project.invoke("fingerprints", "demo@1.0.0").stdout.startswith("demo@1.0.0: unchanged")
     assert project.invoke("fingerprints", "--check").exit_code == 0
 
+    payload = json.loads(project.invoke("guard", str(tmp_path / "c.txt"), "--json").stdout)
+    assert payload["legacy_only"] == []
+    assert payload["fingerprints"] == [
+        {"manifest": "demo@1.0.0", "format": "evalsuite-fingerprints/2", "derived": False},
+        {"manifest": "demo@1.0.0", "format": "evalsuite-fingerprints/3", "derived": True},
+    ]
     index = load_index(Layout(project.root))
     assert index.legacy_only == ()
     assert [(ref, fmt, d) for ref, fmt, d in index.files] == [
@@ -230,3 +243,40 @@ def test_spec_3_words() -> None:
         "ann",
         "annleemailexampleorg",
     ]
+
+
+def test_only_documents_that_need_it_take_the_unicode_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    import evalsuite._core.text as text
+
+    seen: list[str] = []
+    real = text._unicode_v3
+
+    def spy(texts: list[str]) -> list[bytes]:
+        seen.extend(texts)
+        return real(texts)
+
+    monkeypatch.setattr(text, "_unicode_v3", spy)
+    docs = ["plain", "has \x01 inside", "caf\u00e9\nplain line", "esc \\u00e9", "plain <|im_end|>"]
+    batch = normalise_batch_v3(docs)
+    # a document holding the separator makes the batch join with another control byte (no
+    # Unicode path); of a document with non-ASCII lines, only those lines (without the break)
+    assert set(seen) == {"caf\u00e9", "esc \\u00e9"}
+    ends = batch.offsets.tolist()
+    words = [batch.buffer[lo : hi - 1].split(b"\0") for lo, hi in itertools.pairwise(ends)]
+    assert [[w.decode() for w in doc if w] for doc in words] == [
+        ["plain"],
+        ["has", "inside"],
+        ["café", "plain", "line"],
+        ["esc", "é"],
+        ["plain"],
+    ]
+
+
+def test_a_batch_using_every_spare_separator_is_still_exact() -> None:
+    spare = "".join(map(chr, (1, 2, 3, 4, 5, 6, 7, 8, *range(14, 28))))
+    docs = [f"A{spare}b", "caf\u00e9 <s>x</s>", "T-1\\n2", ""]
+    batch = normalise_batch_v3(docs)
+    ends = batch.offsets.tolist()
+    got = [batch.buffer[lo : hi - 1].split(b"\0") for lo, hi in itertools.pairwise(ends)]
+    assert [[w.decode() for w in doc if w] for doc in got] == [words_v3(d) for d in docs]
+    assert batch.n_bytes == sum(len(d.encode()) for d in docs)
