@@ -190,5 +190,5 @@ def freeze_synthetic(tmp: Path, records: list[dict[str, Any]], name: str = "synt
     project = make_project(tmp, name=name, records=records, toml=suite_toml(name))
     result = project.invoke("freeze", name, "--version", "1.0.0")
     if result.exit_code != 0:
-        raise RuntimeError(f"freeze failed: exit {result.exit_code}")
+        raise RuntimeError(f"freeze failed: exit {result.exit_code}: {result.output[-2000:]}")
     return project
