@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +103,17 @@ class Project:
         ]
 
 
+MINIMAL_TASK = """
+from inspect_ai import Task, task
+
+
+@task
+def fam(dataset=None):
+    return Task(dataset=list(dataset or []))
+"""
+"""A task file for `fam/task.py`: `freeze` checks that the task reference exists."""
+
+
 def make_project(
     tmp_path: Path,
     *,
@@ -109,6 +124,7 @@ def make_project(
     root = tmp_path / "project"
     (root / "tasks" / "fam").mkdir(parents=True)
     (root / "tasks" / f"{name}.toml").write_text(toml or suite_toml(name), encoding="utf-8")
+    (root / "tasks" / "fam" / "task.py").write_text(MINIMAL_TASK, encoding="utf-8")
     write_jsonl(
         root / "tasks" / "fam" / "items.jsonl",
         list(records) if records is not None else make_items(),
@@ -118,3 +134,57 @@ def make_project(
 
 def json_out(result: Result) -> Any:
     return json.loads(result.stdout)
+
+
+_WAIT_THEN_RUN = (
+    "import sys, time, pathlib\n"
+    "from evalsuite.cli import cli\n"
+    "ready, go = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])\n"
+    "ready.touch()\n"
+    "while not go.exists():\n"
+    "    time.sleep(0.005)\n"
+    "cli(sys.argv[3:])\n"
+)
+
+
+@dataclass(frozen=True)
+class Finished:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def start_together(
+    project: Project, scratch: Path, commands: Sequence[Sequence[str]]
+) -> list[Finished]:
+    """Run CLI commands in separate processes that start their work at the same moment.
+
+    Each process imports evalsuite, says it is ready, and waits for one "go" file, so the
+    commands themselves (not the interpreter start-ups) overlap.
+    """
+    scratch.mkdir(parents=True, exist_ok=True)
+    go = scratch / "go"
+    procs = []
+    for n, command in enumerate(commands):
+        ready = scratch / f"ready-{n}"
+        argv = [sys.executable, "-c", _WAIT_THEN_RUN, str(ready), str(go)]
+        procs.append(
+            subprocess.Popen(
+                [*argv, "--root", str(project.root), *command],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**os.environ, "EVALSUITE_KEY_DIR": str(project.key_dir)},
+            )
+        )
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not all(
+        (scratch / f"ready-{n}").exists() or p.poll() is not None for n, p in enumerate(procs)
+    ):
+        time.sleep(0.01)
+    go.touch()
+    finished = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        finished.append(Finished(proc.returncode, out, err))
+    return finished

@@ -5,8 +5,11 @@ the ``inspect_ai`` entry point `evalsuite.agents._registry`). The agents are scr
 policies that read only the conversation, the tool results and the tool list and answer with
 real tool calls: ``baseline`` makes realistic mistakes, ``improved`` is careful, ``hacker``
 games status-only checks. Policies: `_support` (the support_desk family), `_arith` (arith).
+Asked to run a suite with any other family, they refuse before the run starts
+(`ReferenceAgents.refuse_suite`): a scripted agent's 0.000 on a task it cannot read is not a
+score.
 """
 
-from evalsuite.agents._provider import AGENTS, ReferenceAgents
+from evalsuite.agents._provider import AGENTS, KNOWN_FAMILIES, ReferenceAgents
 
-__all__ = ["AGENTS", "ReferenceAgents"]
+__all__ = ["AGENTS", "KNOWN_FAMILIES", "ReferenceAgents"]

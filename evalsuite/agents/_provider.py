@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput
@@ -12,9 +13,11 @@ from evalsuite.agents._arith import arith_answer
 from evalsuite.agents._common import NextCall, Turn, build_output, read_conversation, seeded_rng
 from evalsuite.agents._support import is_support, support_turn
 
-__all__ = ["AGENTS", "ReferenceAgents"]
+__all__ = ["AGENTS", "KNOWN_FAMILIES", "ReferenceAgents"]
 
 AGENTS = ("baseline", "improved", "hacker")
+KNOWN_FAMILIES: dict[str, str] = {"arith": "arith", "support_desk": "support"}
+"""Task families the agents have a policy for -> the example suite that ships the family."""
 
 
 class ReferenceAgents(ModelAPI):
@@ -38,8 +41,29 @@ class ReferenceAgents(ModelAPI):
             raise ValueError(
                 f"unknown reference agent {model_name!r}; use one of "
                 + ", ".join(f"evalsuite/{a}" for a in AGENTS)
+                + " (or evalsuite/replay -M log=PATH to replay a recorded log)"
             )
         self.agent = model_name
+
+    def refuse_suite(self, suite: str, families: Sequence[str]) -> str | None:
+        """Why this agent cannot be run on `suite`, or None when it knows every family.
+
+        The agents only have policies for the example families (`KNOWN_FAMILIES`); on any
+        other task they would answer something and score 0, which looks like a real result.
+        evalsuite's runner calls this before it plans a run (or touches a holdout budget)
+        and refuses the run with the reason as a usage error.
+        """
+        unknown = sorted(set(families) - set(KNOWN_FAMILIES))
+        if not unknown:
+            return None
+        known = ", ".join(f"{s} (family {f})" for f, s in sorted(KNOWN_FAMILIES.items()))
+        return (
+            f"evalsuite/{self.agent} is an offline reference agent with scripted policies for "
+            f"the example suites only: {known}. Suite {suite!r} has "
+            f"{'a family' if len(unknown) == 1 else 'families'} it has no policy for "
+            f"({', '.join(unknown)}), so every attempt would score 0 without meaning "
+            "anything. Run this suite with a real model (--model provider/name)."
+        )
 
     def max_connections(self) -> int:
         """No remote service: allow plenty of concurrent episodes."""

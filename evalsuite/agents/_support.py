@@ -6,6 +6,11 @@ formats, trusts what the customer claims (quoted order, amount, delivery date), 
 skips identity or refund-window checks; the improved agent normalises messy input, checks every
 claim against the records, and errs rarely. ``hacker`` closes the ticket with a cheerful reply
 and fixes nothing.
+
+The agents have no clock of their own: "today" is the date in the ticket's header
+(``opened YYYY-MM-DD``), never the host's date, so an episode depends only on the
+conversation and the seed. A ticket without that date gets no refund (the window cannot be
+checked): the agent says so and leaves the ticket pending.
 """
 
 from __future__ import annotations
@@ -92,6 +97,9 @@ class Episode:
 
     def ask(self, what: str) -> NoReturn:
         self.conclude(f"Thanks for getting in touch. Could you please send {what}?", "pending")
+
+    def hold(self, why: str) -> NoReturn:
+        self.conclude(f"Thanks for getting in touch. {why}", "pending")
 
     def done(self, what: str) -> NoReturn:
         self.conclude(f"Thanks for getting in touch. {what} Have a lovely day!", "closed")
@@ -181,6 +189,12 @@ def _refund(ep: Episode, customer: dict[str, Any]) -> NoReturn:
     order, line = _order(ep, customer)
     today = ep.ticket.today
     if not ep.traits["skip_window_check"]:
+        if today is None:
+            ep.hold(
+                "I cannot tell when this ticket was opened, so I cannot yet check it against "
+                f"our {REFUND_WINDOW_DAYS}-day refund window. A colleague will confirm and "
+                "follow up shortly."
+            )
         delivered = order["delivered_at"]
         if ep.traits["trust_claimed_date"]:
             delivered = claimed_date(ep.ticket.body, today) or delivered

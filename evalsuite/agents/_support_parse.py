@@ -51,7 +51,9 @@ class Ticket:
     """The parts of a ticket an agent reads."""
 
     ticket_id: str
-    today: str
+    today: str | None
+    """The day the ticket was opened (``YYYY-MM-DD``), the agent's only clock; None when the
+    header does not say (never the host's date: an agent's moves depend only on its input)."""
     name: str
     email: str
     phone: str
@@ -70,12 +72,17 @@ def _first(pattern: str, text: str, flags: int = 0) -> str:
 
 
 def parse_ticket(prompt: str) -> Ticket:
-    """Header fields and body of a support ticket (missing fields are empty strings)."""
+    """Header fields and body of a support ticket.
+
+    Missing fields are empty strings, except the opening date, which is None: nothing else
+    in the conversation says what day it is, and the wall clock would make the agent's
+    answer depend on when it runs.
+    """
     head, _, body = prompt.partition("\n\n")
     sender = _first(r"^From:\s*(.*)$", head, re.M)
     return Ticket(
         ticket_id=_first(r"ticket\s+(T-\d+)", head, re.I),
-        today=_first(r"opened\s+(\d{4}-\d{2}-\d{2})", head) or date.today().isoformat(),
+        today=_first(r"opened\s+(\d{4}-\d{2}-\d{2})", head) or None,
         name=re.split(r"[<(]", sender, maxsplit=1)[0].strip(),
         email=_first(r"<([^>]+)>", sender),
         phone=_first(r"phone:\s*(.+?)\)\s*$", sender),
@@ -151,21 +158,30 @@ def claimed_amount(text: str, *, robust: bool) -> Decimal | None:
     return Decimal(head.group()) if head else None
 
 
-def claimed_date(text: str, today: str) -> str | None:
-    """A day/month[/year] date the customer quotes (e.g. a delivery date), as ISO."""
+def claimed_date(text: str, today: str | None) -> str | None:
+    """A day/month[/year] date the customer quotes (e.g. a delivery date), as ISO.
+
+    A date without a year is placed in the year of `today` (the last such day not after
+    it); without `today` it cannot be placed and is ignored (None).
+    """
     match = re.search(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?:/(\d{2,4}))?(?![\d/])", text)
     if match is None:
         return None
-    now = date.fromisoformat(today)
     day, month = int(match.group(1)), int(match.group(2))
-    year = int(match.group(3)) if match.group(3) else now.year
-    year = year + 2000 if year < 100 else year
+    now = date.fromisoformat(today) if today is not None else None
+    if match.group(3):
+        year = int(match.group(3))
+        year = year + 2000 if year < 100 else year
+    elif now is not None:
+        year = now.year
+    else:
+        return None
     try:
         found = date(year, month, day)
+        if not match.group(3) and now is not None and found > now:
+            found = found.replace(year=year - 1)
     except ValueError:
         return None
-    if not match.group(3) and found > now:
-        found = found.replace(year=year - 1)
     return found.isoformat()
 
 

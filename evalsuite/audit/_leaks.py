@@ -34,6 +34,7 @@ from evalsuite.manifest import (
     load_suite_items,
     resolve_key,
 )
+from evalsuite.manifest._files import file_bytes
 from evalsuite.run import load_task_function
 
 __all__ = ["LeakFinding", "LeakReport", "audit_leaks", "default_secrets", "default_surface"]
@@ -102,10 +103,14 @@ def _text(value: Any) -> str:
 
 
 def default_surface(payload: dict[str, Any]) -> dict[str, str]:
-    """What the agent reads by default: the input and the files it is given."""
+    """What the agent reads by default: the input and the files it is given.
+
+    A file of bytes is read as UTF-8 with undecodable bytes replaced, so text stored in it
+    (a target inside a PDF's or a database's strings) still shows.
+    """
     surface = {"input": _text(payload["input"])}
     for path, content in (payload.get("files") or {}).items():
-        surface[f"file:{path}"] = content
+        surface[f"file:{path}"] = file_bytes(content).decode("utf-8", errors="replace")
     return surface
 
 

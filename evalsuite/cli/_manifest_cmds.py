@@ -19,8 +19,8 @@ from evalsuite.cli._common import (
     key_file_option,
     pass_context,
 )
-from evalsuite.errors import IntegrityError
-from evalsuite.holdout import verify_ledger
+from evalsuite.cli._governance import check_governance, stored_runs
+from evalsuite.errors import IntegrityError, UsageError
 from evalsuite.manifest import (
     VerifyReport,
     freeze,
@@ -102,6 +102,19 @@ def suites_cmd(ctx: Context, as_json: bool) -> None:
         console.print(table)
 
 
+def _check_task_references(ctx: Context, suite: str) -> None:
+    """Import every family's task function the way `run` will (manifest/ cannot: no inspect)."""
+    from evalsuite.run import load_task_function
+
+    config = load_suite(ctx.layout, suite)
+    hint = (
+        f"Fix the family's `task` in {config.path_hint} (file relative to tasks/, "
+        '"file.py@function"); nothing was frozen.'
+    )
+    for family in config.families:
+        load_task_function(ctx.layout, config.name, family, hint=hint)
+
+
 @click.command("freeze")
 @click.argument("suite")
 @click.option("--version", "version", required=True, help="New version, X.Y.Z.")
@@ -123,8 +136,11 @@ def freeze_cmd(
     """Freeze SUITE as a new version: manifest, holdout vault, fingerprints, changelog line.
 
     Freezing an existing version is refused (exit 3) unless the content is identical, in
-    which case nothing is written.
+    which case nothing is written. Every family's task reference (``task = "file.py@name"``)
+    must name an existing file defining that task function (exit 2 before anything is
+    written otherwise): a frozen manifest cannot be re-pointed later.
     """
+    _check_task_references(ctx, suite)
     result = freeze(
         ctx.layout,
         suite,
@@ -148,6 +164,7 @@ def freeze_cmd(
         "diff": m.diff.model_dump(),
         "parent": m.parent.model_dump() if m.parent else None,
         "removed_from_sources": result.removed_from_sources,
+        "removed_files": result.removed_files,
         "key": result.key_source,
     }
     if as_json:
@@ -172,21 +189,12 @@ def freeze_cmd(
         console.print(
             f"  moved {result.removed_from_sources} item(s) out of tasks/ (holdout into the vault)"
         )
+    if result.removed_files:
+        console.print(
+            f"  deleted {result.removed_files} file(s) from tasks/ that only holdout items "
+            "read (their content is sealed in the vault)"
+        )
     console.print(f"  vault key: {result.key_source}")
-
-
-def _stored_holdout_runs(ctx: Context, suite: str) -> list[str]:
-    """Holdout runs of `suite` in the results store (an absent store has none)."""
-    from evalsuite.store import Store, default_store_url
-
-    url = ctx.store_url or default_store_url(ctx.layout.state)
-    if ctx.store_url is None and not (ctx.layout.state / "results.sqlite").exists():
-        return []
-    return [
-        r.run_id
-        for r in Store(url).list_runs()
-        if r.suite == suite and r.split == "holdout" and r.source == "evalsuite"
-    ]
 
 
 def _print_report(report: VerifyReport) -> None:
@@ -195,8 +203,16 @@ def _print_report(report: VerifyReport) -> None:
     console.print(Text.assemble(status, f"  {ref}  {report.manifest_hash or ''}"))
     holdout = "skipped" if report.holdout_skipped else f"{report.holdout_checked} holdout"
     console.print(f"  checked {report.dev_checked} dev, {holdout} item(s)")
+    if report.hash_sources:
+        console.print(
+            "  manifest hash vs " + ", ".join(f"{k}: {v}" for k, v in report.hash_sources.items())
+        )
+    if report.store:
+        console.print(f"  ledger checked against the results store {report.store}")
     for problem in report.problems:
         console.print(Text(f"  ✗ {problem}", style="red"))
+    for error in report.errors:
+        console.print(Text(f"  ✗ {error}", style="red"))
     for item in report.items:
         console.print(
             Text(f"  ✗ {item.kind} {item.split} item {item.item_id}: {item.detail}", style="red")
@@ -223,7 +239,13 @@ def verify_cmd(
 ) -> None:
     """Re-hash frozen items: exit 0 when all match, 3 naming every drifted or missing item.
 
+    An item source that cannot be read (unreadable, not UTF-8, malformed) is reported and
+    the other suites are still checked; it alone exits 2. A deleted item source exits 3,
+    naming the dev items it held.
+
     REF is SUITE or SUITE@X.Y.Z; without it, the latest version of every frozen suite.
+    Also checks the holdout access ledger (hash chain; against the results store both
+    ways) and the manifest hash against its changelog line, git history, ledger and store.
     """
     targets: list[tuple[str, str | None]]
     if ref is None:
@@ -236,12 +258,14 @@ def verify_cmd(
         verify(ctx.layout, name, version, keys=ctx.keys(key_file), skip_holdout=skip_holdout)
         for name, version in targets
     ]
+    runs, store = stored_runs(ctx) if reports else ([], "")
     for report in reports:
-        ledger = verify_ledger(
-            ctx.layout.ledger_file(report.suite),
-            holdout_runs=_stored_holdout_runs(ctx, report.suite),
+        check = check_governance(
+            ctx, report.suite, report.version, report.manifest_hash, runs, store
         )
-        report.problems.extend(ledger.problems)
+        report.problems.extend(check.problems)
+        report.hash_sources.update(check.sources)
+        report.store = store
     ok = all(r.ok for r in reports)
     if as_json:
         emit_json({"ok": ok, "suites": [r.to_dict() for r in reports]})
@@ -252,4 +276,8 @@ def verify_cmd(
             console.print("no frozen suites to verify")
     if not ok:
         failed = ", ".join(f"{r.suite}@{r.version}" for r in reports if not r.ok)
-        exit_after_output(IntegrityError(f"verification failed for {failed}"))
+        if any(r.integrity_failed for r in reports):
+            exit_after_output(IntegrityError(f"verification failed for {failed}"))
+        exit_after_output(
+            UsageError(f"could not verify {failed}: an item source cannot be read (see above)")
+        )

@@ -21,6 +21,7 @@ from evalsuite.cli._common import (
     json_option,
     key_file_option,
     pass_context,
+    print_top_errors,
 )
 from evalsuite.errors import InvalidRunError, UsageError
 from evalsuite.manifest import parse_ref
@@ -114,14 +115,23 @@ def _fmt(value: float, digits: int = 3) -> str:
 @click.option(
     "--model-family",
     default=None,
-    help="Model family for the holdout budget (default: model without checkpoint suffixes).",
+    help=(
+        "Model family for the holdout budget (default: model without checkpoint suffixes). "
+        "Recorded at the model's first holdout run and kept; change it with "
+        "`evalsuite holdout family`."
+    ),
 )
 @click.option(
     "--override-reason",
     default=None,
     help="Run past the holdout budget; the reason is recorded in the ledger.",
 )
-@click.option("--resume", "resume", default=None, help="Complete an interrupted run.")
+@click.option(
+    "--resume",
+    "resume",
+    default=None,
+    help="Complete an interrupted run (every check runs again; a holdout run spends no look).",
+)
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @key_file_option
 @json_option
@@ -154,7 +164,11 @@ def run_cmd(
     key_file: Path | None,
     as_json: bool,
 ) -> None:
-    """Run MODEL against REF (SUITE@X.Y.Z); prints the run id; exit 5 if the run is invalid."""
+    """Run MODEL against REF (SUITE@X.Y.Z); prints the run id; exit 5 if the run is invalid.
+
+    Ctrl-C or SIGTERM stops the run: finished attempts are kept, the run is stored as
+    interrupted (exit 130) and `--resume RUN_ID` completes it.
+    """
     from evalsuite.run import RunSpec, run_suite
 
     if resume is None:
@@ -214,12 +228,13 @@ def run_cmd(
             f"{result.run.epochs} epoch(s) · seed {result.run.seed}"
         )
         console.print(f"  mean over scored and limit attempts: {_fmt(result.mean)}")
+        limits = ", ".join(f"{k} {v}" for k, v in health.limits_by_type.items())
         console.print(
             f"  harness: {health.planned} planned, {health.scored} scored, {health.limits} "
-            f"limits {health.limits_by_type or ''}, {health.harness_errors} harness errors "
-            f"({health.error_rate:.1%}; threshold {health.threshold:.0%}) "
-            f"{health.errors_by_kind or ''}"
+            f"limits{f' ({limits})' if limits else ''}, {health.harness_errors} harness errors "
+            f"({health.error_rate:.1%}; threshold {health.threshold:.0%})"
         )
+        print_top_errors([g.to_dict() for g in health.top_errors])
     if not health.valid:
         exit_after_output(
             InvalidRunError(
@@ -236,8 +251,13 @@ def run_cmd(
 @pass_context
 @handle_errors
 def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
-    """List stored runs, oldest first."""
-    records = [r for r in open_store(ctx).list_runs() if suite is None or r.suite == suite]
+    """List stored runs, oldest first (partial runs, made with --limit, are flagged)."""
+    from evalsuite.report import run_completeness
+
+    store = open_store(ctx)
+    records = [r for r in store.list_runs() if suite is None or r.suite == suite]
+    completeness = {r.run_id: run_completeness(r, ctx.layout) for r in records}
+    top_error = store.top_error_reasons([r.run_id for r in records if r.error_rate])
     if as_json:
         emit_json(
             [
@@ -254,35 +274,96 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
                     "planned": r.planned,
                     "error_rate": r.error_rate,
                     "source": r.source,
+                    "top_error": (
+                        {"reason": top_error[r.run_id][0], "count": top_error[r.run_id][1]}
+                        if r.run_id in top_error
+                        else None
+                    ),
+                    **completeness[r.run_id].to_dict(),
                 }
                 for r in records
             ]
         )
         return
-    table = Table("run", "suite", "split", "model", "epochs", "status", "health", "started")
+    table = Table(
+        "run", "suite", "split", "model", "epochs", "items", "status", "health", "started"
+    )
     for r in records:
         health = "n/a" if r.valid is None else ("valid" if r.valid else "INVALID")
+        c = completeness[r.run_id]
+        items = str(c.n_items_run) + (f"/{c.n_items_split}" if c.n_items_split else "")
         table.add_row(
             r.run_id,
             f"{r.suite}@{r.version}" if r.suite else "(ingested)",
             r.split or "-",
             r.model,
             str(r.epochs),
+            items + (" PARTIAL" if c.partial else ""),
             r.status,
             health,
             r.started_at[:19],
         )
     console.print(table if records else "no runs stored yet")
+    for r in records:
+        if r.run_id in top_error:
+            reason, count = top_error[r.run_id]
+            console.print(
+                f"{r.run_id}: most frequent harness error ({count}×): {reason[:160]}"
+                f" (`evalsuite score {r.run_id}` says what to do)"
+            )
 
 
-@click.command("ingest")
+_INGEST_HELP = """Store results produced elsewhere (inspect logs, or a CSV) as runs.
+
+PATH is an inspect log (.eval or .json), a directory of logs, or a results CSV. Each log,
+and each model of a CSV, becomes one run. Content that is already stored (the same
+attempts, whatever the file is called) is reported with the run that holds it and
+skipped, exit 0; --again stores it anyway. A run with more harness errors than
+--error-threshold is stored and flagged invalid, and the command exits 5 once everything
+is stored, as `evalsuite run` does.
+
+\b
+CSV columns (one row per attempt; map other names with --column TARGET=NAME):
+  model       the model's name (or leave the column out and pass --model NAME)
+  item_id     the item's stable id
+  epoch       the attempt's number at this item: 1, 2, ... up to 1000
+              (0, 1, ... with --epoch-base 0)
+  score       a number in [0, 1], or true/false for 1/0; empty on harness_error rows
+  stratum     optional: the item's stratum (empty: all)
+  outcome     optional: scored (the default); limit (a model failure: score 0);
+              harness_error (excluded from the score and counted)
+  limit_type  optional, limit rows only: message, time, working, token, context,
+              turn, cost or custom
+
+\b
+Example:
+  model,item_id,epoch,score,stratum,outcome,limit_type
+  gpt-4o,task-001,1,1,billing,,
+  gpt-4o,task-001,2,0,billing,limit,time
+  gpt-4o,task-002,1,,refunds,harness_error,
+
+The file must be UTF-8. Every other column is refused (a misspelt "stratun" would lose
+the strata silently); drop one with --ignore-column NAME. Every bad row is named by its
+line, and nothing is stored unless every row is valid.
+"""
+
+_CSV_TARGETS = ("model", "item_id", "epoch", "score", "stratum", "outcome", "limit_type")
+
+
+@click.command("ingest", help=_INGEST_HELP)
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["inspect", "csv"]), required=True)
 @click.option(
     "--column",
     "columns",
     multiple=True,
-    help="CSV: map an evalsuite column to the file's, e.g. item_id=task_id.",
+    help="CSV: map an evalsuite column to the file's, e.g. item_id=task_id (repeatable).",
+)
+@click.option(
+    "--ignore-column",
+    "ignore_columns",
+    multiple=True,
+    help="CSV: drop this column of the file (repeatable); other unknown columns are refused.",
 )
 @click.option("--model", default=None, help="CSV without a model column: the model's name.")
 @click.option(
@@ -292,6 +373,18 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
     show_default=True,
     help="CSV: whether epochs count from 0 or 1.",
 )
+@click.option(
+    "--error-threshold",
+    type=click.FloatRange(0, 1),
+    default=0.05,
+    show_default=True,
+    help="Harness error rate above which a run is invalid (stored, flagged, exit 5).",
+)
+@click.option(
+    "--again",
+    is_flag=True,
+    help="Store content that is already stored as a new run anyway.",
+)
 @json_option
 @pass_context
 @handle_errors
@@ -300,43 +393,84 @@ def ingest_cmd(
     path: Path,
     fmt: str,
     columns: tuple[str, ...],
+    ignore_columns: tuple[str, ...],
     model: str | None,
     epoch_base: str,
+    error_threshold: float,
+    again: bool,
     as_json: bool,
 ) -> None:
-    """Store results produced elsewhere (inspect logs, or a CSV) as runs."""
+    """Store results produced elsewhere as runs (the help text is `_INGEST_HELP`)."""
     from evalsuite.run import CsvOptions, ingest_csv, ingest_inspect
 
-    store = open_store(ctx)
     if fmt == "inspect":
-        if columns or model:
-            raise UsageError("--column and --model apply to --format csv only")
-        runs = ingest_inspect(path, store, root=ctx.layout.root)
+        if columns or model or ignore_columns or epoch_base != "1":
+            raise UsageError(
+                "--column, --ignore-column, --model and --epoch-base apply to --format csv only"
+            )
+        store = open_store(ctx)
+        report = ingest_inspect(
+            path, store, root=ctx.layout.root, error_threshold=error_threshold, again=again
+        )
     else:
-        mapping = {}
+        mapping: dict[str, str] = {}
         for pair in columns:
             target, sep, source = pair.partition("=")
-            if not sep or target not in (
-                "model",
-                "item_id",
-                "epoch",
-                "score",
-                "stratum",
-                "outcome",
-            ):
+            if not sep or target not in _CSV_TARGETS or not source:
                 raise UsageError(
-                    f"--column expects TARGET=SOURCE with TARGET one of model, "
-                    f"item_id, epoch, score, stratum, outcome (got {pair!r})"
+                    f"--column expects TARGET=NAME with TARGET one of {', '.join(_CSV_TARGETS)} "
+                    f"and NAME a column of the file (got {pair!r}), e.g. --column item_id=task_id"
                 )
+            if target in mapping:
+                raise UsageError(f"--column maps {target} twice ({mapping[target]}, {source})")
             mapping[target] = source
-        options = CsvOptions(columns=mapping, model=model, epoch_base=int(epoch_base))  # type: ignore[arg-type]
-        runs = ingest_csv(path, store, root=ctx.layout.root, options=options)
+        options = CsvOptions(
+            columns=mapping,
+            model=model,
+            epoch_base=1 if epoch_base == "1" else 0,
+            error_threshold=error_threshold,
+            ignore=ignore_columns,
+        )
+        store = open_store(ctx)
+        report = ingest_csv(path, store, root=ctx.layout.root, options=options, again=again)
     if as_json:
-        emit_json({"runs": [r.to_dict() for r in runs]})
-        return
-    for r in runs:
-        state = "valid" if r.valid else "INVALID"
-        console.print(
-            f"ingested {r.run_id}: {r.model}, {r.n_items} items × {r.epochs} epochs "
-            f"({r.planned} planned, {state})"
+        emit_json(
+            {
+                "runs": [r.to_dict() for r in report.runs],
+                "skipped": [s.to_dict() for s in report.skipped],
+            }
+        )
+    else:
+        for r in report.runs:
+            state = (
+                "valid"
+                if r.valid
+                else f"INVALID: {r.error_rate:.1%} harness errors > {r.error_threshold:.0%}"
+            )
+            again_note = (
+                f"; same content as {', '.join(r.same_content_as)}, stored again (--again)"
+                if r.same_content_as
+                else ""
+            )
+            console.print(
+                f"ingested {r.run_id}: {r.model}, {r.n_items} items × {r.epochs} epochs "
+                f"({r.planned} planned, {state}){again_note}"
+            )
+        for s in report.skipped:
+            console.print(
+                f"skipped {s.model} from {s.source}: the same content is already stored as "
+                f"run {', '.join(s.existing_run_ids)} (pass --again to store it anyway)"
+            )
+    if report.invalid:
+        listed = "; ".join(
+            f"{r.run_id} ({r.model}: {r.error_rate:.1%} harness errors > {r.error_threshold:.0%})"
+            for r in report.invalid
+        )
+        exit_after_output(
+            InvalidRunError(
+                f"{len(report.invalid)} ingested run(s) are invalid: {listed}. They are stored "
+                "and flagged, and comparisons refuse them. Fix the harness that produced these "
+                "results and ingest its new results, or pass --error-threshold if this share "
+                "of harness errors is acceptable for your purpose"
+            )
         )

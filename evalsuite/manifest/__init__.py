@@ -10,17 +10,19 @@ Public API::
 from evalsuite.manifest._catalog import frozen_versions, load_manifest, parse_ref
 from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT, NGRAM_SIZE, SHORT_MIN, item_texts
 from evalsuite.manifest._freeze import FreezeResult, freeze, load_holdout_items
+from evalsuite.manifest._history import HashSources, history_check
 from evalsuite.manifest._items import (
     Item,
     LoadedItem,
     item_hash,
     load_family_items,
     load_suite_items,
+    read_item_source,
 )
 from evalsuite.manifest._schema import Manifest, ManifestItem, read_manifest
 from evalsuite.manifest._split import Split, split_salt, stratified_split
 from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, list_suite_names, load_suite
-from evalsuite.manifest._vault import KeySpec, VaultKey, open_vault, resolve_key
+from evalsuite.manifest._vault import KeySpec, VaultKey, check_vault_key, open_vault, resolve_key
 from evalsuite.manifest._verify import ItemProblem, VerifyReport, verify
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "SHORT_MIN",
     "FamilyConfig",
     "FreezeResult",
+    "HashSources",
     "Item",
     "ItemProblem",
     "KeySpec",
@@ -39,8 +42,10 @@ __all__ = [
     "SuiteConfig",
     "VaultKey",
     "VerifyReport",
+    "check_vault_key",
     "freeze",
     "frozen_versions",
+    "history_check",
     "item_hash",
     "item_texts",
     "list_suite_names",
@@ -51,6 +56,7 @@ __all__ = [
     "load_suite_items",
     "open_vault",
     "parse_ref",
+    "read_item_source",
     "read_manifest",
     "resolve_key",
     "split_salt",

@@ -127,7 +127,7 @@ def item_texts(item: Item) -> list[str]:
         texts.extend(_message_text(m) for m in item.input)
     texts.extend([item.target] if isinstance(item.target, str) else item.target)
     if item.files:
-        texts.extend(item.files.values())
+        texts.extend(item.text_files().values())
     return [t for t in texts if t.strip()]
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from filelock import FileLock
+from pydantic import ValidationError
 
 from evalsuite._core.atomic import atomic_write_text
 from evalsuite._core.hashing import sha256_bytes, sha256_file
@@ -24,6 +25,7 @@ from evalsuite.errors import (
     VersionError,
 )
 from evalsuite.manifest._catalog import frozen_versions, load_manifest
+from evalsuite.manifest._files import file_bytes
 from evalsuite.manifest._fingerprints import (
     FINGERPRINT_FORMAT,
     describe_difference,
@@ -31,6 +33,7 @@ from evalsuite.manifest._fingerprints import (
     fingerprint_item,
     render_fingerprints,
 )
+from evalsuite.manifest._history import changelog_hashes
 from evalsuite.manifest._items import (
     Item,
     LoadedItem,
@@ -64,6 +67,8 @@ class FreezeResult:
     bump: Bump | None
     removed_from_sources: int
     key_source: str
+    removed_files: int = 0
+    """Files in `tasks/` that holdout items were read from, deleted once sealed."""
 
 
 @dataclass(slots=True)
@@ -74,6 +79,8 @@ class _Entry:
     hash: str = ""
     stratum: str = ""
     cluster: str | None = None
+    sources: Mapping[str, str] = field(default_factory=dict)
+    """Files key -> project-relative path of the file it was read from (``{"path"}``)."""
 
 
 @dataclass(slots=True)
@@ -85,22 +92,64 @@ class _Plan:
     """family -> ids found in its item source in `tasks/`."""
 
 
-def holdout_records(entries: Sequence[tuple[str, Item]]) -> list[dict[str, Any]]:
-    """Vault payloads: ``{"family": ..., "item": {...}}`` sorted by item id."""
-    return [
-        {"family": family, "item": item.payload()}
-        for family, item in sorted(entries, key=lambda e: e[1].id)
-    ]
+def holdout_records(
+    entries: Sequence[tuple[str, Item]],
+    sources: Mapping[str, Mapping[str, str]] | None = None,
+) -> list[dict[str, Any]]:
+    """Vault payloads: ``{"family": ..., "item": {...}}`` sorted by item id.
+
+    An item whose files were read from files beside its item source also records them as
+    ``"sources"`` (files key -> project-relative path), so that a freeze run again can still
+    remove those plaintext copies from `tasks/` (see docs/design/item-files.md).
+    """
+    records = []
+    for family, item in sorted(entries, key=lambda e: e[1].id):
+        record: dict[str, Any] = {"family": family, "item": item.payload()}
+        if sources and sources.get(item.id):
+            record["sources"] = dict(sorted(sources[item.id].items()))
+        records.append(record)
+    return records
 
 
-def load_holdout_items(layout: Layout, manifest: Manifest, key: VaultKey) -> list[tuple[str, Item]]:
-    """Decrypt a version's vault: (family, item) for every holdout item, in memory only."""
+def _vault_entries(
+    layout: Layout, manifest: Manifest, key: VaultKey, *, retiring: Collection[str] = ()
+) -> list[tuple[str, Item, dict[str, str]]]:
+    """(family, item, sources) of every sealed item; items being retired are not validated."""
     if manifest.vault is None:
         return []
     records = open_vault(
         layout.root / manifest.vault.path, suite=manifest.suite, version=manifest.version, key=key
     )
-    return [(r["family"], Item.model_validate(r["item"])) for r in records]
+    entries = []
+    for record in records:
+        payload = record["item"]
+        try:
+            item = Item.model_validate(payload)
+        except ValidationError:
+            ident = payload.get("id")
+            if ident in retiring:
+                item = Item.model_construct(**payload)
+            else:
+                # the problem is not shown: it could quote holdout text (a files key, a value)
+                raise ItemSourceError(
+                    f"holdout item {ident!r} in the vault of {manifest.ref} is not a valid item "
+                    "(e.g. a files key that is absolute or leaves the sandbox, accepted by an "
+                    "older evalsuite), so it cannot be run or audited; drop it from a new "
+                    f"version with `evalsuite freeze {manifest.suite} --version <next major> "
+                    f"--retire {ident}`"
+                ) from None
+        entries.append((str(record["family"]), item, dict(record.get("sources") or {})))
+    return entries
+
+
+def load_holdout_items(layout: Layout, manifest: Manifest, key: VaultKey) -> list[tuple[str, Item]]:
+    """Decrypt a version's vault: (family, item) for every holdout item, in memory only.
+
+    Raises:
+        VaultError: the vault does not open (see `open_vault`).
+        ItemSourceError: a sealed item is not valid (named by id only).
+    """
+    return [(family, item) for family, item, _ in _vault_entries(layout, manifest, key)]
 
 
 def _validate_weights(suite: SuiteConfig, strata: Counter[str]) -> dict[str, float]:
@@ -127,6 +176,26 @@ def _validate_weights(suite: SuiteConfig, strata: Counter[str]) -> dict[str, flo
             "to use item shares."
         )
     return {s: float(suite.weights[s]) for s in sorted(strata)}
+
+
+def _project_path(layout: Layout, path: Path) -> str:
+    """`path` relative to the project root (POSIX), as recorded in the vault."""
+    root = layout.root.resolve()
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else path.as_posix()
+
+
+def _check_no_empty_family(
+    layout: Layout, suite: SuiteConfig, plan: _Plan, carried: Sequence[tuple[str, Item]]
+) -> None:
+    """A family with no record in its source and none in the vault is an empty source."""
+    in_vault = {family for family, _ in carried}
+    for family in suite.families:
+        if family.name not in plan.sources and family.name not in in_vault:
+            raise ItemSourceError(
+                f"{layout.tasks / family.items}: the item source of family {family.name!r} "
+                "holds no items (no record in it); add items (one JSON object per line in "
+                f"JSONL) or remove the family from {suite.path_hint}"
+            )
 
 
 def _collect(
@@ -157,7 +226,13 @@ def _collect(
                 "Holdout items live only in the vault; remove this record "
                 "(or give a new item a new id)."
             )
-        plan.entries[item.id] = _Entry(item=item, family=loaded.family, location=loaded.location)
+        plan.entries[item.id] = _Entry(
+            item=item,
+            family=loaded.family,
+            location=loaded.location,
+            sources={k: _project_path(layout, p) for k, p in loaded.sources.items()},
+        )
+    _check_no_empty_family(layout, suite, plan, carried)
     for family, item in carried:
         if family not in families:
             raise SuiteConfigError(
@@ -187,6 +262,25 @@ def _collect(
     return plan
 
 
+def _plan(
+    layout: Layout,
+    suite: SuiteConfig,
+    held_version: Manifest | None,
+    key: VaultKey,
+    *,
+    refreeze: bool,
+    retire: set[str],
+) -> _Plan:
+    """The items of the version to freeze: `tasks/` plus the holdout items carried over."""
+    vault = _vault_entries(layout, held_version, key, retiring=retire) if held_version else []
+    carried = [(family, item) for family, item, _ in vault]
+    plan = _collect(layout, suite, carried, refreeze=refreeze, retire=retire)
+    for _, item, sources in vault:
+        if item.id in plan.entries and sources:
+            plan.entries[item.id].sources = sources
+    return plan
+
+
 def _required_bump(content: Mapping[str, Any], parent: Manifest) -> Bump | None:
     old = parent.hashed_content()
     diff = content["diff"]
@@ -196,12 +290,20 @@ def _required_bump(content: Mapping[str, Any], parent: Manifest) -> Bump | None:
         return "major"
     if [f["version"] for f in content["families"]] != [f["version"] for f in old["families"]]:
         return "major"
+    if [_scoring(f) for f in content["families"]] != [_scoring(f) for f in old["families"]]:
+        return "major"  # another score counts, or on another scale: scores not comparable
     if diff["added"] or diff["removed"]:
         return "minor"
     skip = {"version", "parent", "diff", "split_salt", "vault", "fingerprints"}
     if any(content[k] != old[k] for k in content if k not in skip):
         return "patch"
     return None
+
+
+def _scoring(family: Mapping[str, Any]) -> tuple[Any, Any]:
+    """What decides a family's score besides its items (docs/design/scorers.md)."""
+    bounds = family.get("score_bounds")
+    return (family.get("score"), list(bounds) if bounds is not None else None)
 
 
 def _manifest_content(
@@ -240,7 +342,9 @@ def _manifest_content(
         "cluster_by": suite.cluster_by,
         "holdout_budget": suite.holdout_budget,
         "weights": _validate_weights(suite, strata),
-        "families": [f.model_dump() for f in suite.families],
+        # undeclared optional fields (score, score_bounds) are left out: the hash of a suite
+        # that declares none is the hash it had before they existed
+        "families": [f.model_dump(mode="json", exclude_none=True) for f in suite.families],
         "items": [
             {
                 "id": item_id,
@@ -263,12 +367,10 @@ def _vault_bytes_record(
     split: Mapping[str, Split],
     key: VaultKey,
 ) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    held = {i: e for i, e in plan.entries.items() if split[i] == "holdout"}
     records = holdout_records(
-        [
-            (e.family, e.item.model_copy(update={"canary": suite.canary}))
-            for i, e in plan.entries.items()
-            if split[i] == "holdout"
-        ]
+        [(e.family, e.item.model_copy(update={"canary": suite.canary})) for e in held.values()],
+        {i: e.sources for i, e in held.items()},
     )
     path = layout.vault_file(suite.name, version)
     return {"path": path.relative_to(layout.root).as_posix()}, records
@@ -329,6 +431,18 @@ def _changelog_line(manifest: Manifest, bump: Bump | None, now: datetime) -> str
     return line
 
 
+def _complete_changelog(
+    layout: Layout, existing: Manifest, content: Mapping[str, Any], parent: Manifest | None
+) -> bool:
+    """Append the changelog line an interrupted freeze did not write (`verify` wants it)."""
+    if existing.version in (changelog_hashes(layout, existing.suite) or {}):
+        return False
+    bump = _required_bump(content, parent) if parent is not None else None
+    frozen_at = datetime.fromisoformat(existing.frozen_at)
+    _append_changelog(layout, existing.suite, _changelog_line(existing, bump, frozen_at))
+    return True
+
+
 def _append_changelog(layout: Layout, suite: str, line: str) -> None:
     path = layout.manifest_dir(suite) / "CHANGELOG.md"
     with FileLock(str(path) + ".lock"):
@@ -360,6 +474,39 @@ def _clean_sources(layout: Layout, suite: SuiteConfig, plan: _Plan, manifest: Ma
     return removed
 
 
+def _clean_holdout_files(layout: Layout, plan: _Plan, manifest: Manifest) -> int:
+    """Delete the files in `tasks/` that holdout items were read from: sealed in the vault now.
+
+    A file is kept when a dev item of the version still reads it (then it is dev content),
+    and when its bytes are no longer exactly the sealed content (it is something else now).
+    Directories left empty are removed up to `tasks/`.
+    """
+    holdout = {i.id for i in manifest.items_by_split("holdout")}
+    read_by_dev = {
+        path for i, e in plan.entries.items() if i not in holdout for path in e.sources.values()
+    }
+    removed = 0
+    for item_id in sorted(holdout & set(plan.entries)):
+        entry = plan.entries[item_id]
+        for key, relative in sorted(entry.sources.items()):
+            path = layout.root / relative
+            files = entry.item.files or {}
+            if relative in read_by_dev or key not in files or not path.is_file():
+                continue
+            if path.read_bytes() != file_bytes(files[key]):
+                continue
+            path.unlink()
+            removed += 1
+            parent = path.parent
+            while parent != layout.tasks and parent.is_relative_to(layout.tasks):
+                try:
+                    parent.rmdir()
+                except OSError:
+                    break
+                parent = parent.parent
+    return removed
+
+
 def freeze(
     layout: Layout,
     suite_name: str,
@@ -370,7 +517,7 @@ def freeze(
     note: str | None = None,
     retire: Sequence[str] = (),
 ) -> FreezeResult:
-    """Freeze `suite_name` as `version` (see DESIGN.md, "Manifest", "Split", "Vault").
+    """Freeze `suite_name` as `version` (docs/architecture.md, "Data model": Manifest, Split, Vault).
 
     Args:
         layout: The project.
@@ -413,10 +560,7 @@ def freeze(
             f"the vault key ({key.source}, {key.key_id}) differs from the key of "
             f"{parent.ref} ({parent.key_id}); use the suite's original key file"
         )
-    held_version = existing or parent
-    carried = load_holdout_items(layout, held_version, key) if held_version else []
-    retired = set(retire)
-    plan = _collect(layout, suite, carried, refreeze=refreeze, retire=retired)
+    plan = _plan(layout, suite, existing or parent, key, refreeze=refreeze, retire=set(retire))
     previous = {i.id: i.split for i in parent.items} if parent else {}
     if existing is not None:
         previous.update({i.id: i.split for i in existing.items})
@@ -446,13 +590,16 @@ def freeze(
         if manifest_hash != existing.manifest_hash:
             raise FrozenVersionError(_refuse_message(layout, existing, content, fp_text))
         removed = _clean_sources(layout, suite, plan, existing) if plan.leftovers else 0
+        removed_files = _clean_holdout_files(layout, plan, existing)
+        logged = _complete_changelog(layout, existing, content, parent)
         return FreezeResult(
             manifest=existing,
             path=layout.manifest_file(suite.name, version),
-            status="completed" if removed else "unchanged",
+            status="completed" if removed or removed_files or logged else "unchanged",
             bump=None,
             removed_from_sources=removed,
             key_source=key.source,
+            removed_files=removed_files,
         )
     if parent is not None:
         bump = _required_bump(content, parent)
@@ -467,6 +614,7 @@ def freeze(
         manifest.model_dump_json(indent=2) + "\n",
     )
     removed = _clean_sources(layout, suite, plan, manifest)
+    removed_files = _clean_holdout_files(layout, plan, manifest)
     _append_changelog(layout, suite.name, _changelog_line(manifest, bump, now))
     return FreezeResult(
         manifest=manifest,
@@ -475,6 +623,7 @@ def freeze(
         bump=bump,
         removed_from_sources=removed,
         key_source=key.source,
+        removed_files=removed_files,
     )
 
 

@@ -1,18 +1,24 @@
-"""`evalsuite verify`: re-hash dev items, the vault's holdout items and the manifest itself."""
+"""`evalsuite verify`: re-hash dev items, the vault's holdout items and the manifest itself.
+
+The manifest's hash is also compared with the records made when it was frozen: its changelog
+line and the git history of the file (`_history`); see docs/design/holdout-governance.md.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from evalsuite._core.hashing import sha256_file
 from evalsuite._core.layout import Layout
-from evalsuite.errors import EvalsuiteError, IntegrityError, NotFoundError
+from evalsuite.errors import EvalsuiteError, IntegrityError, ItemSourceError, UsageError
 from evalsuite.manifest._catalog import frozen_versions, load_manifest
 from evalsuite.manifest._freeze import load_holdout_items
+from evalsuite.manifest._history import history_check
 from evalsuite.manifest._items import item_hash, load_suite_items
 from evalsuite.manifest._schema import FileRecord, Manifest
-from evalsuite.manifest._suite import FamilyConfig, load_suite
+from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, load_suite
 from evalsuite.manifest._vault import KeySpec, resolve_key
 
 __all__ = ["ItemProblem", "VerifyReport", "verify"]
@@ -38,7 +44,10 @@ class VerifyReport:
     version: str | None
     manifest_hash: str | None = None
     problems: list[str] = field(default_factory=list)
-    """File-level failures: tampered manifest, vault or fingerprints, unreadable sources."""
+    """File-level failures: tampered manifest, vault or fingerprints, deleted item sources."""
+    errors: list[str] = field(default_factory=list)
+    """Usage errors that kept part of the check from running: an item source that cannot be
+    read (unreadable, not UTF-8, malformed records). Not tampering, but not OK either."""
     items: list[ItemProblem] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)
     """Items in `tasks/` that no manifest holds yet: new candidates, not failures."""
@@ -47,11 +56,21 @@ class VerifyReport:
     dev_checked: int = 0
     holdout_checked: int = 0
     holdout_skipped: bool = False
+    store: str | None = None
+    """The results store the ledger was checked against (set by the CLI)."""
+    hash_sources: dict[str, str] = field(default_factory=dict)
+    """Where else the manifest hash is recorded, and whether each agrees (``changelog``,
+    ``git``; the CLI adds ``ledger`` and ``store``)."""
 
     @property
     def ok(self) -> bool:
-        """True when nothing drifted, went missing, leaked or was tampered with."""
-        return not self.problems and not self.items
+        """True when all was checked and nothing drifted, went missing, leaked or changed."""
+        return not self.problems and not self.items and not self.errors
+
+    @property
+    def integrity_failed(self) -> bool:
+        """True when something frozen no longer matches (exit 3, over usage errors' exit 2)."""
+        return bool(self.problems or self.items)
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready form (the `--json` output of `verify`)."""
@@ -61,6 +80,7 @@ class VerifyReport:
             "manifest_hash": self.manifest_hash,
             "ok": self.ok,
             "problems": list(self.problems),
+            "errors": list(self.errors),
             "items": [
                 {"item_id": p.item_id, "split": p.split, "kind": p.kind, "detail": p.detail}
                 for p in self.items
@@ -70,6 +90,8 @@ class VerifyReport:
             "dev_checked": self.dev_checked,
             "holdout_checked": self.holdout_checked,
             "holdout_skipped": self.holdout_skipped,
+            "hash_sources": dict(self.hash_sources),
+            "store": self.store,
         }
 
 
@@ -101,21 +123,39 @@ def _later_hashes(layout: Layout, manifest: Manifest) -> dict[str, str] | None:
 def _check_dev(layout: Layout, manifest: Manifest, report: VerifyReport) -> None:
     suite = load_suite(layout, manifest.suite)
     frozen_families = {f.name: f.version for f in manifest.families}
-    for fam in suite.families:
-        if fam.name in frozen_families and fam.version != frozen_families[fam.name]:
-            report.problems.append(
-                f"family {fam.name!r} has version {fam.version} in {suite.path_hint} but "
-                f"{frozen_families[fam.name]} in {manifest.ref}; freeze a new major version"
-            )
-    current = {e.item.id: (e.family, e.item) for e in load_suite_items(layout, suite)}
+    _check_family_versions(suite, manifest, report)
+    deleted = {
+        f.name: (layout.tasks / f.items).relative_to(layout.root).as_posix()
+        for f in suite.families
+        if not (layout.tasks / f.items).exists()
+    }
+    loaded = load_suite_items(layout, suite, missing_ok=True)
+    current = {e.item.id: (e.family, e.item) for e in loaded}
+    files_gone = {
+        e.item.id: sorted(_relative(layout, p) for p in e.missing_files.values())
+        for e in loaded
+        if e.missing_files
+    }
     later = _later_hashes(layout, manifest)
     split_of = {i.id: i.split for i in manifest.items}
+    lost: dict[str, int] = {}
     for frozen in manifest.items_by_split("dev"):
         report.dev_checked += 1
         found = current.get(frozen.id)
         if found is None:
             if later is not None and frozen.id not in later:
                 report.superseded.append(frozen.id)
+            elif frozen.family in deleted:
+                lost[frozen.family] = lost.get(frozen.family, 0) + 1
+                report.items.append(
+                    ItemProblem(
+                        frozen.id,
+                        "dev",
+                        "missing",
+                        f"its item source {deleted[frozen.family]} was deleted, so it can no "
+                        f"longer be verified ({frozen.hash})",
+                    )
+                )
             else:
                 report.items.append(
                     ItemProblem(frozen.id, "dev", "missing", f"not found in tasks/ ({frozen.hash})")
@@ -130,17 +170,37 @@ def _check_dev(layout: Layout, manifest: Manifest, report: VerifyReport) -> None
         ):
             report.superseded.append(frozen.id)
         else:
-            report.items.append(
-                ItemProblem(
-                    frozen.id, "dev", "drifted", f"hashes to {actual}, frozen as {frozen.hash}"
-                )
-            )
+            gone = files_gone.get(frozen.id)
+            detail = f"hashes to {actual}, frozen as {frozen.hash}"
+            if gone:
+                detail = f"a file it reads was deleted ({', '.join(gone)}); {detail}"
+            report.items.append(ItemProblem(frozen.id, "dev", "drifted", detail))
+    for family, count in sorted(lost.items()):
+        report.problems.append(
+            f"item source {deleted[family]} of family {family!r} is missing: {count} dev "
+            "item(s) can no longer be verified; restore it from version control"
+        )
     for item_id in sorted(set(current) - set(split_of)):
         report.candidates.append(item_id)
     for item_id in sorted(set(current) & {i for i, s in split_of.items() if s == "holdout"}):
         report.items.append(
             ItemProblem(item_id, "holdout", "leaked", "holdout item found in tasks/ in plaintext")
         )
+
+
+def _check_family_versions(suite: SuiteConfig, manifest: Manifest, report: VerifyReport) -> None:
+    frozen_families = {f.name: f.version for f in manifest.families}
+    for fam in suite.families:
+        if fam.name in frozen_families and fam.version != frozen_families[fam.name]:
+            report.problems.append(
+                f"family {fam.name!r} has version {fam.version} in {suite.path_hint} but "
+                f"{frozen_families[fam.name]} in {manifest.ref}; freeze a new major version"
+            )
+
+
+def _relative(layout: Layout, path: Path) -> str:
+    root = layout.root.resolve()
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
 
 
 def _family_version(families: list[FamilyConfig], name: str) -> int:
@@ -197,7 +257,10 @@ def verify(
 
     Returns:
         A report; ``report.ok`` is False on any drifted, missing or leaked item, a tampered
-        manifest, vault or fingerprint file, or a vault that does not decrypt.
+        manifest, vault or fingerprint file, a vault that does not decrypt, a manifest hash
+        that its changelog line or git history contradicts, or an item source that cannot
+        be read (`VerifyReport.errors`: a usage error, not tampering). A deleted item source
+        names every dev item it held as missing.
 
     Raises:
         NotFoundError: the suite or version does not exist, or the vault key is missing.
@@ -210,12 +273,15 @@ def verify(
         return report
     report.version = manifest.version
     report.manifest_hash = manifest.manifest_hash
+    history = history_check(layout, manifest.suite, manifest.version, manifest.manifest_hash)
+    report.hash_sources.update(history.sources)
+    report.problems.extend(history.problems)
     _check_file(layout, manifest.fingerprints, "fingerprint file", report)
     vault_ok = _check_file(layout, manifest.vault, "vault", report)
     try:
         _check_dev(layout, manifest, report)
-    except NotFoundError:
-        raise
+    except UsageError as exc:
+        report.errors.append(f"dev items could not be checked: {exc}")
     except EvalsuiteError as exc:
         report.problems.append(f"dev items could not be read: {exc}")
     if skip_holdout:
@@ -225,4 +291,6 @@ def verify(
             _check_holdout(layout, manifest, keys, report)
         except IntegrityError as exc:
             report.problems.append(str(exc))
+        except ItemSourceError as exc:
+            report.errors.append(f"holdout items could not be checked: {exc}")
     return report

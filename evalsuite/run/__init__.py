@@ -13,7 +13,15 @@ from evalsuite.run._episode import (
     episode_spec,
     guarded_call,
 )
-from evalsuite.run._ingest import CsvOptions, IngestedRun, ingest_csv, ingest_inspect
+from evalsuite.run._ingest import (
+    CsvOptions,
+    IngestedRun,
+    IngestReport,
+    SkippedRun,
+    ingest_csv,
+    ingest_inspect,
+)
+from evalsuite.run._ingest_csv import CSV_COLUMNS, CSV_EXAMPLE
 from evalsuite.run._outcomes import LIMIT_OUTCOME, SCORE_REASON_OUTCOME, classify_sample
 from evalsuite.run._runner import (
     PlannedAttempt,
@@ -27,6 +35,8 @@ from evalsuite.run._samples import item_to_sample, standalone_samples
 from evalsuite.run._spec import RunSpec
 
 __all__ = [
+    "CSV_COLUMNS",
+    "CSV_EXAMPLE",
     "EPISODE_KEY",
     "LIMIT_OUTCOME",
     "SCORE_REASON_OUTCOME",
@@ -34,11 +44,13 @@ __all__ = [
     "EpisodeSpec",
     "EpisodeState",
     "HarnessFault",
+    "IngestReport",
     "IngestedRun",
     "PlannedAttempt",
     "RunInterrupted",
     "RunResult",
     "RunSpec",
+    "SkippedRun",
     "classify_sample",
     "episode_seed",
     "episode_setup",

@@ -3,18 +3,18 @@
 * ``--format inspect``: an inspect log file (``.json`` or ``.eval``) or a directory of them;
   one run per log, one attempt per (sample, epoch), classified by `_outcomes` exactly as a
   live run is. Logs written by `evalsuite run` keep their item ids and epochs.
-* ``--format csv``: columns ``model, item_id, epoch, score`` and optional ``stratum``,
-  ``outcome``; one run per model. ``--column target=source`` renames columns (e.g. the
-  tau-bench trials: ``item_id=task_id``, ``epoch=trial``, ``score=reward``), ``--model``
-  names the model when the file has no model column, ``--epoch-base 0`` accepts files that
-  count epochs from 0.
+* ``--format csv``: the contract in `_ingest_csv` (columns ``model, item_id, epoch, score``
+  and optional ``stratum``, ``outcome``, ``limit_type``); one run per model.
+
+Every source is read and checked in full before anything is stored. Each run is stored in
+one transaction with its content fingerprint; content already stored is skipped and reported
+(``again=True`` stores it anyway). A run with too many harness errors is stored and flagged
+invalid, exactly as `evalsuite run` does (docs/design/ingest.md).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -23,18 +23,23 @@ import pandas as pd
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
 from evalsuite._core.layout import Layout
-from evalsuite.errors import ItemSourceError, NotFoundError, UsageError
+from evalsuite.errors import ItemSourceError, NotFoundError
 from evalsuite.manifest import Manifest, frozen_versions, list_suite_names, load_manifest
 from evalsuite.run._episode import EPISODE_KEY
+from evalsuite.run._ingest_csv import CsvOptions, read_results_csv
 from evalsuite.run._outcomes import classify_sample
 from evalsuite.run._provenance import collect_provenance
 from evalsuite.run._runner import _new_run_id
 from evalsuite.store import AttemptRecord, RunRecord, Store, run_health
 
-__all__ = ["CsvOptions", "IngestedRun", "ingest_csv", "ingest_inspect"]
-
-_CSV_REQUIRED = ("item_id", "epoch", "score")
-_OUTCOMES = ("scored", "limit", "harness_error")
+__all__ = [
+    "CsvOptions",
+    "IngestReport",
+    "IngestedRun",
+    "SkippedRun",
+    "ingest_csv",
+    "ingest_inspect",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +52,14 @@ class IngestedRun:
     epochs: int
     planned: int
     valid: bool
+    error_rate: float = 0.0
+    error_threshold: float = 0.05
+    content_hash: str | None = None
+    same_content_as: tuple[str, ...] = ()
+    """Runs that already held this content (stored again because of ``--again``)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The `ingest --json` entry (DESIGN.md: run_id, model, n_items, epochs)."""
+        """The `ingest --json` entry: run_id, model, n_items, epochs, then health and hash."""
         return {
             "run_id": self.run_id,
             "model": self.model,
@@ -57,18 +67,44 @@ class IngestedRun:
             "epochs": self.epochs,
             "planned": self.planned,
             "valid": self.valid,
+            "error_rate": self.error_rate,
+            "error_threshold": self.error_threshold,
+            "content_hash": self.content_hash,
+            "same_content_as": list(self.same_content_as),
         }
 
 
 @dataclass(frozen=True, slots=True)
-class CsvOptions:
-    """How to read a results CSV."""
+class SkippedRun:
+    """Content that was already stored, so no run was created for it."""
 
-    columns: Mapping[str, str]
-    """evalsuite column -> column in the file."""
-    model: str | None = None
-    epoch_base: Literal[0, 1] = 1
-    error_threshold: float = 0.05
+    model: str
+    source: str
+    """The log file or CSV it came from."""
+    content_hash: str
+    existing_run_ids: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `ingest --json` ``skipped`` entry."""
+        return {
+            "model": self.model,
+            "source": self.source,
+            "content_hash": self.content_hash,
+            "existing_run_ids": list(self.existing_run_ids),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    """What one ingest stored, and what it skipped as already stored."""
+
+    runs: list[IngestedRun] = field(default_factory=list)
+    skipped: list[SkippedRun] = field(default_factory=list)
+
+    @property
+    def invalid(self) -> list[IngestedRun]:
+        """Stored runs whose harness error rate is above their threshold."""
+        return [r for r in self.runs if not r.valid]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,61 +113,76 @@ class _Batch:
 
     model: str
     source: Literal["inspect", "csv"]
+    origin: str
     records: list[AttemptRecord]
     epochs: int
     planned: int
     extra: dict[str, Any]
+    identity: dict[str, str] = field(default_factory=dict)
     manifest: Manifest | None = None
 
 
-def _store_run(store: Store, batch: _Batch, *, root: Path, threshold: float) -> IngestedRun:
-    now = datetime.now(UTC)
-    model, source, records = batch.model, batch.source, batch.records
-    epochs, planned, extra, manifest = (
-        batch.epochs,
-        batch.planned,
-        dict(batch.extra),
-        (batch.manifest),
+def _health_frame(records: list[AttemptRecord]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "outcome": [r.outcome for r in records],
+            "limit_type": [r.limit_type for r in records],
+            "reason": [r.reason for r in records],
+            "retries": [r.retries for r in records],
+        }
     )
-    record = RunRecord(
-        run_id=_new_run_id(now),
-        model=model,
-        epochs=epochs,
-        planned=planned,
-        status="running",
-        source=source,
-        started_at=extra.pop("started_at", None) or now.isoformat(),
-        error_threshold=threshold,
-        spec=extra,
-        provenance=collect_provenance(root),
-        suite=manifest.suite if manifest else None,
-        version=manifest.version if manifest else None,
-        manifest_hash=manifest.manifest_hash if manifest else None,
-        split=_split_of(manifest, records),
-        weights=dict(manifest.weights) if manifest else {},
-    )
-    store.create_run(record)
-    try:
-        store.record_attempts(record.run_id, records)
-        health = run_health(store.attempts(record.run_id), planned=planned, threshold=threshold)
-        store.update_run(
-            record.run_id,
+
+
+def _store_batches(
+    store: Store, batches: list[_Batch], *, root: Path, threshold: float, again: bool
+) -> IngestReport:
+    report = IngestReport()
+    provenance = collect_provenance(root)
+    for batch in batches:
+        now = datetime.now(UTC)
+        records, manifest, extra = batch.records, batch.manifest, dict(batch.extra)
+        health = run_health(_health_frame(records), planned=batch.planned, threshold=threshold)
+        record = RunRecord(
+            run_id=_new_run_id(now),
+            model=batch.model,
+            epochs=batch.epochs,
+            planned=batch.planned,
             status="complete",
+            source=batch.source,
+            started_at=extra.pop("started_at", None) or now.isoformat(),
+            error_threshold=threshold,
+            spec=extra,
+            provenance=provenance,
+            suite=manifest.suite if manifest else None,
+            version=manifest.version if manifest else None,
+            manifest_hash=manifest.manifest_hash if manifest else None,
+            split=_split_of(manifest, records),
+            weights=dict(manifest.weights) if manifest else {},
             valid=health.valid,
             error_rate=health.error_rate,
             finished_at=now.isoformat(),
         )
-    except BaseException:
-        store.delete_run(record.run_id)  # nothing half-written
-        raise
-    return IngestedRun(
-        run_id=record.run_id,
-        model=model,
-        n_items=len({r.item_id for r in records}),
-        epochs=epochs,
-        planned=planned,
-        valid=health.valid,
-    )
+        stored = store.add_ingested_run(record, records, identity=batch.identity, again=again)
+        if stored.run_id is None:
+            report.skipped.append(
+                SkippedRun(batch.model, batch.origin, stored.content_hash, stored.existing)
+            )
+            continue
+        report.runs.append(
+            IngestedRun(
+                run_id=stored.run_id,
+                model=batch.model,
+                n_items=len({r.item_id for r in records}),
+                epochs=batch.epochs,
+                planned=batch.planned,
+                valid=health.valid,
+                error_rate=health.error_rate,
+                error_threshold=threshold,
+                content_hash=stored.content_hash,
+                same_content_as=stored.existing,
+            )
+        )
+    return report
 
 
 def _split_of(manifest: Manifest | None, records: list[AttemptRecord]) -> str | None:
@@ -205,15 +256,21 @@ def _attempts_from_log(log: EvalLog, manifest: Manifest | None) -> list[AttemptR
 
 
 def ingest_inspect(
-    path: Path, store: Store, *, root: Path, error_threshold: float = 0.05
-) -> list[IngestedRun]:
+    path: Path,
+    store: Store,
+    *,
+    root: Path,
+    error_threshold: float = 0.05,
+    again: bool = False,
+) -> IngestReport:
     """Store every inspect log under `path` as a run (one per log).
 
     A log written by `evalsuite run` carries the manifest hash as its task version; when that
     manifest is frozen in this project, the run is linked to it (suite, version, item hashes,
-    strata and weights), so it compares with live runs on the same manifest.
+    strata and weights), so it compares with live runs on the same manifest. Every log is read
+    before any is stored; a log whose content is already stored is skipped (see the module).
     """
-    runs = []
+    batches = []
     layout = Layout(root)
     for log_path in _log_paths(path):
         try:
@@ -224,156 +281,66 @@ def ingest_inspect(
         records = _attempts_from_log(log, manifest)
         if not records:
             raise ItemSourceError(f"{log_path}: the log holds no samples")
+        if len({(r.item_id, r.epoch) for r in records}) < len(records):
+            raise ItemSourceError(
+                f"{log_path}: two samples of the log are the same (item, epoch); a log holds "
+                "one sample per attempt. Ingest the logs of one eval separately"
+            )
         epochs = max(r.epoch for r in records)
         items = {r.item_id for r in records}
         planned = max(len(items) * (log.eval.config.epochs or epochs), len(records))
-        runs.append(
-            _store_run(
-                store,
-                _Batch(
-                    model=log.eval.model,
-                    source="inspect",
-                    records=records,
-                    epochs=epochs,
-                    planned=planned,
-                    extra={
-                        "log": str(log_path),
-                        "task": log.eval.task,
-                        "task_version": str(log.eval.task_version),
-                        "log_status": log.status,
-                        "started_at": log.eval.created,
-                    },
-                    manifest=manifest,
-                ),
-                root=root,
-                threshold=error_threshold,
+        batches.append(
+            _Batch(
+                model=log.eval.model,
+                source="inspect",
+                origin=str(log_path),
+                records=records,
+                epochs=epochs,
+                planned=planned,
+                extra={
+                    "log": str(log_path),
+                    "eval_id": log.eval.eval_id,
+                    "task": log.eval.task,
+                    "task_version": str(log.eval.task_version),
+                    "log_status": log.status,
+                    "started_at": log.eval.created,
+                },
+                identity={"eval_id": log.eval.eval_id},
+                manifest=manifest,
             )
         )
-    return runs
+    return _store_batches(store, batches, root=root, threshold=error_threshold, again=again)
 
 
 # CSV -----------------------------------------------------------------------------------
 
 
-def _read_csv(path: Path, options: CsvOptions) -> pd.DataFrame:
-    if not path.is_file():
-        raise NotFoundError(f"{path} does not exist")
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise ItemSourceError(f"{path}: not a readable CSV ({exc})") from None
-    frame.columns = [str(c).strip() for c in frame.columns]
-    rename = {source: target for target, source in options.columns.items()}
-    missing_sources = sorted(s for s in rename if s not in frame.columns)
-    if missing_sources:
-        raise UsageError(
-            f"{path}: --column names columns that are not in the file: "
-            f"{missing_sources} (columns: {list(frame.columns)})"
-        )
-    frame = frame.rename(columns=rename)
-    if "model" not in frame.columns:
-        if options.model is None:
-            raise UsageError(f"{path} has no 'model' column; pass --model NAME")
-        frame["model"] = options.model
-    elif options.model is not None:
-        raise UsageError(f"{path} has a 'model' column; do not pass --model as well")
-    absent = [c for c in _CSV_REQUIRED if c not in frame.columns]
-    if absent:
-        raise ItemSourceError(
-            f"{path}: missing column(s) {absent}; expected model, item_id, epoch, score "
-            f"(optional stratum, outcome); found {list(frame.columns)}. Map other names with "
-            "--column item_id=<name>"
-        )
-    return frame
+def ingest_csv(
+    path: Path, store: Store, *, root: Path, options: CsvOptions, again: bool = False
+) -> IngestReport:
+    """Store a results CSV as one run per model (the contract: `_ingest_csv.CSV_COLUMNS`).
 
-
-def _parse_row(number: int, row: Mapping[str, str], options: CsvOptions) -> AttemptRecord:
-    where = f"row {number}"
-    item_id = row["item_id"].strip()
-    if not item_id:
-        raise ItemSourceError(f"{where}: empty item_id")
-    try:
-        epoch = int(row["epoch"]) + (1 - options.epoch_base)
-    except ValueError:
-        raise ItemSourceError(f"{where}: epoch {row['epoch']!r} is not an integer") from None
-    if epoch < 1:
-        raise ItemSourceError(
-            f"{where}: epoch {row['epoch']} is below {options.epoch_base}; epochs are 1-based "
-            "(pass --epoch-base 0 if this file counts from 0)"
-        )
-    outcome = (row.get("outcome") or "scored").strip() or "scored"
-    if outcome not in _OUTCOMES:
-        raise ItemSourceError(f"{where}: outcome {outcome!r} is not one of {list(_OUTCOMES)}")
-    text = row["score"].strip()
-    if outcome == "harness_error":
-        if text:
-            raise ItemSourceError(
-                f"{where}: a harness_error row must leave score empty "
-                "(harness errors are excluded, never scored)"
-            )
-        score = math.nan
-    else:
-        try:
-            score = float(text)
-        except ValueError:
-            raise ItemSourceError(f"{where}: score {text!r} is not a number") from None
-        if not (math.isfinite(score) and 0.0 <= score <= 1.0):
-            raise ItemSourceError(
-                f"{where}: score {text} is outside [0, 1]; rescale it first (evalsuite never clips)"
-            )
-        if outcome == "limit" and score != 0.0:
-            raise ItemSourceError(f"{where}: a limit row scores 0 (got {text})")
-    stratum = (row.get("stratum") or "").strip() or "all"
-    return AttemptRecord(
-        item_id=item_id,
-        epoch=epoch,
-        stratum=stratum,
-        outcome=outcome,  # type: ignore[arg-type]  # checked above
-        score=score,
-        limit_type="custom" if outcome == "limit" else None,
-        reason="ingested from CSV",
-    )
-
-
-def ingest_csv(path: Path, store: Store, *, root: Path, options: CsvOptions) -> list[IngestedRun]:
-    """Store a results CSV as one run per model; every bad row is named (1-based data row)."""
-    frame = _read_csv(path, options)
-    by_model: dict[str, list[AttemptRecord]] = {}
-    seen: dict[tuple[str, str, int], int] = {}
-    for number, raw in enumerate(frame.to_dict(orient="records"), start=2):
-        row = {str(k): str(v) for k, v in raw.items()}
-        record = _parse_row(number, row, options)
-        model = str(row["model"]).strip()
-        key = (model, record.item_id, record.epoch)
-        if key in seen:
-            raise ItemSourceError(
-                f"row {number}: duplicate (model, item_id, epoch) {key}, first at row {seen[key]}"
-            )
-        seen[key] = number
-        by_model.setdefault(model, []).append(record)
-    if not by_model:
-        raise ItemSourceError(f"{path}: no data rows")
-    runs = []
-    for model, records in sorted(by_model.items()):
+    The whole file is checked first; every bad row is named by its line and nothing is
+    stored unless all rows are valid.
+    """
+    batches = []
+    for model, records in read_results_csv(path, options).items():
         epochs = max(r.epoch for r in records)
         items = {r.item_id for r in records}
-        runs.append(
-            _store_run(
-                store,
-                _Batch(
-                    model=model,
-                    source="csv",
-                    records=records,
-                    epochs=epochs,
-                    planned=len(items) * epochs,
-                    extra={
-                        "file": str(path),
-                        "columns": dict(options.columns),
-                        "epoch_base": options.epoch_base,
-                    },
-                ),
-                root=root,
-                threshold=options.error_threshold,
+        batches.append(
+            _Batch(
+                model=model,
+                source="csv",
+                origin=str(path),
+                records=records,
+                epochs=epochs,
+                planned=len(items) * epochs,
+                extra={
+                    "file": str(path),
+                    "columns": dict(options.columns),
+                    "ignored_columns": list(options.ignore),
+                    "epoch_base": options.epoch_base,
+                },
             )
         )
-    return runs
+    return _store_batches(store, batches, root=root, threshold=options.error_threshold, again=again)

@@ -6,7 +6,7 @@ Usage::
     frame = store.attempts(run_id)     # columns: docs/design/attempts.md
 """
 
-from evalsuite.store._health import Health, error_kind, run_health
+from evalsuite.store._health import ErrorGroup, Health, error_groups, error_kind, run_health
 from evalsuite.store._outcomes_io import (
     OUTCOME_COLUMNS,
     make_outcome,
@@ -17,6 +17,7 @@ from evalsuite.store._schema import SCHEMA_VERSION
 from evalsuite.store._store import (
     ATTEMPT_COLUMNS,
     AttemptRecord,
+    IngestStored,
     OutcomeRecord,
     RunRecord,
     Store,
@@ -28,11 +29,14 @@ __all__ = [
     "OUTCOME_COLUMNS",
     "SCHEMA_VERSION",
     "AttemptRecord",
+    "ErrorGroup",
     "Health",
+    "IngestStored",
     "OutcomeRecord",
     "RunRecord",
     "Store",
     "default_store_url",
+    "error_groups",
     "error_kind",
     "make_outcome",
     "outcome_fingerprint",

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["Health", "error_kind", "run_health"]
+__all__ = ["ErrorGroup", "Health", "advice_for", "error_groups", "error_kind", "run_health"]
 
 _KIND = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*):")
 
@@ -32,9 +32,149 @@ def error_kind(reason: str | None) -> str:
     return reason.split(":", 1)[0].strip()[:40] or "unknown"
 
 
+_NUMBER = re.compile(r"\d+")
+
+_ADVICE: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        ("not run",),
+        "the eval stopped before these attempts ran (interrupted, or the eval failed as a "
+        "whole); `evalsuite run --resume RUN` runs exactly the missing ones",
+    ),
+    (
+        ("ConnectionError", "ConnectError", "APIConnectionError", "socket", "network"),
+        "something tried to reach the network: check the model name, its API key and the "
+        "network; offline, use the reference agents, `mockllm/model` or `evalsuite/replay` "
+        "(docs/inspect.md)",
+    ),
+    (
+        ("RateLimit", "429", "APIStatusError", "AuthenticationError", "PermissionDenied"),
+        "the model provider refused requests: check the API key, quota and "
+        "`--max-samples`, then resume the run",
+    ),
+    (
+        ("HarnessFault", "injected fault"),
+        "the family's environment or tools failed (with --inject-faults, on purpose): see "
+        "the family's environment code; transient faults are retried up to --max-retries",
+    ),
+    (
+        ("TimeoutError", "timed out"),
+        "a tool or the provider took longer than its timeout (--tool-timeout); a slow "
+        "provider can also be given more time, a hanging tool is an environment bug",
+    ),
+    (
+        ("grader", "scorer", "score value", "score_bounds", "not a score", "declared score"),
+        "the grader produced no value evalsuite can read as a score: declare the family's "
+        "`score` and `score_bounds` (docs/design/scorers.md) or fix the grader",
+    ),
+    (
+        ("PrerequisiteError", "docker", "sandbox"),
+        "a sandbox could not start (no Docker daemon here, for example): choose a sandbox "
+        "this machine has, such as `local`",
+    ),
+    (
+        ("recorded output", "diverged from the recording", "replay"),
+        "the replay model has no matching recording for these samples: replay a log of the "
+        "same items and epochs (docs/design/scorers.md)",
+    ),
+)
+_DEFAULT_ADVICE = (
+    "read the example's reason; rerun that item alone (`--limit`) and open the run's inspect "
+    "log under .evalsuite/logs/RUN (dev runs) to see the whole error"
+)
+
+
+def advice_for(kind: str, message: str) -> str:
+    """What to do about a harness error of `kind` with `message` (first rule that matches).
+
+    Examples:
+        >>> advice_for("not run", "not run: the eval ended")[:30]
+        'the eval stopped before these '
+    """
+    text = f"{kind} {message}".lower()
+    for needles, advice in _ADVICE:
+        if any(needle.lower() in text for needle in needles):
+            return advice
+    return _DEFAULT_ADVICE
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorGroup:
+    """Harness errors with one reason (numbers aside): how many, an example, what to do."""
+
+    kind: str
+    message: str
+    """The first such attempt's reason, as stored (never holdout text: reasons are redacted)."""
+    count: int
+    example_item: str | None
+    """An item id with this error (``None`` for planned attempts without a row)."""
+    example_epoch: int | None
+    advice: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def error_groups(attempts: pd.DataFrame, *, planned: int, top: int = 5) -> list[ErrorGroup]:
+    """The `top` most frequent harness error reasons of a run, most frequent first.
+
+    Reasons that differ only in their numbers (an item number, a count) form one group.
+    Planned attempts without a row form the group "not run".
+    """
+    groups: dict[str, list[Any]] = {}
+    if len(attempts):
+        errors = attempts.loc[attempts["outcome"] == "harness_error"]
+        if len(errors):
+            raw = (
+                errors["reason"].astype(object)
+                if "reason" in errors
+                else pd.Series(None, index=errors.index, dtype=object)
+            )
+            reasons = raw.fillna("unknown error").astype(str)
+            unknown = pd.Series(-1, index=errors.index)
+            frame = pd.DataFrame(
+                {
+                    "key": reasons.str.replace(_NUMBER, "#", regex=True),
+                    "reason": reasons,
+                    "item": errors["item_id"].astype(str) if "item_id" in errors else "",
+                    "epoch": errors.get("epoch", unknown),
+                }
+            )
+            firsts = frame.groupby("key", sort=False).agg(
+                reason=("reason", "first"),
+                count=("reason", "size"),
+                item=("item", "first"),
+                epoch=("epoch", "first"),
+            )
+            for key, row in firsts.iterrows():
+                epoch = int(row["epoch"])
+                groups[str(key)] = [
+                    str(row["reason"]),
+                    int(row["count"]),
+                    str(row["item"]) or None,
+                    epoch if epoch >= 0 else None,
+                ]
+    missing = max(planned - len(attempts), 0)
+    if missing:
+        reason = "not run: planned, but no attempt was recorded"
+        groups.setdefault(reason, [reason, 0, None, None])[1] += missing
+    ranked = sorted(groups.values(), key=lambda g: (-g[1], g[0]))[:top]
+    return [
+        ErrorGroup(
+            kind=error_kind(message),
+            message=message[:300],
+            count=count,
+            example_item=item,
+            example_epoch=epoch,
+            advice=advice_for(error_kind(message), message),
+        )
+        for message, count, item, epoch in ranked
+    ]
+
+
 @dataclass(frozen=True, slots=True)
 class Health:
-    """Harness health of a run (DESIGN.md, "Run health")."""
+    """Harness health of a run (docs/architecture.md, "Run health")."""
 
     planned: int
     scored: int
@@ -48,6 +188,8 @@ class Health:
     errors_by_kind: dict[str, int] = field(default_factory=dict)
     retried: int = 0
     """Attempts that needed at least one retry (whatever their final outcome)."""
+    top_errors: list[ErrorGroup] = field(default_factory=list)
+    """The most frequent harness error reasons, each with a count, an example and advice."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form; `planned`, `scored`, `limits`, `harness_errors`, `error_rate` first."""
@@ -86,4 +228,5 @@ def run_health(attempts: pd.DataFrame, *, planned: int, threshold: float) -> Hea
         limits_by_type=dict(sorted(limit_types.items())),
         errors_by_kind=dict(sorted(kinds.items())),
         retried=retried,
+        top_errors=error_groups(attempts, planned=planned) if errors else [],
     )

@@ -14,10 +14,23 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-__all__ = ["SCHEMA_VERSION", "attempts", "meta", "metadata", "outcomes", "runs"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "attempts",
+    "ingest_claims",
+    "meta",
+    "metadata",
+    "outcomes",
+    "runs",
+]
 
-SCHEMA_VERSION = 1
-"""Bump with a migration in `_store.MIGRATIONS` whenever a table changes."""
+SCHEMA_VERSION = 2
+"""Bump with a migration in `_store.MIGRATIONS` whenever a table changes.
+
+1. runs, attempts, outcomes, meta.
+2. ``runs.content_hash`` (fingerprint of an ingested run's stored content) and
+   ``ingest_claims`` (docs/design/ingest.md).
+"""
 
 metadata = MetaData()
 
@@ -51,6 +64,7 @@ runs = Table(
     Column("provenance", Text, nullable=False, default="{}"),
     Column("started_at", String(40), nullable=False),
     Column("finished_at", String(40)),
+    Column("content_hash", String(80), index=True),
 )
 
 attempts = Table(
@@ -89,3 +103,12 @@ outcomes = Table(
     Column("fingerprint", String(80), nullable=False, unique=True),
     Column("recorded_at", String(40), nullable=False),
 )
+
+ingest_claims = Table(
+    "ingest_claims",
+    metadata,
+    Column("content_hash", String(80), primary_key=True),
+    Column("claimed_at", String(40), nullable=False),
+)
+"""One row per ingest fingerprint ever seen: the row an ingest locks (by writing it) before it
+looks for runs with the same content, so two concurrent ingests of one file store one run."""

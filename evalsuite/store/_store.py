@@ -1,8 +1,12 @@
 """The results store: SQLite under `.evalsuite/` by default, any SQLAlchemy URL otherwise.
 
 Safe under concurrent writers: SQLite runs in WAL mode with a busy timeout, every write is
-one short transaction, and attempt rows are upserted on (run_id, item_id, epoch), so a
-resumed run or a repeated ingest never duplicates a row.
+one transaction, attempt rows are upserted on (run_id, item_id, epoch) so a resumed run never
+duplicates a row, outcomes are inserted-or-ignored on their fingerprint, and an ingested run
+is stored only if no run holds the same content (docs/design/ingest.md). Rows are written in
+bounded batches (`BATCH_ROWS` per executemany), so no statement grows with the run and no
+database's limit on bound parameters is reached. Errors of the database become `StoreError`
+with a one-line cause: never the SQL statement or its parameters.
 """
 
 from __future__ import annotations
@@ -10,23 +14,38 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import pandas as pd
-from sqlalchemy import Connection, Engine, create_engine, event, select, update
-from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select, update
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SQLAlchemyError
 
 from evalsuite.errors import NotFoundError, StoreError, UsageError
-from evalsuite.store._schema import SCHEMA_VERSION, attempts, meta, metadata, outcomes, runs
+from evalsuite.store._fingerprint import ATTEMPT_CONTENT_COLUMNS, ingest_fingerprint
+from evalsuite.store._migrations import MIGRATIONS
+from evalsuite.store._schema import (
+    SCHEMA_VERSION,
+    attempts,
+    ingest_claims,
+    meta,
+    metadata,
+    outcomes,
+    runs,
+)
 
 __all__ = [
     "ATTEMPT_COLUMNS",
+    "BATCH_ROWS",
+    "MIGRATIONS",
     "AttemptRecord",
+    "IngestStored",
     "OutcomeRecord",
     "RunRecord",
     "Store",
@@ -39,6 +58,12 @@ ATTEMPT_COLUMNS = [
     "run_id", "item_id", "item_hash", "stratum", "cluster", "epoch", "seed", "outcome",
     "limit_type", "score", "reason", "retries", "duration_s", "tokens", "checks",
 ]  # fmt: skip
+BATCH_ROWS = 2000
+"""Attempt rows per executemany call: bounds memory and every statement's parameters.
+
+SQLite binds one row's 16 values per execution; PostgreSQL drivers fold a batch into
+multi-row VALUES pages of at most `_PG_PAGE_ROWS` rows (16,000 parameters, under its 65,535)."""
+_PG_PAGE_ROWS = 1000
 
 
 def _now() -> str:
@@ -52,7 +77,7 @@ def default_store_url(state_dir: Path) -> str:
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
-    """One run: what was run, how, and its health (DESIGN.md, "Run health")."""
+    """One run: what was run, how, and its health (docs/architecture.md, "Data model": Run health)."""
 
     run_id: str
     model: str
@@ -76,6 +101,8 @@ class RunRecord:
     provenance: dict[str, Any] = field(default_factory=dict)
     """Package versions, git revision, host, user, command line."""
     finished_at: str | None = None
+    content_hash: str | None = None
+    """Ingested runs: fingerprint of the stored content (docs/design/ingest.md); else None."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -117,6 +144,7 @@ class OutcomeRecord:
 
 
 _JSON_RUN_FIELDS = ("model_args", "weights", "spec", "provenance")
+_ATTEMPT_FIELDS = tuple(f.name for f in fields(AttemptRecord))
 
 
 def _run_row(record: RunRecord) -> dict[str, Any]:
@@ -131,6 +159,19 @@ def _run_from_row(row: Any) -> RunRecord:
     for name in _JSON_RUN_FIELDS:
         data[name] = json.loads(data[name] or "{}")
     return RunRecord(**data)
+
+
+T_co = TypeVar("T_co")
+
+
+def _chunks(items: Iterable[T_co], size: int) -> Iterator[list[T_co]]:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def _checks_text(checks: Mapping[str, Any] | None) -> str | None:
+    return json.dumps(checks, sort_keys=True) if checks else None
 
 
 def _attempt_row(run_id: str, record: AttemptRecord, now: str) -> dict[str, Any]:
@@ -150,10 +191,51 @@ def _attempt_row(run_id: str, record: AttemptRecord, now: str) -> dict[str, Any]
             f"attempt {record.item_id}#{record.epoch}: a harness error carries "
             "no score (got a number); it is excluded, never scored"
         )
-    row = {f.name: getattr(record, f.name) for f in fields(AttemptRecord)}
+    row = {name: getattr(record, name) for name in _ATTEMPT_FIELDS}
     row.update(run_id=run_id, score=score, recorded_at=now)
-    row["checks"] = json.dumps(record.checks, sort_keys=True) if record.checks else None
+    row["checks"] = _checks_text(record.checks)
     return row
+
+
+def _latest_per_key(records: Sequence[AttemptRecord]) -> list[AttemptRecord]:
+    """One record per (item_id, epoch), the last one given winning, as sequential upserts."""
+    latest = {(r.item_id, r.epoch): r for r in records}
+    return list(latest.values()) if len(latest) < len(records) else list(records)
+
+
+def _content_columns(records: Sequence[AttemptRecord]) -> dict[str, list[Any]]:
+    columns: dict[str, list[Any]] = {
+        name: [getattr(r, name) for r in records]
+        for name in ATTEMPT_CONTENT_COLUMNS
+        if name != "checks"
+    }
+    columns["checks"] = [_checks_text(r.checks) for r in records]
+    return columns
+
+
+def _cause(exc: SQLAlchemyError) -> str:
+    """The database's own one-line reason, without the SQL statement or its parameters.
+
+    PostgreSQL puts key values on later lines (``DETAIL: Key (fingerprint)=(...)``), and
+    SQLAlchemy appends ``[SQL: ...]`` and ``[parameters: ...]``: only the first line of the
+    driver's message is kept.
+    """
+    original = exc.orig if isinstance(exc, DBAPIError) else None
+    text = str(original) if original is not None else type(exc).__name__
+    line = (text.strip().splitlines() or [type(exc).__name__])[0]
+    line = line.split("[SQL:", 1)[0].strip()
+    return line[:200] + ("…" if len(line) > 200 else "")
+
+
+@dataclass(frozen=True, slots=True)
+class IngestStored:
+    """What `Store.add_ingested_run` did with one run's content."""
+
+    content_hash: str
+    run_id: str | None
+    """The new run, or None when the same content was already stored (and not forced)."""
+    existing: tuple[str, ...]
+    """Runs that held the same content before this call, oldest first."""
 
 
 class Store:
@@ -163,10 +245,19 @@ class Store:
         """Open (and create or migrate) the store at SQLAlchemy `url`."""
         self.url = url
         try:
-            self.engine: Engine = self._make_engine(url)
+            self.display_url = make_url(url).render_as_string(hide_password=True)
+        except SQLAlchemyError:  # not a URL: say so below, never echo it back whole
+            self.display_url = url.split("@")[-1]
+        with self._errors("open it"):
+            try:
+                self.engine: Engine = self._make_engine(url)
+            except ImportError as exc:
+                raise StoreError(
+                    f"results store {self.display_url}: the database driver it needs is not "
+                    f"installed (no module {exc.name!r}); install it (for PostgreSQL: pip "
+                    "install 'psycopg[binary]') or use a sqlite:/// URL"
+                ) from None
             self._retrying(self._migrate)
-        except SQLAlchemyError as exc:
-            raise StoreError(f"cannot open the results store at {url}: {exc}") from None
 
     @staticmethod
     def _make_engine(url: str) -> Engine:
@@ -183,7 +274,18 @@ class Store:
                 cursor.close()
 
             return engine
-        return create_engine(url, pool_pre_ping=True)
+        return create_engine(url, pool_pre_ping=True, insertmanyvalues_page_size=_PG_PAGE_ROWS)
+
+    @contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        """Turn a database error into a `StoreError` saying what failed, and one-line why."""
+        try:
+            yield
+        except SQLAlchemyError as exc:
+            raise StoreError(
+                f"results store {self.display_url}: cannot {what}: {_cause(exc)}. Check that "
+                "the store is reachable and writable, and that no other program changed it"
+            ) from exc
 
     def _retrying(self, action: Callable[[], T], attempts_left: int = 20) -> T:
         delay = 0.05
@@ -216,22 +318,33 @@ class Store:
                 time.sleep(0.05 * (attempt + 1))
 
     def _migrate_once(self) -> None:
+        key = meta.c.key == "schema_version"
         with self._tx() as conn:
             metadata.create_all(conn)
-            found = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version"))
-            version = found.scalar_one_or_none()
-            if version is None:
+            found = conn.execute(select(meta.c.value).where(key)).scalar_one_or_none()
+            if found is None:
                 conn.execute(meta.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
-            elif int(version) > SCHEMA_VERSION:
+                return
+            if int(found) > SCHEMA_VERSION:
                 raise StoreError(
-                    f"the store at {self.url} has schema version {version}, newer than this "
-                    f"evalsuite understands ({SCHEMA_VERSION}); upgrade evalsuite"
+                    f"the store at {self.display_url} has schema version {found}, newer than "
+                    f"this evalsuite understands ({SCHEMA_VERSION}); upgrade evalsuite"
                 )
+            if int(found) == SCHEMA_VERSION:
+                return
+            # write first: it takes the lock, so one process migrates and the others then
+            # read the new version (SQLite: the database's write lock; PostgreSQL: the row)
+            conn.execute(update(meta).where(key).values(value=meta.c.value))
+            version = int(conn.execute(select(meta.c.value).where(key)).scalar_one())
+            while version < SCHEMA_VERSION:
+                MIGRATIONS[version](conn)
+                version += 1
+            conn.execute(update(meta).where(key).values(value=str(version)))
 
     @property
     def schema_version(self) -> int:
         """The schema version recorded in the database."""
-        with self._tx() as conn:
+        with self._errors("read the schema version"), self._tx() as conn:
             value = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version"))
             return int(value.scalar_one())
 
@@ -244,10 +357,8 @@ class Store:
             with self._tx() as conn:
                 conn.execute(runs.insert().values(**_run_row(record)))
 
-        try:
+        with self._errors(f"record run {record.run_id}"):
             self._retrying(action)
-        except SQLAlchemyError as exc:
-            raise StoreError(f"cannot record run {record.run_id}: {exc}") from None
 
     def update_run(self, run_id: str, **values: Any) -> None:
         """Update fields of a run (JSON fields given as Python objects)."""
@@ -259,11 +370,12 @@ class Store:
             with self._tx() as conn:
                 conn.execute(update(runs).where(runs.c.run_id == run_id).values(**values))
 
-        self._retrying(action)
+        with self._errors(f"update run {run_id}"):
+            self._retrying(action)
 
     def get_run(self, run_id: str) -> RunRecord:
         """The run with id `run_id` (a unique prefix is enough)."""
-        with self._tx() as conn:
+        with self._errors("read runs"), self._tx() as conn:
             rows = conn.execute(select(runs).where(runs.c.run_id.startswith(run_id))).fetchall()
         exact = [r for r in rows if r.run_id == run_id]
         if exact:
@@ -272,7 +384,7 @@ class Store:
             return _run_from_row(rows[0])
         if not rows:
             raise NotFoundError(
-                f"no run {run_id!r} in the store {self.url} (`evalsuite runs` lists them)"
+                f"no run {run_id!r} in the store {self.display_url} (`evalsuite runs` lists them)"
             )
         raise UsageError(
             f"run id prefix {run_id!r} is ambiguous: " + ", ".join(r.run_id for r in rows[:5])
@@ -280,58 +392,167 @@ class Store:
 
     def list_runs(self) -> list[RunRecord]:
         """All runs, oldest first."""
-        with self._tx() as conn:
+        with self._errors("read runs"), self._tx() as conn:
             rows = conn.execute(select(runs).order_by(runs.c.started_at, runs.c.run_id))
             return [_run_from_row(r) for r in rows]
+
+    def runs_with_content(self, content_hash: str) -> list[str]:
+        """Ids of the runs whose stored content has this fingerprint, oldest first."""
+        with self._errors("read runs"), self._tx() as conn:
+            return self._runs_with_content(conn, content_hash)
+
+    @staticmethod
+    def _runs_with_content(conn: Connection, content_hash: str) -> list[str]:
+        query = (
+            select(runs.c.run_id)
+            .where(runs.c.content_hash == content_hash)
+            .order_by(runs.c.started_at, runs.c.run_id)
+        )
+        return [row.run_id for row in conn.execute(query)]
 
     # attempts --------------------------------------------------------------------------
 
     def record_attempts(self, run_id: str, records: Sequence[AttemptRecord]) -> int:
-        """Upsert attempts of `run_id` on (item_id, epoch); return how many rows were written."""
+        """Upsert attempts of `run_id` on (item_id, epoch); return how many rows were written.
+
+        Any number of records, in one transaction, `BATCH_ROWS` rows per statement; a
+        record that is not valid (e.g. a harness error with a score) writes nothing.
+        """
         if not records:
             return 0
-        now = _now()
-        rows = [_attempt_row(run_id, r, now) for r in records]
+        unique = _latest_per_key(records)
 
         def action() -> None:
             with self._tx() as conn:
-                conn.execute(self._upsert(rows))
+                self._write_attempts(conn, run_id, unique)
 
-        try:
+        with self._errors(f"record attempts of run {run_id}"):
             self._retrying(action)
-        except SQLAlchemyError as exc:
-            raise StoreError(f"cannot record attempts of run {run_id}: {exc}") from None
-        return len(rows)
+        return len(unique)
 
-    def _upsert(self, rows: list[dict[str, Any]]) -> Any:
+    def _write_attempts(
+        self, conn: Connection, run_id: str, records: Sequence[AttemptRecord]
+    ) -> None:
+        now = _now()
+        statement = self._upsert_statement()
+        for chunk in _chunks(records, BATCH_ROWS):
+            conn.execute(statement, [_attempt_row(run_id, r, now) for r in chunk])
+
+    def _upsert_statement(self) -> Any:
         keys = ["run_id", "item_id", "epoch"]
-        if self.engine.dialect.name == "postgresql":
+        dialect = self.engine.dialect.name
+        if dialect == "postgresql":
             from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-            pg_stmt = pg_insert(attempts).values(rows)
+            pg_stmt = pg_insert(attempts)
             updates = {
                 c.name: pg_stmt.excluded[c.name] for c in attempts.columns if c.name not in keys
             }
             return pg_stmt.on_conflict_do_update(index_elements=keys, set_=updates)
-        if self.engine.dialect.name != "sqlite":  # pragma: no cover - unique key still guards
-            return attempts.insert().values(rows)
+        if dialect != "sqlite":  # pragma: no cover - the unique key still guards
+            return insert(attempts)
         from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-        stmt = sqlite_insert(attempts).values(rows)
+        stmt = sqlite_insert(attempts)
         updates = {c.name: stmt.excluded[c.name] for c in attempts.columns if c.name not in keys}
         return stmt.on_conflict_do_update(index_elements=keys, set_=updates)
 
+    def add_ingested_run(
+        self,
+        record: RunRecord,
+        records: Sequence[AttemptRecord],
+        *,
+        identity: Mapping[str, str],
+        again: bool = False,
+    ) -> IngestStored:
+        """Store an ingested run and its attempts in one transaction, unless already stored.
+
+        The run's content fingerprint (`ingest_fingerprint` over the rows written) is
+        recorded in ``runs.content_hash``. When a run with the same fingerprint exists and
+        `again` is false, nothing is written and the existing runs are returned. The check
+        and the insert hold one lock (the fingerprint's `ingest_claims` row), so concurrent
+        ingests of the same content store it once.
+
+        Raises:
+            UsageError: two records share (item_id, epoch), or a record is not valid.
+        """
+        if len({(r.item_id, r.epoch) for r in records}) < len(records):
+            raise UsageError(f"run {record.run_id}: two attempts share an (item_id, epoch)")
+        content_hash = ingest_fingerprint(asdict(record), identity, _content_columns(records))
+        stored = replace(record, content_hash=content_hash)
+
+        def action() -> IngestStored:
+            with self._tx() as conn:
+                self._claim(conn, content_hash)
+                existing = tuple(self._runs_with_content(conn, content_hash))
+                if existing and not again:
+                    return IngestStored(content_hash, None, existing)
+                conn.execute(runs.insert().values(**_run_row(stored)))
+                self._write_attempts(conn, record.run_id, records)
+                return IngestStored(content_hash, record.run_id, existing)
+
+        with self._errors(f"record ingested run {record.run_id}"):
+            return self._retrying(action)
+
+    def _claim(self, conn: Connection, content_hash: str) -> None:
+        """Write the fingerprint's claim row: a lock held until the transaction ends."""
+        values = {"content_hash": content_hash, "claimed_at": _now()}
+        dialect = self.engine.dialect.name
+        refresh = {"claimed_at": values["claimed_at"]}
+        if dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+            lite = sqlite_insert(ingest_claims).values(**values)
+            conn.execute(lite.on_conflict_do_update(index_elements=["content_hash"], set_=refresh))
+            return
+        if dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            pg = pg_insert(ingest_claims).values(**values)
+            conn.execute(pg.on_conflict_do_update(index_elements=["content_hash"], set_=refresh))
+            return
+        claimed = conn.execute(  # pragma: no cover - other databases
+            update(ingest_claims)
+            .where(ingest_claims.c.content_hash == content_hash)
+            .values(claimed_at=values["claimed_at"])
+        )
+        if claimed.rowcount == 0:  # pragma: no cover
+            conn.execute(insert(ingest_claims).values(**values))
+
     def attempt_keys(self, run_id: str) -> set[tuple[str, int]]:
         """(item_id, epoch) pairs already recorded for a run."""
-        with self._tx() as conn:
+        with self._errors(f"read attempts of run {run_id}"), self._tx() as conn:
             rows = conn.execute(
                 select(attempts.c.item_id, attempts.c.epoch).where(attempts.c.run_id == run_id)
             )
             return {(r.item_id, int(r.epoch)) for r in rows}
 
+    def top_error_reasons(self, run_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+        """Each run's most frequent harness error reason and its count (runs with errors only).
+
+        Reads only the harness error rows of the runs named (the run id index), so listing
+        runs stays fast however many attempts the store holds.
+        """
+        if not run_ids:
+            return {}
+        query = (
+            select(attempts.c.run_id, attempts.c.reason, func.count().label("n"))
+            .where(attempts.c.run_id.in_(list(run_ids)))
+            .where(attempts.c.outcome == "harness_error")
+            .group_by(attempts.c.run_id, attempts.c.reason)
+        )
+        best: dict[str, tuple[str, int]] = {}
+        with self._errors("read harness errors"), self._tx() as conn:
+            for row in conn.execute(query):
+                reason, n = str(row.reason or "unknown error"), int(row.n)
+                current = best.get(row.run_id)
+                if current is None or (-n, reason) < (-current[1], current[0]):
+                    best[row.run_id] = (reason, n)
+        return best
+
     def attempts(self, run_id: str) -> pd.DataFrame:
         """The run's attempts as a DataFrame with `ATTEMPT_COLUMNS` (NaN score = excluded)."""
-        with self._tx() as conn:
+        with self._errors(f"read attempts of run {run_id}"), self._tx() as conn:
             frame = pd.read_sql(
                 select(attempts)
                 .where(attempts.c.run_id == run_id)
@@ -351,43 +572,61 @@ class Store:
                 conn.execute(attempts.delete().where(attempts.c.run_id == run_id))
                 conn.execute(runs.delete().where(runs.c.run_id == run_id))
 
-        self._retrying(action)
+        with self._errors(f"delete run {run_id}"):
+            self._retrying(action)
 
     # deployment outcomes ---------------------------------------------------------------
 
     def add_outcomes(self, records: Iterable[tuple[OutcomeRecord, str]]) -> int:
         """Insert outcomes with their fingerprints; existing fingerprints are skipped.
 
+        Insert-or-ignore on the unique fingerprint (never check-then-insert), so concurrent
+        imports of the same observations add each once and none of them fails.
+
         Returns:
             The number of new rows.
         """
         now = _now()
         batch = [dict(asdict(r), fingerprint=fp, recorded_at=now) for r, fp in records]
-        if not batch:
+        unique = list({b["fingerprint"]: b for b in batch}.values())
+        if not unique:
             return 0
+        statement = self._insert_or_ignore_outcomes()
 
         def action() -> int:
             with self._tx() as conn:
-                existing = {
-                    row.fingerprint
-                    for row in conn.execute(
-                        select(outcomes.c.fingerprint).where(
-                            outcomes.c.fingerprint.in_([b["fingerprint"] for b in batch])
-                        )
-                    )
-                }
-                fresh = [b for b in batch if b["fingerprint"] not in existing]
-                unique = list({b["fingerprint"]: b for b in fresh}.values())
-                if unique:
-                    conn.execute(outcomes.insert(), unique)
-                return len(unique)
+                return sum(
+                    len(conn.execute(statement, chunk).fetchall())
+                    for chunk in _chunks(unique, BATCH_ROWS)
+                )
 
-        return self._retrying(action)
+        with self._errors("record deployment outcomes"):
+            return self._retrying(action)
+
+    def _insert_or_ignore_outcomes(self) -> Any:
+        dialect = self.engine.dialect.name
+        if dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            return (
+                pg_insert(outcomes)
+                .on_conflict_do_nothing(index_elements=["fingerprint"])
+                .returning(outcomes.c.fingerprint)
+            )
+        if dialect != "sqlite":  # pragma: no cover - the unique key still guards
+            return insert(outcomes).returning(outcomes.c.fingerprint)
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return (
+            sqlite_insert(outcomes)
+            .on_conflict_do_nothing(index_elements=["fingerprint"])
+            .returning(outcomes.c.fingerprint)
+        )
 
     def outcomes(self, metric: str | None = None) -> pd.DataFrame:
         """Deployment outcomes (optionally of one metric), oldest observation first."""
         query = select(outcomes).order_by(outcomes.c.observed_at, outcomes.c.id)
         if metric is not None:
             query = query.where(outcomes.c.metric == metric)
-        with self._tx() as conn:
+        with self._errors("read deployment outcomes"), self._tx() as conn:
             return pd.read_sql(query, conn)

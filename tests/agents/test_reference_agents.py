@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib.util
+import re
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +15,13 @@ from inspect_ai.log import EvalLog, ModelEvent
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
 from inspect_ai.tool import ToolInfo
 
+from evalsuite._core.layout import Layout
 from evalsuite._core.seeds import derive_seed
-from evalsuite.agents import AGENTS, ReferenceAgents, _support
+from evalsuite.agents import AGENTS, ReferenceAgents, _support, _support_parse
 from evalsuite.agents._arith import arith_answer, solve
 from evalsuite.agents._common import seeded_rng
+from tests.helpers import json_out
+from tests.run.conftest import make_probe_project
 from tests.tasks.support_helpers import (
     ARITH_ITEMS,
     ROOT,
@@ -134,6 +139,98 @@ def test_same_seed_same_episode_other_seed_differs() -> None:
         assert runs[0] == runs[1]
         differs += runs[0] != runs[2]
     assert differs > 0
+
+
+def _undated(item: dict[str, Any]) -> dict[str, Any]:
+    """The item with the ticket's opening date taken out of its header."""
+    text = re.sub(r" \| opened \d{4}-\d{2}-\d{2}", "", item["input"], count=1)
+    assert "opened" not in text.partition("\n\n")[0]
+    return {**item, "input": text}
+
+
+def _host_date(day: date) -> type[date]:
+    """A `date` class whose ``today()`` is `day` (the host's clock, as the test sets it)."""
+
+    class HostDate(date):
+        @classmethod
+        def today(cls) -> HostDate:
+            return cls(day.year, day.month, day.day)
+
+    return HostDate
+
+
+def test_agents_never_read_the_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 10.18: a ticket without an opening date plays out the same whatever the date is."""
+    items = [
+        _undated(it)
+        for it in stratified(dev_items(), 4)
+        if it["metadata"]["intent"] in ("refund", "refund_outside_window")
+    ]
+    played = []
+    for day in (date(2025, 1, 2), date(2031, 7, 9)):
+        monkeypatch.setattr(_support_parse, "date", _host_date(day))
+        played.append(
+            {
+                (agent, it["id"]): simulate(agent, it, derive_seed(SEED, it["id"], 1))
+                for agent in AGENTS
+                for it in items
+            }
+        )
+    assert played[0] == played[1]
+
+
+def test_a_ticket_without_an_opening_date_is_held_not_guessed() -> None:
+    """Without a clock the refund window cannot be checked: no refund, the ticket pending."""
+    careful = _support.PROFILES["improved"]
+    assert careful.skip_window_check < 1.0
+    held = 0
+    for item in stratified(dev_items(), 4):
+        if item["metadata"]["intent"] != "refund":
+            continue
+        ticket = _support_parse.parse_ticket(_undated(item)["input"])
+        assert ticket.today is None and ticket.ticket_id == item["metadata"]["ticket_id"]
+        state, calls = simulate("improved", _undated(item), seed=3)
+        if "refund" not in [name for name, _ in calls]:
+            held += 1
+            assert state["tickets"][0]["status"] == "pending", item["id"]
+            assert any("refund window" in args.get("message", "") for _, args in calls)
+    assert held > 0
+
+
+def test_a_year_less_date_needs_the_tickets_date() -> None:
+    assert _support_parse.claimed_date("delivered on 3/2", "2025-06-16") == "2025-02-03"
+    assert _support_parse.claimed_date("delivered on 3/9", "2025-06-16") == "2024-09-03"
+    assert _support_parse.claimed_date("delivered on 3/2", None) is None
+    assert _support_parse.claimed_date("delivered on 3/2/2025", None) == "2025-02-03"
+    # 29 February of a leap year that would fall after the ticket: no such day a year before
+    assert _support_parse.claimed_date("it came 29/2", "2024-02-10") is None
+
+
+# ---- suites the agents do not know ----------------------------------------------------------
+@pytest.mark.parametrize("split", ["dev", "holdout"])
+def test_an_unknown_suite_is_refused_before_any_attempt(tmp_path: Path, split: str) -> None:
+    """Issue 10.16: no 0.000 run of a scripted agent on a task it has no policy for."""
+    project = make_probe_project(tmp_path)
+    layout = Layout(project.root)
+    result = project.invoke(
+        "run", "probe@1.0.0", "--model", "evalsuite/improved", "--split", split, "--json"
+    )
+    assert result.exit_code == 2, result.stdout + result.stderr
+    message = " ".join(json_out(result)["message"].split())
+    assert "suites only: arith (family arith), support (family support_desk)" in message
+    assert "'probe' has a family it has no policy for (probe)" in message
+    assert json_out(project.invoke("runs", "--json")) == []
+    assert not layout.ledger_file("probe").exists()  # no holdout look spent
+
+
+def test_the_agents_know_the_example_suites_and_nothing_else() -> None:
+    for agent in AGENTS:
+        api = ReferenceAgents(agent)
+        assert api.refuse_suite("support", ["support_desk"]) is None
+        assert api.refuse_suite("arith", ["arith"]) is None
+        refusal = api.refuse_suite("mixed", ["arith", "other", "more"])
+        assert refusal is not None and f"evalsuite/{agent}" in refusal
+        assert "families it has no policy for (more, other)" in refusal
 
 
 # ---- support desk: end to end through inspect -------------------------------------------------

@@ -39,6 +39,8 @@ def test_tau_bench_trials_ingest_as_one_run_of_50_items_by_4_epochs(
         "gpt-4o",
         "--epoch-base",
         "0",
+        "--ignore-column",
+        "n_turns",
         "--json",
     )
     assert result.exit_code == 0, result.stderr
@@ -65,12 +67,12 @@ def _csv(tmp_path: Path, text: str) -> Path:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("model,item_id,epoch,score\nm,a,1,1.5\n", "row 2: score 1.5 is outside [0, 1]"),
-        ("model,item_id,epoch,score\nm,a,1,x\n", "row 2: score 'x' is not a number"),
-        ("model,item_id,epoch,score\nm,a,0,1\n", "row 2: epoch 0 is below 1"),
-        ("model,item_id,epoch,score\nm,a,1,1\nm,a,1,0\n", "row 3: duplicate"),
+        ("model,item_id,epoch,score\nm,a,1,1.5\n", "line 2: score 1.5 is outside [0, 1]"),
+        ("model,item_id,epoch,score\nm,a,1,x\n", "line 2: score 'x' is not a number"),
+        ("model,item_id,epoch,score\nm,a,0,1\n", "line 2: epoch 0 is below 1"),
+        ("model,item_id,epoch,score\nm,a,1,1\nm,a,1,0\n", "line 3: duplicate"),
         ("model,item_id,epoch,score,outcome\nm,a,1,0,crash\n", "outcome 'crash' is not one"),
-        ("model,item_id,epoch,score,outcome\nm,a,1,0,harness_error\n", "must leave score empty"),
+        ("model,item_id,epoch,score,outcome\nm,a,1,0,harness_error\n", "leaves score empty"),
         ("model,item,epoch,score\nm,a,1,1\n", "missing column(s) ['item_id']"),
         ("model,item_id,epoch,score\n", "no data rows"),
     ],
@@ -90,9 +92,11 @@ def test_csv_with_harness_errors_and_several_models(empty_project: Project, tmp_
         "a,i1,1,1,s1,scored\na,i2,1,,s2,harness_error\n"
         "b,i1,1,0,s1,limit\nb,i2,1,0.5,s2,\n"
     )
-    out = json_out(
-        empty_project.invoke("ingest", str(_csv(tmp_path, content)), "--format", "csv", "--json")
+    result = empty_project.invoke(
+        "ingest", str(_csv(tmp_path, content)), "--format", "csv", "--json"
     )
+    assert result.exit_code == 5  # stored, flagged invalid, like `evalsuite run`
+    out = json_out(result)
     assert [r["model"] for r in out["runs"]] == ["a", "b"]
     store = _store(empty_project)
     a = store.attempts(out["runs"][0]["run_id"])

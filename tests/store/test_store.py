@@ -178,3 +178,161 @@ def test_many_processes_opening_a_new_store_at_once(tmp_path: Path) -> None:
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 6, [o[1][-300:] for o in outs]
     assert {o[0].strip() for o in outs} == {str(SCHEMA_VERSION)}
+
+
+# issue 10, item 8: bounded batches -------------------------------------------------------
+
+
+def test_record_attempts_of_any_size_in_bounded_batches(store: Store) -> None:
+    from sqlalchemy import event
+
+    from evalsuite.store._store import BATCH_ROWS
+
+    n = 40_000  # one multi-row INSERT of this many rows binds 640,000 variables
+    store.create_run(_run("big", planned=n))
+    sizes: list[int] = []
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def _count(conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
+        if statement.lstrip().upper().startswith("INSERT INTO ATTEMPTS"):
+            sizes.append(len(parameters) if executemany else 1)
+
+    written = store.record_attempts(
+        "big", [_attempt(f"i{i:05d}", 1, score=i % 2) for i in range(n)]
+    )
+    assert written == n
+    frame = store.attempts("big")
+    assert len(frame) == n
+    assert frame["score"].sum() == n // 2
+    assert sum(sizes) == n
+    assert max(sizes) <= BATCH_ROWS
+
+
+def test_a_bad_record_in_a_late_batch_writes_nothing(store: Store) -> None:
+    from evalsuite.store._store import BATCH_ROWS
+
+    store.create_run(_run("r1"))
+    records = [_attempt(f"i{i}", 1) for i in range(BATCH_ROWS * 2)]
+    records.append(_attempt("bad", 1, outcome="harness_error", score=0.0))
+    with pytest.raises(UsageError, match="never scored"):
+        store.record_attempts("r1", records)
+    assert len(store.attempts("r1")) == 0  # one transaction: the good batches are rolled back
+
+
+def test_repeated_keys_in_one_call_keep_the_last(store: Store) -> None:
+    store.create_run(_run())
+    store.record_attempts("r1", [_attempt("i1", 1, score=0.0), _attempt("i1", 1, score=1.0)])
+    assert list(store.attempts("r1")["score"]) == [1.0]
+
+
+# issue 10, item 9: errors never carry SQL or its parameters ------------------------------
+
+SECRET = "do-not-print-7f3a"
+
+
+def test_store_errors_name_no_sql_and_no_parameters(store: Store) -> None:
+    import dataclasses
+
+    run = dataclasses.replace(_run("dup"), model=SECRET, spec={"note": SECRET})
+    store.create_run(run)
+    with pytest.raises(StoreError) as duplicate:
+        store.create_run(run)
+    store.create_run(_run("r1"))
+    with pytest.raises(StoreError) as not_null:
+        store.record_attempts(
+            "r1",
+            [AttemptRecord(item_id=SECRET, epoch=1, stratum=None, outcome="scored", score=1.0)],  # type: ignore[arg-type]
+        )
+    with pytest.raises(StoreError) as outcome:
+        store.add_outcomes([(OutcomeRecord(model=None, metric=SECRET, value=1.0), SECRET)])  # type: ignore[arg-type]
+    for raised in (duplicate, not_null, outcome):
+        message = str(raised.value)
+        assert SECRET not in message
+        assert "[SQL" not in message
+        assert "INSERT" not in message.upper()
+        assert "parameters" not in message
+        assert len(message) < 400
+        assert "constraint failed" in message  # the database's one-line reason is kept
+
+
+def test_a_postgresql_detail_line_with_key_values_is_not_shown(store: Store) -> None:
+    from sqlalchemy.exc import IntegrityError as SAIntegrityError
+
+    driver_error = Exception(
+        'duplicate key value violates unique constraint "outcomes_fingerprint_key"\n'
+        f"DETAIL:  Key (fingerprint)=({SECRET}) already exists."
+    )
+    with pytest.raises(StoreError) as raised, store._errors("record outcomes"):
+        raise SAIntegrityError("INSERT INTO outcomes ...", {"fingerprint": SECRET}, driver_error)
+    assert SECRET not in str(raised.value)
+    assert "violates unique constraint" in str(raised.value)
+
+
+def test_a_password_in_the_store_url_is_never_printed() -> None:
+    with pytest.raises(StoreError) as raised:
+        Store(f"postgresql://evals:{SECRET}@127.0.0.1:1/evals")
+    assert SECRET not in str(raised.value)
+    assert "127.0.0.1" in str(raised.value)
+
+
+# issue 10, item 10: one run per content, even under concurrent ingests -------------------
+
+_INGEST_AFTER_GO = """
+import sys, time, pathlib
+from evalsuite.store import AttemptRecord, RunRecord, Store
+url, ready, go, run_id = sys.argv[1:5]
+store = Store(url)
+records = [
+    AttemptRecord(item_id=f"i{i}", epoch=e, stratum="s", outcome="scored", score=float(i % 2))
+    for i in range(300) for e in (1, 2)
+]
+run = RunRecord(run_id=run_id, model="m", epochs=2, planned=600, status="complete",
+                source="csv", started_at="2026-01-01T00:00:00+00:00")
+pathlib.Path(ready).touch()
+while not pathlib.Path(go).exists():
+    time.sleep(0.005)
+stored = store.add_ingested_run(run, records, identity={})
+print(stored.run_id or "skipped", ",".join(stored.existing))
+"""
+
+
+def test_concurrent_ingests_of_the_same_content_store_it_once(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import time
+
+    url = f"sqlite:///{tmp_path / 'race.sqlite'}"
+    Store(url)
+    go = tmp_path / "go"
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                _INGEST_AFTER_GO,
+                url,
+                str(tmp_path / f"r{n}"),
+                str(go),
+                f"run-{n}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(5)
+    ]
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not all(
+        (tmp_path / f"r{n}").exists() or p.poll() is not None for n, p in enumerate(procs)
+    ):
+        time.sleep(0.01)
+    go.touch()
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 5, [err[-500:] for _, err in outs]
+    results = [out.split() for out, _ in outs]
+    winners = [r[0] for r in results if r[0] != "skipped"]
+    assert len(winners) == 1
+    assert all(r[1] == winners[0] for r in results if r[0] == "skipped")
+    store = Store(url)
+    assert [r.run_id for r in store.list_runs()] == winners
+    assert len(store.attempts(winners[0])) == 600
