@@ -517,7 +517,9 @@ def freeze(
     note: str | None = None,
     retire: Sequence[str] = (),
 ) -> FreezeResult:
-    """Freeze `suite_name` as `version` (docs/architecture.md, "Data model": Manifest, Split, Vault).
+    """Freeze `suite_name` as `version`.
+
+    See docs/architecture.md, "Data model": Manifest, Split, Vault.
 
     Args:
         layout: The project.
