@@ -10,6 +10,12 @@ Public API::
 from evalsuite.manifest._catalog import frozen_versions, load_manifest, parse_ref
 from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT, NGRAM_SIZE, SHORT_MIN, item_texts
 from evalsuite.manifest._freeze import FreezeResult, freeze, load_holdout_items
+from evalsuite.manifest._freeze_audit import (
+    AuditOutcome,
+    FreezeAudit,
+    FreezeCandidate,
+    audit_file_path,
+)
 from evalsuite.manifest._history import HashSources, history_check
 from evalsuite.manifest._items import (
     Item,
@@ -19,7 +25,13 @@ from evalsuite.manifest._items import (
     load_suite_items,
     read_item_source,
 )
-from evalsuite.manifest._schema import Manifest, ManifestItem, read_manifest
+from evalsuite.manifest._schema import (
+    AuditStamp,
+    Manifest,
+    ManifestItem,
+    compute_manifest_hash,
+    read_manifest,
+)
 from evalsuite.manifest._split import Split, split_salt, stratified_split
 from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, list_suite_names, load_suite
 from evalsuite.manifest._vault import KeySpec, VaultKey, check_vault_key, open_vault, resolve_key
@@ -29,7 +41,11 @@ __all__ = [
     "FINGERPRINT_FORMAT",
     "NGRAM_SIZE",
     "SHORT_MIN",
+    "AuditOutcome",
+    "AuditStamp",
     "FamilyConfig",
+    "FreezeAudit",
+    "FreezeCandidate",
     "FreezeResult",
     "HashSources",
     "Item",
@@ -42,7 +58,9 @@ __all__ = [
     "SuiteConfig",
     "VaultKey",
     "VerifyReport",
+    "audit_file_path",
     "check_vault_key",
+    "compute_manifest_hash",
     "freeze",
     "frozen_versions",
     "history_check",

@@ -3,8 +3,11 @@
 This is the only stage (with task code and the reference agents) that imports `inspect_ai`.
 """
 
+from evalsuite.run._action import action_space_problems, check_action_space
 from evalsuite.run._episode import (
     EPISODE_KEY,
+    GUARDED_KEY,
+    TOOL_LIMIT_KEY,
     EpisodeSpec,
     EpisodeState,
     HarnessFault,
@@ -13,6 +16,7 @@ from evalsuite.run._episode import (
     episode_spec,
     guarded_call,
 )
+from evalsuite.run._hooks import SampleSink, active_sink
 from evalsuite.run._ingest import (
     CsvOptions,
     IngestedRun,
@@ -32,14 +36,17 @@ from evalsuite.run._runner import (
     run_suite,
 )
 from evalsuite.run._samples import item_to_sample, standalone_samples
+from evalsuite.run._scores import ScoreRule, pick_scores, to_unit
 from evalsuite.run._spec import RunSpec
 
 __all__ = [
     "CSV_COLUMNS",
     "CSV_EXAMPLE",
     "EPISODE_KEY",
+    "GUARDED_KEY",
     "LIMIT_OUTCOME",
     "SCORE_REASON_OUTCOME",
+    "TOOL_LIMIT_KEY",
     "CsvOptions",
     "EpisodeSpec",
     "EpisodeState",
@@ -50,7 +57,12 @@ __all__ = [
     "RunInterrupted",
     "RunResult",
     "RunSpec",
+    "SampleSink",
+    "ScoreRule",
     "SkippedRun",
+    "action_space_problems",
+    "active_sink",
+    "check_action_space",
     "classify_sample",
     "episode_seed",
     "episode_setup",
@@ -60,7 +72,9 @@ __all__ = [
     "ingest_inspect",
     "item_to_sample",
     "load_task_function",
+    "pick_scores",
     "plan_attempts",
     "run_suite",
     "standalone_samples",
+    "to_unit",
 ]
