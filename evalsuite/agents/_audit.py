@@ -92,7 +92,10 @@ class AuditModel(ModelAPI):
         }
         probe = next((p for p in family.probes if p.name == name), None)
         if probe is not None:
-            store().set(APPLIES_KEY, probe.applies(metadata))
+            applies = probe.applies(metadata)
+            store().set(APPLIES_KEY, applies)
+            if not applies:  # not an exploit on this item: nothing to try
+                policy = null_policy
         episode = Episode(
             item_id=spec.item_id,
             epoch=spec.epoch,

@@ -6,7 +6,7 @@ the oracle solves every item, that doing nothing, trivial policies and exploit p
 pay, that episodes are isolated and deterministic, that rewards are neither clipped nor
 rounded, that limits are explicit, and that the tools did not change since the freeze.
 Results are stored with the version (`store_audit`); every command shows a version's status
-(`audit_status`). See docs/design/grader-audit.md.
+(`evalsuite.manifest.audit_status`). See docs/design/grader-audit.md.
 """
 
 from evalsuite.audit._canary import CanaryProbe, canary_probe, split_canary
@@ -18,20 +18,12 @@ from evalsuite.audit._leaks import (
     default_secrets,
     default_surface,
 )
-from evalsuite.audit._record import (
-    AuditStatus,
-    audit_status,
-    audit_text,
-    read_audit_file,
-    store_audit,
-    suite_audit_status,
-)
+from evalsuite.audit._record import audit_text, store_audit
 from evalsuite.audit._report import Check, FamilyAudit, GraderAudit
 from evalsuite.audit._staging import FreezeAuditor, declared_action_spaces
 
 __all__ = [
     "AuditOptions",
-    "AuditStatus",
     "CanaryProbe",
     "Check",
     "FamilyAudit",
@@ -42,15 +34,12 @@ __all__ = [
     "audit_graders",
     "audit_leaks",
     "audit_manifest",
-    "audit_status",
     "audit_text",
     "canary_probe",
     "declared_action_spaces",
     "default_secrets",
     "default_surface",
-    "read_audit_file",
     "schedule_of",
     "split_canary",
     "store_audit",
-    "suite_audit_status",
 ]

@@ -223,7 +223,11 @@ def reward_check(
     numeric = [e for e in episodes if isinstance(e.raw, float) and e.outcome == "scored"]
     outside = sorted(
         {e.item_id for e in numeric if not low <= float(e.raw) <= high}  # type: ignore[arg-type]
-        | {e.item_id for e in episodes if e.reason and "outside" in e.reason}
+        | {
+            e.item_id
+            for e in episodes
+            if e.outcome == "harness_error" and e.reason and " is outside " in e.reason
+        }
     )
     altered = sorted(
         e.item_id

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evalsuite._core.hashing import content_hash
+from evalsuite.manifest import AUDIT_UNHASHED
 
 __all__ = ["UNHASHED", "Check", "CheckStatus", "FamilyAudit", "GraderAudit"]
 
 CheckStatus = Literal["passed", "failed", "not_recorded", "skipped"]
-UNHASHED = ("runs", "seconds", "logs")
+UNHASHED = AUDIT_UNHASHED
 """Fields of the results that vary between identical audits (left out of the hash)."""
 
 

@@ -197,6 +197,7 @@ def run_sweep(
             epochs=len(sweep.schedule),
             seed=sweep.seed,
             max_retries=0,
+            log_samples=False,
             items=list(sweep.items) if sweep.items is not None else None,
             model_family=AUDIT_MODEL_FAMILY,
             purpose=sweep.purpose,

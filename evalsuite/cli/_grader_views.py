@@ -78,7 +78,7 @@ def print_grader_audit(result: Mapping[str, Any]) -> None:
 
 def verify_audit(ctx: Context, report: VerifyReport) -> dict[str, Any] | None:
     """The audit status and action-space check of a verified version (problems added)."""
-    from evalsuite.audit import audit_status
+    from evalsuite.manifest import audit_status
     from evalsuite.run import action_space_problems, load_task_function
 
     if report.version is None:
@@ -122,7 +122,7 @@ def print_audit_line(audit: Mapping[str, Any] | None) -> None:
 
 
 def _status(layout: Layout, suite: str | None, version: str | None) -> tuple[str, str, str | None]:
-    from evalsuite.audit import suite_audit_status
+    from evalsuite.manifest import suite_audit_status
 
     status = suite_audit_status(layout, suite, version)
     return status.state, status.detail, status.marker()

@@ -22,6 +22,7 @@ from evalsuite.cli._common import (
     key_file_option,
     pass_context,
 )
+from evalsuite.cli._grader_views import audit_field, mark
 from evalsuite.errors import InvalidRunError, UsageError
 from evalsuite.manifest import parse_ref
 from evalsuite.store import Store, default_store_url
@@ -215,9 +216,11 @@ def run_cmd(
             resume=resume,
         )
     health = result.health
+    audit = audit_field(ctx, result.run.suite, result.run.version)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(result.to_dict() | {"audit": audit})
     else:
+        mark(ctx, result.run.suite, result.run.version)
         state = (
             Text("valid", style="bold green") if health.valid else Text("INVALID", style="bold red")
         )
@@ -254,6 +257,7 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
 
     records = [r for r in open_store(ctx).list_runs() if suite is None or r.suite == suite]
     completeness = {r.run_id: run_completeness(r, ctx.layout) for r in records}
+    audits = {(r.suite, r.version): audit_field(ctx, r.suite, r.version) for r in records}
     if as_json:
         emit_json(
             [
@@ -271,6 +275,7 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
                     "error_rate": r.error_rate,
                     "source": r.source,
                     **completeness[r.run_id].to_dict(),
+                    "audit": audits[(r.suite, r.version)]["status"],
                 }
                 for r in records
             ]
@@ -291,10 +296,15 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
             str(r.epochs),
             items + (" PARTIAL" if c.partial else ""),
             r.status,
-            health,
+            health + _audit_tag(audits[(r.suite, r.version)]),
             r.started_at[:19],
         )
     console.print(table if records else "no runs stored yet")
+
+
+def _audit_tag(audit: dict[str, object]) -> str:
+    """A run's health cell: its suite version's audit marker, when it has one."""
+    return f" · {audit['marker']}" if audit.get("marker") else ""
 
 
 _INGEST_HELP = """Store results produced elsewhere (inspect logs, or a CSV) as runs.

@@ -7,6 +7,14 @@ Public API::
     report = verify(layout, "support", "1.0.0", keys=keys)
 """
 
+from evalsuite.manifest._audit_record import (
+    AUDIT_UNHASHED,
+    AuditStatus,
+    audit_results_path,
+    audit_status,
+    read_audit_file,
+    suite_audit_status,
+)
 from evalsuite.manifest._catalog import frozen_versions, load_manifest, parse_ref
 from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT, NGRAM_SIZE, SHORT_MIN, item_texts
 from evalsuite.manifest._freeze import FreezeResult, freeze, load_holdout_items
@@ -38,11 +46,13 @@ from evalsuite.manifest._vault import KeySpec, VaultKey, check_vault_key, open_v
 from evalsuite.manifest._verify import ItemProblem, VerifyReport, verify
 
 __all__ = [
+    "AUDIT_UNHASHED",
     "FINGERPRINT_FORMAT",
     "NGRAM_SIZE",
     "SHORT_MIN",
     "AuditOutcome",
     "AuditStamp",
+    "AuditStatus",
     "FamilyConfig",
     "FreezeAudit",
     "FreezeCandidate",
@@ -59,6 +69,8 @@ __all__ = [
     "VaultKey",
     "VerifyReport",
     "audit_file_path",
+    "audit_results_path",
+    "audit_status",
     "check_vault_key",
     "compute_manifest_hash",
     "freeze",
@@ -74,10 +86,12 @@ __all__ = [
     "load_suite_items",
     "open_vault",
     "parse_ref",
+    "read_audit_file",
     "read_item_source",
     "read_manifest",
     "resolve_key",
     "split_salt",
     "stratified_split",
+    "suite_audit_status",
     "verify",
 ]

@@ -891,6 +891,7 @@ def _execute(
             log_dir=log_dir,
             log_format="json",
             log_realtime=False,
+            log_samples=spec.log_samples,
             display="none",
             retry_on_error=spec.max_retries,
             fail_on_error=False,
