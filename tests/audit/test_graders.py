@@ -196,3 +196,51 @@ def test_skipping_the_audit_needs_a_reason_and_is_recorded(tmp_path: Path) -> No
     assert "grader audit SKIPPED: known weak grader" in changelog
     verified = json_out(project.invoke("verify", "solo@1.0.0", "--json"))
     assert verified["suites"][0]["audit"]["status"] == "skipped"
+
+
+def test_a_holdout_audit_is_one_budgeted_ledgered_look(tmp_path: Path) -> None:
+    project = _clean_project(tmp_path)
+    assert project.invoke("freeze", "solo", "--version", "1.0.0").exit_code == 0
+    refused = project.invoke("audit", "solo@1.0.0", "--graders", "--split", "holdout")
+    assert refused.exit_code == 2 and "--purpose" in refused.stderr
+    result = project.invoke(
+        "audit",
+        "solo@1.0.0",
+        "--graders",
+        "--split",
+        "holdout",
+        "--purpose",
+        "audit check",
+        "--json",
+    )
+    assert result.exit_code == 0, result.stderr
+    graders = json_out(result)["graders"]
+    assert graders["split"] == "holdout" and len(graders["runs"]) == 1
+    checks = _checks(graders, "fam")
+    assert checks["isolation"]["status"] == checks["determinism"]["status"] == "skipped"
+    assert checks["oracle"]["status"] == "passed"
+    assert graders["stored"] == "manifests/solo/1.0.0.holdout-audit.json"
+    ledger = [
+        json.loads(line)
+        for line in (project.root / "holdout/solo/ACCESS.jsonl").read_text().splitlines()
+    ]
+    (access,) = [e for e in ledger if e.get("kind", "access") == "access"]
+    assert (access["model_family"], access["purpose"]) == ("evalsuite-audit", "audit check")
+    assert access["run_id"] == graders["runs"][0]
+
+
+def test_an_edited_audit_record_fails_verify(tmp_path: Path) -> None:
+    project = _clean_project(tmp_path)
+    assert project.invoke("freeze", "solo", "--version", "1.0.0").exit_code == 0
+    path = project.root / "manifests/solo/1.0.0.audit.json"
+    data = json.loads(path.read_text())
+    data["families"][0]["checks"][0]["status"] = "passed "
+    path.write_text(json.dumps(data))
+    result = project.invoke("verify", "solo@1.0.0", "--json")
+    assert result.exit_code == 3
+    (suite,) = json_out(result)["suites"]
+    assert suite["audit"]["status"] == "damaged"
+    assert any("was edited after the audit" in p for p in suite["problems"])
+    run = project.invoke("run", "solo@1.0.0", "--model", "mockllm/model", "--no-progress")
+    assert run.exit_code == 0  # the manifest still verifies; its numbers are marked
+    assert "GRADER AUDIT RECORD DAMAGED" in run.stdout

@@ -212,4 +212,5 @@ def test_the_v2_task_applies_its_declared_limits_and_version() -> None:
     )
     v1 = family_of(TASK)
     assert v1 is not None and v1.version == 1
-    assert TASK.support_desk(dataset=placeholder).time_limit is None  # version 1 relied on a default
+    # version 1 relied on a default
+    assert TASK.support_desk(dataset=placeholder).time_limit is None
