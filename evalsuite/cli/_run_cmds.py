@@ -21,6 +21,7 @@ from evalsuite.cli._common import (
     json_option,
     key_file_option,
     pass_context,
+    print_top_errors,
 )
 from evalsuite.cli._grader_views import audit_field, mark
 from evalsuite.errors import InvalidRunError, UsageError
@@ -230,12 +231,13 @@ def run_cmd(
             f"{result.run.epochs} epoch(s) · seed {result.run.seed}"
         )
         console.print(f"  mean over scored and limit attempts: {_fmt(result.mean)}")
+        limits = ", ".join(f"{k} {v}" for k, v in health.limits_by_type.items())
         console.print(
             f"  harness: {health.planned} planned, {health.scored} scored, {health.limits} "
-            f"limits {health.limits_by_type or ''}, {health.harness_errors} harness errors "
-            f"({health.error_rate:.1%}; threshold {health.threshold:.0%}) "
-            f"{health.errors_by_kind or ''}"
+            f"limits{f' ({limits})' if limits else ''}, {health.harness_errors} harness errors "
+            f"({health.error_rate:.1%}; threshold {health.threshold:.0%})"
         )
+        print_top_errors([g.to_dict() for g in health.top_errors])
     if not health.valid:
         exit_after_output(
             InvalidRunError(
@@ -255,9 +257,11 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
     """List stored runs, oldest first (partial runs, made with --limit, are flagged)."""
     from evalsuite.report import run_completeness
 
-    records = [r for r in open_store(ctx).list_runs() if suite is None or r.suite == suite]
+    store = open_store(ctx)
+    records = [r for r in store.list_runs() if suite is None or r.suite == suite]
     completeness = {r.run_id: run_completeness(r, ctx.layout) for r in records}
     audits = {(r.suite, r.version): audit_field(ctx, r.suite, r.version) for r in records}
+    top_error = store.top_error_reasons([r.run_id for r in records if r.error_rate])
     if as_json:
         emit_json(
             [
@@ -274,6 +278,11 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
                     "planned": r.planned,
                     "error_rate": r.error_rate,
                     "source": r.source,
+                    "top_error": (
+                        {"reason": top_error[r.run_id][0], "count": top_error[r.run_id][1]}
+                        if r.run_id in top_error
+                        else None
+                    ),
                     **completeness[r.run_id].to_dict(),
                     "audit": audits[(r.suite, r.version)]["status"],
                 }
@@ -300,6 +309,13 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
             r.started_at[:19],
         )
     console.print(table if records else "no runs stored yet")
+    for r in records:
+        if r.run_id in top_error:
+            reason, count = top_error[r.run_id]
+            console.print(
+                f"{r.run_id}: most frequent harness error ({count}×): {reason[:160]}"
+                f" (`evalsuite score {r.run_id}` says what to do)"
+            )
 
 
 def _audit_tag(audit: dict[str, object]) -> str:

@@ -506,7 +506,9 @@ def freeze(  # noqa: PLR0913 (one keyword per freeze option, as on the command l
     retire: Sequence[str] = (),
     audit: FreezeAudit | None = None,
 ) -> FreezeResult:
-    """Freeze `suite_name` as `version` (see DESIGN.md, "Manifest", "Split", "Vault").
+    """Freeze `suite_name` as `version`.
+
+    See docs/architecture.md, "Data model": Manifest, Split, Vault.
 
     Args:
         layout: The project.

@@ -143,7 +143,7 @@ class AuditStamp(_Frozen):
 
 
 class Manifest(_Frozen):
-    """A frozen, versioned suite (DESIGN.md, "Manifest")."""
+    """A frozen, versioned suite (docs/architecture.md, "Data model": Manifest)."""
 
     format: Literal["evalsuite-manifest/1"] = "evalsuite-manifest/1"
     suite: str

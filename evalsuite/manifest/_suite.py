@@ -63,7 +63,7 @@ class FamilyConfig(BaseModel):
 
 
 class SuiteConfig(BaseModel):
-    """A suite declaration (DESIGN.md, "Suite files")."""
+    """A suite declaration (docs/architecture.md, "Suite files")."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -1,4 +1,4 @@
-"""Keep holdout plaintext off the disk while inspect runs (INSPECT_NOTES.md, point 15).
+"""Keep holdout plaintext off the disk while inspect runs (docs/inspect.md, point 13).
 
 By default inspect writes sample content in three places besides the log: the realtime
 sample buffer, the trace log and temporary files of the ``.eval`` format. For a holdout run

@@ -138,7 +138,7 @@ class RunResult:
     hook_errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """The `run --json` payload (DESIGN.md: run_id, valid, mean, harness)."""
+        """The `run --json` payload (docs/cli.md, "run": run_id, valid, mean, harness)."""
         return {
             "run_id": self.run.run_id,
             "valid": self.health.valid,

@@ -131,12 +131,13 @@ def error_groups(attempts: pd.DataFrame, *, planned: int, top: int = 5) -> list[
                 else pd.Series(None, index=errors.index, dtype=object)
             )
             reasons = raw.fillna("unknown error").astype(str)
+            unknown = pd.Series(-1, index=errors.index)
             frame = pd.DataFrame(
                 {
                     "key": reasons.str.replace(_NUMBER, "#", regex=True),
                     "reason": reasons,
-                    "item": errors["item_id"].astype(str),
-                    "epoch": errors["epoch"],
+                    "item": errors["item_id"].astype(str) if "item_id" in errors else "",
+                    "epoch": errors.get("epoch", unknown),
                 }
             )
             firsts = frame.groupby("key", sort=False).agg(
@@ -146,11 +147,12 @@ def error_groups(attempts: pd.DataFrame, *, planned: int, top: int = 5) -> list[
                 epoch=("epoch", "first"),
             )
             for key, row in firsts.iterrows():
+                epoch = int(row["epoch"])
                 groups[str(key)] = [
                     str(row["reason"]),
                     int(row["count"]),
-                    str(row["item"]),
-                    int(row["epoch"]),
+                    str(row["item"]) or None,
+                    epoch if epoch >= 0 else None,
                 ]
     missing = max(planned - len(attempts), 0)
     if missing:

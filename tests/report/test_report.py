@@ -213,3 +213,20 @@ def test_one_mde_named_the_same_way_in_score_compare_and_report(reported: Report
     md = (out / "report.md").read_text()
     assert f"Pilot MDE: {pilot['description']}." in md
     assert f"MDE: {observed['description']}." in md
+
+
+def test_pass_k_figure_without_repeated_epochs_says_so_and_logs_no_legend_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import logging
+
+    import matplotlib.pyplot as plt
+
+    from evalsuite.report._figures import pass_k_curves
+
+    caplog.set_level(logging.WARNING)
+    fig = pass_k_curves([{"run_id": "r1", "model": "m", "pass_k": []}])
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    plt.close(fig)
+    assert "no pass@k estimate: needs repeated epochs" in texts
+    assert not [r for r in caplog.records if "legend" in r.getMessage()]

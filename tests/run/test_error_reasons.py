@@ -39,3 +39,23 @@ def test_score_and_report_show_the_top_reasons_with_an_example_and_advice(
     assert top[0]["example_item"] in markdown
     html = (out / "index.html").read_text(encoding="utf-8")
     assert 'data-table="top-errors"' in html
+
+
+def test_run_summary_and_runs_show_the_top_reason(probe_project: Project) -> None:
+    run = probe_project.invoke(
+        "run", "probe@1.0.0", "--model", "fakeagent/x", "--no-progress",
+        "--inject-faults", "0.3", "--max-retries", "0",
+    )  # fmt: skip
+    assert run.exit_code == 5
+    assert "top harness error reasons:" in run.stdout
+    assert "HarnessFault" in run.stdout and "what to do:" in run.stdout
+    assert "{" not in run.stdout  # no raw dicts in the summary
+
+    clean = probe_project.invoke("run", "probe@1.0.0", "--model", "fakeagent/x", "--json")
+    listed = {r["run_id"]: r for r in json_out(probe_project.invoke("runs", "--json"))}
+    faulty = next(r for r in listed.values() if r["valid"] is False)
+    assert faulty["top_error"]["reason"].startswith("HarnessFault")
+    assert faulty["top_error"]["count"] >= 1
+    assert listed[json_out(clean)["run_id"]]["top_error"] is None
+    text = probe_project.invoke("runs").stdout
+    assert f"{faulty['run_id']}: most frequent harness error" in text

@@ -60,14 +60,20 @@ def test_freeze_refuses_a_task_reference_that_cannot_run(
     assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 0
 
 
-def _break_task(project: Project) -> None:
-    """The task code changes after the freeze so that building the task raises."""
+def _break_task(project: Project, *, only_with_items: bool = False) -> None:
+    """The task code changes after the freeze so that building the task raises.
+
+    With `only_with_items` it raises only when built on real items (samples with metadata),
+    not on the placeholder sample the preflight uses to read the task's scorers: a failure
+    that shows only once the vault is open.
+    """
     path = project.root / "tasks" / "probe" / "task.py"
+    condition = "    if dataset and dataset[0].metadata:\n    " if only_with_items else ""
     path.write_text(
         path.read_text().replace(
             "def probe(dataset: Sequence[Sample] | None = None) -> Task:\n",
             "def probe(dataset: Sequence[Sample] | None = None) -> Task:\n"
-            "    raise RuntimeError('environment image missing')\n",
+            f"{condition}    raise RuntimeError('environment image missing')\n",
         )
     )
 
@@ -82,9 +88,20 @@ def test_a_run_whose_task_fails_to_build_stores_nothing(tmp_path: Path) -> None:
     assert json_out(project.invoke("runs", "--json")) == []  # no run left `running`
 
 
-def test_a_holdout_run_that_fails_to_start_voids_its_look(tmp_path: Path) -> None:
+def test_a_holdout_run_whose_task_cannot_be_built_spends_no_look(tmp_path: Path) -> None:
     project = make_probe_project(tmp_path, n_per_stratum=4)
     _break_task(project)
+    args = ("run", "probe@1.0.0", "--split", "holdout", "--model", "fakeagent/x")
+    result = project.invoke(*args, "--no-progress")
+    assert result.exit_code == 2
+    assert "failed to build its task" in result.stderr
+    assert json_out(project.invoke("runs", "--json")) == []
+    assert not (project.root / "holdout" / "probe" / "ACCESS.jsonl").exists()
+
+
+def test_a_holdout_run_that_fails_to_start_voids_its_look(tmp_path: Path) -> None:
+    project = make_probe_project(tmp_path, n_per_stratum=4)
+    _break_task(project, only_with_items=True)
     args = ("run", "probe@1.0.0", "--split", "holdout", "--model", "fakeagent/x")
     result = project.invoke(*args, "--no-progress")
     assert result.exit_code == 2

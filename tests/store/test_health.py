@@ -71,3 +71,15 @@ def test_run_health_carries_the_top_errors_and_a_clean_run_has_none() -> None:
     )
     assert broken.to_dict()["top_errors"][0]["kind"] == "TimeoutError"
     assert "--tool-timeout" in broken.top_errors[0].advice
+
+
+def test_a_frame_with_outcomes_and_reasons_only_still_groups() -> None:
+    # ingest judges health before rows have ids or epochs attached
+    frame = pd.DataFrame({"outcome": ["harness_error", "scored"], "reason": ["Boom: x", None]})
+    (group,) = error_groups(frame, planned=2)
+    assert (group.kind, group.count, group.example_item, group.example_epoch) == (
+        "Boom",
+        1,
+        None,
+        None,
+    )
