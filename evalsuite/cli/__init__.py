@@ -59,6 +59,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "guard_cmd",
         "Screen training curricula against the suites' fingerprints.",
     ),
+    "fingerprints": (
+        "_guard_cmd",
+        "fingerprints_cmd",
+        "Write or check current-format fingerprints of versions frozen in older formats.",
+    ),
     "audit": ("_audit_cmd", "audit_cmd", "Audit a suite version: leaks, canary probe, graders."),
     "validity": (
         "_validity_cmds",

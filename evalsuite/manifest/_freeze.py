@@ -26,7 +26,13 @@ from evalsuite.errors import (
 )
 from evalsuite.manifest._catalog import frozen_versions, load_manifest
 from evalsuite.manifest._files import file_bytes
-from evalsuite.manifest._fingerprints import fingerprint_item, render_fingerprints
+from evalsuite.manifest._fingerprints import (
+    FINGERPRINT_FORMAT,
+    describe_difference,
+    file_format,
+    fingerprint_item,
+    render_fingerprints,
+)
 from evalsuite.manifest._freeze_audit import (
     AuditOutcome,
     FreezeAudit,
@@ -386,17 +392,39 @@ def _vault_bytes_record(
 
 
 def _fingerprint_text(
-    suite: SuiteConfig, version: str, plan: _Plan, split: Mapping[str, Split]
+    suite: SuiteConfig,
+    version: str,
+    plan: _Plan,
+    split: Mapping[str, Split],
+    *,
+    existing: Manifest | None,
+    layout: Layout,
 ) -> str:
+    """The fingerprint file, in the format of the `existing` version when freezing it again.
+
+    A frozen version keeps the fingerprint format it was frozen with, so that freezing it
+    again with a newer evalsuite is still a no-op (docs/design/guard-normalisation.md).
+    """
+    frozen = _frozen_fingerprints(layout, existing) if existing is not None else None
+    fmt = (file_format(frozen) if frozen else None) or FINGERPRINT_FORMAT
     return render_fingerprints(
         (
-            fingerprint_item(e.item, split=split[i], stratum=e.stratum)
+            fingerprint_item(e.item, split=split[i], stratum=e.stratum, format=fmt)
             for i, e in plan.entries.items()
         ),
         suite=suite.name,
         version=version,
         canary=suite.canary,
+        format=fmt,
     )
+
+
+def _frozen_fingerprints(layout: Layout, manifest: Manifest) -> str | None:
+    """The fingerprint file of a frozen version, if it can be read."""
+    try:
+        return (layout.root / manifest.fingerprints.path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _changelog_line(manifest: Manifest, bump: Bump | None, now: datetime) -> str:
@@ -567,7 +595,9 @@ def freeze(  # noqa: PLR0913 (one keyword per freeze option, as on the command l
     )
     content = _manifest_content(suite, version, plan, split, parent=parent, key=key)
     record_tools(content, audit.tools if audit else None)
-    fp_text, fp_path, vault_path, staged = _stage_files(layout, suite, version, plan, split, key)
+    fp_text, fp_path, vault_path, staged = _stage_files(
+        layout, suite, version, plan, split, key, existing=existing
+    )
     content["fingerprints"] = {
         "path": fp_path.relative_to(layout.root).as_posix(),
         "sha256": sha256_bytes(fp_text.encode("utf-8")),
@@ -581,7 +611,7 @@ def freeze(  # noqa: PLR0913 (one keyword per freeze option, as on the command l
     if existing is not None:
         staged.unlink()
         if manifest_hash != existing.audited_hash():
-            raise FrozenVersionError(_refuse_message(existing, content))
+            raise FrozenVersionError(_refuse_message(layout, existing, content, fp_text))
         removed = _clean_sources(layout, suite, plan, existing) if plan.leftovers else 0
         removed_files = _clean_holdout_files(layout, plan, existing)
         logged = _complete_changelog(layout, existing, content, parent)
@@ -632,14 +662,17 @@ def _stage_files(
     plan: _Plan,
     split: Mapping[str, Split],
     key: VaultKey,
+    *,
+    existing: Manifest | None,
 ) -> tuple[str, Path, Path, Path]:
     """The fingerprint text and path, and the vault's path and its sealed, staged copy.
 
     The vault is deterministic for given content and key: it is sealed (staged) to learn its
-    hash before the manifest is written.
+    hash before the manifest is written. The fingerprints keep the format of the `existing`
+    version when it is frozen again (`_fingerprint_text`).
     """
     vault_record, records = _vault_bytes_record(layout, suite, version, plan, split, key)
-    fp_text = _fingerprint_text(suite, version, plan, split)
+    fp_text = _fingerprint_text(suite, version, plan, split, existing=existing, layout=layout)
     vault_path = layout.root / vault_record["path"]
     staged = vault_path.with_name(f".{vault_path.name}.staged")
     seal_vault(staged, records, suite=suite.name, version=version, key=key, canary=suite.canary)
@@ -701,20 +734,48 @@ def _check_bump(parent: Manifest, requested: SemVer, needed: Bump | None, suite:
         )
 
 
-def _refuse_message(existing: Manifest, content: Mapping[str, Any]) -> str:
+_NOT_LISTED = ("items", "fingerprints", "vault", "audit")
+"""Fields `_refuse_message` describes on their own (the audit stamp is not compared)."""
+
+
+def _refuse_message(
+    layout: Layout, existing: Manifest, content: Mapping[str, Any], fp_text: str
+) -> str:
+    """Why freezing `existing` again is refused: every field that differs, named."""
+    frozen_fp = _frozen_fingerprints(layout, existing)
     old = {i.id: i.hash for i in existing.items}
     new = {i["id"]: i["hash"] for i in content["items"]}
     added = sorted(set(new) - set(old))
     removed = sorted(set(old) - set(new))
     changed = sorted(i for i in set(old) & set(new) if old[i] != new[i])
-    detail = (
-        f"{len(added)} item(s) added {added[:5]}, {len(removed)} removed {removed[:5]}, "
-        f"{len(changed)} changed {changed[:5]}"
-    )
-    if not (added or removed or changed):
-        detail = "suite settings (weights, strata, families or key) differ"
+    details: list[str] = []
+    if added or removed or changed:
+        details.append(
+            f"{len(added)} item(s) added {added[:5]}, {len(removed)} removed {removed[:5]}, "
+            f"{len(changed)} changed {changed[:5]}"
+        )
+    frozen = existing.hashed_content()
+    for name in sorted(set(frozen) | set(content)):
+        if name in _NOT_LISTED or frozen.get(name) == content.get(name):
+            continue
+        details.append(
+            f"{name} frozen as {_brief(frozen.get(name))}, now {_brief(content.get(name))}"
+        )
+    if frozen["vault"] != content["vault"]:
+        details.append(f"vault {_brief(frozen['vault'])} would now be {_brief(content['vault'])}")
+    if frozen["fingerprints"] != content["fingerprints"]:
+        details.append(
+            f"fingerprint file {existing.fingerprints.path} frozen as "
+            f"{existing.fingerprints.sha256}, regenerated as "
+            f"{content['fingerprints']['sha256']} ({describe_difference(frozen_fp, fp_text)})"
+        )
     return (
         f"{existing.ref} is already frozen (manifest {existing.manifest_hash}) with other "
-        f"content: {detail}. A frozen version never changes; freeze the change as a new "
-        "version instead."
+        f"content: {'; '.join(details) or 'the manifest hash differs'}. A frozen version never "
+        "changes; freeze the change as a new version instead."
     )
+
+
+def _brief(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
