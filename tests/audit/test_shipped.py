@@ -118,3 +118,17 @@ def test_a_full_dev_audit_reproduces_the_stored_results(shipped: Project, ref: s
     )
     stored = json.loads((REPO / "manifests" / suite / f"{version}.audit.json").read_text())
     assert audit.content_hash() == stored["content_hash"]
+
+
+def test_every_shipped_version_is_screened_in_the_current_fingerprint_format(
+    shipped: Project,
+) -> None:
+    """Versions frozen in an older fingerprint format (the 2.0.0 versions too) carry a
+    derived current-format file that matches their frozen items, so `guard` screens them
+    with the current spec."""
+    result = shipped.invoke("fingerprints", "--check", "--json")
+    assert result.exit_code == 0, result.stderr
+    checked = {e["manifest"]: e["status"] for e in json_out(result)["fingerprints"]}
+    assert checked == {
+        ref: "checked" for ref in ("arith@1.0.0", "arith@2.0.0", "support@1.0.0", "support@2.0.0")
+    }
