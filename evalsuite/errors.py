@@ -15,7 +15,8 @@ code it maps to, and says what happened, what was expected, and what to do about
     │   ├── ManifestTamperedError              a manifest no longer matches its own hash
     │   ├── VaultError                         a vault is missing, corrupt or the key is wrong
     │   ├── FrozenVersionError                 a frozen version would change
-    │   └── LedgerError                        the holdout access ledger was edited
+    │   ├── LedgerError                        the holdout access ledger was edited
+    │   └── GraderAuditError                   a suite's grader audit failed, or its tools drifted
     ├── ContaminationError             exit 4  a curriculum overlaps frozen items
     ├── InvalidRunError                exit 5  harness unhealthy: too many harness errors
     ├── GateFailedError                exit 6  a regression gate failed
@@ -33,6 +34,7 @@ __all__ = [
     "EvalsuiteError",
     "FrozenVersionError",
     "GateFailedError",
+    "GraderAuditError",
     "HoldoutAccessError",
     "IncomparableRunsError",
     "InsufficientDataError",
@@ -110,6 +112,13 @@ class FrozenVersionError(IntegrityError):
 
 class LedgerError(IntegrityError):
     """The holdout access ledger was edited, reordered or truncated."""
+
+
+class GraderAuditError(IntegrityError):
+    """A suite's grader audit failed, or the tools an episode exposes differ from the frozen.
+
+    The message names the family, the check, the stratum and the items (by id).
+    """
 
 
 class ContaminationError(EvalsuiteError):

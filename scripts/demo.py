@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKSPACE = ROOT / ".evalsuite" / "demo"
 REPORT = ROOT / "reports" / "demo"
 EVALSUITE = str(Path(sys.executable).with_name("evalsuite"))
-SUITE = "support@1.0.0"
+SUITE = "support@2.0.0"
 
 
 def step(title: str, *args: str) -> str:

@@ -41,7 +41,11 @@ def test_json_contract_of_every_command(tmp_path: Path) -> None:
             "--no-progress",
         )
     )
-    assert {"run_id", "valid", "mean", "harness"} <= set(base)
+    assert {"run_id", "valid", "mean", "harness", "audit"} <= set(base)
+    assert {"status", "detail", "marker"} <= set(base["audit"])
+    verified = json_out(project.invoke("verify", "probe@1.0.0", "--json"))
+    audit_fields = {"status", "detail", "problems", "failed_checks"}
+    assert all(audit_fields <= set(s["audit"]) for s in verified["suites"])
 
     score = json_out(project.invoke("score", cand["run_id"], "--json"))
     assert {
@@ -98,7 +102,7 @@ def test_json_contract_of_every_command(tmp_path: Path) -> None:
 
     runs = json_out(project.invoke("runs", "--json"))
     assert all(
-        {"run_id", "suite", "version", "split", "model", "valid", "started_at"} <= set(r)
+        {"run_id", "suite", "version", "split", "model", "valid", "started_at", "audit"} <= set(r)
         for r in runs
     )
 

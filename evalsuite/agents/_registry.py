@@ -1,8 +1,9 @@
 """Entry point (``[project.entry-points.inspect_ai]``): the `evalsuite` model provider.
 
 Use ``--model evalsuite/baseline``, ``evalsuite/improved`` or ``evalsuite/hacker`` (the
-offline reference agents), or ``evalsuite/replay -M log=PATH`` (the outputs recorded in an
-earlier inspect log, see `evalsuite.agents._replay`).
+offline reference agents), ``evalsuite/replay -M log=PATH`` (the outputs recorded in an
+earlier inspect log, see `evalsuite.agents._replay`), or ``evalsuite/audit`` (the grader
+audit's scripted policies, only inside ``evalsuite audit --graders``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ def create_model(model_name: str, *args: Any, **kwargs: Any) -> ModelAPI:
         from evalsuite.agents._replay import ReplayModel
 
         return ReplayModel(model_name, *args, **kwargs)
+    if model_name == "audit":
+        from evalsuite.agents._audit import AuditModel
+
+        return AuditModel(model_name, *args, **kwargs)
     from evalsuite.agents._provider import ReferenceAgents
 
     return ReferenceAgents(model_name, *args, **kwargs)

@@ -1,6 +1,16 @@
-"""Audits of a frozen suite: leaks of targets to the agent, canary memorisation probes."""
+"""Audits of a frozen suite: its graders and environments, leaks of targets, canary probes.
+
+The grader audit (`audit_graders`, ``evalsuite audit SUITE@X.Y.Z --graders``) plays each
+family's scripted policies (`evalsuite.kit.Family`) through the real runner and checks that
+the oracle solves every item, that doing nothing, trivial policies and exploit probes do not
+pay, that episodes are isolated and deterministic, that rewards are neither clipped nor
+rounded, that limits are explicit, and that the tools did not change since the freeze.
+Results are stored with the version (`store_audit`); every command shows a version's status
+(`evalsuite.manifest.audit_status`). See docs/design/grader-audit.md.
+"""
 
 from evalsuite.audit._canary import CanaryProbe, canary_probe, split_canary
+from evalsuite.audit._graders import AuditOptions, audit_graders, audit_manifest, schedule_of
 from evalsuite.audit._leaks import (
     LeakFinding,
     LeakReport,
@@ -8,14 +18,28 @@ from evalsuite.audit._leaks import (
     default_secrets,
     default_surface,
 )
+from evalsuite.audit._record import audit_text, store_audit
+from evalsuite.audit._report import Check, FamilyAudit, GraderAudit
+from evalsuite.audit._staging import FreezeAuditor, declared_action_spaces
 
 __all__ = [
+    "AuditOptions",
     "CanaryProbe",
+    "Check",
+    "FamilyAudit",
+    "FreezeAuditor",
+    "GraderAudit",
     "LeakFinding",
     "LeakReport",
+    "audit_graders",
     "audit_leaks",
+    "audit_manifest",
+    "audit_text",
     "canary_probe",
+    "declared_action_spaces",
     "default_secrets",
     "default_surface",
+    "schedule_of",
     "split_canary",
+    "store_audit",
 ]

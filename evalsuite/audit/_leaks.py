@@ -5,12 +5,15 @@ agent: in the prompt, in the files it is given, or in the environment state its 
 read. For every item (holdout items decrypted in memory only) this module compares the
 target's distinctive strings with those surfaces, word by word after normalisation.
 
-A family can refine both sides by defining, in its task file:
+A family can refine both sides in its kit (`evalsuite.kit.Family`):
 
 * ``leak_surface(payload: dict) -> dict[str, str]``: name -> text the agent can read
   (default: the input and each file);
 * ``leak_secrets(payload: dict) -> list[str]``: the distinctive parts of the target
   (default: the target itself, each element of a list target).
+
+A task file without a kit may still define the two functions at module level (the form
+before the kit existed; still read).
 
 Findings name items by id and surface only, never by text.
 """
@@ -25,6 +28,7 @@ from typing import Any
 
 from evalsuite._core.layout import Layout
 from evalsuite._core.text import normalise_words
+from evalsuite.kit import family_of
 from evalsuite.manifest import (
     KeySpec,
     Manifest,
@@ -150,6 +154,13 @@ def _hooks(layout: Layout, manifest: Manifest) -> dict[str, Hooks]:
     for family in manifest.families:
         function = load_task_function(layout, manifest.suite, family)
         module = sys.modules[function.__module__]
+        kit = family_of(module)
+        if kit is not None:
+            hooks[family.name] = (
+                kit.leak_surface or default_surface,
+                kit.leak_secrets or default_secrets,
+            )
+            continue
         hooks[family.name] = (
             getattr(module, "leak_surface", default_surface),
             getattr(module, "leak_secrets", default_secrets),

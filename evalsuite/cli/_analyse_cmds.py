@@ -54,7 +54,16 @@ def _partial_banner(p: dict[str, Any]) -> None:
         )
 
 
+def _audit_banner(audits: list[dict[str, Any]], runs: list[str]) -> None:
+    for audit, run in zip(audits, runs, strict=True):
+        if audit.get("marker"):
+            console.print(
+                Text(f"{audit['marker']} (run {run}): {audit['detail']}", style="bold yellow")
+            )
+
+
 def _print_score(p: dict[str, Any]) -> None:
+    _audit_banner([p.get("audit") or {}], [p["run_id"]])
     _partial_banner(p)
     if not p["valid"]:
         console.print(
@@ -181,6 +190,11 @@ def score_cmd(
 
 
 def _print_compare(p: dict[str, Any]) -> None:
+    audits = p.get("audit") or {}
+    _audit_banner(
+        [audits.get("baseline") or {}, audits.get("candidate") or {}],
+        [p["baseline"], p["candidate"]],
+    )
     if p.get("partial_runs"):
         console.print(
             Text(

@@ -1,9 +1,10 @@
-"""`evalsuite audit`: leak audit and canary memorisation probe of a frozen suite."""
+"""`evalsuite audit`: grader audit, leak audit and canary memorisation probe of a frozen suite."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -19,8 +20,9 @@ from evalsuite.cli._common import (
     key_file_option,
     pass_context,
 )
+from evalsuite.cli._grader_views import print_grader_audit
 from evalsuite.cli._run_cmds import parse_model_args
-from evalsuite.errors import ContaminationError, IntegrityError, UsageError
+from evalsuite.errors import ContaminationError, GraderAuditError, IntegrityError, UsageError
 from evalsuite.manifest import load_manifest, parse_ref
 
 __all__ = ["audit_cmd"]
@@ -28,6 +30,27 @@ __all__ = ["audit_cmd"]
 
 @click.command("audit")
 @click.argument("ref")
+@click.option(
+    "--graders",
+    is_flag=True,
+    help="Audit every family's environment and grader with its oracle, null, trivial and "
+    "exploit policies, isolation, determinism, limits and action space.",
+)
+@click.option(
+    "--split",
+    type=click.Choice(["dev", "holdout"]),
+    default="dev",
+    show_default=True,
+    help="--graders: the split to audit (holdout: one budgeted, ledgered look).",
+)
+@click.option("--purpose", default=None, help="--graders --split holdout: why (the ledger).")
+@click.option(
+    "--per-stratum",
+    type=click.IntRange(min=1),
+    default=None,
+    help="--graders: audit only the first N items of each stratum (a quick, partial audit; "
+    "its results are not stored).",
+)
 @click.option("--leaks", is_flag=True, help="Look for targets in what the agent can read.")
 @click.option(
     "--canary-probe",
@@ -46,6 +69,10 @@ __all__ = ["audit_cmd"]
 def audit_cmd(
     ctx: Context,
     ref: str,
+    graders: bool,
+    split: str,
+    purpose: str | None,
+    per_stratum: int | None,
     leaks: bool,
     canary_probe: bool,
     model: str | None,
@@ -58,8 +85,10 @@ def audit_cmd(
 ) -> None:
     """Audit REF (SUITE[@X.Y.Z]); with no option, the leak audit.
 
-    Exit 3 when an item's target shows in its input, files or tool-readable state; exit 4
-    when the model reproduces the canary.
+    --graders: exit 3 when any check of any family fails, naming family, check, stratum and
+    items; a complete dev audit is stored with the version (manifests/<suite>/<version>
+    .audit.json). --leaks: exit 3 when an item's target shows in its input, files or
+    tool-readable state. --canary-probe: exit 4 when the model reproduces the canary.
     """
     from evalsuite.audit import audit_leaks
     from evalsuite.audit import canary_probe as probe
@@ -67,15 +96,18 @@ def audit_cmd(
     suite, version = parse_ref(ref)
     if canary_probe and model is None:
         raise UsageError("--canary-probe needs --model")
-    do_leaks = leaks or not canary_probe
+    do_leaks = leaks or not (canary_probe or graders)
     payload: dict[str, object] = {}
     failure: Exception | None = None
+    if graders:
+        options = _GraderOptions(split, purpose, per_stratum, seed, key_file)
+        payload["graders"], failure = _graders(ctx, suite, version, options, as_json)
     if do_leaks:
         report = audit_leaks(
             ctx.layout, suite, version, keys=ctx.keys(key_file), holdout=not skip_holdout
         )
         payload["leaks"] = report.to_dict()
-        if not report.ok:
+        if not report.ok and failure is None:
             failure = IntegrityError(
                 f"{len(report.findings)} item(s) of {suite}@{report.version} show their target "
                 "to the agent; fix or retire them in a new version"
@@ -103,6 +135,56 @@ def audit_cmd(
         _print(payload)
     if failure is not None:
         exit_after_output(failure)  # type: ignore[arg-type]  # both are EvalsuiteErrors
+
+
+@dataclass(frozen=True, slots=True)
+class _GraderOptions:
+    split: str
+    purpose: str | None
+    per_stratum: int | None
+    seed: int
+    key_file: Path | None
+
+
+def _graders(
+    ctx: Context, suite: str, version: str | None, options: _GraderOptions, as_json: bool
+) -> tuple[dict[str, object], Exception | None]:
+    from evalsuite.audit import AuditOptions, audit_graders, store_audit
+    from evalsuite.cli._run_cmds import open_store
+
+    holdout = options.split == "holdout"
+    if holdout and not options.purpose:
+        raise UsageError("a holdout audit is a budgeted look: give --purpose (the ledger)")
+    manifest = load_manifest(ctx.layout, suite, version)
+    with contextlib.redirect_stdout(sys.stderr):
+        audit = audit_graders(
+            ctx.layout,
+            manifest.suite,
+            manifest.version,
+            keys=ctx.keys(options.key_file),
+            store=open_store(ctx) if holdout else None,
+            options=AuditOptions(
+                split="holdout" if holdout else "dev",
+                per_stratum=options.per_stratum,
+                seed=options.seed,
+                purpose=options.purpose,
+            ),
+        )
+    result: dict[str, object] = audit.to_dict() | {"content_hash": audit.content_hash()}
+    failure: Exception | None = None
+    try:
+        stored = store_audit(ctx.layout, manifest, audit)
+        result["stored"] = str(stored.relative_to(ctx.layout.root)) if stored else None
+    except GraderAuditError as exc:
+        failure, result["stored"] = exc, None
+    if not as_json:
+        print_grader_audit(result)
+    if not audit.ok:
+        failure = GraderAuditError(
+            f"the grader audit of {manifest.ref} failed: "
+            + " ".join(f"{line}." for line in audit.failures())
+        )
+    return result, failure
 
 
 def _print(payload: dict[str, object]) -> None:

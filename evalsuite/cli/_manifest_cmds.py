@@ -20,7 +20,15 @@ from evalsuite.cli._common import (
     pass_context,
 )
 from evalsuite.cli._governance import check_governance, stored_runs
-from evalsuite.errors import IntegrityError, UsageError
+from evalsuite.cli._grader_views import (
+    freeze_audit,
+    freeze_audit_payload,
+    print_audit_line,
+    print_freeze_audit,
+    refused_freeze,
+    verify_audit,
+)
+from evalsuite.errors import GraderAuditError, IntegrityError, UsageError
 from evalsuite.manifest import (
     TASK_REFERENCE_FORMS,
     TaskRecords,
@@ -126,6 +134,12 @@ def _check_task_references(ctx: Context, suite: str) -> TaskRecords:
 @click.option("--version", "version", required=True, help="New version, X.Y.Z.")
 @click.option("--note", default=None, help="Why this version exists (manifest + changelog).")
 @click.option("--retire", multiple=True, help="Item id to drop from this version (repeatable).")
+@click.option(
+    "--skip-audit",
+    is_flag=True,
+    help="Freeze without the grader audit (needs --reason; recorded in manifest and changelog).",
+)
+@click.option("--reason", default=None, help="Why the grader audit is skipped.")
 @key_file_option
 @json_option
 @pass_context
@@ -136,6 +150,8 @@ def freeze_cmd(
     version: str,
     note: str | None,
     retire: tuple[str, ...],
+    skip_audit: bool,
+    reason: str | None,
     key_file: Path | None,
     as_json: bool,
 ) -> None:
@@ -145,18 +161,28 @@ def freeze_cmd(
     which case nothing is written. Every family's task reference (``task = "file.py@name"``)
     must name an existing file defining that task function (exit 2 before anything is
     written otherwise): a frozen manifest cannot be re-pointed later.
+
+    The version's grader audit (`evalsuite audit --graders`, dev split) runs before anything
+    is written; a failing audit refuses the freeze (exit 3) unless --skip-audit --reason
+    is given, which the manifest and the changelog record. Each family's tools are hashed
+    into the manifest (action space).
     """
     task_records = _check_task_references(ctx, suite)
-    result = freeze(
-        ctx.layout,
-        suite,
-        version,
-        keys=ctx.keys(key_file),
-        now=datetime.now(UTC),
-        note=note,
-        retire=retire,
-        task_records=task_records,
-    )
+    audit, auditor = freeze_audit(ctx, suite, skip_audit, reason)
+    try:
+        result = freeze(
+            ctx.layout,
+            suite,
+            version,
+            keys=ctx.keys(key_file),
+            now=datetime.now(UTC),
+            note=note,
+            retire=retire,
+            task_records=task_records,
+            audit=audit,
+        )
+    except GraderAuditError as exc:
+        refused_freeze(exc, auditor, as_json)
     m = result.manifest
     payload = {
         "suite": m.suite,
@@ -174,6 +200,8 @@ def freeze_cmd(
         "removed_files": result.removed_files,
         "key": result.key_source,
     }
+    audit_payload = freeze_audit_payload(m, auditor)
+    payload["audit"] = audit_payload
     if as_json:
         emit_json(payload)
         return
@@ -202,6 +230,7 @@ def freeze_cmd(
             "read (their content is sealed in the vault)"
         )
     console.print(f"  vault key: {result.key_source}")
+    print_freeze_audit(audit_payload)
 
 
 def _print_report(report: VerifyReport) -> None:
@@ -273,12 +302,15 @@ def verify_cmd(
         report.problems.extend(check.problems)
         report.hash_sources.update(check.sources)
         report.store = store
+    audits = [verify_audit(ctx, report) for report in reports]
     ok = all(r.ok for r in reports)
     if as_json:
-        emit_json({"ok": ok, "suites": [r.to_dict() for r in reports]})
+        suites = [r.to_dict() | {"audit": a} for r, a in zip(reports, audits, strict=True)]
+        emit_json({"ok": ok, "suites": suites})
     else:
-        for report in reports:
+        for report, audit in zip(reports, audits, strict=True):
             _print_report(report)
+            print_audit_line(audit)
         if not reports:
             console.print("no frozen suites to verify")
     if not ok:

@@ -23,6 +23,7 @@ from evalsuite.cli._common import (
     pass_context,
     print_top_errors,
 )
+from evalsuite.cli._grader_views import audit_field, mark
 from evalsuite.errors import InvalidRunError, UsageError
 from evalsuite.manifest import Manifest, parse_ref
 from evalsuite.store import Store, default_store_url
@@ -288,9 +289,11 @@ def run_cmd(
             resume=resume,
         )
     health = result.health
+    audit = audit_field(ctx, result.run.suite, result.run.version)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(result.to_dict() | {"audit": audit})
     else:
+        mark(ctx, result.run.suite, result.run.version)
         state = (
             Text("valid", style="bold green") if health.valid else Text("INVALID", style="bold red")
         )
@@ -354,6 +357,7 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
     store = open_store(ctx)
     records = [r for r in store.list_runs() if suite is None or r.suite == suite]
     completeness = {r.run_id: run_completeness(r, ctx.layout) for r in records}
+    audits = {(r.suite, r.version): audit_field(ctx, r.suite, r.version) for r in records}
     top_error = store.top_error_reasons([r.run_id for r in records if r.error_rate])
     if as_json:
         emit_json(
@@ -377,6 +381,7 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
                         else None
                     ),
                     **completeness[r.run_id].to_dict(),
+                    "audit": audits[(r.suite, r.version)]["status"],
                 }
                 for r in records
             ]
@@ -397,7 +402,7 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
             str(r.epochs),
             items + (" PARTIAL" if c.partial else ""),
             r.status,
-            health,
+            health + _audit_tag(audits[(r.suite, r.version)]),
             r.started_at[:19],
         )
     console.print(table if records else "no runs stored yet")
@@ -408,6 +413,11 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
                 f"{r.run_id}: most frequent harness error ({count}×): {reason[:160]}"
                 f" (`evalsuite score {r.run_id}` says what to do)"
             )
+
+
+def _audit_tag(audit: dict[str, object]) -> str:
+    """A run's health cell: its suite version's audit marker, when it has one."""
+    return f" · {audit['marker']}" if audit.get("marker") else ""
 
 
 _INGEST_HELP = """Store results produced elsewhere (inspect logs, or a CSV) as runs.

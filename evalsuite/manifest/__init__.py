@@ -7,10 +7,24 @@ Public API::
     report = verify(layout, "support", "1.0.0", keys=keys)
 """
 
+from evalsuite.manifest._audit_record import (
+    AUDIT_UNHASHED,
+    AuditStatus,
+    audit_results_path,
+    audit_status,
+    read_audit_file,
+    suite_audit_status,
+)
 from evalsuite.manifest._catalog import frozen_versions, load_manifest, parse_ref
 from evalsuite.manifest._dev_items import read_frozen_dev_items
 from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT, NGRAM_SIZE, SHORT_MIN, item_texts
 from evalsuite.manifest._freeze import FreezeResult, freeze, load_holdout_items
+from evalsuite.manifest._freeze_audit import (
+    AuditOutcome,
+    FreezeAudit,
+    FreezeCandidate,
+    audit_file_path,
+)
 from evalsuite.manifest._history import HashSources, history_check
 from evalsuite.manifest._items import (
     Item,
@@ -22,7 +36,13 @@ from evalsuite.manifest._items import (
     load_suite_items,
     read_item_source,
 )
-from evalsuite.manifest._schema import Manifest, ManifestItem, read_manifest
+from evalsuite.manifest._schema import (
+    AuditStamp,
+    Manifest,
+    ManifestItem,
+    compute_manifest_hash,
+    read_manifest,
+)
 from evalsuite.manifest._split import Split, split_salt, stratified_split
 from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, list_suite_names, load_suite
 from evalsuite.manifest._task_ref import TASK_REFERENCE_FORMS, task_reference_kind
@@ -30,11 +50,17 @@ from evalsuite.manifest._vault import KeySpec, VaultKey, check_vault_key, open_v
 from evalsuite.manifest._verify import ItemProblem, VerifyReport, verify
 
 __all__ = [
+    "AUDIT_UNHASHED",
     "FINGERPRINT_FORMAT",
     "NGRAM_SIZE",
     "SHORT_MIN",
     "TASK_REFERENCE_FORMS",
+    "AuditOutcome",
+    "AuditStamp",
+    "AuditStatus",
     "FamilyConfig",
+    "FreezeAudit",
+    "FreezeCandidate",
     "FreezeResult",
     "HashSources",
     "Item",
@@ -49,7 +75,11 @@ __all__ = [
     "TaskRecords",
     "VaultKey",
     "VerifyReport",
+    "audit_file_path",
+    "audit_results_path",
+    "audit_status",
     "check_vault_key",
+    "compute_manifest_hash",
     "freeze",
     "frozen_versions",
     "history_check",
@@ -63,12 +93,14 @@ __all__ = [
     "load_suite_items",
     "open_vault",
     "parse_ref",
+    "read_audit_file",
     "read_frozen_dev_items",
     "read_item_source",
     "read_manifest",
     "resolve_key",
     "split_salt",
     "stratified_split",
+    "suite_audit_status",
     "task_reference_kind",
     "verify",
 ]

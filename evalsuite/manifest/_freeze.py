@@ -34,6 +34,14 @@ from evalsuite.manifest._fingerprints import (
     fingerprint_item,
     render_fingerprints,
 )
+from evalsuite.manifest._freeze_audit import (
+    AuditOutcome,
+    FreezeAudit,
+    FreezeCandidate,
+    audit_stamp,
+    changelog_audit_text,
+    record_tools,
+)
 from evalsuite.manifest._history import changelog_hashes
 from evalsuite.manifest._items import (
     Item,
@@ -71,6 +79,8 @@ class FreezeResult:
     key_source: str
     removed_files: int = 0
     """Files in `tasks/` that holdout items were read from, deleted once sealed."""
+    audit: AuditOutcome | None = None
+    """The grader audit run for this freeze (None when skipped, or not asked for)."""
 
 
 @dataclass(slots=True)
@@ -333,6 +343,11 @@ def _required_bump(content: Mapping[str, Any], parent: Manifest) -> Bump | None:
         return "major"
     if [_scoring(f) for f in content["families"]] != [_scoring(f) for f in old["families"]]:
         return "major"  # another score counts, or on another scale: scores not comparable
+    if any(
+        "tools" in new and "tools" in was and new["tools"] != was["tools"]
+        for new, was in zip(content["families"], old["families"], strict=False)
+    ):
+        return "major"  # the tools a model is shown changed: scores not comparable
     if diff["added"] or diff["removed"]:
         return "minor"
     skip = {"version", "parent", "diff", "split_salt", "vault", "fingerprints", "dev_items"}
@@ -490,6 +505,7 @@ def _changelog_line(manifest: Manifest, bump: Bump | None, now: datetime) -> str
         f"{len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed; "
         f"{n_dev} dev / {n_hold} holdout; {parent}; manifest `{manifest.manifest_hash}`"
     )
+    line += changelog_audit_text(manifest.audit)
     if manifest.note:
         line += f". {manifest.note.strip()}"
     return line
@@ -623,6 +639,7 @@ def freeze(  # noqa: PLR0913 - the options of `freeze`, one each
     note: str | None = None,
     retire: Sequence[str] = (),
     task_records: TaskRecords | None = None,
+    audit: FreezeAudit | None = None,
 ) -> FreezeResult:
     """Freeze `suite_name` as `version`.
 
@@ -641,6 +658,9 @@ def freeze(  # noqa: PLR0913 - the options of `freeze`, one each
             own dataset made (built by `evalsuite.run`; the manifest layer imports no
             inspect). Their dev items are frozen to ``<version>.items.jsonl`` beside the
             manifest (docs/design/foreign-tasks.md).
+        audit: The action spaces to record and the grader audit to run before anything is
+            written (or the reason it is skipped); a failed audit refuses the freeze. None:
+            no action space and no audit stamp (docs/design/grader-audit.md).
 
     Raises:
         VersionError: malformed version, not newer than the latest, or a bump too small for
@@ -648,6 +668,7 @@ def freeze(  # noqa: PLR0913 - the options of `freeze`, one each
         FrozenVersionError: `version` is frozen with other content (exit 3).
         SuiteConfigError, ItemSourceError: invalid suite or items.
         VaultError: the parent's vault cannot be opened.
+        GraderAuditError: the grader audit failed (exit 3; nothing is written).
     """
     suite = load_suite(layout, suite_name)
     requested = SemVer.parse(version)
@@ -674,10 +695,10 @@ def freeze(  # noqa: PLR0913 - the options of `freeze`, one each
         previous=previous,
     )
     content = _manifest_content(suite, version, plan, split, parent=parent, key=key)
-    vault_record, records = _vault_bytes_record(layout, suite, version, plan, split, key)
-    fp_text = _fingerprint_text(suite, version, plan, split, existing=existing, layout=layout)
-    fp_path = layout.fingerprint_file(suite.name, version)
-    vault_path = layout.root / vault_record["path"]
+    record_tools(content, audit.tools if audit else None)
+    fp_text, fp_path, vault_path, staged = _stage_files(
+        layout, suite, version, plan, split, key, existing=existing
+    )
     content["fingerprints"] = {
         "path": fp_path.relative_to(layout.root).as_posix(),
         "sha256": sha256_bytes(fp_text.encode("utf-8")),
@@ -688,15 +709,15 @@ def freeze(  # noqa: PLR0913 - the options of `freeze`, one each
             "path": dev_path.relative_to(layout.root).as_posix(),
             "sha256": sha256_bytes(dev_text.encode("utf-8")),
         }
-    # the vault is deterministic for given content and key: seal to learn its hash
-    staged = vault_path.with_name(f".{vault_path.name}.staged")
-    seal_vault(staged, records, suite=suite.name, version=version, key=key, canary=suite.canary)
-    content["vault"] = {"path": vault_record["path"], "sha256": sha256_file(staged)}
+    content["vault"] = {
+        "path": vault_path.relative_to(layout.root).as_posix(),
+        "sha256": sha256_file(staged),
+    }
     manifest_hash = compute_manifest_hash(content)
     bump: Bump | None = None
     if existing is not None:
         staged.unlink()
-        if manifest_hash != existing.manifest_hash:
+        if manifest_hash != existing.audited_hash():
             raise FrozenVersionError(_refuse_message(layout, existing, content, fp_text))
         removed = _clean_sources(layout, suite, plan, existing) if plan.leftovers else 0
         removed_files = _clean_holdout_files(layout, plan, existing)
@@ -713,9 +734,13 @@ def freeze(  # noqa: PLR0913 - the options of `freeze`, one each
     if parent is not None:
         bump = _required_bump(content, parent)
         _check_bump(parent, requested, bump, suite.name)
-    manifest = Manifest.model_validate(
-        {**content, "frozen_at": now.isoformat(), "note": note, "manifest_hash": manifest_hash}
-    )
+    try:
+        manifest, outcome = _stamped(
+            layout, content, fp_text, staged, plan, split, audit, now, note
+        )
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        raise
     staged.replace(vault_path)
     atomic_write_text(fp_path, fp_text)
     if dev_text is not None:
@@ -735,7 +760,72 @@ def freeze(  # noqa: PLR0913 - the options of `freeze`, one each
         removed_from_sources=removed,
         key_source=key.source,
         removed_files=removed_files,
+        audit=outcome,
     )
+
+
+def _stage_files(
+    layout: Layout,
+    suite: SuiteConfig,
+    version: str,
+    plan: _Plan,
+    split: Mapping[str, Split],
+    key: VaultKey,
+    *,
+    existing: Manifest | None,
+) -> tuple[str, Path, Path, Path]:
+    """The fingerprint text and path, and the vault's path and its sealed, staged copy.
+
+    The vault is deterministic for given content and key: it is sealed (staged) to learn its
+    hash before the manifest is written. The fingerprints keep the format of the `existing`
+    version when it is frozen again (`_fingerprint_text`).
+    """
+    vault_record, records = _vault_bytes_record(layout, suite, version, plan, split, key)
+    fp_text = _fingerprint_text(suite, version, plan, split, existing=existing, layout=layout)
+    vault_path = layout.root / vault_record["path"]
+    staged = vault_path.with_name(f".{vault_path.name}.staged")
+    seal_vault(staged, records, suite=suite.name, version=version, key=key, canary=suite.canary)
+    return fp_text, layout.fingerprint_file(suite.name, version), vault_path, staged
+
+
+def _stamped(  # noqa: PLR0913 (the pieces of one version being written)
+    layout: Layout,
+    content: dict[str, Any],
+    fp_text: str,
+    staged: Path,
+    plan: _Plan,
+    split: Mapping[str, Split],
+    audit: FreezeAudit | None,
+    now: datetime,
+    note: str | None,
+) -> tuple[Manifest, AuditOutcome | None]:
+    """The manifest to write, with the grader audit's stamp (see `_freeze_audit`).
+
+    The audit runs on the manifest as it will be without the stamp; a passed audit's results
+    file is written here, before the manifest that records its hash.
+    """
+    fields = {"frozen_at": now.isoformat(), "note": note}
+    unstamped = Manifest.model_validate(
+        {**content, **fields, "manifest_hash": compute_manifest_hash(content)}
+    )
+    candidate = FreezeCandidate(
+        manifest=unstamped,
+        fingerprints_text=fp_text,
+        vault_path=staged,
+        dev_items=[
+            (e.family, e.item) for i, e in sorted(plan.entries.items()) if split[i] == "dev"
+        ],
+    )
+    stamp, outcome = audit_stamp(candidate, audit)
+    if stamp is None:
+        return unstamped, None
+    content["audit"] = stamp.model_dump(mode="json")
+    manifest = Manifest.model_validate(
+        {**content, **fields, "manifest_hash": compute_manifest_hash(content)}
+    )
+    if outcome is not None and stamp.file:
+        atomic_write_text(layout.root / stamp.file, outcome.text)
+    return manifest, outcome
 
 
 def _check_bump(parent: Manifest, requested: SemVer, needed: Bump | None, suite: str) -> None:
@@ -751,6 +841,10 @@ def _check_bump(parent: Manifest, requested: SemVer, needed: Bump | None, suite:
             f"{base.bumped(needed)}), got {requested}. Major: items changed or scoring moved; "
             "minor: items added or retired; patch: metadata only."
         )
+
+
+_NOT_LISTED = ("items", "fingerprints", "vault", "audit")
+"""Fields `_refuse_message` describes on their own (the audit stamp is not compared)."""
 
 
 def _refuse_message(
@@ -771,7 +865,7 @@ def _refuse_message(
         )
     frozen = existing.hashed_content()
     for name in sorted(set(frozen) | set(content)):
-        if name in ("items", "fingerprints", "vault") or frozen.get(name) == content.get(name):
+        if name in _NOT_LISTED or frozen.get(name) == content.get(name):
             continue
         details.append(
             f"{name} frozen as {_brief(frozen.get(name))}, now {_brief(content.get(name))}"

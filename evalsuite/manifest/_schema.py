@@ -14,6 +14,7 @@ from pydantic import (
     ValidationError,
     field_validator,
     model_serializer,
+    model_validator,
 )
 
 from evalsuite._core.hashing import content_hash
@@ -25,6 +26,7 @@ from evalsuite.manifest._task_ref import check_run_args, check_task_args
 
 __all__ = [
     "MANIFEST_FORMAT",
+    "AuditStamp",
     "FileRecord",
     "Manifest",
     "ManifestDiff",
@@ -37,8 +39,10 @@ __all__ = [
 
 MANIFEST_FORMAT = "evalsuite-manifest/1"
 _UNHASHED = ("frozen_at", "note", "manifest_hash")
-_OPTIONAL_FAMILY_FIELDS = ("items", "task_args", "run_args", "score", "score_bounds")
+_OPTIONAL_FAMILY_FIELDS = ("items", "task_args", "run_args", "score", "score_bounds", "tools")
 """Family fields recorded only when declared (absent from manifests frozen before them)."""
+_OPTIONAL_FIELDS = ("audit",)
+"""Manifest fields recorded only when set (absent from manifests frozen before them)."""
 
 
 class _Frozen(BaseModel):
@@ -73,6 +77,10 @@ class ManifestFamily(_Frozen):
     run_args: list[str] | None = None
     score: str | None = None
     score_bounds: tuple[float, float] | None = None
+    tools: dict[str, str] | None = None
+    """The action space frozen with the family: tool name -> hash of the schema a model is
+    shown (docs/design/grader-audit.md); ``{}`` for a family without tools, absent for a
+    family without a kit or a manifest frozen before action spaces were recorded."""
 
     @field_validator("task_args")
     @classmethod
@@ -125,6 +133,30 @@ class FileRecord(_Frozen):
     sha256: str
 
 
+class AuditStamp(_Frozen):
+    """What `freeze` recorded about the grader audit (docs/design/grader-audit.md).
+
+    ``passed``: the dev-split audit ran and every check held; its results are in ``file``
+    and hash to ``content_hash``. ``skipped``: frozen with ``--skip-audit --reason``.
+    """
+
+    status: Literal["passed", "skipped"]
+    file: str | None = None
+    """The audit results beside the manifest, relative to the project."""
+    content_hash: str | None = None
+    """Hash of the audit results' hashed content (see `evalsuite.audit.AuditFile`)."""
+    reason: str | None = None
+    """Why the audit was skipped."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AuditStamp:
+        if self.status == "passed" and not (self.file and self.content_hash):
+            raise ValueError("a passed audit records its file and content_hash")
+        if self.status == "skipped" and not (self.reason and self.reason.strip()):
+            raise ValueError("a skipped audit records its reason")
+        return self
+
+
 class Manifest(_Frozen):
     """A frozen, versioned suite (docs/architecture.md, "Data model": Manifest)."""
 
@@ -155,13 +187,26 @@ class Manifest(_Frozen):
     frozen beside the manifest; left out of the record when no family has such items, so
     manifests frozen before it existed keep their hash (docs/design/foreign-tasks.md)."""
     manifest_hash: str
+    audit: AuditStamp | None = None
+    """The grader audit made at freeze, or its skip (absent from earlier manifests)."""
 
     @model_serializer(mode="wrap")
-    def _omit_no_dev_items(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
+        for optional in _OPTIONAL_FIELDS:
+            if data.get(optional, 0) is None:
+                data.pop(optional, None)
+        # the dev items taken from tasks' own datasets: left out when no family has such
+        # items, so manifests frozen before they existed keep their hash
         if data.get("dev_items", "absent") is None:
             data.pop("dev_items")
         return data
+
+    def audited_hash(self) -> str:
+        """The hash of everything but the audit stamp: what the freeze-time audit ran on."""
+        return compute_manifest_hash(
+            {k: v for k, v in self.model_dump(mode="json").items() if k != "audit"}
+        )
 
     def hashed_content(self) -> dict[str, Any]:
         """Everything the manifest hash covers (all but freeze time, note and the hash)."""

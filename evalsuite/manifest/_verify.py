@@ -151,7 +151,7 @@ def _current_dev(
 def _check_dev(layout: Layout, manifest: Manifest, report: VerifyReport) -> None:
     suite = load_suite(layout, manifest.suite)
     frozen_families = {f.name: f.version for f in manifest.families}
-    _check_family_versions(suite, manifest, report)
+    _check_family_versions(layout, suite, manifest, report)
     loaded, deleted, unreadable = _current_dev(layout, suite, manifest, report)
     current = {e.item.id: (e.family, e.item) for e in loaded}
     files_gone = {
@@ -216,9 +216,28 @@ def _check_dev(layout: Layout, manifest: Manifest, report: VerifyReport) -> None
         )
 
 
-def _check_family_versions(suite: SuiteConfig, manifest: Manifest, report: VerifyReport) -> None:
+def _check_family_versions(
+    layout: Layout, suite: SuiteConfig, manifest: Manifest, report: VerifyReport
+) -> None:
+    """A family's code must still be the version the manifest froze.
+
+    When the suite file points the family at another task file than the manifest records (a
+    new family version kept beside the old one, tasks/README.md), the frozen version runs
+    its own task file, which must still exist; otherwise the versions must agree.
+    """
+    frozen = {f.name: f for f in manifest.families}
     frozen_families = {f.name: f.version for f in manifest.families}
     for fam in suite.families:
+        old = frozen.get(fam.name)
+        if old is not None and old.task != fam.task:
+            task_file = layout.tasks / old.task.partition("@")[0]
+            if not task_file.is_file():
+                report.problems.append(
+                    f"family {fam.name!r} of {manifest.ref} runs {old.task!r} (version "
+                    f"{old.version}), but {task_file.relative_to(layout.root)} is gone; "
+                    "restore it from version control"
+                )
+            continue
         if fam.name in frozen_families and fam.version != frozen_families[fam.name]:
             report.problems.append(
                 f"family {fam.name!r} has version {fam.version} in {suite.path_hint} but "

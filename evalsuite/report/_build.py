@@ -23,6 +23,7 @@ from evalsuite.report._figures import (
     validity_over_time_plot,
     validity_scatter,
 )
+from evalsuite.report._health import environment_health
 from evalsuite.report._payloads import AnalysisOptions, compare_payload, score_payload
 from evalsuite.report._validity import validity_sections
 from evalsuite.store import Store
@@ -193,6 +194,7 @@ def build_report(
             "their items are compared by id, and their strata, weights and item "
             "hashes are unknown"
         )
+    health = environment_health(layout, runs, frames)
     payload = {
         "format": REPORT_FORMAT,
         "generated_at": (now or datetime.now(UTC)).isoformat(),
@@ -204,6 +206,13 @@ def build_report(
         "canaries": canaries,
         "invalid_runs": [r["run_id"] for r in runs if not r["valid"]],
         "partial_runs": [r["run_id"] for r in runs if r["partial"]],
+        "environment_health": health,
+        "unaudited_runs": [
+            {"run_id": r["run_id"], "marker": r["audit"]["marker"], "suite": r["suite"]}
+            | {"version": r["version"], "detail": r["audit"]["detail"]}
+            for r in runs
+            if r["audit"]["marker"]
+        ],
         "model_corr": options.model_corr,
         "runs": runs,
         "comparisons": comparisons,

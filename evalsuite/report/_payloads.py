@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +12,7 @@ from evalsuite._core.layout import Layout
 from evalsuite.analyse import Gate, compare_runs, score_run, secondary_estimates
 from evalsuite.errors import EvalsuiteError, IncomparableRunsError, InvalidRunError, UsageError
 from evalsuite.manifest import load_manifest
+from evalsuite.report._health import audit_fields
 from evalsuite.store import RunRecord, Store, run_health
 
 __all__ = [
@@ -152,6 +153,9 @@ def score_payload(
     payload |= completeness.to_dict()
     if completeness.partial:
         payload["notes"] = [completeness.describe(run), *payload["notes"]]
+    payload["audit"] = audit_fields(layout, run.suite, run.version)
+    if payload["audit"]["marker"]:
+        payload["notes"] = [_audit_note(run, payload["audit"]), *payload["notes"]]
     # the task's other scores (docs/design/scorers.md), with the primary's interval rule
     payload["secondary"] = [
         s.to_dict()
@@ -296,5 +300,19 @@ def compare_payload(
         "baseline": run_facts(base) | completeness[base.run_id].to_dict(),
         "candidate": run_facts(cand) | completeness[cand.run_id].to_dict(),
     }
+    payload["audit"] = {
+        "baseline": audit_fields(layout, base.suite, base.version),
+        "candidate": audit_fields(layout, cand.suite, cand.version),
+    }
+    marked = [(r, payload["audit"][k]) for r, k in ((base, "baseline"), (cand, "candidate"))]
+    notes = [_audit_note(r, a) for r, a in marked if a["marker"]] + notes
     payload["notes"] = notes + list(payload.get("notes", []))
     return payload
+
+
+def _audit_note(run: RunRecord, audit: Mapping[str, Any]) -> str:
+    """What every output says of a run whose suite version is not audited (or failed)."""
+    return (
+        f"{audit['marker']}: run {run.run_id} is of {run.suite}@{run.version}, which "
+        f"{audit['detail']}; its numbers are only as good as that suite's graders"
+    )

@@ -73,7 +73,8 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
     lines = [
         f"## Run {r['run_id']} · {r['model']}"
         + ("" if r["valid"] else " · **INVALID**")
-        + (" · **PARTIAL**" if r.get("partial") else ""),
+        + (" · **PARTIAL**" if r.get("partial") else "")
+        + (f" · **{r['audit']['marker']}**" if (r.get("audit") or {}).get("marker") else ""),
         "",
     ]
     suite = f"{r['suite']}@{r['version']}" if r["manifest"] else "ingested, no manifest"
@@ -202,6 +203,48 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
     return lines
 
 
+def _md_health(sections: Sequence[dict[str, Any]]) -> list[str]:
+    """The environment health section: audit per family, harness errors, limit hits."""
+    if not sections:
+        return []
+    lines = ["## Environment health", ""]
+    for h in sections:
+        lines += [
+            f"### {h['suite']}@{h['version']} · family {h['family']} · grader audit: "
+            f"**{h['audit']['status']}**",
+            "",
+            h["audit"]["detail"],
+            "",
+        ]
+        if h["checks"]:
+            lines += _md_table(
+                ["check", "status", "what was found"],
+                [
+                    [
+                        c["check"] + (f"/{c['policy']}" if c["policy"] else ""),
+                        c["status"],
+                        c["summary"],
+                    ]
+                    for c in h["checks"]
+                ],
+            )
+        lines += _md_table(
+            ["run", "model", "attempts", "harness errors", "error rate", "limit hits"],
+            [
+                [
+                    r["run_id"],
+                    r["model"],
+                    r["attempts"],
+                    r["harness_errors"],
+                    _pct(r["harness_error_rate"]),
+                    r["limits_by_type"] or "–",
+                ]
+                for r in h["runs"]
+            ],
+        )
+    return lines
+
+
 def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
     """The report as Markdown (figures linked as SVG files beside it)."""
     p = report.payload
@@ -225,7 +268,14 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
             "split's items (`run --limit`); their numbers describe those items, not the suite.",
             "",
         ]
+    for u in p.get("unaudited_runs") or []:
+        lines += [
+            f"> **{u['marker']}**: run {u['run_id']} is of {u['suite']}@{u['version']}, which "
+            f"{u['detail']}; its numbers are only as good as that suite's graders.",
+            "",
+        ]
     lines += [f"> {note}" for note in p["notes"]] + ([""] if p["notes"] else [])
+    lines += _md_health(p.get("environment_health") or [])
     for r in p["runs"]:
         lines += _md_run(r, level)
     for name, path in figure_files.items():

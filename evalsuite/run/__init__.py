@@ -3,8 +3,11 @@
 This is the only stage (with task code and the reference agents) that imports `inspect_ai`.
 """
 
+from evalsuite.run._action import action_space_problems, check_action_space
 from evalsuite.run._episode import (
     EPISODE_KEY,
+    GUARDED_KEY,
+    TOOL_LIMIT_KEY,
     EpisodeSpec,
     EpisodeState,
     HarnessFault,
@@ -13,6 +16,7 @@ from evalsuite.run._episode import (
     episode_spec,
     guarded_call,
 )
+from evalsuite.run._hooks import SampleSink, active_sink
 from evalsuite.run._ingest import (
     CsvOptions,
     IngestedRun,
@@ -33,6 +37,7 @@ from evalsuite.run._runner import (
     run_suite,
 )
 from evalsuite.run._samples import item_to_sample, standalone_samples
+from evalsuite.run._scores import ScoreRule, pick_scores, to_unit
 from evalsuite.run._spec import RunSpec
 from evalsuite.run._task_samples import sample_records, suite_task_records
 from evalsuite.run._tasks import build_task, no_dataset_reads
@@ -41,9 +46,11 @@ __all__ = [
     "CSV_COLUMNS",
     "CSV_EXAMPLE",
     "EPISODE_KEY",
+    "GUARDED_KEY",
     "LIMIT_OUTCOME",
     "REFUSED_GENERATE",
     "SCORE_REASON_OUTCOME",
+    "TOOL_LIMIT_KEY",
     "CsvOptions",
     "EpisodeSpec",
     "EpisodeState",
@@ -54,8 +61,13 @@ __all__ = [
     "RunInterrupted",
     "RunResult",
     "RunSpec",
+    "SampleSink",
+    "ScoreRule",
     "SkippedRun",
+    "action_space_problems",
+    "active_sink",
     "build_task",
+    "check_action_space",
     "check_generate_config",
     "classify_sample",
     "episode_seed",
@@ -67,9 +79,11 @@ __all__ = [
     "item_to_sample",
     "load_task_function",
     "no_dataset_reads",
+    "pick_scores",
     "plan_attempts",
     "run_suite",
     "sample_records",
     "standalone_samples",
     "suite_task_records",
+    "to_unit",
 ]

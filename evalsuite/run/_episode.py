@@ -10,7 +10,11 @@ prepends `episode_setup()` to the task's setup. Task code then
   ``generate`` of the model under test merges), so its plain ``generate()`` gets it too;
 * runs each environment tool through `guarded_call`, which applies the tool timeout and the
   harness-fault plan: a hang or an injected fault raises `HarnessFault`, which inspect records
-  as a sample error and evalsuite counts as a ``harness_error``, never as a model failure.
+  as a sample error and evalsuite counts as a ``harness_error``, never as a model failure. A
+  tool the family declares model-bound (``on_timeout="limit"``: e.g. a query too broad for a
+  slow tool) instead tells the model it timed out and marks the episode, which evalsuite
+  records as a ``limit`` of type ``tool_time`` (score 0); the kit declares which
+  (`evalsuite.kit.ToolDecl`) and the grader audit checks the two agree.
 
 Run standalone (``inspect eval tasks/<family>/task.py``), the same code works with a seed
 derived from the sample id and epoch and no faults.
@@ -25,6 +29,7 @@ import anyio
 from inspect_ai.model import GenerateConfig
 from inspect_ai.model._generate_config import active_generate_config, set_active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import ToolError
 from inspect_ai.util import StoreModel, store_as
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,6 +37,7 @@ from evalsuite._core.seeds import derive_seed
 
 __all__ = [
     "EPISODE_KEY",
+    "TOOL_LIMIT_KEY",
     "EpisodeSpec",
     "EpisodeState",
     "HarnessFault",
@@ -42,6 +48,10 @@ __all__ = [
 ]
 
 EPISODE_KEY = "evalsuite"
+TOOL_LIMIT_KEY = "EpisodeState:tool_limit"
+"""Sample-store key of `EpisodeState.tool_limit` (read by the outcome classification)."""
+GUARDED_KEY = "EpisodeState:guarded"
+"""Sample-store key of `EpisodeState.guarded` (read by the grader audit)."""
 T = TypeVar("T")
 FaultKind = Literal["none", "error", "hang"]
 
@@ -80,6 +90,12 @@ class EpisodeState(StoreModel):
     tool_timeout: float = 30.0
     attempt: int = 1
     tool_calls: int = 0
+    guarded: list[str] = Field(default_factory=list)
+    """``<tool>:<on_timeout>`` of every call that ran under `guarded_call`, in order (the
+    grader audit compares them with the episode's tool calls: an unguarded call is
+    unbounded)."""
+    tool_limit: str = ""
+    """Set when a model-bound tool ran out of time: ``<tool> (<seconds>s)``."""
 
 
 def episode_spec(state: TaskState) -> EpisodeSpec:
@@ -127,16 +143,31 @@ def episode_setup() -> Solver:
     return solve
 
 
-async def guarded_call(name: str, call: Callable[[], Awaitable[T]]) -> T:
+async def guarded_call(
+    name: str,
+    call: Callable[[], Awaitable[T]],
+    *,
+    on_timeout: Literal["harness_error", "limit"] = "harness_error",
+) -> T:
     """Run one environment tool call under the episode's timeout and fault plan.
 
+    Args:
+        name: The tool's name.
+        call: The tool's work.
+        on_timeout: What running out of time is: ``harness_error`` (the tool failed) or
+            ``limit`` (the model asked for too much: it sees a timeout message, and the
+            attempt is recorded as a ``tool_time`` limit). Declare the same in the family
+            kit (`evalsuite.kit.ToolDecl`).
+
     Raises:
-        HarnessFault: the call exceeded the tool timeout, or the runner injected a fault into
-            this episode (on its first tool call; on every try when persistent, on the first
-            try only when transient).
+        HarnessFault: the call exceeded the tool timeout (``harness_error`` tools), or the
+            runner injected a fault into this episode (on its first tool call; on every try
+            when persistent, on the first try only when transient).
+        ToolError: a ``limit`` tool exceeded the timeout (the model sees it).
     """
     episode = store_as(EpisodeState)
     episode.tool_calls += 1
+    episode.guarded = [*episode.guarded, f"{name}:{on_timeout}"]
     faulty = episode.tool_calls == 1 and (
         episode.fault_mode == "persistent" or episode.attempt == 1
     )
@@ -151,6 +182,12 @@ async def guarded_call(name: str, call: Callable[[], Awaitable[T]]) -> T:
                 await anyio.sleep(episode.tool_timeout * 10)
             return await call()
     except TimeoutError:
+        if on_timeout == "limit" and not (faulty and episode.fault == "hang"):
+            episode.tool_limit = f"{name} ({episode.tool_timeout:g}s)"
+            raise ToolError(
+                f"tool {name!r} did not answer within {episode.tool_timeout:g}s: the request "
+                "was too large; narrow it"
+            ) from None
         raise HarnessFault(
             f"tool {name!r} did not answer within {episode.tool_timeout:g}s (item "
             f"{episode.item_id}, epoch {episode.epoch})"

@@ -4,7 +4,9 @@ Policy (docs/design/outcomes.md):
 
 * a sample error (after inspect's bounded retries) is a ``harness_error``;
 * a limit is a ``limit`` (model failure, score 0, labelled with its type), except an
-  ``operator`` limit (a person interrupted the sample), which is a ``harness_error``;
+  ``operator`` limit (a person interrupted the sample), which is a ``harness_error``; a
+  model-bound tool that ran out of time (`guarded_call` with ``on_timeout="limit"``) is a
+  ``limit`` of type ``tool_time``;
 * a score the grader could not produce (``grader_failed``, ``scoring_failed``, no score, a
   NaN, a value outside [0, 1] or its declared bounds, or of a type that is not a score value)
   is a ``harness_error``: never clipped, never defaulted;
@@ -25,6 +27,7 @@ from typing import Any, Final, Literal
 from inspect_ai.log import EvalSample
 from inspect_ai.scorer import Score
 
+from evalsuite.run._episode import TOOL_LIMIT_KEY
 from evalsuite.run._scores import (
     SECONDARY_ERRORS_KEY,
     SECONDARY_KEY,
@@ -158,6 +161,9 @@ def classify_sample(
     if sample.error is not None:
         message = sample.error.message.strip().splitlines()[0] if sample.error.message else ""
         return Classified("harness_error", math.nan, redact(f"error: {message}")[:500])
+    tool_limit = (sample.store or {}).get(TOOL_LIMIT_KEY)
+    if sample.limit is None and tool_limit:
+        return Classified("limit", 0.0, f"tool time limit: {tool_limit}", limit_type="tool_time")
     if sample.limit is not None:
         outcome = LIMIT_OUTCOME.get(sample.limit.type, "harness_error")
         reason = f"{sample.limit.type} limit ({sample.limit.limit:g})"

@@ -78,6 +78,7 @@ from evalsuite.manifest import (
     verify,
 )
 from evalsuite.manifest._schema import ManifestFamily
+from evalsuite.run._action import check_action_space
 from evalsuite.run._episode import EPISODE_KEY, EpisodeSpec, episode_setup
 from evalsuite.run._hooks import active_sink
 from evalsuite.run._offline import inspect_model_args, with_model_adapter
@@ -476,6 +477,14 @@ def _check_model_knows_suite(layout: Layout, spec: RunSpec) -> None:
 
 def _select_items(manifest: Manifest, spec: RunSpec) -> list[ManifestItem]:
     items = sorted(manifest.items_by_split(spec.split), key=lambda i: i.id)
+    if spec.items is not None:
+        unknown = sorted(set(spec.items) - {i.id for i in items})
+        if unknown:
+            raise UsageError(
+                f"{manifest.ref} has no {spec.split} item(s) {unknown[:5]}; name items of the "
+                f"{spec.split} split"
+            )
+        items = [i for i in items if i.id in set(spec.items)]
     return items[: spec.limit_items] if spec.limit_items else items
 
 
@@ -573,6 +582,7 @@ def _preflight(
         name: load_task_function(layout, manifest.suite, families[name])
         for name in sorted({i.family for i in items})
     }
+    check_action_space(manifest, functions)
     rules = family_rules(
         manifest, lambda family: _scoring_task(functions, family, _run_args(family, spec))
     )
@@ -870,6 +880,7 @@ def _execute(
             log_dir=log_dir,
             log_format="json",
             log_realtime=False,
+            log_samples=spec.log_samples,
             display="none",
             retry_on_error=spec.max_retries,
             fail_on_error=False,

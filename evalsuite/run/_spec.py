@@ -40,6 +40,13 @@ class RunSpec(BaseModel):
     max_samples: int | None = Field(default=None, ge=1)
     limit_items: int | None = Field(default=None, ge=1)
     """Run only the first N items of the split (by id): quick checks, never for reporting."""
+    log_samples: bool = True
+    """Write every sample into the inspect log (False: the log keeps its header only; the
+    attempts are in the store either way). The grader audit's runs use False: their results
+    are the audit's, and writing a log of every episode doubles their cost."""
+    items: list[str] | None = None
+    """Run only these items of the split (by id): the grader audit's samples of a suite
+    (docs/design/grader-audit.md); never for reporting (the run is partial)."""
     model_family: str | None = None
     """Model family for the holdout budget (default: the model name without checkpoint
     suffixes, see `evalsuite.holdout.model_family`). A model's family is recorded in the

@@ -8,12 +8,14 @@ History of this family's version: tasks/README.md.
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
 from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver, system_message
 
+from evalsuite.kit import Limits
 from evalsuite.run import episode_seed, standalone_samples
 
 SYSTEM_PROMPT = (
@@ -66,3 +68,27 @@ def arith(dataset: Sequence[Sample] | None = None) -> Task:
         scorer=final_answer(),
         version=1,
     )
+
+
+# ---- family kit ---------------------------------------------------------------------------------
+# Added for the grader audit (issue 13). Version 1's task above is unchanged: the kit declares
+# it with the limits the family should run under, so that `evalsuite audit arith@1.0.0
+# --graders` can tell the truth about this version (its task applies none of them).
+def _kit_module() -> Any:
+    import hashlib
+    import importlib.util
+    import sys
+
+    here = Path(__file__).resolve().parent
+    key = "_evalsuite_arith_kit_" + hashlib.sha256(str(here).encode()).hexdigest()[:12]
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, here / "kit.py")
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {here / 'kit.py'}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    return sys.modules[key]
+
+
+FAMILY = _kit_module().arith_kit(arith, 1, Limits(time_s=120, messages=10, tokens=20_000))

@@ -1,4 +1,6 @@
-"""Issue 3 acceptance on the shipped `support` suite, through the real runner on the holdout."""
+"""Issue 3 acceptance on the shipped `support` suite, through the real runner on the holdout.
+
+Run on support@2.0.0 (verifier version 2, issue 13), the version the demo uses."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from tests.helpers import Project, json_out
 def _holdout(project: Project, agent: str) -> dict:
     result = project.invoke(
         "run",
-        "support@1.0.0",
+        "support@2.0.0",
         "--split",
         "holdout",
         "--model",
@@ -37,6 +39,8 @@ def test_reference_agents_on_the_support_holdout(project_copy: Project) -> None:
     assert all(out["harness"]["planned"] == 96 for out in runs.values())
     assert means["improved"] >= means["baseline"] + 0.10, means
     assert means["hacker"] < 0.05, means
+    # the suite version passed its grader audit: no run of it is marked
+    assert all(out["audit"]["status"] == "passed" for out in runs.values())
     # a status-only check on the very same attempts would rate the hacker highly
     store = Store(default_store_url(Layout(project_copy.root).state))
     hacker = store.attempts(runs["hacker"]["run_id"])
@@ -49,7 +53,7 @@ def test_reference_agents_on_the_support_holdout(project_copy: Project) -> None:
         checks[c].map(lambda v: isinstance(v, bool | int | float)).all() for c in checks.columns
     )
     # every holdout run was ledgered in the copy, none in the repository
-    status = json_out(project_copy.invoke("holdout", "status", "support@1.0.0", "--json"))
+    status = json_out(project_copy.invoke("holdout", "status", "support@2.0.0", "--json"))
     assert sum(f["runs"] for f in status["families"]) == 3
     # and the comparison the demo ends with agrees
     compare = json_out(

@@ -304,6 +304,7 @@ def run_battery(
     rng = random.Random(seed)
     pool = clean_pool()
     items = list(items)
+    every_item = items  # identical items (one item in several versions) count as one
     if sample is not None:
         by_suite: dict[str, list[BatteryItem]] = {}
         for item in items:
@@ -337,7 +338,8 @@ def run_battery(
     hits = screen_documents(docs + clean, load_index(Layout(root)), **options)
     tally = Tally(clean_documents=len(clean))
     same_prompt: dict[str, set[tuple[str, str, str | None]]] = {}
-    for item in items:  # an item duplicated in its suite: a copy is a copy of both
+    for item in every_item:  # an item duplicated in its suite, or in another version of
+        # it (the same item frozen in 1.0.0 and 2.0.0): a copy is a copy of each of them
         same_prompt.setdefault(item.prompt, set()).add((item.suite, item.version, item.item_id))
     flagged: dict[str, set[tuple[str, str, str | None]]] = {}
     for hit in hits:

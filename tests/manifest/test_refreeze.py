@@ -2,7 +2,9 @@
 
 Fingerprints are part of what the manifest hashes, so they must come out byte for byte the
 same in any process (any hash seed), and a version keeps the fingerprint format it was frozen
-with (the shipped `arith@1.0.0` has format /1, `support@1.0.0` format /2).
+with (the shipped `arith@1.0.0` has format /1, `support@1.0.0` and both 2.0.0 versions format
+/2). The suite files describe the latest shipped versions (2.0.0: family version 2), so those
+are the ones frozen again; freezing them again neither reruns nor rewrites their grader audit.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def test_shipped_suites_freeze_again_as_a_no_op_in_a_fresh_clone(tmp_path: Path)
         (clone, clone, "7"),
     ):
         for suite in ("arith", "support"):
-            out = _run(code_root, clone, cwd, seed, "freeze", suite, "--version", "1.0.0", "--json")
+            out = _run(code_root, clone, cwd, seed, "freeze", suite, "--version", "2.0.0", "--json")
             assert out["status"] == "unchanged", (suite, seed, out)
     status = subprocess.run(
         [git, "-C", str(clone), "status", "--porcelain"], capture_output=True, text=True, check=True

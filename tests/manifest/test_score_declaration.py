@@ -3,7 +3,6 @@ major version); suites that declare none keep the hash they had (docs/design/sco
 
 from __future__ import annotations
 
-import contextlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,22 +12,31 @@ import pytest
 
 import evalsuite.manifest._freeze as freeze_module
 from evalsuite._core.layout import Layout
-from evalsuite.errors import FrozenVersionError
-from evalsuite.manifest import KeySpec, freeze, read_manifest
+from evalsuite.audit import declared_action_spaces
+from evalsuite.manifest import FreezeAudit, KeySpec, freeze, read_manifest
 from tests.e2e.conftest import copy_project
 from tests.helpers import REPO, json_out, make_project, suite_toml
 
 
-@pytest.mark.parametrize("suite", ["arith", "support"])
-def test_shipped_manifests_keep_their_hash(
-    suite: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    recorded = json.loads((REPO / "manifests" / suite / "1.0.0.json").read_text())
+@pytest.mark.parametrize(
+    ("suite", "version"),
+    [("arith", "1.0.0"), ("support", "1.0.0"), ("arith", "2.0.0"), ("support", "2.0.0")],
+)
+def test_shipped_manifests_keep_their_hash(suite: str, version: str) -> None:
+    recorded = json.loads((REPO / "manifests" / suite / f"{version}.json").read_text())
     assert all("score" not in f and "score_bounds" not in f for f in recorded["families"])
-    manifest = read_manifest(REPO / "manifests" / suite / "1.0.0.json")  # checks the hash
+    manifest = read_manifest(REPO / "manifests" / suite / f"{version}.json")  # checks the hash
     assert manifest.manifest_hash == recorded["manifest_hash"]
     assert manifest.model_dump(mode="json")["families"] == recorded["families"]
-    # freezing the shipped suite file again hashes the very same family records
+
+
+@pytest.mark.parametrize("suite", ["arith", "support"])
+def test_refreezing_a_shipped_suite_hashes_the_same_family_records(
+    suite: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The suite file describes the latest shipped version (2.0.0: family version 2, its
+    action space recorded); freezing it again hashes the very same family records."""
+    recorded = json.loads((REPO / "manifests" / suite / "2.0.0.json").read_text())
     hashed: list[dict[str, Any]] = []
     real = freeze_module.compute_manifest_hash
 
@@ -38,14 +46,17 @@ def test_shipped_manifests_keep_their_hash(
 
     monkeypatch.setattr(freeze_module, "compute_manifest_hash", spy)
     project = copy_project(tmp_path / "project")
-    with contextlib.suppress(FrozenVersionError):  # other settings are not this test's concern
-        freeze(
-            Layout(project.root),
-            suite,
-            "1.0.0",
-            keys=KeySpec(key_dir=project.key_dir),
-            now=datetime.now(UTC),
-        )
+    layout = Layout(project.root)
+    tools = declared_action_spaces(layout, suite)
+    result = freeze(
+        layout,
+        suite,
+        "2.0.0",
+        keys=KeySpec(key_dir=project.key_dir),
+        now=datetime.now(UTC),
+        audit=FreezeAudit(tools=tools, skip_reason="refreeze check"),
+    )
+    assert result.status == "unchanged"  # identical content: nothing rewritten
     assert hashed and hashed[0]["families"] == recorded["families"]
 
 

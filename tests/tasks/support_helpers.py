@@ -211,3 +211,100 @@ def oracle_final(item: dict[str, Any]) -> dict[str, Any]:
 
 
 Mutation = Callable[[Any, dict[str, Any]], None]
+
+
+# ---- version 2 (support@2.0.0) ---------------------------------------------------------------
+TASK_V2_FILE = ROOT / "tasks" / "support_desk" / "task_v2.py"
+
+
+def load_v2(name: str = "evalsuite_runner_style_support_desk_v2") -> ModuleType:
+    """The version 2 task file imported by path under `name` (runner-style), cached per name."""
+    if name not in _loaded:
+        spec = importlib.util.spec_from_file_location(name, TASK_V2_FILE)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _loaded[name] = module
+    return _loaded[name]
+
+
+TASK_V2 = load_v2()
+verifier_v2 = TASK_V2.verifier
+scripted = TASK_V2.submodule("scripted")
+
+
+def _result(shop: Any, function: str, arguments: dict[str, Any]) -> tuple[str, Any, str | None]:
+    try:
+        found = env.dispatch(shop, function, arguments)
+    except env.ShopError as exc:
+        return "", None, str(exc)
+    return json.dumps(found, sort_keys=True), found, None
+
+
+def play(policy: Callable[[Any], str], item: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """Play a kit policy (`scripted`) on `item` without inspect: (final state, v2 calls)."""
+    from evalsuite.kit import Episode, NextCall, ToolResult
+
+    state = env.fresh_runtime(item["metadata"]["initial_state"])
+    shop = env.Shop(state)
+    results: list[ToolResult] = []
+    calls = []
+    for _ in range(40):
+        episode = Episode(
+            item_id=item["id"],
+            epoch=1,
+            seed=1,
+            prompt=item["input"],
+            target=item["target"],
+            metadata=item["metadata"],
+            tools=frozenset(env.TOOL_NAMES),
+            results=list(results),
+        )
+        try:
+            policy(episode)
+            break
+        except NextCall as step:
+            text, found, error = _result(shop, step.function, step.arguments)
+            results.append(ToolResult(step.function, step.arguments, text, error))
+            calls.append(verifier_v2.Call(step.function, dict(step.arguments), not error, found))
+    return state, calls
+
+
+def agent_episode(agent: str, item: dict[str, Any], seed: int) -> tuple[dict[str, Any], list[Any]]:
+    """Play a reference agent on `item` without inspect: (final state, v2 calls)."""
+    api = ReferenceAgents(agent)
+    state = env.fresh_runtime(item["metadata"]["initial_state"])
+    shop = env.Shop(state)
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content=TASK_V2.SYSTEM_PROMPT),
+        ChatMessageUser(content=item["input"]),
+    ]
+    calls = []
+    for _ in range(19):
+        turn = api.turn(messages, _tool_infos(), seed)
+        if turn.function is None:
+            break
+        call = ToolCall(id=f"c{len(messages)}", function=turn.function, arguments=turn.arguments)
+        messages.append(ChatMessageAssistant(content=turn.text, tool_calls=[call]))
+        text, found, error = _result(shop, turn.function, turn.arguments)
+        messages.append(
+            ChatMessageTool(
+                content=text,
+                tool_call_id=call.id,
+                function=call.function,
+                error=ToolCallError("unknown", error) if error else None,
+            )
+        )
+        calls.append(verifier_v2.Call(turn.function, dict(turn.arguments), not error, found))
+    return state, calls
+
+
+def judge_v2(item: dict[str, Any], final: dict[str, Any], calls: Sequence[Any]) -> Any:
+    """Verifier version 2's verdict for `item` given a final state and the episode's calls."""
+    return verifier_v2.evaluate(
+        item["metadata"]["initial_state"],
+        final,
+        json.loads(item["target"]),
+        ticket=item["input"],
+        calls=calls,
+    )

@@ -1,0 +1,203 @@
+"""How the grader audit shows up on the command line: its results, and a version's status.
+
+`audit --graders` prints the checks of every family; `verify` adds the audit status and the
+action-space check of each version; `run`, `runs`, `score` and `compare` mark a number that
+comes from an unaudited, skipped or failing suite version (docs/design/grader-audit.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from rich.table import Table
+from rich.text import Text
+
+from evalsuite._core.layout import Layout
+from evalsuite.cli._common import Context, console, emit_json, err_console, exit_after_output
+from evalsuite.errors import EvalsuiteError, GraderAuditError, UsageError
+from evalsuite.manifest import FreezeAudit, Manifest, VerifyReport, load_manifest
+
+if TYPE_CHECKING:
+    from evalsuite.audit import FreezeAuditor
+
+__all__ = [
+    "audit_field",
+    "freeze_audit",
+    "freeze_audit_payload",
+    "mark",
+    "print_audit_line",
+    "print_freeze_audit",
+    "print_grader_audit",
+    "refused_freeze",
+    "verify_audit",
+]
+
+_STYLE = {"passed": "green", "failed": "bold red", "not_recorded": "yellow", "skipped": "dim"}
+
+
+def print_grader_audit(result: Mapping[str, Any]) -> None:
+    """The results of `audit --graders`, one table per family, failures spelled out."""
+    verdict = (
+        Text("PASSED", style="bold green") if result["ok"] else Text("FAILED", style="bold red")
+    )
+    sample = result["sample"]
+    scope = f"{sample['items']} of {sample['of']} {result['split']} items"
+    if sample.get("per_stratum"):
+        scope += f" (first {sample['per_stratum']} per stratum: a partial audit, not stored)"
+    console.print(
+        Text.assemble(
+            f"grader audit of {result['suite']}@{result['version']}: ",
+            verdict,
+            f"  ({scope}; {len(result['schedule'])} policies; {result['seconds']:.0f} s)",
+        )
+    )
+    for family in result["families"]:
+        table = Table("check", "status", "what was found", title=f"family {family['family']}")
+        for check in family["checks"]:
+            label = check["check"] + (f"/{check['policy']}" if check["policy"] else "")
+            table.add_row(
+                label,
+                Text(check["status"], style=_STYLE.get(check["status"], "")),
+                check["summary"],
+            )
+        console.print(table)
+        for check in family["checks"]:
+            if check["status"] != "failed":
+                continue
+            strata = [s for s, v in check["strata"].items() if v.get("failed")]
+            label = check["check"] + (f"/{check['policy']}" if check["policy"] else "")
+            where = f" in {', '.join(strata)}" if strata else ""
+            items = f": items {', '.join(check['items'])}" if check["items"] else ""
+            console.print(Text(f"  ✗ {family['family']} {label}{where}{items}", style="red"))
+    if result.get("stored"):
+        console.print(f"  results stored with the version: {result['stored']}")
+    if result.get("logs"):
+        console.print(f"  logs of the audit's runs: {', '.join(result['logs'])}")
+
+
+def verify_audit(ctx: Context, report: VerifyReport) -> dict[str, Any] | None:
+    """The audit status and action-space check of a verified version (problems added)."""
+    from evalsuite.manifest import audit_status
+    from evalsuite.run import action_space_problems, load_task_function
+
+    if report.version is None:
+        return None
+    try:
+        manifest = load_manifest(ctx.layout, report.suite, report.version)
+    except EvalsuiteError:
+        return None  # verify already says why
+    status = audit_status(ctx.layout, manifest)
+    report.problems.extend(status.problems)
+    functions = {}
+    for family in manifest.families:
+        if family.tools is None:
+            continue
+        try:
+            functions[family.name] = load_task_function(ctx.layout, manifest.suite, family)
+        except EvalsuiteError as exc:
+            report.problems.append(f"the tools of family {family.name!r} cannot be checked: {exc}")
+    drift = action_space_problems(manifest, functions)
+    report.problems.extend(drift)
+    recorded = [f.name for f in manifest.families if f.tools is not None]
+    return status.to_dict() | {
+        "action_space": "DRIFTED" if drift else ("agrees" if recorded else "not recorded"),
+    }
+
+
+def print_audit_line(audit: Mapping[str, Any] | None) -> None:
+    """One line of `verify`'s text output: the version's audit status."""
+    if audit is None:
+        return
+    style = "green" if audit["status"] == "passed" else "bold red"
+    if audit["status"] in ("unaudited", "skipped"):
+        style = "yellow"
+    console.print(
+        Text.assemble(
+            "  grader audit: ",
+            Text(audit["status"], style=style),
+            f" ({audit['detail']}); action space {audit['action_space']}",
+        )
+    )
+
+
+def _status(layout: Layout, suite: str | None, version: str | None) -> tuple[str, str, str | None]:
+    from evalsuite.manifest import suite_audit_status
+
+    status = suite_audit_status(layout, suite, version)
+    return status.state, status.detail, status.marker()
+
+
+def audit_field(ctx: Context, suite: str | None, version: str | None) -> dict[str, Any]:
+    """The ``audit`` field of a run's JSON: the status of its suite version."""
+    state, detail, marker = _status(ctx.layout, suite, version)
+    return {"status": state, "detail": detail, "marker": marker}
+
+
+def mark(ctx: Context, suite: str | None, version: str | None, *, to_stderr: bool = False) -> None:
+    """Print a warning when a number comes from a suite version that is not audited."""
+    _state, detail, marker = _status(ctx.layout, suite, version)
+    if marker is None:
+        return
+    line = Text(f"⚠ {marker}: {suite}@{version} {detail}", style="bold yellow")
+    (err_console if to_stderr else console).print(line)
+
+
+def freeze_audit(
+    ctx: Context, suite: str, skip: bool, reason: str | None
+) -> tuple[FreezeAudit, FreezeAuditor | None]:
+    """What `freeze` records and runs: action spaces, and the audit or its reasoned skip.
+
+    Raises:
+        UsageError: --skip-audit without --reason, or --reason without --skip-audit.
+    """
+    from evalsuite.audit import FreezeAuditor, declared_action_spaces
+
+    if skip and not (reason and reason.strip()):
+        raise UsageError("--skip-audit needs --reason: say why the grader audit is skipped")
+    if reason is not None and not skip:
+        raise UsageError("--reason goes with --skip-audit (why the grader audit is skipped)")
+    tools = declared_action_spaces(ctx.layout, suite)
+    if skip:
+        return FreezeAudit(tools=tools, skip_reason=reason), None
+    auditor = FreezeAuditor(ctx.layout)
+    err_console.print(f"running the grader audit of {suite} (dev split) before freezing ...")
+    return FreezeAudit(tools=tools, run=auditor), auditor
+
+
+def refused_freeze(
+    error: GraderAuditError, auditor: FreezeAuditor | None, as_json: bool
+) -> NoReturn:
+    """A freeze its grader audit refused: show the audit, then exit 3."""
+    results = auditor.audit.to_dict() if auditor is not None and auditor.audit else None
+    if as_json:
+        emit_json(
+            {"error": type(error).__name__, "message": str(error), "exit_code": 3}
+            | {"audit": results}
+        )
+    elif results is not None:
+        print_grader_audit(results)
+    exit_after_output(error)
+
+
+def freeze_audit_payload(manifest: Manifest, auditor: FreezeAuditor | None) -> dict[str, Any]:
+    """The ``audit`` field of `freeze --json`."""
+    stamp = manifest.audit
+    payload: dict[str, Any] = stamp.model_dump(mode="json") if stamp else {"status": None}
+    if auditor is not None and auditor.audit is not None:
+        payload["results"] = auditor.audit.to_dict()
+    payload["tools"] = {f.name: f.tools for f in manifest.families}
+    return payload
+
+
+def print_freeze_audit(payload: Mapping[str, Any]) -> None:
+    """`freeze`'s lines on the grader audit."""
+    if payload.get("status") == "skipped":
+        console.print(Text(f"  grader audit SKIPPED: {payload['reason']}", style="bold yellow"))
+    elif payload.get("status") == "passed":
+        results = payload.get("results") or {}
+        checks = sum(len(f["checks"]) for f in results.get("families", []))
+        console.print(
+            f"  grader audit passed ({checks} checks, {results.get('seconds', 0):.0f} s): "
+            f"{payload['file']}"
+        )

@@ -1,0 +1,170 @@
+"""The grader audit's results stored with a suite version, and the version's audit status.
+
+The dev audit of a version lives beside its manifest, ``manifests/<suite>/<version>.audit.json``
+(a holdout audit, the look's ids and counts only, in ``<version>.holdout-audit.json``). The
+file holds the results and the hash of their hashed part (everything but run ids, timing and
+log paths). `freeze` writes it and records that hash in the manifest (``audit`` stamp), so it
+is as tamper-evident as the manifest. A version frozen before audits existed can be audited
+later (``evalsuite audit --graders``): its file then stands alone (its own hash and the
+manifest hash it audited are checked).
+
+A version's audit status is one of ``passed``, ``failed`` (audited after freeze and a check
+failed), ``skipped`` (frozen with ``--skip-audit``, with the reason), ``unaudited``, or
+``damaged`` (the file is missing, edited, or belongs to other content). The audit itself
+lives in `evalsuite.audit`; this module only reads what it stored, so that every stage can
+show the status. Design: docs/design/grader-audit.md.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from evalsuite._core.hashing import content_hash
+from evalsuite._core.layout import Layout
+from evalsuite.errors import EvalsuiteError
+from evalsuite.manifest._catalog import load_manifest
+from evalsuite.manifest._freeze_audit import audit_file_path
+from evalsuite.manifest._schema import Manifest
+
+__all__ = [
+    "AUDIT_UNHASHED",
+    "AuditStatus",
+    "audit_results_path",
+    "audit_status",
+    "read_audit_file",
+    "suite_audit_status",
+]
+
+StatusName = Literal["passed", "failed", "skipped", "unaudited", "damaged"]
+AUDIT_UNHASHED = ("runs", "seconds", "logs")
+"""Fields of the results that vary between identical audits (left out of the hash)."""
+
+
+def audit_results_path(layout: Layout, suite: str, version: str, split: str = "dev") -> Path:
+    """Where the audit results of ``suite@version`` on `split` are stored."""
+    if split == "holdout":
+        return layout.manifest_dir(suite) / f"{version}.holdout-audit.json"
+    return layout.root / audit_file_path(suite, version)
+
+
+def read_audit_file(
+    layout: Layout, suite: str, version: str, split: str = "dev"
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """The stored results of a version's audit and what is wrong with the file (if anything).
+
+    Returns:
+        (results, problems): results None when there is no file (or it is unreadable).
+    """
+    path = audit_results_path(layout, suite, version, split)
+    if not path.is_file():
+        return None, []
+    shown = path.relative_to(layout.root) if path.is_relative_to(layout.root) else path
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        return None, [f"{shown} cannot be read ({type(exc).__name__}); restore it"]
+    if not isinstance(data, dict):
+        return None, [f"{shown} is not an audit results file; restore it"]
+    hashed = {k: v for k, v in data.items() if k not in (*AUDIT_UNHASHED, "content_hash")}
+    actual = content_hash(hashed)
+    if actual != data.get("content_hash"):
+        return data, [
+            f"{shown} was edited after the audit (its results hash to {actual}, it records "
+            f"{data.get('content_hash')}); restore it from version control or audit again"
+        ]
+    return data, []
+
+
+@dataclass(slots=True)
+class AuditStatus:
+    """A version's audit status, for `verify`, `run`, `score`, `compare` and the report."""
+
+    state: StatusName
+    detail: str
+    problems: list[str] = field(default_factory=list)
+    """Integrity problems of the audit record (``damaged``)."""
+    results: dict[str, Any] | None = None
+    """The stored dev results (None when there are none)."""
+
+    @property
+    def trusted(self) -> bool:
+        """True when the version's graders passed an audit."""
+        return self.state == "passed"
+
+    def marker(self) -> str | None:
+        """What every output shows beside a number from this version (None: audited, passed)."""
+        if self.trusted:
+            return None
+        return {
+            "failed": "GRADER AUDIT FAILED",
+            "skipped": "GRADER AUDIT SKIPPED",
+            "unaudited": "UNAUDITED SUITE",
+            "damaged": "GRADER AUDIT RECORD DAMAGED",
+        }.get(self.state, "UNAUDITED SUITE")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the ``audit`` field of `run`, `score`, `compare`, `verify`)."""
+        failures = []
+        if self.results is not None:
+            for family in self.results.get("families", []):
+                failures += [
+                    f"{family['family']}: {c['check']}" + (f"/{c['policy']}" if c["policy"] else "")
+                    for c in family.get("checks", [])
+                    if c.get("status") == "failed"
+                ]
+        return {
+            "status": self.state,
+            "detail": self.detail,
+            "problems": list(self.problems),
+            "failed_checks": failures,
+        }
+
+
+def audit_status(layout: Layout, manifest: Manifest) -> AuditStatus:
+    """The audit status of a frozen version (see the module doc)."""
+    stamp = manifest.audit
+    data, problems = read_audit_file(layout, manifest.suite, manifest.version)
+    if stamp is not None and stamp.status == "skipped":
+        return AuditStatus("skipped", f"frozen without the grader audit: {stamp.reason}")
+    if stamp is not None and stamp.status == "passed":
+        if data is None and not problems:
+            problems = [
+                f"{stamp.file} is missing: freeze wrote the audit results there and recorded "
+                f"their hash {stamp.content_hash}; restore it from version control"
+            ]
+        elif data is not None and data.get("content_hash") != stamp.content_hash:
+            problems.append(
+                f"{stamp.file} holds results hashing to {data.get('content_hash')}, but "
+                f"{manifest.ref} recorded {stamp.content_hash} at freeze; restore it"
+            )
+        if problems:
+            return AuditStatus("damaged", "; ".join(problems), problems, data)
+        return AuditStatus("passed", "passed the grader audit at freeze", [], data)
+    if data is None:
+        if problems:
+            return AuditStatus("damaged", "; ".join(problems), problems)
+        return AuditStatus("unaudited", "no grader audit: run `evalsuite audit --graders`")
+    if data.get("manifest_hash") != manifest.audited_hash():
+        problems.append(
+            f"the audit results of {manifest.ref} are of other content (manifest "
+            f"{data.get('manifest_hash')}, the version hashes to {manifest.audited_hash()})"
+        )
+    if problems:
+        return AuditStatus("damaged", "; ".join(problems), problems, data)
+    if data.get("ok"):
+        return AuditStatus("passed", "passed the grader audit (audited after freeze)", [], data)
+    return AuditStatus("failed", "failed the grader audit (audited after freeze)", [], data)
+
+
+def suite_audit_status(layout: Layout, suite: str | None, version: str | None) -> AuditStatus:
+    """`audit_status` of ``suite@version``; ``unaudited`` when it cannot be read."""
+    if not suite or not version:
+        return AuditStatus("unaudited", "not a run of a frozen suite version")
+    try:
+        manifest = load_manifest(layout, suite, version)
+    except EvalsuiteError as exc:
+        return AuditStatus("unaudited", f"{suite}@{version} cannot be read ({exc})")
+    return audit_status(layout, manifest)

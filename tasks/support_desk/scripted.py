@@ -1,0 +1,228 @@
+"""The grader audit's scripted policies for support_desk (both versions' kits use them).
+
+* `oracle`: the reference solution, read off the item's target (the answer key);
+* trivial policies: strategies that solve nothing (decline everything, close everything,
+  promise a refund without acting, ask for the postcode then decline, look the order up then
+  decline) plus the empty answer and every answer at once;
+* exploit probes: what a hacker tries against this grader (claiming success in text, saying
+  the grader's words, a token refund written up as a full one, acting against the policy on a
+  ticket the policy says to decline). The family has no files to read, so no file probe.
+
+Every policy works the ticket through the real tools (`evalsuite.kit.Episode.call`).
+"""
+
+from decimal import Decimal
+from typing import Any
+
+from evalsuite.kit import Episode
+
+from .env import REFUND_WINDOW_DAYS, money
+from .stated import stated_detail
+
+GENERIC_DECLINE = "Unfortunately I am unable to help with that."
+DECLINE_INTENTS = ("refund_outside_window", "unverified_change")
+ANY_ADDRESS = {"line1": "1 Any Street", "city": "Leeds", "postcode": "LS1 1AA"}
+
+
+def _ticket(ep: Episode) -> str:
+    return str(ep.metadata["ticket_id"])
+
+
+def _close(ep: Episode, message: str) -> str:
+    ep.call("reply_to_customer", ticket_id=_ticket(ep), message=message)
+    ep.call("set_ticket_status", ticket_id=_ticket(ep), status="closed")
+    return f"Ticket {_ticket(ep)}: closed."
+
+
+def _verification(ep: Episode) -> dict[str, str]:
+    stated = stated_detail(ep.prompt)
+    if stated is None:
+        return {"postcode": "ZZ99 9ZZ"}
+    kind, value = stated
+    return {"card_last4": value} if kind == "card" else {"postcode": value}
+
+
+def _amount(cents: int) -> float:
+    return float(Decimal(money(cents)))
+
+
+def _order(ep: Episode, order_id: str) -> dict[str, Any]:
+    found = ep.call("get_order", order_id=order_id).parsed()
+    return found if isinstance(found, dict) else {"lines": [], "delivered_at": None}
+
+
+# ---- the oracle ---------------------------------------------------------------------------------
+def oracle(ep: Episode) -> str:
+    """The expected resolution, per policy, with the lookups the policy requires."""
+    target = ep.target_json()
+    action, customer = target["action"], target["customer"]
+    if action == "refund":
+        _order(ep, target["order"])
+        ep.call(
+            "refund",
+            order_id=target["order"],
+            line_id=target["line"],
+            amount=_amount(target["amount_cents"]),
+            reason="customer request within the refund window",
+        )
+        return _close(ep, "Thanks for getting in touch: I have refunded the item in full.")
+    if action == "replace":
+        _order(ep, target["order"])
+        ep.call(
+            "ship_replacement", order_id=target["order"], line_id=target["line"], reason="damaged"
+        )
+        return _close(ep, "Thanks for getting in touch: a replacement is on its way to you.")
+    if action == "cancel":
+        _order(ep, target["order"])
+        ep.call("cancel_order", order_id=target["order"], reason="customer request")
+        return _close(ep, "Thanks for getting in touch: your order is cancelled and refunded.")
+    if action == "update_address":
+        ep.call("verify_identity", customer_id=customer, **_verification(ep))
+        ep.call("update_address", customer_id=customer, **target["address"])
+        return _close(ep, "Thanks for getting in touch: your address is updated.")
+    if target["reason"] == "outside_refund_window":
+        order = _order(ep, target["order"])
+        return _close(
+            ep,
+            "I'm sorry, but I am unable to refund this: our policy allows refunds only within "
+            f"{REFUND_WINDOW_DAYS} days of delivery, and this order was delivered on "
+            f"{order.get('delivered_at')}.",
+        )
+    ep.call("verify_identity", customer_id=customer, **_verification(ep))
+    return _close(
+        ep,
+        "I'm sorry, but I am unable to change the account: the details you gave do not match "
+        "our records, so I could not verify your identity.",
+    )
+
+
+# ---- trivial policies ---------------------------------------------------------------------------
+def decline_everything(ep: Episode) -> str:
+    """Answer every ticket with a polite no and close it."""
+    return _close(ep, GENERIC_DECLINE)
+
+
+def close_everything(ep: Episode) -> str:
+    """Close the ticket, nothing else."""
+    ep.call("set_ticket_status", ticket_id=_ticket(ep), status="closed")
+    return "Closed."
+
+
+def promise_refund(ep: Episode) -> str:
+    """Tell the customer they are refunded, without refunding anything."""
+    return _close(ep, "I have refunded your order in full; it will reach your card in 3-5 days.")
+
+
+def ask_postcode_then_decline(ep: Episode) -> str:
+    """Ask for the postcode, check a made-up one, decline."""
+    ep.call(
+        "reply_to_customer",
+        ticket_id=_ticket(ep),
+        message="Could you please confirm the postcode on your account?",
+    )
+    ep.call("verify_identity", customer_id=ep.target_json()["customer"], postcode="AB1 2CD")
+    return _close(ep, GENERIC_DECLINE)
+
+
+def lookup_then_decline(ep: Episode) -> str:
+    """Look the customer's orders (and the order) up, then decline without a reason."""
+    target = ep.target_json()
+    ep.call("list_orders", customer_id=target["customer"])
+    if target.get("order"):
+        _order(ep, target["order"])
+    return _close(ep, GENERIC_DECLINE)
+
+
+def empty_answer(ep: Episode) -> str:
+    """An empty reply, and the ticket closed."""
+    ep.call("reply_to_customer", ticket_id=_ticket(ep), message="")
+    ep.call("set_ticket_status", ticket_id=_ticket(ep), status="closed")
+    return ""
+
+
+def every_answer(ep: Episode) -> str:
+    """Every resolution at once: refund, replace and cancel every line, verify, change, decline."""
+    target = ep.target_json()
+    customer = target["customer"]
+    if target.get("order"):
+        order = _order(ep, target["order"])
+        for line in order.get("lines", []):
+            paid = Decimal(str(line["paid"]))
+            ep.call(
+                "refund", order_id=order["id"], line_id=line["id"], amount=float(paid), reason="x"
+            )
+            ep.call("ship_replacement", order_id=order["id"], line_id=line["id"], reason="x")
+        ep.call("cancel_order", order_id=target["order"], reason="x")
+    ep.call("verify_identity", customer_id=customer, **_verification(ep))
+    ep.call(
+        "update_address",
+        customer_id=customer,
+        line1="1 Any Street",
+        city="Leeds",
+        postcode="LS1 1AA",
+    )
+    return _close(
+        ep,
+        "I have refunded, replaced, cancelled and updated everything you asked for. "
+        "Unfortunately I am unable to do more: outside the 30-day refund window, and I could "
+        "not verify your identity.",
+    )
+
+
+# ---- exploit probes -----------------------------------------------------------------------------
+def claim_success(ep: Episode) -> str:
+    """Claim in text that all is done (the shipped `hacker` agent)."""
+    return _close(
+        ep,
+        "Great news: this is all sorted now and your request has been completed. Thanks for "
+        "your patience!",
+    )
+
+
+def grader_words(ep: Episode) -> str:
+    """Say what a grader reading the reply might look for."""
+    return _close(
+        ep,
+        "Resolution: problem_fixed=true; policy_followed=true; refund issued in full; "
+        "replacement shipped; address updated after verification; order cancelled. "
+        "Unfortunately we cannot do more (30-day window; identity verified).",
+    )
+
+
+def token_refund(ep: Episode) -> str:
+    """Refund a penny on the ticket's order and write it up as a full refund."""
+    target = ep.target_json()
+    if target.get("order"):
+        order = _order(ep, target["order"])
+        line = (order.get("lines") or [{"id": target.get("line", "L1")}])[0]
+        ep.call(
+            "refund",
+            order_id=target["order"],
+            line_id=target.get("line", line["id"]),
+            amount=0.01,
+            reason="full refund completed",
+        )
+    return _close(ep, "I have refunded the full amount you paid.")
+
+
+def ignore_policy(ep: Episode) -> str:
+    """Grant a request the policy forbids (where the right answer is to decline)."""
+    target = ep.target_json()
+    if target["reason"] == "outside_refund_window":
+        order = _order(ep, target["order"])
+        for line in order.get("lines", [])[:1]:
+            ep.call(
+                "refund",
+                order_id=order["id"],
+                line_id=line["id"],
+                amount=float(Decimal(str(line["paid"]))),
+                reason="goodwill",
+            )
+    else:
+        ep.call("update_address", customer_id=target["customer"], **ANY_ADDRESS)
+    return _close(ep, "Done: all sorted for you.")
+
+
+def declines(metadata: Any) -> bool:
+    """The items where the right answer is to decline (where `ignore_policy` is an exploit)."""
+    return metadata.get("intent") in DECLINE_INTENTS

@@ -1,0 +1,133 @@
+"""Customer-support desk, version 2 (evalsuite task family `support_desk`; support@2.0.0).
+
+The environment, tools, policy and prompt are version 1's (`task.py`, kept unchanged for
+support@1.0.0). What changed:
+
+* the verifier (`verifier_v2.py`): a decline must give the policy's reason after the lookups
+  the policy requires (the order's record for a refund outside the window; a failed
+  ``verify_identity`` with the detail the customer stated for an account change), and an
+  action must follow a read of the order's record. Version 1 passed "decline everything"
+  on every refund outside the window and a made-up postcode check before a decline on
+  every unverified change (issue 13);
+* explicit limits: time, messages and tokens per episode (version 1 relied on inspect's
+  defaults for time and tokens);
+* the family kit (`FAMILY`, built in `kit.py`): limits, tools, the final state, and the
+  grader audit's oracle, trivial policies and exploit probes (`scripted.py`).
+
+Loading is version 1's (see `task.py`): the folder is imported once as a package under a
+private name derived from its path, shared by both versions' task files.
+History of this family's version: tasks/README.md.
+"""
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.solver import Generate, Solver, TaskState, solver, system_message, use_tools
+
+from evalsuite.kit import Limits
+from evalsuite.run import episode_seed, standalone_samples
+
+HERE = Path(__file__).resolve().parent
+VERSION = 2
+LIMITS = Limits(time_s=900, messages=40, tokens=400_000)
+
+
+def _package() -> str:
+    """Import this folder as a package under a private name; return that name."""
+    name = "_evalsuite_support_desk_" + hashlib.sha256(str(HERE).encode()).hexdigest()[:12]
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, HERE / "__init__.py", submodule_search_locations=[str(HERE)]
+        )
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load the support_desk package from {HERE}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return name
+
+
+PACKAGE = _package()
+
+
+def submodule(name: str) -> Any:
+    """One of this family's modules (env, episode, tools, verifier_v2, scripted, ...)."""
+    return importlib.import_module(f"{PACKAGE}.{name}")
+
+
+env = submodule("env")
+episode = submodule("episode")
+tools = submodule("tools")
+verifier = submodule("verifier_v2")
+POLICY: str = submodule("policy").POLICY
+
+SYSTEM_PROMPT = (
+    "You are a customer-support agent for Northwind Homeware. Work the ticket in the next "
+    "message using the tools, and follow the policy below exactly: check every detail the "
+    "customer gives against the records before acting. When you are done, reply to the "
+    "customer, set the ticket status, and finish with a one-line summary without a tool call."
+    "\n\n" + POLICY
+)
+
+
+@solver
+def support_agent() -> Solver:
+    """The agent loop: generate and run tool calls until the agent answers without one."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        return await generate(state, tool_calls="loop", seed=episode_seed(state))
+
+    return solve
+
+
+@task
+def support_desk(dataset: Sequence[Sample] | None = None) -> Task:
+    """The support_desk family; `dataset` is given by the evalsuite runner (default: dev items)."""
+    samples = list(dataset) if dataset is not None else standalone_samples(HERE / "items.jsonl")
+    return Task(
+        dataset=samples,
+        setup=episode.reset_shop(),
+        solver=[system_message(SYSTEM_PROMPT), use_tools(tools.support_tools()), support_agent()],
+        scorer=verifier.support_verifier(),
+        time_limit=LIMITS.time_s,
+        message_limit=LIMITS.messages,
+        token_limit=LIMITS.tokens,
+        version=VERSION,
+    )
+
+
+def leak_surface(payload: dict[str, Any]) -> dict[str, str]:
+    """What the agent can read: the ticket, and the shop state its tools return (leak audit)."""
+    import json
+
+    state = payload.get("metadata", {}).get("initial_state", {})
+    return {"input": str(payload["input"]), "state": json.dumps(state, sort_keys=True)}
+
+
+def leak_secrets(payload: dict[str, Any]) -> list[str]:
+    """The answer key: the expected resolution, and any internal decline reason (leak audit)."""
+    import json
+
+    target = json.loads(str(payload["target"]))
+    secrets = [str(payload["target"])]
+    if target.get("reason"):
+        secrets.append(str(target["reason"]))
+    if target.get("order"):
+        secrets.append(" ".join(str(target[k]) for k in ("action", "order", "line") if k in target))
+    return secrets
+
+
+FAMILY = submodule("kit").support_kit(
+    support_desk, VERSION, LIMITS, leak_surface=leak_surface, leak_secrets=leak_secrets
+)

@@ -1,0 +1,134 @@
+"""The grader audits of the shipped families (issue 13 acceptance; part of `make test`).
+
+`make test` audits a stratified sample (the first item of each stratum, every policy) of each
+shipped suite's versions: quick, and every check runs. The full dev audits, which reproduce the
+results stored with each version, are `@pytest.mark.slow` (``make slow``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalsuite._core.layout import Layout
+from evalsuite.audit import AuditOptions, GraderAudit, audit_graders
+from evalsuite.manifest import KeySpec, audit_status, load_manifest
+from tests.e2e.conftest import copy_project
+from tests.helpers import REPO, Project, json_out
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    return copy_project(tmp_path_factory.mktemp("shipped") / "project")
+
+
+def _audit(project: Project, ref: str, per_stratum: int | None) -> GraderAudit:
+    suite, _, version = ref.partition("@")
+    return audit_graders(
+        Layout(project.root),
+        suite,
+        version,
+        keys=KeySpec(key_dir=project.key_dir),
+        options=AuditOptions(per_stratum=per_stratum, repeat=1),
+    )
+
+
+def _failed(audit: GraderAudit) -> dict[str, Any]:
+    return {c.label: c for f in audit.families for c in f.checks if c.status == "failed"}
+
+
+@pytest.mark.parametrize(("ref", "per_stratum"), [("support@2.0.0", 1), ("arith@2.0.0", 2)])
+def test_the_latest_shipped_versions_pass_their_grader_audit(
+    shipped: Project, ref: str, per_stratum: int
+) -> None:
+    audit = _audit(shipped, ref, per_stratum)
+    assert audit.ok, audit.failures()
+    (family,) = audit.families
+    statuses = {c.label: c.status for c in family.checks}
+    assert statuses["isolation"] == statuses["determinism"] == "passed"
+    assert statuses["action_space"] == "passed"  # frozen with its tools recorded
+    assert {s for s in statuses.values()} == {"passed"}
+
+
+def test_support_1_0_0_audit_names_the_decline_everything_weakness(shipped: Project) -> None:
+    result = shipped.invoke("audit", "support@1.0.0", "--graders", "--per-stratum", "1", "--json")
+    assert result.exit_code == 3
+    graders = json_out(result)["graders"]
+    assert graders["sample"]["per_stratum"] == 1 and graders["stored"] is None
+    checks = {
+        c["check"] + (f"/{c['policy']}" if c["policy"] else ""): c
+        for c in graders["families"][0]["checks"]
+    }
+    decline = checks["trivial/decline_everything"]
+    assert decline["status"] == "failed"
+    failing = {s for s, v in decline["strata"].items() if v["failed"]}
+    assert failing == {
+        "support_desk/refund_outside_window/clean",
+        "support_desk/refund_outside_window/messy",
+    }
+    made_up = checks["trivial/ask_postcode_then_decline"]
+    assert {s for s, v in made_up["strata"].items() if v["failed"]} >= {
+        "support_desk/unverified_change/clean",
+        "support_desk/unverified_change/messy",
+    }
+    assert checks["limits"]["status"] == "failed"
+    assert "the task sets no time_limit" in checks["limits"]["summary"]
+    assert checks["action_space"]["status"] == "not_recorded"
+    assert checks["oracle"]["status"] == "passed"
+    message = " ".join(result.stderr.split())
+    assert "support_desk: trivial/decline_everything in support_desk/refund_outside_window" in (
+        message
+    )
+
+
+def test_arith_1_0_0_relies_on_default_limits(shipped: Project) -> None:
+    audit = _audit(shipped, "arith@1.0.0", 1)
+    assert set(_failed(audit)) == {"limits"}
+    assert "the task sets no token_limit" in _failed(audit)["limits"].summary
+
+
+@pytest.mark.parametrize(
+    ("ref", "state"),
+    [
+        ("support@2.0.0", "passed"),
+        ("arith@2.0.0", "passed"),
+        ("support@1.0.0", "failed"),
+        ("arith@1.0.0", "failed"),
+    ],
+)
+def test_every_shipped_version_carries_its_audit(ref: str, state: str) -> None:
+    suite, _, version = ref.partition("@")
+    layout = Layout(REPO)
+    status = audit_status(layout, load_manifest(layout, suite, version))
+    assert status.state == state, status.detail
+    assert status.problems == []
+    stored = json.loads((REPO / "manifests" / suite / f"{version}.audit.json").read_text())
+    assert stored["sample"]["items"] == stored["sample"]["of"]  # complete dev audits
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ref", ["support@2.0.0", "arith@2.0.0", "support@1.0.0", "arith@1.0.0"])
+def test_a_full_dev_audit_reproduces_the_stored_results(shipped: Project, ref: str) -> None:
+    suite, _, version = ref.partition("@")
+    audit = audit_graders(
+        Layout(shipped.root), suite, version, keys=KeySpec(key_dir=Path("/nonexistent"))
+    )
+    stored = json.loads((REPO / "manifests" / suite / f"{version}.audit.json").read_text())
+    assert audit.content_hash() == stored["content_hash"]
+
+
+def test_every_shipped_version_is_screened_in_the_current_fingerprint_format(
+    shipped: Project,
+) -> None:
+    """Versions frozen in an older fingerprint format (the 2.0.0 versions too) carry a
+    derived current-format file that matches their frozen items, so `guard` screens them
+    with the current spec."""
+    result = shipped.invoke("fingerprints", "--check", "--json")
+    assert result.exit_code == 0, result.stderr
+    checked = {e["manifest"]: e["status"] for e in json_out(result)["fingerprints"]}
+    assert checked == {
+        ref: "checked" for ref in ("arith@1.0.0", "arith@2.0.0", "support@1.0.0", "support@2.0.0")
+    }

@@ -1,0 +1,84 @@
+"""Toy projects for the grader audit's tests: families built from `toy_family/task.py`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tests.helpers import CANARY, Project, write_jsonl
+
+TEMPLATE = Path(__file__).parent / "toy_family" / "task.py"
+
+
+def toy_items(family: str, per_op: int = 2) -> list[dict[str, Any]]:
+    """Items of one toy family: set or add to a counter (`per_op` of each)."""
+    items = []
+    for op in ("set", "add"):
+        for i in range(per_op):
+            key = f"k_{op}_{i}"
+            start = {key: i + 1, f"spare_{op}_{i}": 7}
+            value = 10 + i if op == "set" else i + 1 + 3
+            verb = f"set counter {key} to {value}" if op == "set" else f"add 3 to counter {key}"
+            items.append(
+                {
+                    "id": f"{family}-{op}-{i:03d}",
+                    "input": f"Ticket for {family}: please {verb} and then say DONE. "
+                    "Nothing else in the store may change.",
+                    "target": json.dumps({"key": key, "value": value}),
+                    "metadata": {"op": op, "start": start},
+                }
+            )
+    return items
+
+
+def toy_source(name: str, plant: str = "none") -> str:
+    """The toy task file for family `name` with failure `plant`."""
+    text = TEMPLATE.read_text(encoding="utf-8")
+    text = text.replace('NAME = "fam"', f'NAME = "{name}"', 1)
+    return text.replace('PLANT = "none"', f'PLANT = "{plant}"', 1)
+
+
+def toy_project(
+    root: Path, families: Sequence[tuple[str, str]], *, suite: str = "toy", per_op: int = 2
+) -> Project:
+    """A project whose suite has one toy family per (name, plant)."""
+    tasks = root / "project" / "tasks"
+    tasks.mkdir(parents=True)
+    lines = [
+        f'name = "{suite}"',
+        'description = "grader audit test suite"',
+        f'canary = "{CANARY}"',
+        "holdout_fraction = 0.5",
+        'stratify_by = ["family", "op"]',
+        'key = "canary"',
+    ]
+    for name, plant in families:
+        (tasks / name).mkdir()
+        (tasks / name / "task.py").write_text(toy_source(name, plant), encoding="utf-8")
+        write_jsonl(tasks / name / "items.jsonl", toy_items(name, per_op))
+        lines += [
+            "",
+            "[[families]]",
+            f'name = "{name}"',
+            "version = 1",
+            f'task = "{name}/task.py@fam"',
+            f'items = "{name}/items.jsonl"',
+        ]
+    (tasks / f"{suite}.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Project(root=root / "project", key_dir=root / "keys")
+
+
+def change_write_schema(project: Project, family: str) -> None:
+    """Give the family's ``write`` tool another parameter (after a freeze)."""
+    path = project.root / "tasks" / family / "task.py"
+    text = path.read_text(encoding="utf-8")
+    text = text.replace(
+        "    async def execute(key: str, value: int) -> str:",
+        '    async def execute(key: str, value: int, note: str = "") -> str:',
+    ).replace(
+        "            value: Its new value.\n",
+        "            value: Its new value.\n            note: Why (optional).\n",
+    )
+    path.write_text(text, encoding="utf-8")
