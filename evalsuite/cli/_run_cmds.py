@@ -275,10 +275,11 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
     console.print(table if records else "no runs stored yet")
 
 
-_INGEST_HELP = """Store results produced elsewhere (inspect logs, or a CSV) as runs.
+_INGEST_HELP = """Store results produced elsewhere (inspect logs, a CSV or Parquet file) as runs.
 
-PATH is an inspect log (.eval or .json), a directory of logs, or a results CSV. Each log,
-and each model of a CSV, becomes one run. Content that is already stored (the same
+PATH is an inspect log (.eval or .json), a directory of logs, or a results table: a CSV
+(--format csv) or a Parquet file (--format parquet) with the same columns. Each log, and
+each model of a table, becomes one run. Content that is already stored (the same
 attempts, whatever the file is called) is reported with the run that holds it and
 skipped, exit 0; --again stores it anyway. A run with more harness errors than
 --error-threshold is stored and flagged invalid, and the command exits 5 once everything
@@ -304,9 +305,12 @@ Example:
   gpt-4o,task-001,2,0,billing,limit,time
   gpt-4o,task-002,1,,refunds,harness_error,
 
-The file must be UTF-8. Every other column is refused (a misspelt "stratun" would lose
+A CSV must be UTF-8. A Parquet file holds the same columns as text, numbers or
+booleans; a missing value (null, or NaN in a float column) is an empty cell, and problems
+are named by row instead of line. Every other column is refused (a misspelt "stratun" would lose
 the strata silently); drop one with --ignore-column NAME. Every bad row is named by its
-line, and nothing is stored unless every row is valid.
+line, and nothing is stored unless every row is valid. Files of any size are read in
+batches (docs/scale.md).
 """
 
 _CSV_TARGETS = ("model", "item_id", "epoch", "score", "stratum", "outcome", "limit_type")
@@ -314,26 +318,26 @@ _CSV_TARGETS = ("model", "item_id", "epoch", "score", "stratum", "outcome", "lim
 
 @click.command("ingest", help=_INGEST_HELP)
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["inspect", "csv"]), required=True)
+@click.option("--format", "fmt", type=click.Choice(["inspect", "csv", "parquet"]), required=True)
 @click.option(
     "--column",
     "columns",
     multiple=True,
-    help="CSV: map an evalsuite column to the file's, e.g. item_id=task_id (repeatable).",
+    help="CSV/Parquet: map an evalsuite column to the file's, e.g. item_id=task_id (repeatable).",
 )
 @click.option(
     "--ignore-column",
     "ignore_columns",
     multiple=True,
-    help="CSV: drop this column of the file (repeatable); other unknown columns are refused.",
+    help="CSV/Parquet: drop this column (repeatable); other unknown columns are refused.",
 )
-@click.option("--model", default=None, help="CSV without a model column: the model's name.")
+@click.option("--model", default=None, help="CSV/Parquet without a model column: the model's name.")
 @click.option(
     "--epoch-base",
     type=click.Choice(["0", "1"]),
     default="1",
     show_default=True,
-    help="CSV: whether epochs count from 0 or 1.",
+    help="CSV/Parquet: whether epochs count from 0 or 1.",
 )
 @click.option(
     "--error-threshold",
@@ -363,12 +367,13 @@ def ingest_cmd(
     as_json: bool,
 ) -> None:
     """Store results produced elsewhere as runs (the help text is `_INGEST_HELP`)."""
-    from evalsuite.run import CsvOptions, ingest_csv, ingest_inspect
+    from evalsuite.run import CsvOptions, ingest_inspect, ingest_table
 
     if fmt == "inspect":
         if columns or model or ignore_columns or epoch_base != "1":
             raise UsageError(
-                "--column, --ignore-column, --model and --epoch-base apply to --format csv only"
+                "--column, --ignore-column, --model and --epoch-base apply to --format csv "
+                "and --format parquet only"
             )
         store = open_store(ctx)
         report = ingest_inspect(
@@ -394,7 +399,14 @@ def ingest_cmd(
             ignore=ignore_columns,
         )
         store = open_store(ctx)
-        report = ingest_csv(path, store, root=ctx.layout.root, options=options, again=again)
+        report = ingest_table(
+            path,
+            store,
+            root=ctx.layout.root,
+            options=options,
+            fmt="parquet" if fmt == "parquet" else "csv",
+            again=again,
+        )
     if as_json:
         emit_json(
             {

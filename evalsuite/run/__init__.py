@@ -20,6 +20,7 @@ from evalsuite.run._ingest import (
     SkippedRun,
     ingest_csv,
     ingest_inspect,
+    ingest_table,
 )
 from evalsuite.run._ingest_csv import CSV_COLUMNS, CSV_EXAMPLE
 from evalsuite.run._outcomes import LIMIT_OUTCOME, SCORE_REASON_OUTCOME, classify_sample
@@ -58,6 +59,7 @@ __all__ = [
     "guarded_call",
     "ingest_csv",
     "ingest_inspect",
+    "ingest_table",
     "item_to_sample",
     "load_task_function",
     "plan_attempts",

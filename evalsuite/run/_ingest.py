@@ -2,35 +2,40 @@
 
 * ``--format inspect``: an inspect log file (``.json`` or ``.eval``) or a directory of them;
   one run per log, one attempt per (sample, epoch), classified by `_outcomes` exactly as a
-  live run is. Logs written by `evalsuite run` keep their item ids and epochs.
-* ``--format csv``: the contract in `_ingest_csv` (columns ``model, item_id, epoch, score``
-  and optional ``stratum``, ``outcome``, ``limit_type``); one run per model.
+  live run is. Logs written by `evalsuite run` keep their item ids and epochs. The header is
+  read first, then the samples one at a time (inspect's streaming reader).
+* ``--format csv`` / ``--format parquet``: a results table, the contract in `_ingest_csv`
+  (columns ``model, item_id, epoch, score`` and optional ``stratum``, ``outcome``,
+  ``limit_type``); one run per model. Read and checked in Arrow batches.
 
-Every source is read and checked in full before anything is stored. Each run is stored in
-one transaction with its content fingerprint; content already stored is skipped and reported
+Rows stream into the store's bulk path (`Store.ingest_session`) as they are read: memory is
+bounded by a batch, not the source. Everything of one ingest commits in one transaction, and
+only once the whole source has been read and found valid; a bad row anywhere stores nothing.
+Each run records its content fingerprint; content already stored is skipped and reported
 (``again=True`` stores it anyway). A run with too many harness errors is stored and flagged
-invalid, exactly as `evalsuite run` does (docs/design/ingest.md).
+invalid, exactly as `evalsuite run` does (docs/design/ingest.md, docs/design/store-scale.md).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import pandas as pd
-from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
+from inspect_ai.log import list_eval_logs, read_eval_log, read_eval_log_samples
 
 from evalsuite._core.layout import Layout
 from evalsuite.errors import ItemSourceError, NotFoundError
 from evalsuite.manifest import Manifest, frozen_versions, list_suite_names, load_manifest
 from evalsuite.run._episode import EPISODE_KEY
-from evalsuite.run._ingest_csv import CsvOptions, read_results_csv
+from evalsuite.run._ingest_csv import CsvOptions, Format, ResultsTable
 from evalsuite.run._outcomes import classify_sample
 from evalsuite.run._provenance import collect_provenance
 from evalsuite.run._runner import _new_run_id
-from evalsuite.store import AttemptRecord, RunRecord, Store, run_health
+from evalsuite.store import RunRecord, Store, attempt_table
+from evalsuite.store._bulk import IngestSession, RunTally
 
 __all__ = [
     "CsvOptions",
@@ -39,7 +44,13 @@ __all__ = [
     "SkippedRun",
     "ingest_csv",
     "ingest_inspect",
+    "ingest_table",
 ]
+
+INSPECT_BATCH_SAMPLES = 5_000
+"""Samples of an inspect log converted and written per batch."""
+_SKIP_SAMPLE_FIELDS = {"messages", "events", "attachments", "store", "output"}
+"""Sample fields the classification never reads: not parsed (the bulk of a log)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,74 +118,92 @@ class IngestReport:
         return [r for r in self.runs if not r.valid]
 
 
-@dataclass(frozen=True, slots=True)
-class _Batch:
-    """Attempts of one ingested run and what is known about them."""
+@dataclass(slots=True)
+class _Source:
+    """One run being ingested: what it came from, and what its record needs."""
 
+    run_id: str
     model: str
     source: Literal["inspect", "csv"]
     origin: str
-    records: list[AttemptRecord]
-    epochs: int
-    planned: int
     extra: dict[str, Any]
     identity: dict[str, str] = field(default_factory=dict)
     manifest: Manifest | None = None
+    planned_epochs: int | None = None
+    """inspect: the eval's configured epochs (planned = items x epochs, at least the rows)."""
+    splits: set[str | None] = field(default_factory=set)
 
 
-def _health_frame(records: list[AttemptRecord]) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "outcome": [r.outcome for r in records],
-            "limit_type": [r.limit_type for r in records],
-            "reason": [r.reason for r in records],
-            "retries": [r.retries for r in records],
-        }
+def _record(
+    src: _Source, tally: RunTally, *, threshold: float, provenance: dict[str, Any]
+) -> tuple[RunRecord, Any]:
+    now = datetime.now(UTC)
+    epochs = tally.max_epoch
+    if src.source == "inspect":
+        planned = max(tally.n_items * (src.planned_epochs or epochs), tally.rows)
+    else:
+        planned = tally.n_items * epochs
+    health = tally.health.health(planned=planned, threshold=threshold)
+    extra, manifest = dict(src.extra), src.manifest
+    split = None
+    if manifest is not None and len(src.splits) == 1:
+        split = next(iter(src.splits))
+    record = RunRecord(
+        run_id=src.run_id,
+        model=src.model,
+        epochs=epochs,
+        planned=planned,
+        status="complete",
+        source=src.source,
+        started_at=extra.pop("started_at", None) or now.isoformat(),
+        error_threshold=threshold,
+        spec=extra,
+        provenance=provenance,
+        suite=manifest.suite if manifest else None,
+        version=manifest.version if manifest else None,
+        manifest_hash=manifest.manifest_hash if manifest else None,
+        split=split,
+        weights=dict(manifest.weights) if manifest else {},
+        valid=health.valid,
+        error_rate=health.error_rate,
+        finished_at=now.isoformat(),
     )
+    return record, health
 
 
-def _store_batches(
-    store: Store, batches: list[_Batch], *, root: Path, threshold: float, again: bool
-) -> IngestReport:
-    report = IngestReport()
+def _finish(
+    session: IngestSession,
+    sources: list[_Source],
+    report: IngestReport,
+    *,
+    root: Path,
+    threshold: float,
+    again: bool,
+) -> None:
+    """Store each source's run (or skip its content when already stored)."""
     provenance = collect_provenance(root)
-    for batch in batches:
-        now = datetime.now(UTC)
-        records, manifest, extra = batch.records, batch.manifest, dict(batch.extra)
-        health = run_health(_health_frame(records), planned=batch.planned, threshold=threshold)
-        record = RunRecord(
-            run_id=_new_run_id(now),
-            model=batch.model,
-            epochs=batch.epochs,
-            planned=batch.planned,
-            status="complete",
-            source=batch.source,
-            started_at=extra.pop("started_at", None) or now.isoformat(),
-            error_threshold=threshold,
-            spec=extra,
-            provenance=provenance,
-            suite=manifest.suite if manifest else None,
-            version=manifest.version if manifest else None,
-            manifest_hash=manifest.manifest_hash if manifest else None,
-            split=_split_of(manifest, records),
-            weights=dict(manifest.weights) if manifest else {},
-            valid=health.valid,
-            error_rate=health.error_rate,
-            finished_at=now.isoformat(),
-        )
-        stored = store.add_ingested_run(record, records, identity=batch.identity, again=again)
+    for src in sources:
+        made: dict[str, Any] = {}
+
+        def make(tally: RunTally, src: _Source = src, made: dict[str, Any] = made) -> RunRecord:
+            record, health = _record(src, tally, threshold=threshold, provenance=provenance)
+            made.update(record=record, health=health, tally=tally)
+            return record
+
+        stored = session.finish(src.run_id, make, identity=src.identity, again=again)
         if stored.run_id is None:
             report.skipped.append(
-                SkippedRun(batch.model, batch.origin, stored.content_hash, stored.existing)
+                SkippedRun(src.model, src.origin, stored.content_hash, stored.existing)
             )
             continue
+        record, health, tally = made["record"], made["health"], made["tally"]
         report.runs.append(
             IngestedRun(
                 run_id=stored.run_id,
-                model=batch.model,
-                n_items=len({r.item_id for r in records}),
-                epochs=batch.epochs,
-                planned=batch.planned,
+                model=src.model,
+                n_items=tally.n_items,
+                epochs=record.epochs,
+                planned=record.planned,
                 valid=health.valid,
                 error_rate=health.error_rate,
                 error_threshold=threshold,
@@ -182,15 +211,6 @@ def _store_batches(
                 same_content_as=stored.existing,
             )
         )
-    return report
-
-
-def _split_of(manifest: Manifest | None, records: list[AttemptRecord]) -> str | None:
-    if manifest is None:
-        return None
-    sides = {i.id: i.split for i in manifest.items}
-    found = {sides.get(r.item_id) for r in records}
-    return found.pop() if len(found) == 1 else None
 
 
 # inspect logs --------------------------------------------------------------------------
@@ -224,35 +244,59 @@ def _find_manifest(layout: Layout, manifest_hash: str) -> Manifest | None:
     return None
 
 
-def _attempts_from_log(log: EvalLog, manifest: Manifest | None) -> list[AttemptRecord]:
+def _attempt_row(sample: Any, items: dict[str, Any]) -> dict[str, Any]:
+    item_id, epoch, seed = _sample_key(sample)
+    classified = classify_sample(sample)
+    metadata = sample.metadata or {}
+    frozen = items.get(item_id)
+    stratum = frozen.stratum if frozen else metadata.get("stratum")
+    tokens = sum(u.total_tokens for u in (sample.model_usage or {}).values())
+    checks = classified.checks
+    return {
+        "item_id": item_id,
+        "epoch": epoch,
+        "stratum": str(stratum) if stratum is not None else "all",
+        "outcome": classified.outcome,
+        "score": classified.score,
+        "item_hash": frozen.hash if frozen else None,
+        "cluster": frozen.cluster if frozen else None,
+        "seed": seed,
+        "limit_type": classified.limit_type,
+        "reason": classified.reason,
+        "retries": len(sample.error_retries or []),
+        "duration_s": float(sample.total_time or 0.0),
+        "tokens": int(tokens),
+        "checks": json.dumps(checks, sort_keys=True) if checks else None,
+    }
+
+
+def _stream_log(session: IngestSession, src: _Source, log_path: Path) -> None:
+    """Write every sample of one log into the session, `INSPECT_BATCH_SAMPLES` at a time."""
+    manifest = src.manifest
     items = {i.id: i for i in manifest.items} if manifest else {}
-    records = []
-    for sample in log.samples or []:
-        item_id, epoch, seed = _sample_key(sample)
-        classified = classify_sample(sample)
-        metadata = sample.metadata or {}
-        frozen = items.get(item_id)
-        stratum = frozen.stratum if frozen else metadata.get("stratum")
-        tokens = sum(u.total_tokens for u in (sample.model_usage or {}).values())
-        records.append(
-            AttemptRecord(
-                item_id=item_id,
-                epoch=epoch,
-                stratum=str(stratum) if stratum is not None else "all",
-                outcome=classified.outcome,
-                score=classified.score,
-                item_hash=frozen.hash if frozen else None,
-                cluster=frozen.cluster if frozen else None,
-                seed=seed,
-                limit_type=classified.limit_type,
-                reason=classified.reason,
-                retries=len(sample.error_retries or []),
-                duration_s=float(sample.total_time or 0.0),
-                tokens=int(tokens),
-                checks=classified.checks,
-            )
-        )
-    return records
+    sides = {i.id: i.split for i in manifest.items} if manifest else {}
+    rows: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if rows:
+            columns = {name: [row[name] for row in rows] for name in rows[0]}
+            src.splits.update(sides.get(item) for item in columns["item_id"])
+            session.add(src.run_id, attempt_table(columns))
+            rows.clear()
+
+    samples = read_eval_log_samples(
+        str(log_path), all_samples_required=False, exclude_fields=_SKIP_SAMPLE_FIELDS
+    )
+    try:
+        for sample in samples:
+            rows.append(_attempt_row(sample, items))
+            if len(rows) >= INSPECT_BATCH_SAMPLES:
+                flush()
+    except (ItemSourceError, NotFoundError):
+        raise
+    except Exception as exc:
+        raise ItemSourceError(f"{log_path}: not a readable inspect log ({exc})") from None
+    flush()
 
 
 def ingest_inspect(
@@ -268,35 +312,22 @@ def ingest_inspect(
     A log written by `evalsuite run` carries the manifest hash as its task version; when that
     manifest is frozen in this project, the run is linked to it (suite, version, item hashes,
     strata and weights), so it compares with live runs on the same manifest. Every log is read
-    before any is stored; a log whose content is already stored is skipped (see the module).
+    before anything commits; a log whose content is already stored is skipped (see the module).
     """
-    batches = []
     layout = Layout(root)
-    for log_path in _log_paths(path):
-        try:
-            log = read_eval_log(str(log_path))
-        except Exception as exc:
-            raise ItemSourceError(f"{log_path}: not a readable inspect log ({exc})") from None
-        manifest = _find_manifest(layout, str(log.eval.task_version))
-        records = _attempts_from_log(log, manifest)
-        if not records:
-            raise ItemSourceError(f"{log_path}: the log holds no samples")
-        if len({(r.item_id, r.epoch) for r in records}) < len(records):
-            raise ItemSourceError(
-                f"{log_path}: two samples of the log are the same (item, epoch); a log holds "
-                "one sample per attempt. Ingest the logs of one eval separately"
-            )
-        epochs = max(r.epoch for r in records)
-        items = {r.item_id for r in records}
-        planned = max(len(items) * (log.eval.config.epochs or epochs), len(records))
-        batches.append(
-            _Batch(
+    report = IngestReport()
+    sources = []
+    with store.ingest_session() as session:
+        for log_path in _log_paths(path):
+            try:
+                log = read_eval_log(str(log_path), header_only=True)
+            except Exception as exc:
+                raise ItemSourceError(f"{log_path}: not a readable inspect log ({exc})") from None
+            src = _Source(
+                run_id=_new_run_id(datetime.now(UTC)),
                 model=log.eval.model,
                 source="inspect",
                 origin=str(log_path),
-                records=records,
-                epochs=epochs,
-                planned=planned,
                 extra={
                     "log": str(log_path),
                     "eval_id": log.eval.eval_id,
@@ -306,41 +337,68 @@ def ingest_inspect(
                     "started_at": log.eval.created,
                 },
                 identity={"eval_id": log.eval.eval_id},
-                manifest=manifest,
+                manifest=_find_manifest(layout, str(log.eval.task_version)),
+                planned_epochs=log.eval.config.epochs,
             )
-        )
-    return _store_batches(store, batches, root=root, threshold=error_threshold, again=again)
+            _stream_log(session, src, log_path)
+            if src.run_id not in session.tallies:
+                raise ItemSourceError(f"{log_path}: the log holds no samples")
+            if session.close_writes():
+                raise ItemSourceError(
+                    f"{log_path}: two samples of the log are the same (item, epoch); a log "
+                    "holds one sample per attempt. Ingest the logs of one eval separately"
+                )
+            sources.append(src)
+        _finish(session, sources, report, root=root, threshold=error_threshold, again=again)
+    return report
 
 
-# CSV -----------------------------------------------------------------------------------
+# results tables (CSV, Parquet) ---------------------------------------------------------
+
+
+def ingest_table(
+    path: Path,
+    store: Store,
+    *,
+    root: Path,
+    options: CsvOptions,
+    fmt: Format = "csv",
+    again: bool = False,
+) -> IngestReport:
+    """Store a results table (CSV or Parquet) as one run per model (`_ingest_csv.CSV_COLUMNS`).
+
+    The whole file is checked, in batches, as it is written into one transaction; every bad
+    row is named by its line (or row) and nothing is stored unless all rows are valid.
+    """
+    table = ResultsTable(path, options, fmt)
+    report = IngestReport()
+    sources: dict[str, _Source] = {}
+    with store.ingest_session() as session:
+        for model, batch in table.batches():
+            src = sources.get(model)
+            if src is None:
+                src = sources[model] = _Source(
+                    run_id=_new_run_id(datetime.now(UTC)),
+                    model=model,
+                    source="csv",
+                    origin=str(path),
+                    extra={
+                        "file": str(path),
+                        "format": fmt,
+                        "columns": dict(options.columns),
+                        "ignored_columns": list(options.ignore),
+                        "epoch_base": options.epoch_base,
+                    },
+                )
+            session.add(src.run_id, batch)
+        table.raise_problems(duplicates=session.close_writes())
+        ordered = [sources[m] for m in sorted(sources)]
+        _finish(session, ordered, report, root=root, threshold=options.error_threshold, again=again)
+    return report
 
 
 def ingest_csv(
     path: Path, store: Store, *, root: Path, options: CsvOptions, again: bool = False
 ) -> IngestReport:
-    """Store a results CSV as one run per model (the contract: `_ingest_csv.CSV_COLUMNS`).
-
-    The whole file is checked first; every bad row is named by its line and nothing is
-    stored unless all rows are valid.
-    """
-    batches = []
-    for model, records in read_results_csv(path, options).items():
-        epochs = max(r.epoch for r in records)
-        items = {r.item_id for r in records}
-        batches.append(
-            _Batch(
-                model=model,
-                source="csv",
-                origin=str(path),
-                records=records,
-                epochs=epochs,
-                planned=len(items) * epochs,
-                extra={
-                    "file": str(path),
-                    "columns": dict(options.columns),
-                    "ignored_columns": list(options.ignore),
-                    "epoch_base": options.epoch_base,
-                },
-            )
-        )
-    return _store_batches(store, batches, root=root, threshold=options.error_threshold, again=again)
+    """Store a results CSV as one run per model (`ingest_table` with ``fmt="csv"``)."""
+    return ingest_table(path, store, root=root, options=options, fmt="csv", again=again)

@@ -6,7 +6,8 @@ Usage::
     frame = store.attempts(run_id)     # columns: docs/design/attempts.md
 """
 
-from evalsuite.store._health import Health, error_kind, run_health
+from evalsuite.store._fingerprint import ATTEMPT_SCHEMA, attempt_table
+from evalsuite.store._health import Health, HealthCounts, error_kind, run_health
 from evalsuite.store._outcomes_io import (
     OUTCOME_COLUMNS,
     make_outcome,
@@ -21,19 +22,24 @@ from evalsuite.store._store import (
     OutcomeRecord,
     RunRecord,
     Store,
+    StoreInfo,
     default_store_url,
 )
 
 __all__ = [
     "ATTEMPT_COLUMNS",
+    "ATTEMPT_SCHEMA",
     "OUTCOME_COLUMNS",
     "SCHEMA_VERSION",
     "AttemptRecord",
     "Health",
+    "HealthCounts",
     "IngestStored",
     "OutcomeRecord",
     "RunRecord",
     "Store",
+    "StoreInfo",
+    "attempt_table",
     "default_store_url",
     "error_kind",
     "make_outcome",

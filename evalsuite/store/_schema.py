@@ -24,12 +24,16 @@ __all__ = [
     "runs",
 ]
 
-SCHEMA_VERSION = 2
-"""Bump with a migration in `_store.MIGRATIONS` whenever a table changes.
+SCHEMA_VERSION = 3
+"""Bump with a migration in `_migrations.MIGRATIONS` whenever a table changes.
 
 1. runs, attempts, outcomes, meta.
 2. ``runs.content_hash`` (fingerprint of an ingested run's stored content) and
    ``ingest_claims`` (docs/design/ingest.md).
+3. Content fingerprints of scheme 2 (computed batch by batch); the index on
+   ``attempts.run_id`` dropped, because the unique key (run_id, item_id, epoch) serves every
+   query by run (docs/design/store-scale.md). ``meta.written_by`` names the evalsuite version
+   that created or last upgraded the store.
 """
 
 metadata = MetaData()
@@ -70,7 +74,7 @@ runs = Table(
 attempts = Table(
     "attempts",
     metadata,
-    Column("run_id", String(64), nullable=False, index=True),
+    Column("run_id", String(64), nullable=False),
     Column("item_id", String(256), nullable=False),
     Column("epoch", Integer, nullable=False),
     Column("item_hash", String(80)),

@@ -41,7 +41,7 @@ def test_a_v1_store_is_upgraded_without_losing_a_row(tmp_path: Path) -> None:
     before = {table: _rows(path, table) for table in TABLES}
     assert [len(before[t]) for t in TABLES] == [4, 13, 2]
     store = Store(url)
-    assert store.schema_version == SCHEMA_VERSION == 2
+    assert store.schema_version == SCHEMA_VERSION == 3
     assert {table: _rows(path, table) for table in TABLES} == before
     runs = {r.model: r for r in store.list_runs()}
     # runs ingested from CSV get the fingerprint their rows would get today
