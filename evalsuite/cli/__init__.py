@@ -15,6 +15,7 @@ from evalsuite.cli._holdout_cmds import holdout_group
 from evalsuite.cli._manifest_cmds import freeze_cmd, suites_cmd, verify_cmd
 from evalsuite.cli._report_cmd import report_cmd
 from evalsuite.cli._run_cmds import ingest_cmd, run_cmd, runs_cmd
+from evalsuite.cli._store_cmds import store_group
 from evalsuite.cli._validity_cmds import validity_group
 
 __all__ = ["cli", "main"]
@@ -53,6 +54,7 @@ for _command in (
     guard_cmd,
     audit_cmd,
     validity_group,
+    store_group,
 ):
     cli.add_command(_command)
 

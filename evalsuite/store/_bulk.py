@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import Connection, func, select
@@ -62,6 +63,41 @@ def _constant_literal(column: pa.Array) -> str | None:
     if low != high or (isinstance(low, float) and low == 0.0 and math.copysign(1, low) < 0):
         return None
     return _literal(low)
+
+
+def _copy_field(column: pa.Array) -> pa.Array | pa.Scalar:
+    r"""A column in COPY's text format (backslash escapes, ``\N`` for NULL).
+
+    One scalar when every row holds the same value.
+    """
+    if column.null_count == len(column):
+        return pa.scalar("\\N")
+    literal = _constant_literal(column)
+    if literal is not None:
+        column = column.slice(0, 1)
+    if pa.types.is_string(column.type):
+        text = column
+        for plain, escaped in (("\\", "\\\\"), ("\t", "\\t"), ("\n", "\\n"), ("\r", "\\r")):
+            text = pc.replace_substring(text, plain, escaped)
+    else:
+        text = pc.cast(column, pa.string())  # floats: shortest text that reads back exactly
+    text = pc.fill_null(text, "\\N")
+    return text[0] if literal is not None else text
+
+
+def _copy_text(run_id: str, batch: pa.RecordBatch, recorded_at: str) -> memoryview:
+    """Rows of `batch` as one block of COPY text: built column by column, no Python per row."""
+    one = pa.array([run_id, recorded_at])
+    parts = [_copy_field(one.slice(0, 1))]
+    parts += [_copy_field(batch.column(name)) for name in ATTEMPT_SCHEMA.names]
+    parts += [_copy_field(one.slice(1, 1))]
+    fields = pc.binary_join_element_wise(*parts, "\t")
+    lines = pc.binary_join_element_wise(fields, pa.scalar("\n"), "")
+    if isinstance(lines, pa.Scalar):  # pragma: no cover - every batch has a varying column
+        lines = pa.array([lines.as_py()] * batch.num_rows)
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)
+    start, end = offsets[lines.offset], offsets[lines.offset + len(lines)]
+    return memoryview(lines.buffers()[2])[start:end]
 
 
 @dataclass(slots=True)
@@ -208,9 +244,7 @@ class IngestSession:
             self._copy = self._copy_cursor.copy(statement)
             self._copy_writer = self._copy.__enter__()
         try:
-            write = self._copy_writer.write_row
-            for row in self._rows(run_id, batch):
-                write(row)
+            self._copy_writer.write(_copy_text(run_id, batch, self._recorded_at))
         except psycopg.errors.UniqueViolation:
             self._abandon_copy()
 

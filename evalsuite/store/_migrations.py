@@ -66,6 +66,9 @@ def fingerprint_stored_run(conn: Connection, run: Mapping[str, object]) -> str:
 def _v2_to_v3(conn: Connection) -> None:
     """Fingerprint ingested runs with scheme 2; drop the index that the unique key covers.
 
+    On PostgreSQL the ``seed`` columns become ``BIGINT``: a live run's per-attempt seeds are
+    63-bit, which its 32-bit ``INTEGER`` refused.
+
     Every run that has a fingerprint (scheme 1), and every run ingested from CSV (a version-1
     store's CSV runs have none yet), gets the scheme-2 fingerprint of its stored rows, so a
     file ingested before the upgrade is still recognised after it. Runs ingested from inspect
@@ -73,6 +76,9 @@ def _v2_to_v3(conn: Connection) -> None:
     ``eval_id``) keep none.
     """
     conn.execute(text("DROP INDEX IF EXISTS ix_attempts_run_id"))
+    if conn.dialect.name == "postgresql":  # SQLite's INTEGER is 64-bit already
+        for table in ("attempts", "runs"):
+            conn.execute(text(f"ALTER TABLE {table} ALTER COLUMN seed TYPE BIGINT"))
     header = [runs.c[name] for name in FINGERPRINTED_RUN_FIELDS if name != "source"]
     found = conn.execute(
         select(runs.c.run_id, runs.c.source, runs.c.spec, *header).where(

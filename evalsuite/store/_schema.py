@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     Float,
@@ -32,8 +33,9 @@ SCHEMA_VERSION = 3
    ``ingest_claims`` (docs/design/ingest.md).
 3. Content fingerprints of scheme 2 (computed batch by batch); the index on
    ``attempts.run_id`` dropped, because the unique key (run_id, item_id, epoch) serves every
-   query by run (docs/design/store-scale.md). ``meta.written_by`` names the evalsuite version
-   that created or last upgraded the store.
+   query by run (docs/design/store-scale.md); ``seed`` columns 64-bit (per-attempt seeds are
+   63-bit: PostgreSQL's 32-bit ``INTEGER`` refused them). ``meta.written_by`` names the
+   evalsuite version that created or last upgraded the store.
 """
 
 metadata = MetaData()
@@ -56,7 +58,7 @@ runs = Table(
     Column("model", String(256), nullable=False),
     Column("model_args", Text, nullable=False, default="{}"),
     Column("epochs", Integer, nullable=False),
-    Column("seed", Integer),
+    Column("seed", BigInteger),
     Column("planned", Integer, nullable=False),
     Column("status", String(16), nullable=False),
     Column("valid", Boolean),
@@ -80,7 +82,7 @@ attempts = Table(
     Column("item_hash", String(80)),
     Column("stratum", String(256), nullable=False),
     Column("cluster", String(256)),
-    Column("seed", Integer),
+    Column("seed", BigInteger),
     Column("outcome", String(16), nullable=False),
     Column("limit_type", String(16)),
     Column("score", Float),

@@ -303,11 +303,12 @@ class IngestStored:
 class Store:
     """Runs, attempts and deployment outcomes in one database."""
 
-    def __init__(self, url: str, *, upgrade: bool = True) -> None:
+    def __init__(self, url: str, *, upgrade: bool = True, refuse_newer: bool = True) -> None:
         """Open the store at SQLAlchemy `url`: create it, or upgrade an older schema.
 
-        With ``upgrade=False`` nothing is created or changed (`info`, `upgrade` use that);
-        a store of a newer schema is refused either way.
+        With ``upgrade=False`` nothing is created or changed (`info` and `upgrade` use that).
+        A store of a newer schema is refused (`StoreError`) unless ``refuse_newer=False``
+        (only `info`, which reads nothing but the version and counts).
         """
         self.url = url
         try:
@@ -325,7 +326,7 @@ class Store:
                 ) from None
             if upgrade:
                 self._retrying(self._migrate)
-            else:
+            elif refuse_newer:
                 self._check_not_newer()
 
     @staticmethod
