@@ -82,15 +82,27 @@ def write_jsonl(path: Path, records: Sequence[dict[str, Any]]) -> None:
 class Project:
     root: Path
     key_dir: Path
+    store_url: str | None = None
+    """``EVALSUITE_STORE`` for every command (None: the project's SQLite store)."""
 
     def invoke(self, *args: str) -> Result:
         runner = CliRunner()
+        env = {"EVALSUITE_KEY_DIR": str(self.key_dir)}
+        if self.store_url is not None:
+            env["EVALSUITE_STORE"] = self.store_url
         return runner.invoke(
             cli,
             ["--root", str(self.root), *args],
-            env={"EVALSUITE_KEY_DIR": str(self.key_dir)},
+            env=env,
             catch_exceptions=False,
         )
+
+    def store(self) -> Any:
+        """The project's results store (`evalsuite.store.Store`)."""
+        from evalsuite._core.layout import Layout
+        from evalsuite.store import Store, default_store_url
+
+        return Store(self.store_url or default_store_url(Layout(self.root).state))
 
     def items_path(self) -> Path:
         return self.root / "tasks" / "fam" / "items.jsonl"

@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["PgServer", "find_pg_bin", "pg_server"]
@@ -28,7 +28,10 @@ _USER = "evalsuite"
 
 def find_pg_bin() -> Path | None:
     """The directory holding ``initdb`` and ``pg_ctl`` (PATH first, then Debian's layout)."""
-    for candidate in [shutil.which("initdb"), *sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))]:
+    for candidate in [
+        shutil.which("initdb"),
+        *sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb")),
+    ]:
         if candidate and Path(candidate).exists():
             path = Path(candidate).resolve().parent
             if (path / "pg_ctl").exists():
@@ -43,7 +46,7 @@ class PgServer:
     bin_dir: Path
     root: Path
     as_user: str | None
-    _counter: Iterator[int] = itertools.count()
+    _counter: Iterator[int] = field(default_factory=itertools.count)
 
     @property
     def socket_dir(self) -> Path:
