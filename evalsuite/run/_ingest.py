@@ -3,7 +3,7 @@
 * ``--format inspect``: an inspect log file (``.json`` or ``.eval``) or a directory of them;
   one run per log, one attempt per (sample, epoch), classified by `_outcomes` exactly as a
   live run is. Logs written by `evalsuite run` keep their item ids and epochs. The header is
-  read first, then the samples one at a time (inspect's streaming reader).
+  read first, then the samples in batches, without the fields never used (messages, events).
 * ``--format csv`` / ``--format parquet``: a results table, the contract in `_ingest_csv`
   (columns ``model, item_id, epoch, score`` and optional ``stratum``, ``outcome``,
   ``limit_type``); one run per model. Read and checked in Arrow batches.
@@ -19,12 +19,18 @@ invalid, exactly as `evalsuite run` does (docs/design/ingest.md, docs/design/sto
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from inspect_ai.log import list_eval_logs, read_eval_log, read_eval_log_samples
+from inspect_ai.log import (
+    list_eval_logs,
+    read_eval_log,
+    read_eval_log_sample_summaries,
+    read_eval_log_samples_by_id,
+)
 
 from evalsuite._core.layout import Layout
 from evalsuite.errors import ItemSourceError, NotFoundError
@@ -270,6 +276,26 @@ def _attempt_row(sample: Any, items: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _samples(log_path: Path) -> Iterator[Any]:
+    """Every sample of a log, without the fields the classification never reads.
+
+    An ``.eval`` log (a zip of one entry per sample) is read `INSPECT_BATCH_SAMPLES` samples
+    at a time, by the (id, epoch) pairs its sample summaries list: every sample it holds,
+    whether or not the eval finished. A ``.json`` log is one JSON document, which inspect
+    reads whole.
+    """
+    if log_path.suffix == ".eval":
+        keys = [(s.id, s.epoch) for s in read_eval_log_sample_summaries(str(log_path))]
+        for start in range(0, len(keys), INSPECT_BATCH_SAMPLES):
+            yield from read_eval_log_samples_by_id(
+                str(log_path),
+                keys[start : start + INSPECT_BATCH_SAMPLES],
+                exclude_fields=_SKIP_SAMPLE_FIELDS,
+            )
+        return
+    yield from read_eval_log(str(log_path), exclude_fields=_SKIP_SAMPLE_FIELDS).samples or []
+
+
 def _stream_log(session: IngestSession, src: _Source, log_path: Path) -> None:
     """Write every sample of one log into the session, `INSPECT_BATCH_SAMPLES` at a time."""
     manifest = src.manifest
@@ -284,11 +310,8 @@ def _stream_log(session: IngestSession, src: _Source, log_path: Path) -> None:
             session.add(src.run_id, attempt_table(columns))
             rows.clear()
 
-    samples = read_eval_log_samples(
-        str(log_path), all_samples_required=False, exclude_fields=_SKIP_SAMPLE_FIELDS
-    )
     try:
-        for sample in samples:
+        for sample in _samples(log_path):
             rows.append(_attempt_row(sample, items))
             if len(rows) >= INSPECT_BATCH_SAMPLES:
                 flush()

@@ -87,11 +87,13 @@ SQLITE_PRAGMAS = (
     "PRAGMA busy_timeout=60000",
     "PRAGMA cache_size=-65536",
     "PRAGMA temp_store=FILE",
+    "PRAGMA journal_size_limit=67108864",
 )
 """Set on every SQLite connection: concurrent readers beside one writer (WAL), a commit
 that survives a crash of the process (NORMAL, in WAL mode), a minute's wait for the write
-lock, a 64 MiB page cache (bulk inserts touch many index pages) and sorts spilled to disk,
-not memory (docs/design/store-scale.md)."""
+lock, a 64 MiB page cache (bulk inserts touch many index pages), sorts spilled to disk, not
+memory, and a write-ahead log cut back to 64 MiB after a checkpoint (a bulk ingest grows it to
+its transaction's size) (docs/design/store-scale.md)."""
 
 
 def engine_url(url: str) -> str:
