@@ -27,7 +27,15 @@ _USER = "evalsuite"
 
 
 def find_pg_bin() -> Path | None:
-    """The directory holding ``initdb`` and ``pg_ctl`` (PATH first, then Debian's layout)."""
+    """The directory holding ``initdb`` and ``pg_ctl``.
+
+    ``EVALSUITE_PG_BIN`` names it explicitly (a directory without them: none); otherwise
+    PATH is searched first, then Debian's layout (/usr/lib/postgresql/VERSION/bin).
+    """
+    explicit = os.environ.get("EVALSUITE_PG_BIN")
+    if explicit:
+        path = Path(explicit)
+        return path if (path / "initdb").exists() and (path / "pg_ctl").exists() else None
     for candidate in [
         shutil.which("initdb"),
         *sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb")),
