@@ -13,6 +13,7 @@ import glob
 import itertools
 import os
 import pwd
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -79,11 +80,23 @@ class PgServer:
     def _dsn(self, database: str) -> str:
         return f"host={self.socket_dir} user={_USER} dbname={database}"
 
-    def new_database(self) -> str:
-        """A new empty database; its URL."""
-        name = f"t{os.getpid()}_{next(self._counter)}"
-        self.psql(f"CREATE DATABASE {name}")
+    def new_database(self, icu_locale: str | None = None) -> str:
+        """A new empty database (with an ICU collation of `icu_locale`, e.g. en-US); its URL."""
+        name = f"t{os.getpid()}_{next(self._counter)}_{secrets.token_hex(3)}"
+        if icu_locale is None:
+            self.psql(f"CREATE DATABASE {name}")
+        else:
+            self.psql(
+                f"CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu "
+                f"ICU_LOCALE '{icu_locale}' LOCALE 'C.UTF-8'"
+            )
         return self.url(name)
+
+    @classmethod
+    def of_url(cls, url: str) -> PgServer:
+        """The server a `url` of this module points at (to make another database on it)."""
+        socket_dir = Path(url.split("host=", 1)[1])
+        return cls(bin_dir=Path("."), root=socket_dir, as_user=None)
 
 
 def _check(result: subprocess.CompletedProcess[str], what: str, log: Path | None = None) -> None:

@@ -710,12 +710,19 @@ class Store:
             return {(r.item_id, int(r.epoch)) for r in rows}
 
     def attempts(self, run_id: str) -> pd.DataFrame:
-        """The run's attempts as a DataFrame with `ATTEMPT_COLUMNS` (NaN score = excluded)."""
+        """The run's attempts as a DataFrame with `ATTEMPT_COLUMNS` (NaN score = excluded).
+
+        Ordered by item id (by code point, as SQLite compares text, whatever collation a
+        PostgreSQL database has: seeded analyses draw items in this order) and epoch.
+        """
+        item = attempts.c.item_id
+        if self.engine.dialect.name == "postgresql":
+            item = item.collate("C")  # type: ignore[assignment]
         with self._errors(f"read attempts of run {run_id}"), self._tx() as conn:
             frame = pd.read_sql(
                 select(attempts)
                 .where(attempts.c.run_id == run_id)
-                .order_by(attempts.c.item_id, attempts.c.epoch),
+                .order_by(item, attempts.c.epoch),
                 conn,
             )
         frame = frame[ATTEMPT_COLUMNS].copy()
