@@ -359,3 +359,46 @@ def test_attempts_come_in_code_point_order_on_every_backend(store_url: str) -> N
     items = ["a", "B", "item-10", "item_2", "é", "z"]
     store.record_attempts("r1", [_attempt(i, 1) for i in reversed(items)])
     assert store.attempts("r1")["item_id"].tolist() == sorted(items)
+
+
+def test_a_resumed_run_re_records_without_duplicates(store: Store) -> None:
+    store.create_run(_run(planned=40))
+    store.record_attempts("r1", [_attempt(f"i{i:02d}", 1, score=0.0) for i in range(25)])
+    # the resume re-runs the last attempts it cannot prove complete, then the rest
+    store.record_attempts("r1", [_attempt(f"i{i:02d}", 1, score=1.0) for i in range(20, 40)])
+    frame = store.attempts("r1")
+    assert len(frame) == 40
+    assert frame["score"].tolist() == [0.0] * 20 + [1.0] * 20
+    assert store.attempt_keys("r1") == {(f"i{i:02d}", 1) for i in range(40)}
+
+
+_WRITER = """
+import sys
+from evalsuite.store import AttemptRecord, Store
+url, run_id, first = sys.argv[1], sys.argv[2], int(sys.argv[3])
+store = Store(url)
+for start in range(first, first + 200, 10):
+    store.record_attempts(run_id, [
+        AttemptRecord(item_id=f"i{i:04d}", epoch=1, stratum="s", outcome="scored", score=1.0)
+        for i in range(start, start + 10)
+    ])
+"""
+
+
+def test_concurrent_writer_processes_lose_nothing(store_url: str) -> None:
+    import subprocess
+    import sys
+
+    store = Store(store_url)
+    store.create_run(_run("shared", planned=800))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, store_url, "shared", str(first)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for first in (0, 200, 400, 600)
+    ]
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [e[-500:] for e in errors]
+    assert store.attempt_keys("shared") == {(f"i{i:04d}", 1) for i in range(800)}
