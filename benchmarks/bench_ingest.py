@@ -162,7 +162,11 @@ def baseline_ingest(code: Path, path: Path, root: Path) -> tuple[float, ...]:
     root.mkdir(parents=True)
     split = root.parent / f"{root.name}-split.json"
     command = ["--root", str(root), "ingest", str(path), "--format", "csv"]
-    figures = measure([PYTHON, "-c", _CLI, str(split), *command], {"PYTHONPATH": str(code)})
+    # -P: `python -c` would put the working directory (this checkout) first on the path,
+    # ahead of PYTHONPATH, and measure this code instead of the baseline's
+    figures = measure(
+        [PYTHON, "-P", "-c", _CLI, str(split), *command], {"PYTHONPATH": str(code)}
+    )
     parts = json.loads(split.read_text())
     return (*figures, parts["start_wall"], parts["work_wall"], parts["work_cpu"])
 
