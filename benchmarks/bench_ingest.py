@@ -164,9 +164,7 @@ def baseline_ingest(code: Path, path: Path, root: Path) -> tuple[float, ...]:
     command = ["--root", str(root), "ingest", str(path), "--format", "csv"]
     # -P: `python -c` would put the working directory (this checkout) first on the path,
     # ahead of PYTHONPATH, and measure this code instead of the baseline's
-    figures = measure(
-        [PYTHON, "-P", "-c", _CLI, str(split), *command], {"PYTHONPATH": str(code)}
-    )
+    figures = measure([PYTHON, "-P", "-c", _CLI, str(split), *command], {"PYTHONPATH": str(code)})
     parts = json.loads(split.read_text())
     return (*figures, parts["start_wall"], parts["work_wall"], parts["work_cpu"])
 

@@ -1,6 +1,6 @@
 """evalsuite: evaluate checkpoints against frozen, versioned holdout suites.
 
-Stages (DESIGN.md): ``manifest`` (freeze, verify) -> ``run`` (inspect-ai) -> ``store`` ->
+Stages (docs/architecture.md): ``manifest`` (freeze, verify) -> ``run`` (inspect-ai) -> ``store`` ->
 ``analyse`` -> ``report``; ``holdout`` and ``audit`` guard the chain.
 """
 

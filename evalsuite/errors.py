@@ -9,18 +9,19 @@ code it maps to, and says what happened, what was expected, and what to do about
     │   ├── ItemSourceError                    an item file or record is malformed
     │   ├── VersionError                       a version string or bump is not acceptable
     │   ├── NotFoundError                      a suite, version, run or file does not exist
-    │   └── InsufficientDataError              a statistic is undefined for the data given
+    │   ├── InsufficientDataError              a statistic is undefined for the data given
+    │   └── IncomparableRunsError              runs on different manifests or splits compared
     ├── IntegrityError                 exit 3  hash drift, tampering, refused overwrite
     │   ├── ManifestTamperedError              a manifest no longer matches its own hash
     │   ├── VaultError                         a vault is missing, corrupt or the key is wrong
     │   ├── FrozenVersionError                 a frozen version would change
-    │   ├── LedgerError                        the holdout access ledger was edited
-    │   └── IncomparableRunsError              runs on different manifests were compared
+    │   └── LedgerError                        the holdout access ledger was edited
     ├── ContaminationError             exit 4  a curriculum overlaps frozen items
     ├── InvalidRunError                exit 5  harness unhealthy: too many harness errors
     ├── GateFailedError                exit 6  a regression gate failed
-    ├── HoldoutAccessError             exit 7  holdout budget spent
-    └── StoreError                     exit 1  the results store cannot be used
+    ├── HoldoutAccessError             exit 7  holdout budget spent, or a model's family changed
+    ├── StoreError                     exit 1  the results store cannot be used
+    └── RunInterrupted               exit 130  a run stopped by SIGINT/SIGTERM; resumable
 
 Messages never contain holdout item text: they name items by id and hash only.
 """
@@ -41,6 +42,7 @@ __all__ = [
     "LedgerError",
     "ManifestTamperedError",
     "NotFoundError",
+    "RunInterrupted",
     "StoreError",
     "SuiteConfigError",
     "UsageError",
@@ -81,6 +83,13 @@ class InsufficientDataError(UsageError):
     """A statistic is undefined for the data given (too few items, no variance, ...)."""
 
 
+class IncomparableRunsError(UsageError):
+    """Two runs cannot be paired (different manifests or splits, or no shared items).
+
+    A usage error (exit 2), not tampering: the message names the runs that can be compared.
+    """
+
+
 class IntegrityError(EvalsuiteError):
     """Something frozen no longer matches what was recorded."""
 
@@ -101,10 +110,6 @@ class FrozenVersionError(IntegrityError):
 
 class LedgerError(IntegrityError):
     """The holdout access ledger was edited, reordered or truncated."""
-
-
-class IncomparableRunsError(IntegrityError):
-    """Two runs cannot be paired (different manifests or no shared items)."""
 
 
 class ContaminationError(EvalsuiteError):
@@ -133,3 +138,13 @@ class HoldoutAccessError(EvalsuiteError):
 
 class StoreError(EvalsuiteError):
     """The results store cannot be opened, migrated or written."""
+
+
+class RunInterrupted(EvalsuiteError):
+    """A run stopped (SIGINT or SIGTERM) before every planned attempt ran.
+
+    Finished attempts are kept and the run is stored as ``interrupted``; ``evalsuite run
+    --resume RUN`` completes it. Exit 130, the shell's code for an interrupted command.
+    """
+
+    exit_code = 130

@@ -115,6 +115,17 @@ class Project:
         ]
 
 
+MINIMAL_TASK = """
+from inspect_ai import Task, task
+
+
+@task
+def fam(dataset=None):
+    return Task(dataset=list(dataset or []))
+"""
+"""A task file for `fam/task.py`: `freeze` checks that the task reference exists."""
+
+
 def make_project(
     tmp_path: Path,
     *,
@@ -125,6 +136,7 @@ def make_project(
     root = tmp_path / "project"
     (root / "tasks" / "fam").mkdir(parents=True)
     (root / "tasks" / f"{name}.toml").write_text(toml or suite_toml(name), encoding="utf-8")
+    (root / "tasks" / "fam" / "task.py").write_text(MINIMAL_TASK, encoding="utf-8")
     write_jsonl(
         root / "tasks" / "fam" / "items.jsonl",
         list(records) if records is not None else make_items(),

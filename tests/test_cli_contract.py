@@ -1,4 +1,4 @@
-"""The `--json` fields DESIGN.md promises other tools (extend, never rename)."""
+"""The `--json` fields docs/cli.md promises other tools (extend, never rename)."""
 
 from __future__ import annotations
 

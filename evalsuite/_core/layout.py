@@ -1,4 +1,4 @@
-"""Where a project keeps its files (DESIGN.md: everything is relative to one root)."""
+"""Where a project keeps its files (docs/architecture.md, "Suite files": everything is relative to one root)."""
 
 from __future__ import annotations
 

@@ -41,6 +41,7 @@ class ReferenceAgents(ModelAPI):
             raise ValueError(
                 f"unknown reference agent {model_name!r}; use one of "
                 + ", ".join(f"evalsuite/{a}" for a in AGENTS)
+                + " (or evalsuite/replay -M log=PATH to replay a recorded log)"
             )
         self.agent = model_name
 

@@ -18,6 +18,7 @@ from evalsuite.analyse._passk import PassK, pass_at_k, pass_hat_k
 from evalsuite.analyse._power import VarianceComponents, epochs_needed, items_needed, mde
 from evalsuite.analyse._reliability import Reliability, reliability
 from evalsuite.analyse._score import RunScore, score_run
+from evalsuite.analyse._secondary import SecondaryEstimate, secondary_estimates
 from evalsuite.analyse._table import Interval, Table
 from evalsuite.analyse._validity import Validity, validity
 from evalsuite.analyse._validity_compare import PredictorComparison, compare_predictors
@@ -35,6 +36,7 @@ __all__ = [
     "PredictorComparison",
     "Reliability",
     "RunScore",
+    "SecondaryEstimate",
     "StratumDiff",
     "StratumEstimate",
     "Table",
@@ -53,6 +55,7 @@ __all__ = [
     "pass_hat_k",
     "reliability",
     "score_run",
+    "secondary_estimates",
     "stratified_mean",
     "validity",
     "validity_over_time",

@@ -67,7 +67,7 @@ class Health:
     n_items_excluded: int
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields (DESIGN `harness` block plus the extra counts)."""
+        """JSON-ready fields: the ``harness`` block of ``score --json`` plus the extra counts."""
         return {
             "planned": self.planned,
             "recorded": self.recorded,
@@ -200,7 +200,7 @@ def _input_hash(df: pd.DataFrame) -> str:
 
 
 def _health(df: pd.DataFrame, planned: int | None, n_excluded: int, what: str) -> Health:
-    """Health counts; unrecorded planned attempts count as harness errors (DESIGN run health).
+    """Health counts; unrecorded planned attempts count as harness errors (docs/design/outcomes.md).
 
     The counts come from `evalsuite.store.run_health`, the one computation the runner, the
     CLI and the reports share.

@@ -1,4 +1,4 @@
-"""Cluster (and stratified) BCa bootstrap of a mean of item values (METHODS §3b)."""
+"""Cluster (and stratified) BCa bootstrap of a mean of item values (docs/methods.md)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from evalsuite.analyse._table import Interval
 __all__ = ["N_RESAMPLES", "cluster_bca"]
 
 N_RESAMPLES = 9999
-"""Bootstrap resamples (METHODS §3b); the seed comes from the caller's `rng`."""
+"""Bootstrap resamples: enough for stable BCa ends (Davison & Hinkley 1997, ch. 5); the
+seed comes from the caller's `rng`."""
 
 
 def cluster_bca(

@@ -9,11 +9,18 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from evalsuite.analyse._attempts import ItemTable, item_table
 from evalsuite.analyse._intervals import check_level
-from evalsuite.analyse._paired import PairedDiff, mcnemar_midp, paired_difference, sign_flip_p
+from evalsuite.analyse._mde import PairedMde, observed_mde
+from evalsuite.analyse._paired import (
+    MDE_POWER,
+    PairedDiff,
+    holm_adjust,
+    mcnemar_midp,
+    paired_difference,
+    sign_flip_p,
+)
 from evalsuite.analyse._table import Interval, Table
 from evalsuite.errors import IncomparableRunsError, UsageError
 
@@ -37,7 +44,7 @@ class Gate:
 
 @dataclass(frozen=True, slots=True)
 class GateResult:
-    """The outcome of a non-inferiority gate (METHODS §5d).
+    """The outcome of a non-inferiority gate (docs/methods.md, "Regression gates").
 
     ``passed`` iff the one-sided (1−α) lower bound ``L = d̄ − t_{1−α,df}·SE`` is above
     ``−margin``. ``status``: PASS when passed; FAIL when the one-sided upper bound
@@ -54,7 +61,7 @@ class GateResult:
     status: GateStatus
 
     def to_dict(self) -> dict[str, Any]:
-        """DESIGN's ``gate`` block {kind, margin, passed} plus status, bounds and alpha."""
+        """The ``gate`` block of ``compare --json``: kind, margin, passed, status, bounds, alpha."""
         return {
             "kind": self.kind,
             "margin": self.margin,
@@ -87,7 +94,7 @@ class StratumDiff:
     p_holm: float
 
     def to_dict(self) -> dict[str, Any]:
-        """DESIGN's stratum entry: stratum, diff, se, ci, p_value, p_holm, n_items (+ rest)."""
+        """A ``compare --json`` stratum: stratum, diff, se, ci, p_value, p_holm, n_items, ..."""
         return {"stratum": self.stratum, **self.test.to_dict(), "p_holm": self.p_holm}
 
 
@@ -95,7 +102,7 @@ class StratumDiff:
 class Comparison:
     """Paired comparison of a candidate run against a baseline run on shared items.
 
-    Attributes mirror DESIGN's ``compare --json``; see `compare_runs` for the estimators.
+    Attributes mirror ``compare --json`` (docs/methods.md, "Outputs"); see `compare_runs`.
     """
 
     baseline: str
@@ -114,6 +121,8 @@ class Comparison:
     sentence: str
     baseline_hash: str
     candidate_hash: str
+    mde_detail: PairedMde | None = None
+    """The MDE with its assumptions (observed correlation of the two runs' item means)."""
 
     @property
     def diff(self) -> float:
@@ -125,7 +134,7 @@ class Comparison:
         return self.test.conf_int(level)
 
     def to_dict(self) -> dict[str, Any]:
-        """DESIGN ``compare --json`` keys plus the supporting figures (NaN kept)."""
+        """The ``compare --json`` keys plus the supporting figures (NaN kept)."""
         t = self.test
         out: dict[str, Any] = {
             "baseline": self.baseline,
@@ -138,6 +147,7 @@ class Comparison:
             "n_items": t.n_items,
             "verdict": self.verdict,
             "mde": t.mde,
+            "mde_assumption": None if self.mde_detail is None else self.mde_detail.to_dict(),
             "strata": [s.to_dict() for s in self.strata],
             "alpha": t.alpha,
             "df": t.df,
@@ -231,7 +241,8 @@ def _merge(
     if bad.any():
         raise IncomparableRunsError(
             f"item {shared[bad][0]!r} has a different {name} in the two runs ({x[bad][0]!r} vs "
-            f"{y[bad][0]!r}); they were run on different manifests and cannot be paired"
+            f"{y[bad][0]!r}); they were run on different manifests and cannot be paired: "
+            "compare runs of the same suite version and split (`evalsuite runs` lists them)"
         )
     return np.where(x_set, x, y).astype(object)
 
@@ -249,7 +260,7 @@ def _pair(
     if len(shared) == 0:
         raise IncomparableRunsError(
             f"runs {base.run_id!r} and {cand.run_id!r} share no item with a usable epoch; "
-            "compare runs of the same manifest version"
+            "compare runs of the same suite version and split (`evalsuite runs` lists them)"
         )
     _merge("item_hash", shared, base.item_hash[ib], cand.item_hash[ic], None)
     strata = _merge("stratum", shared, base.stratum[ib], cand.stratum[ic], "all")
@@ -278,7 +289,8 @@ def _sentence(test: PairedDiff, verdict: Verdict) -> str:
     if math.isfinite(test.mde):
         return (
             f"no detectable difference ({detail}): the comparison could detect "
-            f"differences of ±{test.mde:.3f} or larger"
+            f"differences of ±{test.mde:.3f} or larger (power {MDE_POWER:.0%} at two-sided "
+            f"α = {test.alpha:g})"
         )
     return f"no detectable difference ({detail}); the MDE is undefined: {test.note}"
 
@@ -323,7 +335,8 @@ def compare_runs(
 
     References:
         Miller (2024), arXiv:2411.00640. Holm (1979), Scand. J. Stat. 6:65. Fagerland et al.
-        (2013). METHODS §1d, §5.
+        (2013), BMC Med. Res. Methodol. 13:91. Wellek (2010), Testing Statistical
+        Hypotheses of Equivalence and Noninferiority.
     """
     check_level(level)
     if not 0 < alpha < 1:
@@ -352,11 +365,7 @@ def compare_runs(
         )
         for h in strata_names
     ]
-    pvals = np.array([s.p_value for s in per])
-    holm = np.full(len(per), math.nan)
-    finite = np.isfinite(pvals)
-    if finite.any():
-        holm[finite] = multipletests(pvals[finite], alpha=alpha, method="holm")[1]
+    holm = holm_adjust([s.p_value for s in per], alpha)
     verdict = _verdict(test, perm_p, alpha)
     return Comparison(
         baseline=base.run_id,
@@ -377,4 +386,5 @@ def compare_runs(
         sentence=_sentence(test, verdict),
         baseline_hash=base.input_hash,
         candidate_hash=cand.input_hash,
+        mde_detail=observed_mde(base.mean[ib], cand.mean[ic], clusters, test.df, alpha),
     )

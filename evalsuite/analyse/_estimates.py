@@ -34,8 +34,22 @@ FloatArray = npt.NDArray[np.float64]
 WEIGHT_TOLERANCE = 1e-6
 
 
+def _trials(trials: npt.ArrayLike | None, n: int) -> FloatArray:
+    """Observations behind each value, checked (None: one per value)."""
+    if trials is None:
+        return np.ones(n, dtype=np.float64)
+    t = np.asarray(trials, dtype=np.float64)
+    if t.shape != (n,) or not np.all(np.isfinite(t) & (t >= 1)):
+        raise UsageError("'trials' must give one count >= 1 per value (usable attempts per item)")
+    return t
+
+
 def _moments(
-    values: FloatArray, codes: npt.NDArray[np.intp], n_excluded: int, clustered: bool
+    values: FloatArray,
+    codes: npt.NDArray[np.intp],
+    n_excluded: int,
+    clustered: bool,
+    trials: FloatArray,
 ) -> Moments:
     """Mean and clustered variance of item values (df = C − 1), before an interval is chosen."""
     var, n_clusters = cluster_variance(values, codes)
@@ -50,6 +64,7 @@ def _moments(
         variance="cluster" if clustered else "iid",
         constant=bool(n and np.ptp(values) == 0.0),
         cp_trials=float(n_clusters),
+        n_trials=float(trials.sum()),
     )
 
 
@@ -60,21 +75,26 @@ def estimate_mean(
     level: float = 0.95,
     interval: IntervalMethod = "auto",
     n_excluded: int = 0,
+    trials: npt.ArrayLike | None = None,
     rng: np.random.Generator,
 ) -> Estimate:
     """Mean of item-level values with a design-based interval (the score's estimator).
 
     The estimand is the super-population mean score: items are a sample from a universe of
-    tasks, so between-item variance is sampling error (METHODS §0). Each value is one item's
-    mean over its usable epochs (or a per-item pass^k estimate); attempts are never pooled.
+    tasks, so between-item variance is sampling error (docs/methods.md, "The unit of
+    analysis"). Each value is one item's mean over its usable epochs (or a per-item pass^k
+    estimate); attempts are never pooled.
 
     Args:
         values: one number in [0, 1] per item.
         clusters: cluster key per item (None: every item its own cluster).
         level: confidence level.
         interval: ``auto`` (the default: Wilson with n_eff), ``wilson_neff``, ``t``,
-            ``switch`` (METHODS §12 literal rule) or ``bootstrap``; see `choose_interval`.
+            ``switch`` (the t-above-50-items rule of thumb) or ``bootstrap``; see
+            `choose_interval`.
         n_excluded: items dropped upstream (all epochs harness errors), carried to the result.
+        trials: observations behind each value, i.e. its usable attempts (None: one each).
+            They set the Korn–Graubard reference degrees of freedom (total − 1) and cap n_eff.
         rng: generator for the bootstrap (drawn from only when the bootstrap runs).
 
     Returns:
@@ -82,22 +102,22 @@ def estimate_mean(
 
     Notes:
         Variance: cluster-robust with C/(C−1) (equal to s²/n when unclustered), on
-        ``C − 1`` degrees of freedom. ``auto`` applies Wilson with ``n_eff = p(1−p)/Var``,
-        df-adjusted (Korn & Graubard 1998), which tends to the ``t_{C−1}`` interval as n_eff
-        grows; degenerate data (all 0 or all 1) gets Clopper–Pearson on C units. Undefined
-        (NaN interval, reason in ``note``) with no items, one unit, or constant non-0/1
-        values. Calibration: docs/design/intervals.md.
+        ``C − 1`` degrees of freedom. ``auto`` applies Wilson with ``n_eff = p(1−p)/Var``
+        (at most N, the total of `trials`) on ``n_eff · (t_{N−1}/t_{C−1})²`` trials (Korn &
+        Graubard 1998). Data with no variation get Clopper–Pearson on C units (all 0, all 1,
+        or every value equal). Undefined (NaN interval, reason in ``note``) with no items or
+        one unit. Calibration: docs/design/intervals.md.
 
     References:
         Miller (2024), arXiv:2411.00640. Brown, Cai & DasGupta (2001), Stat. Sci. 16:101.
-        METHODS §1a, §1b, §3, §12.
+        Korn & Graubard (1998), Survey Methodology 24:193.
     """
     check_level(level)
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 1 or (len(v) and not np.all((v >= 0.0) & (v <= 1.0))):
         raise UsageError("'values' must be a 1-d array of numbers in [0, 1]")
     codes = cluster_codes(clusters, len(v))
-    m = _moments(v, codes, n_excluded, clusters is not None)
+    m = _moments(v, codes, n_excluded, clusters is not None, _trials(trials, len(v)))
     zeros = np.zeros(len(v), dtype=np.intp)
 
     def boot(lvl: float) -> tuple[Interval, float]:
@@ -119,7 +139,7 @@ class StratumEstimate:
         return self.estimate.conf_int(level)
 
     def to_dict(self) -> dict[str, Any]:
-        """DESIGN's stratum entry: the estimate's fields plus ``stratum`` and ``weight``."""
+        """A ``score --json`` stratum: the estimate's fields plus ``stratum`` and ``weight``."""
         return {"stratum": self.stratum, "weight": self.weight, **self.estimate.to_dict()}
 
     def to_frame(self) -> pd.DataFrame:
@@ -160,7 +180,7 @@ def _resolve_weights(
     return {str(h): float(w) for h, w in weights.items()}, "deployment weights"
 
 
-def stratified_mean(
+def stratified_mean(  # noqa: PLR0913 - estimate_mean's arguments plus strata and weights
     values: npt.ArrayLike,
     strata: npt.ArrayLike,
     *,
@@ -168,6 +188,7 @@ def stratified_mean(
     clusters: npt.ArrayLike | None = None,
     level: float = 0.95,
     interval: IntervalMethod = "auto",
+    trials: npt.ArrayLike | None = None,
     rng: np.random.Generator,
 ) -> tuple[Estimate, tuple[StratumEstimate, ...]]:
     """The post-stratified mean ``Σ_h W_h ȳ_h`` of item values and each stratum's estimate.
@@ -180,6 +201,7 @@ def stratified_mean(
         clusters: cluster key per item (None: every item its own cluster).
         level: confidence level.
         interval: as in `estimate_mean`.
+        trials: usable attempts behind each value, as in `estimate_mean` (None: one each).
         rng: generator for the bootstrap.
 
     Returns:
@@ -188,15 +210,16 @@ def stratified_mean(
 
     Notes:
         Variance ``Σ_h W_h² Var(ȳ_h)``, with ``Var(ȳ_h)`` the clustered variance of the
-        stratum mean (``S_h²/n_h`` when unclustered; METHODS §4, Cochran 1977; conditional on
-        the observed n_h as in Holt & Smith 1979), on ``Σ_h (C_h − 1)`` degrees of freedom.
+        stratum mean (``S_h²/n_h`` when unclustered; Cochran 1977, ch. 5; conditional on the
+        observed n_h as in Holt & Smith 1979), on ``Σ_h (C_h − 1)`` degrees of freedom.
         Clusters are taken within strata (a cluster spanning strata is split and the
         covariance between its parts ignored). A stratum with fewer than two units has no
         variance of its own: its term is imputed from the unstratified variance scaled to its
-        number of units, ``Var(ȳ) · U/U_h``, and the note names those strata. The
-        degenerate-data fallback (Clopper–Pearson) uses the Kish effective n of the item
-        weights, at most the number of units. Undefined (NaN, reason in ``note``) when a
-        stratum with positive weight has no item.
+        number of units, ``Var(ȳ) · U/U_h``, and the note names those strata. When every
+        stratum is constant inside itself the stratified variance is 0 although the
+        strata differ; that case, like all-0 and all-1 data, gets Clopper–Pearson on the
+        Kish effective n of the item weights (at most the number of units), never a NaN.
+        Undefined (NaN, reason in ``note``) when a stratum with positive weight has no item.
 
     Raises:
         UsageError: weights miss a stratum, are negative, or do not sum to 1.
@@ -207,6 +230,7 @@ def stratified_mean(
     if strata_arr.shape != v.shape:
         raise UsageError("'strata' must have one entry per value")
     names = sorted(set(strata_arr.tolist()))
+    n_obs = _trials(trials, len(v))
     counts = {h: int(np.sum(strata_arr == h)) for h in names}
     w, source = _resolve_weights(weights, names, counts)
     keys = np.arange(len(v)) if clusters is None else np.asarray(clusters, dtype=object)
@@ -225,6 +249,7 @@ def stratified_mean(
             clusters=None if clusters is None else codes[in_h],
             level=level,
             interval=interval,
+            trials=n_obs[in_h],
             rng=rng,
         )
         per.append(StratumEstimate(h, w.get(h, 0.0), est))
@@ -248,6 +273,7 @@ def stratified_mean(
         )
     item_w = np.array([w.get(s, 0.0) / max(counts.get(s, 1), 1) for s in strata_arr])
     kish = float(item_w.sum() ** 2 / np.sum(item_w**2)) if np.any(item_w > 0) else math.nan
+    weighted_strata = np.isin(strata_arr, [h for h in w if w[h] > 0])
     m = Moments(
         mean=mean,
         var=var if units >= 2 else math.nan,
@@ -258,6 +284,7 @@ def stratified_mean(
         variance="stratified",
         constant=bool(len(v) and np.ptp(v) == 0.0),
         cp_trials=min(kish, float(units)),
+        n_trials=float(n_obs[weighted_strata].sum()),
     )
     if missing:
         notes.append(f"stratum/strata {missing} have positive weight but no scored item")
@@ -274,6 +301,7 @@ def stratified_mean(
             "stratified",
             0,
             "",
+            m.n_trials,
         )
         return replace(est, note="; ".join(notes)), tuple(per)
     order = [h for h in sorted(w) if w[h] > 0]
@@ -313,6 +341,7 @@ def stratified_estimates(
         clusters=it.cluster if it.clustered else None,
         level=level,
         interval=interval,
+        trials=it.n_epochs,
         rng=rng,
     )
     listed = {s.stratum for s in per}

@@ -1,8 +1,9 @@
-"""Interval primitives and the one place that chooses an interval method (METHODS §1, §3, §12).
+"""Interval primitives and the one place that chooses an interval method.
 
 Everything here works on item-level numbers: item means (or per-item pass^k values), never on
 pooled attempts. `choose_interval` is the single dispatch point of the interval decision; see
-``docs/design/intervals.md``.
+``docs/design/intervals.md`` (the decision and its calibration) and ``docs/methods.md``
+(formulas and sources).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "clopper_pearson_interval",
     "cluster_codes",
     "cluster_variance",
+    "korn_graubard_trials",
     "t_interval",
     "wilson_neff_interval",
 ]
@@ -74,31 +76,75 @@ def t_interval(
     return Interval(max(bounds[0], mean - q * se), min(bounds[1], mean + q * se))
 
 
-def wilson_neff_interval(mean: float, se: float, df: float, level: float) -> tuple[Interval, float]:
+def korn_graubard_trials(n_eff: float, n_trials: float, df: float, level: float) -> float:
+    """The effective sample size adjusted for the variance's degrees of freedom.
+
+    ``n_eff · (t_{N−1} / t_{df})²`` with both quantiles at ``(1 + level)/2``: Korn and
+    Graubard's (1998) correction, as in R's ``survey::svyciprop(method = "beta")``
+    (``n.eff * (qt(alpha/2, nrow(design) - 1) / qt(alpha/2, degf(design)))^2``). ``N`` is the
+    number of observations behind the estimate (`n_trials`), ``df`` the design degrees of
+    freedom (clusters − 1, or Σ_h (C_h − 1)). With one observation per unit (``df = N − 1``)
+    the factor is 1; with fewer units than observations (clusters, or items with several
+    epochs) it is below 1 and widens the interval.
+
+    Args:
+        n_eff: the effective sample size ``p(1−p)/Var``.
+        n_trials: the number of observations N (``inf``: the normal reference ``z``).
+        df: degrees of freedom of the variance (``inf``: no adjustment).
+        level: confidence level.
+
+    Returns:
+        The adjusted number of trials; NaN when ``df < 1``.
+    """
+    if not math.isfinite(df):
+        return n_eff
+    if df < 1:
+        return math.nan
+    q = 0.5 + level / 2.0
+    reference = (
+        float(stats.norm.ppf(q))
+        if not math.isfinite(n_trials)
+        else float(stats.t.ppf(q, n_trials - 1))
+    )
+    return n_eff * (reference / float(stats.t.ppf(q, df))) ** 2
+
+
+def wilson_neff_interval(
+    mean: float, se: float, df: float, level: float, n_trials: float
+) -> tuple[Interval, float]:
     """Wilson interval with the design-effect (effective) sample size; returns it and n_eff.
 
-    ``n_eff = p(1-p)/se²`` turns a design-based variance (clustered, stratified, K epochs)
-    into the binomial sample size with the same variance; the Wilson score formula is then
-    applied with ``n_eff · (z/t_df)²`` trials, the degrees-of-freedom adjustment of Korn and
-    Graubard (1998), so that with few units the interval is at least as wide as the t.
+    ``n_eff = p(1−p)/se²`` turns a design-based variance (clustered, stratified, K epochs)
+    into the number of independent Bernoulli trials with the same variance, capped at the
+    `n_trials` observations there are (a variance estimated small by chance must not claim
+    more information than the data hold). The Wilson score formula is then applied to
+    `korn_graubard_trials` (``n_eff · (t_{N−1}/t_df)²``), so that with few independent units
+    the interval is wider.
+
+    Args:
+        mean: the estimate p.
+        se: its design-based standard error.
+        df: degrees of freedom of ``se²``.
+        level: confidence level.
+        n_trials: observations N behind the estimate: usable attempts for a score, one per
+            value when the values are not built from attempts.
 
     Notes:
-        Requires ``0 < p < 1`` and ``se > 0``; otherwise NaN ends (degenerate data is handled
-        by `choose_interval` with Clopper–Pearson).
+        n_eff counts Bernoulli trials (attempts), not items: with K epochs per item it can
+        exceed the number of items, up to N. Requires ``0 < p < 1`` and ``se > 0``;
+        otherwise NaN ends (`choose_interval` handles those data with Clopper–Pearson).
 
     References:
         Wilson (1927), JASA 22:209. Korn & Graubard (1998), Survey Methodology 24:193.
-        METHODS §3a (n_eff, verified coverage 0.929–0.949 at 10–200 items).
+        Kish (1965), Survey Sampling (the design effect). docs/methods.md, "Intervals".
     """
     if not (0.0 < mean < 1.0 and math.isfinite(se) and se > 0.0):
         return _nan_interval(), math.nan
+    n_eff = min(mean * (1.0 - mean) / se**2, n_trials)
+    n = korn_graubard_trials(n_eff, n_trials, df, level)
+    if not n > 0:
+        return _nan_interval(), n_eff
     z = float(stats.norm.ppf(0.5 + level / 2.0))
-    n_eff = mean * (1.0 - mean) / se**2
-    n = n_eff
-    if math.isfinite(df):
-        if df < 1:
-            return _nan_interval(), n_eff
-        n = n_eff * (z / float(stats.t.ppf(0.5 + level / 2.0, df))) ** 2
     denom = 1.0 + z * z / n
     centre = (mean + z * z / (2.0 * n)) / denom
     half = z * math.sqrt(mean * (1.0 - mean) / n + z * z / (4.0 * n * n)) / denom
@@ -165,6 +211,7 @@ class Moments:
     variance: str  # "iid", "cluster" or "stratified"
     constant: bool  # every item value identical
     cp_trials: float  # trials for the Clopper–Pearson fallback (units, or Kish n)
+    n_trials: float  # observations behind the mean (usable attempts), for n_eff and its df
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,12 +226,15 @@ class Estimate(IntervalFields):
         n_items: items with at least one non-excluded epoch.
         n_clusters: independent units used for the variance (items when unclustered).
         df: degrees of freedom of the variance (C−1, n−1 or Σ(C_h−1)).
-        n_eff: effective sample size ``p(1−p)/se²`` (Clopper–Pearson: the trials used).
+        n_eff: effective number of Bernoulli trials ``p(1−p)/se²``, capped at `n_trials`
+            (Clopper–Pearson: the trials used). A count of attempts, not of items.
         method: ``t``, ``cluster_t``, ``stratified_t``, ``wilson_neff``, ``clopper_pearson``,
             ``bootstrap_bca`` or ``undefined``.
         variance: ``iid``, ``cluster`` or ``stratified``: how `se` was computed.
         n_excluded: items dropped because every epoch was a harness error.
         note: why this method was chosen, or why the estimate is undefined.
+        n_trials: observations behind the mean (usable attempts, or one per value); the
+            Korn–Graubard reference degrees of freedom are ``n_trials − 1``.
     """
 
     mean: float
@@ -199,6 +249,7 @@ class Estimate(IntervalFields):
     variance: str
     n_excluded: int
     note: str
+    n_trials: float = math.nan
 
     def conf_int(self, level: float = 0.95) -> Interval:
         """The interval at another `level`, by the same method.
@@ -211,7 +262,7 @@ class Estimate(IntervalFields):
         if self.method in _T_METHODS:
             return t_interval(self.mean, self.se, self.df, level)
         if self.method == "wilson_neff":
-            return wilson_neff_interval(self.mean, self.se, self.df, level)[0]
+            return wilson_neff_interval(self.mean, self.se, self.df, level, self.n_trials)[0]
         if self.method == "clopper_pearson":
             return clopper_pearson_interval(self.mean * self.n_eff, self.n_eff, level)
         if self.method == "bootstrap_bca":
@@ -249,6 +300,7 @@ def _make(
         m.variance,
         m.n_excluded,
         note,
+        m.n_trials,
     )
 
 
@@ -259,7 +311,7 @@ def _undefined(m: Moments, level: float, why: str) -> Estimate:
 
 
 def _switch_rule(m: Moments) -> tuple[bool, str]:
-    """METHODS §12's literal rule: t with ≥ 50 units and a mean in [0.1, 0.9]."""
+    """The switching rule of thumb: t with ≥ 50 units and a mean in [0.1, 0.9], else Wilson."""
     unit_name = "items" if m.variance == "iid" else "units"
     if m.units < MIN_UNITS_FOR_T:
         return False, f"{m.units} {unit_name} < {MIN_UNITS_FOR_T}"
@@ -271,24 +323,29 @@ def _switch_rule(m: Moments) -> tuple[bool, str]:
 def choose_interval(
     m: Moments, *, level: float, interval: IntervalMethod, boot: BootFn | None = None
 ) -> Estimate:
-    """Pick and compute the interval for `m` (METHODS §12, step 3; docs/design/intervals.md).
+    """Pick and compute the interval for `m` (docs/design/intervals.md).
 
     Rules, in order:
 
     1. No items: undefined (NaN interval, reason in ``note``).
     2. Degenerate data (every item value 0, or every one 1): Clopper–Pearson on
        ``m.cp_trials`` independent units (a 0/N or N/N count), never a zero-width interval.
-    3. Fewer than two units, or every item value equal but not 0 or 1: undefined.
-    4. By `interval`:
+    3. Fewer than two units: undefined.
+    4. No estimated variance although the mean is strictly inside (0, 1) (every item value
+       equal, or every stratum constant inside itself): Clopper–Pearson on ``m.cp_trials``
+       units (the Kish effective n of a weighted mean) with ``mean × trials`` successes. A
+       value in [0, 1] has at most the Bernoulli variance p(1−p) for its mean, so the
+       binomial interval is the conservative one when the data show no variation at all.
+    5. By `interval`:
 
        * ``auto`` (the default) and ``wilson_neff``: Wilson with the effective n,
          df-adjusted (`wilson_neff_interval`). It uses the same clustered/stratified
-         variance and ``t_{df}`` as the t interval and converges to it as n_eff grows, but
-         keeps its coverage near 0 and 1 and at small n.
+         variance as the t interval and converges to it as n_eff grows, but keeps its
+         coverage near 0 and 1 and at small n.
        * ``t``: the t interval (``t``, ``cluster_t`` or ``stratified_t``).
-       * ``switch``: METHODS §12's literal rule: t with at least `MIN_UNITS_FOR_T` units
-         and a mean in [0.1, 0.9], Wilson otherwise. Kept for comparison: switching on the
-         estimate over-covers (0.968–0.976 at 50 skewed items, tests/analyse/
+       * ``switch``: the common rule of thumb: t with at least `MIN_UNITS_FOR_T` units and a
+         mean in [0.1, 0.9], Wilson otherwise. Kept for comparison: switching on the
+         estimate over-covers (0.966 at 50 skewed items, tests/analyse/
          test_calibration.py), which is why ``auto`` does not switch.
        * ``bootstrap``: `boot` (a cluster BCa bootstrap); Wilson when it returns NaN.
 
@@ -316,16 +373,22 @@ def choose_interval(
     if not math.isfinite(m.var):
         return _undefined(m, level, f"{m.units} independent unit(s): variance undefined")
     if m.constant or m.var <= 0.0:
-        return _undefined(m, level, "no variation between items: interval undefined")
+        ci = clopper_pearson_interval(m.mean * m.cp_trials, m.cp_trials, level)
+        what = "every item value equal" if m.constant else "every stratum constant inside itself"
+        note = (
+            f"no variation to estimate a variance from ({what}): Clopper–Pearson on "
+            f"{m.cp_trials:.4g} independent units"
+        )
+        return _make(m, level, se, ci, m.cp_trials, "clopper_pearson", note)
     family: str = interval
     if interval == "auto":
         family, why = "wilson_neff", "auto: Wilson with effective n (df-adjusted)"
     elif interval == "switch":
         use_t, reason = _switch_rule(m)
-        family, why = ("t" if use_t else "wilson_neff"), f"METHODS §12 switch: {reason}"
+        family, why = ("t" if use_t else "wilson_neff"), f"switch rule: {reason}"
     else:
         why = f"requested {interval}"
-    n_eff = m.mean * (1.0 - m.mean) / m.var
+    n_eff = min(m.mean * (1.0 - m.mean) / m.var, m.n_trials)
     if family == "bootstrap":
         if boot is None:
             raise UsageError("interval='bootstrap' needs the item data (use estimate_mean)")
@@ -337,5 +400,5 @@ def choose_interval(
     if family == "t":
         method = {"iid": "t", "cluster": "cluster_t"}.get(m.variance, "stratified_t")
         return _make(m, level, se, t_interval(m.mean, se, m.df, level), n_eff, method, why)
-    ci, n_eff = wilson_neff_interval(m.mean, se, m.df, level)
+    ci, n_eff = wilson_neff_interval(m.mean, se, m.df, level, m.n_trials)
     return _make(m, level, se, ci, n_eff, "wilson_neff", why)

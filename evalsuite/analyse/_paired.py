@@ -8,23 +8,28 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 
 from evalsuite.analyse._intervals import check_level, cluster_codes, cluster_variance, t_interval
-from evalsuite.analyse._power import mde_from_se
+from evalsuite.analyse._power import MDE_POWER, mde_from_se
 from evalsuite.analyse._table import Interval, IntervalFields, Table
 from evalsuite.errors import UsageError
 
 __all__ = [
     "EXACT_PERMUTATION_MAX",
+    "MDE_POWER",
     "PairedDiff",
+    "holm_adjust",
     "mcnemar_midp",
     "paired_difference",
     "sign_flip_p",
+    "zero_variance_p",
 ]
 
 EXACT_PERMUTATION_MAX = 20
 """Up to this many units the sign-flip test enumerates all 2^n sign patterns."""
-MDE_POWER = 0.8
+ZERO_DIFF = 1e-12
+"""A mean difference smaller than this in absolute value is no difference (float rounding)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,13 +42,16 @@ class PairedDiff(IntervalFields):
         ci: two-sided interval at `level` on `df` degrees of freedom.
         level: confidence level of `ci`.
         df: ``n − 1``, or ``C − 1`` when clustered.
-        p_value: two-sided paired-t p-value for ``H0: mean difference = 0``.
+        p_value: two-sided p-value for ``H0: mean difference = 0``: the paired t's, or the
+            exact sign-flip p-value when the t is undefined (`p_method` says which).
         n_items: paired items.
         n_clusters: independent units (items when unclustered).
         method: ``paired_t`` or ``cluster_paired_t``.
         mde: difference detectable with power 0.8 at `alpha` (noncentral t, this SE and df).
         alpha: significance level of the MDE.
         note: why a figure is undefined, when one is.
+        p_method: ``t`` (paired t) or ``exact_sign_flip`` (the differences have no variance,
+            or there is one unit: see `zero_variance_p`).
     """
 
     diff: float
@@ -58,6 +66,7 @@ class PairedDiff(IntervalFields):
     mde: float
     alpha: float
     note: str
+    p_method: str = "t"
 
     def conf_int(self, level: float = 0.95) -> Interval:
         """The t interval of `diff` at `level`."""
@@ -96,11 +105,15 @@ def paired_difference(
         ``t = d̄/SE`` on ``t_{n−1}``; with clusters the SE is cluster-robust (equivalently:
         sum d within clusters) on ``t_{C−1}``, the same as statsmodels
         ``OLS(d, 1).fit(cov_type="cluster", use_t=True)``. Valid for any number of epochs,
-        because the unit is the item (METHODS §1d, §5b). Undefined (NaN, reason in ``note``)
-        with fewer than two units; with zero variance of d the p-value is NaN.
+        because the unit is the item (docs/methods.md, "Paired comparisons"). The SE, interval
+        and MDE are undefined (NaN, reason in ``note``) with fewer than two units. When the t
+        p-value is undefined (no variance of d, or one unit) ``p_value`` is the exact
+        sign-flip p-value (`zero_variance_p`) and ``p_method`` says so: a difference is never
+        left without a p-value it has.
 
     References:
-        Miller (2024), arXiv:2411.00640, §paired differences. METHODS §5b.
+        Miller (2024), arXiv:2411.00640, section on paired differences. Student (1908),
+        Biometrika 6:1.
     """
     check_level(level)
     values = np.asarray(d, dtype=np.float64)
@@ -113,19 +126,22 @@ def paired_difference(
     diff = float(values.mean()) if n else math.nan
     df = float(n_clusters - 1)
     if not math.isfinite(var):
+        exact = zero_variance_p(diff, n_clusters)
         return PairedDiff(
             diff,
             math.nan,
             Interval(math.nan, math.nan),
             level,
             df,
-            math.nan,
+            exact,
             n,
             n_clusters,
             method,
             math.nan,
             alpha,
-            f"{n_clusters} unit(s): a paired test needs at least two",
+            f"{n_clusters} unit(s): a paired t needs at least two"
+            + ("; p is the exact sign-flip p-value over one unit (1)" if n_clusters else ""),
+            "exact_sign_flip" if n_clusters else "undefined",
         )
     se = math.sqrt(var)
     ci = t_interval(diff, se, df, level, bounds=(-1.0, 1.0))
@@ -137,16 +153,47 @@ def paired_difference(
             ci,
             level,
             df,
-            math.nan,
+            zero_variance_p(diff, n_clusters),
             n,
             n_clusters,
             method,
             mde,
             alpha,
-            "the paired differences have no variance: t p-value undefined",
+            "the paired differences have no variance, so the t p-value is undefined: p is the "
+            f"exact sign-flip p-value over {n_clusters} units"
+            + (" (no difference: 1)" if abs(diff) < ZERO_DIFF else f" (2 × 0.5^{n_clusters})"),
+            "exact_sign_flip",
         )
     p = float(2.0 * stats.t.sf(abs(diff / se), df))
     return PairedDiff(diff, se, ci, level, df, p, n, n_clusters, method, mde, alpha, "")
+
+
+def zero_variance_p(diff: float, units: int) -> float:
+    """Exact two-sided sign-flip p-value when every unit carries the same difference.
+
+    With no variance between units (every item difference equal, or every cluster's total
+    proportional to its size), the observed sum is the most extreme of the ``2^C`` sign
+    patterns: ``p = 2 · 0.5^C`` (at most 1) when the difference is not 0, and ``p = 1`` when
+    it is. This is what `sign_flip_p` returns on such data, in closed form for any C, so a
+    stratum whose items all improved by the same amount keeps a p-value (and its place in the
+    Holm family) instead of a NaN.
+
+    Args:
+        diff: the mean difference.
+        units: independent units C (clusters, or items when unclustered).
+
+    Returns:
+        The p-value; NaN when there is no unit.
+
+    References:
+        Fisher (1935), The Design of Experiments, ch. 3 (the randomisation test of paired
+        differences).
+    """
+    if units < 1 or not math.isfinite(diff):
+        return math.nan
+    if abs(diff) < ZERO_DIFF:
+        return 1.0
+    return min(1.0, math.ldexp(1.0, 1 - units))
 
 
 def _exact_sign_flip(totals: npt.NDArray[np.float64]) -> float:
@@ -172,7 +219,8 @@ def sign_flip_p(
     """Two-sided sign-flip permutation p-value of ``H0: d symmetric about 0``; and exactness.
 
     Signs are flipped per item, or per cluster on the cluster sums of d when clustered
-    (METHODS §5b); the statistic is the sum (equivalently the mean). With at most
+    (resampling at the cluster level, as in Cameron & Miller 2015); the statistic is the sum
+    (equivalently the mean). With at most
     `EXACT_PERMUTATION_MAX` units all 2^n patterns are enumerated (exact); otherwise
     ``scipy.stats.permutation_test(permutation_type="samples")`` draws `n_resamples` patterns
     from `rng`. The exact branch is our own enumeration because scipy's takes ~5 s at n = 20;
@@ -207,10 +255,26 @@ def mcnemar_midp(b: int, c: int) -> float:
     1 when there are no discordant pairs. statsmodels' ``mcnemar`` has no mid-p option.
 
     References:
-        Fagerland, Lydersen & Laake (2013), BMC Med. Res. Methodol. 13:91. METHODS §5a.
+        Fagerland, Lydersen & Laake (2013), BMC Med. Res. Methodol. 13:91.
     """
     n = b + c
     if n == 0:
         return 1.0
     k = min(b, c)
     return float(min(1.0, 2.0 * stats.binom.cdf(k, n, 0.5) - stats.binom.pmf(k, n, 0.5)))
+
+
+def holm_adjust(pvals: list[float], alpha: float) -> npt.NDArray[np.float64]:
+    """Holm-adjusted p-values over every stratum.
+
+    Every stratum with a paired item has a p-value (`paired_difference` falls back to the
+    exact sign-flip p-value when the t is undefined), so the family is every stratum: a
+    stratum is never dropped from the adjustment, which would make the others' adjustment
+    too lenient. A NaN (a stratum with no item, which pairing cannot produce) stays NaN and
+    is adjusted as if it were 1, never left out.
+    """
+    p = np.asarray(pvals, dtype=np.float64)
+    if len(p) == 0:
+        return p
+    adjusted = multipletests(np.where(np.isfinite(p), p, 1.0), alpha=alpha, method="holm")[1]
+    return np.where(np.isfinite(p), np.asarray(adjusted, dtype=np.float64), math.nan)

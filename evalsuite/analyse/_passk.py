@@ -1,4 +1,4 @@
-"""Unbiased pass@k and pass^k from n epochs with c successes per item (METHODS §2)."""
+"""Unbiased pass@k and pass^k from n epochs with c successes per item (docs/methods.md)."""
 
 from __future__ import annotations
 
@@ -67,21 +67,26 @@ class PassK:
     """Benchmark-level pass@k and pass^k for one k: means of the per-item estimates.
 
     The standard errors and intervals are the item-level ones of `estimate_mean` (clustered
-    when the suite declares clusters): the per-item estimate is the item score.
+    when the suite declares clusters): the per-item estimate is the item score. Only items
+    with at least k usable epochs enter (``pass_hat_k.n_items`` of them); `n_items_short`
+    counts the items left out because they had fewer.
     """
 
     k: int
     pass_at_k: Estimate
     pass_hat_k: Estimate
+    n_items_short: int = 0
 
     def conf_int(self, level: float = 0.95) -> tuple[Interval, Interval]:
         """Intervals of (pass@k, pass^k) at `level`."""
         return self.pass_at_k.conf_int(level), self.pass_hat_k.conf_int(level)
 
     def to_dict(self) -> dict[str, Any]:
-        """``k``, and the two estimates' value, se and interval."""
+        """``k``, the items used, and the two estimates' value, se and interval."""
         return {
             "k": self.k,
+            "n_items": self.pass_hat_k.n_items,
+            "n_items_short": self.n_items_short,
             "pass_at_k": self.pass_at_k.mean,
             "pass_at_k_se": self.pass_at_k.se,
             "pass_at_k_ci": [self.pass_at_k.ci.low, self.pass_at_k.ci.high],
@@ -102,7 +107,7 @@ class PassK:
     def summary(self) -> Table:
         """One row per statistic."""
         return Table.build(
-            f"pass@{self.k} and pass^{self.k}",
+            f"pass@{self.k} and pass^{self.k} ({self.pass_hat_k.n_items} items)",
             ["statistic", "value", "se", f"{self.pass_at_k.level:.0%} CI", "method"],
             [
                 [

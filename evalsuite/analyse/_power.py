@@ -1,8 +1,9 @@
-"""Power, minimum detectable effect and sample sizes for paired comparisons (METHODS §1e).
+"""Power, minimum detectable effect and sample sizes for paired comparisons.
 
 Two flavours: ``method="t"`` solves the noncentral-t power exactly (the same numbers as
 statsmodels ``TTestPower``), ``method="z"`` uses Miller's closed forms
-``n = (z_{1−α/2} + z_{1−β})² σ_d²/δ²``.
+``n = (z_{1−α/2} + z_{1−β})² σ_d²/δ²``. The MDE that `score`, `compare` and the report show,
+with its assumptions attached, is built on `mde_from_se` in `_mde`.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from scipy import optimize, stats
 from evalsuite.errors import InsufficientDataError, UsageError
 
 __all__ = [
+    "MDE_POWER",
     "Alternative",
     "VarianceComponents",
+    "check_alpha_power",
     "epochs_needed",
     "items_needed",
     "mde",
@@ -30,6 +33,8 @@ __all__ = [
 Alternative = Literal["two-sided", "larger"]
 PowerMethod = Literal["t", "z"]
 _NCP_MAX = 1e3
+MDE_POWER = 0.8
+"""Power at which every MDE the product reports is computed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +73,8 @@ def _positive(name: str, value: float) -> None:
         raise UsageError(f"'{name}' must be a finite number > 0 (got {value!r})")
 
 
-def _check_alpha_power(alpha: float, power: float) -> None:
+def check_alpha_power(alpha: float, power: float) -> None:
+    """Raise `UsageError` unless 0 < alpha < 1 and alpha < power < 1."""
     if not 0 < alpha < 1:
         raise UsageError(f"'alpha' must be strictly between 0 and 1 (got {alpha!r})")
     if not alpha < power < 1:
@@ -123,7 +129,7 @@ def mde_from_se(
     ``df = n − 1`` it equals statsmodels ``TTestPower().solve_power(nobs=n, ...)·sd_d``).
     NaN when `se` is not finite or ``df < 1`` (never 0).
     """
-    _check_alpha_power(alpha, power)
+    check_alpha_power(alpha, power)
     if not (math.isfinite(se) and se >= 0 and df >= 1):
         return math.nan
     return _ncp_for_power(df, alpha, power, alternative) * se
@@ -154,9 +160,9 @@ def mde(
         UsageError: ``n_items < 2`` or a non-positive `epochs`.
 
     References:
-        Miller (2024), arXiv:2411.00640, power analysis. METHODS §1e.
+        Miller (2024), arXiv:2411.00640, power analysis. Cohen (1988), ch. 2.
     """
-    _check_alpha_power(alpha, power)
+    check_alpha_power(alpha, power)
     if n_items < 2:
         raise UsageError(f"'n_items' must be >= 2 (got {n_items})")
     se = components.sd_diff(epochs) * math.sqrt(components.design_effect / n_items)
@@ -185,7 +191,7 @@ def items_needed(
     Raises:
         UsageError: `delta` not positive, or no variance at all (any n would do).
     """
-    _check_alpha_power(alpha, power)
+    check_alpha_power(alpha, power)
     _positive("delta", delta)
     var = components.sd_diff(epochs) ** 2 * components.design_effect
     if var <= 0:
@@ -215,7 +221,7 @@ def epochs_needed(
     alternative: Alternative = "two-sided",
     method: PowerMethod = "t",
 ) -> int:
-    """Epochs per model needed to detect `delta` at `n_items` items (METHODS §1e, derived).
+    """Epochs per model needed to detect `delta` at `n_items` items (Miller's formula solved for K).
 
     ``K = (σ_A²+σ_B²)/(nδ²/(deff·(z_{1−α/2}+z_{1−β})²) − ω²)`` (``method="z"``), or the
     smallest K whose noncentral-t power reaches `power` (``method="t"``).
@@ -226,7 +232,7 @@ def epochs_needed(
             K → ∞. Add items: extra epochs cannot reduce ω².
         UsageError: bad arguments.
     """
-    _check_alpha_power(alpha, power)
+    check_alpha_power(alpha, power)
     _positive("delta", delta)
     if n_items < 2:
         raise UsageError(f"'n_items' must be >= 2 (got {n_items})")

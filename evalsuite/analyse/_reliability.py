@@ -1,4 +1,4 @@
-"""Reliability of one run: attempt noise against item signal (METHODS §1c, §6a)."""
+"""Reliability of one run: attempt noise against item signal (docs/methods.md, "Reliability")."""
 
 from __future__ import annotations
 
@@ -12,13 +12,12 @@ from scipy import stats
 
 from evalsuite.analyse._attempts import ItemTable, item_table
 from evalsuite.analyse._intervals import check_level, cluster_codes, cluster_variance
-from evalsuite.analyse._power import VarianceComponents, mde
+from evalsuite.analyse._mde import PairedMde, pilot_mde
+from evalsuite.analyse._power import MDE_POWER, VarianceComponents
 from evalsuite.analyse._table import Interval, Table
 from evalsuite.errors import UsageError
 
 __all__ = ["Reliability", "reliability", "reliability_from_items"]
-
-MDE_POWER = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +45,14 @@ class Reliability:
         k_optimal: Cochran's ``K* = √((E[σ²]/Var(x)) · cost_ratio)``.
         k_recommended: the integer K ≥ 1 next to K* with the smaller cost × variance.
         cost_ratio: ``c_item/c_run``, cost of adding an item over cost of one more epoch.
-        mde: paired-comparison MDE at this n and K (power 0.8, two-sided `alpha`), from the
-            pilot `components`.
-        components: the assumed pilot: ``ω² = 2·Var(x)·(1 − model_corr)``,
+        mde: pilot paired-comparison MDE at this n and K (power 0.8, two-sided `alpha`):
+            `mde_detail` holds it with every assumption (`pilot_mde`).
+        components: the same pilot assumption as variance components (for `items_needed`
+            and `epochs_needed`): ``ω² = 2·Var(x)·(1 − model_corr)``,
             ``σ_A² = σ_B² = E[σ²]``, design effect of this run's clusters.
         model_corr: assumed correlation of the two models' true item scores.
         alpha: significance level of `mde`.
+        mde_detail: the `PairedMde` behind `mde` (None when not estimable).
         retest_diff: retest mean − this mean over shared items (NaN without a retest).
         ms_between: MSB; ms_within: MSW; df_between: n − 1; df_within: N − n.
         reason: why the figures are undefined, when they are.
@@ -83,6 +84,7 @@ class Reliability:
     df_between: int
     df_within: int
     reason: str
+    mde_detail: PairedMde | None = None
 
     def conf_int(self, level: float = 0.95) -> Interval:
         """F-based interval of ICC(1,K), the reliability of the K-epoch item mean.
@@ -101,21 +103,21 @@ class Reliability:
         return Interval(1.0 - 1.0 / f_low, 1.0 - 1.0 / f_high)
 
     def to_dict(self) -> dict[str, Any]:
-        """DESIGN's ``reliability`` keys (flip_rate, test_retest, noise_floor) and the rest."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "components"}
-        c = self.components
-        out["mde_assumption"] = (
-            None
-            if c is None
-            else {
+        """The ``reliability`` block of ``score --json``: flip_rate, test_retest, noise_floor..."""
+        skip = {"components", "mde_detail"}
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
+        c, detail = self.components, self.mde_detail
+        assumption: dict[str, Any] = {} if detail is None else detail.to_dict()
+        if c is not None:
+            assumption |= {
                 "omega2": c.omega2,
                 "sigma2_baseline": c.sigma2_baseline,
                 "sigma2_candidate": c.sigma2_candidate,
                 "design_effect": c.design_effect,
-                "model_corr": self.model_corr,
-                "power": MDE_POWER,
             }
-        )
+        if assumption:
+            assumption |= {"model_corr": self.model_corr, "power": MDE_POWER}
+        out["mde_assumption"] = assumption or None
         return out
 
     def to_frame(self) -> pd.DataFrame:
@@ -140,11 +142,8 @@ class Reliability:
             ["paired MDE (pilot)", self.mde],
         ]
         notes = [self.reason] if self.reason else []
-        if self.components is not None:
-            notes.append(
-                f"MDE assumes ω² = 2·Var(x)·(1 − {self.model_corr:g}) and both models "
-                "with this run's attempt variance"
-            )
+        if self.mde_detail is not None:
+            notes.append(f"paired MDE (pilot): {self.mde_detail.describe()}")
         return Table.build(
             f"Reliability ({self.n_items} items, K0 = {self.epochs:.2f})",
             ["statistic", "value"],
@@ -202,14 +201,17 @@ def reliability_from_items(
     k_star = math.sqrt(msw / vb * cost_ratio) if vb > 0 and math.isfinite(msw) else math.nan
     if vb == 0 and not reason:
         reason = "between-item variance estimated at 0: the cost-optimal K is unbounded"
-    components, pilot_mde = None, math.nan
+    components, detail = None, None
     if math.isfinite(vb) and math.isfinite(msw) and n >= 2:
         codes = cluster_codes(it.cluster if it.clustered else None, n)
-        v_cl, _ = cluster_variance(it.mean, codes)
+        v_cl, n_units = cluster_variance(it.mean, codes)
         v_iid = float(np.var(it.mean, ddof=1)) / n
         deff = v_cl / v_iid if it.clustered and v_iid > 0 and math.isfinite(v_cl) else 1.0
         components = VarianceComponents(2.0 * vb * (1.0 - model_corr), msw, msw, deff)
-        pilot_mde = mde(components, n_items=n, epochs=n / sum_inv_k, alpha=alpha, power=MDE_POWER)
+        detail = pilot_mde(
+            it.mean, vb, n_units=n_units, design_effect=deff, model_corr=model_corr, alpha=alpha
+        )
+    pilot = detail.value if detail is not None else math.nan
     tr, kind, tr_diff = icc1k, "icc1k_single_run", math.nan
     if retest is not None:
         shared, ia, ib = np.intersect1d(
@@ -237,7 +239,7 @@ def reliability_from_items(
         k_optimal=k_star,
         k_recommended=_k_recommended(k_star, vb, msw, cost_ratio),
         cost_ratio=cost_ratio,
-        mde=pilot_mde,
+        mde=pilot,
         components=components,
         model_corr=model_corr,
         alpha=alpha,
@@ -247,6 +249,7 @@ def reliability_from_items(
         df_between=max(df_b, 0),
         df_within=max(df_w, 0),
         reason=reason,
+        mde_detail=detail,
     )
 
 
@@ -262,7 +265,7 @@ def reliability(
     """Reliability of one run from its repeated epochs (one-way random-effects ANOVA).
 
     Items are the targets and epochs exchangeable replicates, so the one-way model applies
-    (METHODS §6a). Harness errors are excluded; limits count 0.
+    (Shrout & Fleiss 1979, case 1). Harness errors are excluded; limits count 0.
 
     Args:
         attempts: the attempts of one run.

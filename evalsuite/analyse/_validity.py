@@ -1,4 +1,4 @@
-"""Predictive validity of one eval score against one deployment outcome (METHODS §9).
+"""Predictive validity of one eval score against one deployment outcome (docs/methods.md).
 
 `validity` answers "do the eval's scores predict what deployment later showed, over these M
 models, and how much can M models show at all?". Decisions: docs/design/validity.md.
@@ -152,7 +152,7 @@ class Validity:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields: intervals as ``[low, high]``, flags as a list, NaN kept.
 
-        The keys include DESIGN's ``validity report --json`` predictor keys: ``name``,
+        The keys include the ``validity report --json`` predictor keys: ``name``,
         ``n``, ``spearman``, ``spearman_ci``, ``kendall``, ``kendall_ci``, ``pearson``,
         ``pearson_ci``, ``disattenuated``, ``deming_slope``, ``deming_slope_ci`` and
         ``loo_error``.
@@ -253,7 +253,7 @@ def validity(  # noqa: PLR0913 - the issue-7 signature; each argument has one me
     Notes:
         Pairwise complete: a model missing x or y is dropped (counted in ``n_dropped``);
         the SEs and reliabilities refer to the models kept. Spearman's interval is
-        Bonett–Wright (best coverage at small M in METHODS §9: 0.959 at M = 8); Kendall's
+        Bonett–Wright (0.96 coverage at M = 8 in tests/analyse/test_validity_sim.py); Kendall's
         is Fieller's; Pearson's is Fisher's, as scipy ``pearsonr(...).confidence_interval``.
         The intervals are ``(−1, 1)`` when n is too small for the approximation and NaN
         at a perfect correlation. The attenuation correction divides Pearson r and its
@@ -268,7 +268,8 @@ def validity(  # noqa: PLR0913 - the issue-7 signature; each argument has one me
     References:
         Spearman (1904), Am. J. Psychol. 15:72. Bonett & Wright (2000), Psychometrika
         65:23. Fieller, Hartley & Pearson (1957), Biometrika 44:470. Deming (1943).
-        Allen (1974), Technometrics 16:125 (PRESS). METHODS §6b, §9.
+        Allen (1974), Technometrics 16:125 (PRESS). Wright & Masters (1982), Rating Scale
+        Analysis (separation reliability).
     """
     check_level(level)
     check_n_boot(n_boot)

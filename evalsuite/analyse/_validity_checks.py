@@ -28,7 +28,7 @@ __all__ = [
 FEW_MODELS = 5
 """Below this many models a correlation is shown with its interval only."""
 FEW_FOR_P = 10
-"""Below this many models no validity claim may rest on a p-value (METHODS §9)."""
+"""Below this many models no validity claim may rest on a p-value (docs/design/validity.md)."""
 MIN_BOOT = 100
 
 CAVEAT = (

@@ -2,7 +2,7 @@
 
 `compare_predictors` is a paired bootstrap over models of the difference of two correlations
 with one outcome; `validity_over_time` recomputes the correlations on an expanding window of
-models in observation order. METHODS §9; docs/design/validity.md.
+models in observation order. docs/design/validity.md; docs/methods.md, "Predictive validity".
 """
 
 from __future__ import annotations
@@ -231,7 +231,6 @@ def compare_predictors(
 
     References:
         Efron & Tibshirani (1993), An Introduction to the Bootstrap, ch. 13 and 16.
-        METHODS §9.
     """
     check_level(level)
     check_n_boot(n_boot)

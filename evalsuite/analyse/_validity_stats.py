@@ -1,4 +1,4 @@
-"""Numerical primitives of predictive validity (METHODS §9, §6b): pure numpy/scipy, no records.
+"""Numerical primitives of predictive validity (docs/methods.md): pure numpy/scipy, no records.
 
 Correlation intervals on the Fisher-z scale, separation reliability, the attenuation
 correction, closed-form Deming regression (vectorised over bootstrap resamples), PRESS
@@ -96,7 +96,8 @@ def separation_reliability(values: FloatArray, se: FloatArray) -> tuple[float, s
     """``1 − mean(SE²)/Var(values)`` over the models given, and why it is NaN when it is.
 
     Notes:
-        The Rasch separation reliability from one run (METHODS §6b): the share of the
+        The separation reliability of Rasch measurement (Wright & Masters 1982): the
+        share of the
         observed between-model variance (``ddof=1``) that is not measurement error. It
         refers to this set of models only (range restriction). SEs that are NaN are left
         out of the mean. NaN when no SE is known, when the scores do not vary, or when
@@ -122,7 +123,8 @@ def disattenuate(r: float, ci: Interval, rel_x: float, rel_y: float) -> tuple[fl
 
     Notes:
         Values above 1 are returned as they are (not clipped); the caller flags them.
-        The interval ignores the sampling error of the reliabilities (METHODS §9).
+        The interval ignores the sampling error of the reliabilities (Charles 2005,
+        Psychological Methods 10:206, discusses the consequences).
 
     References:
         Spearman (1904), Am. J. Psychol. 15:72.
@@ -149,8 +151,8 @@ def deming_slopes(x: FloatArray, y: FloatArray, delta: float) -> FloatArray:
     the OLS slope ``s_xy/s_xx``; ``δ = 0`` the reverse regression ``s_yy/s_xy``.
 
     References:
-        Deming (1943), Statistical Adjustment of Data. METHODS §9 (verified against
-        scipy.odr: 2.4398 in ``v10``).
+        Deming (1943), Statistical Adjustment of Data. Linnet (1993), Clin. Chem. 39:424
+        (the closed form with error-variance ratio δ).
     """
     sxx, syy, sxy = _moments(x, y)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -1,4 +1,4 @@
-"""The validity report over several predictors: DESIGN's ``validity report --json``."""
+"""The validity report over several predictors: the ``validity report --json`` payload."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ class ValidityReport:
         return {v.name: v.conf_int(level, statistic) for v in self.predictors}
 
     def to_dict(self) -> dict[str, Any]:
-        """DESIGN's ``validity report --json``: metric, n_models, predictors, comparisons."""
+        """The ``validity report --json`` payload: metric, n_models, predictors, comparisons."""
         return {
             "metric": self.metric,
             "n_models": self.n_models,
@@ -190,7 +190,7 @@ def validity_table(  # noqa: PLR0913 - report options; each argument has one mea
         compare_top: compare every pair among this many top-ranked predictors (0: none).
 
     Returns:
-        A `ValidityReport` whose `to_dict` is DESIGN's ``validity report --json``.
+        A `ValidityReport` whose `to_dict` is the ``validity report --json`` payload.
 
     Raises:
         UsageError: a column is missing, a (model, predictor) or model is repeated, or an

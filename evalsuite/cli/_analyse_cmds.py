@@ -19,6 +19,7 @@ from evalsuite.cli._common import (
     json_option,
     level_option,
     pass_context,
+    print_top_errors,
     seed_option,
 )
 from evalsuite.cli._run_cmds import open_store
@@ -39,7 +40,22 @@ def _ci(ci: Any) -> str:
     return f"[{_fmt(low)}, {_fmt(high)}]"
 
 
+def _partial_banner(p: dict[str, Any]) -> None:
+    if p.get("partial"):
+        of = f" of {p['n_items_split']}" if p.get("n_items_split") is not None else ""
+        limit = f" (--limit {p['item_limit']})" if p.get("item_limit") else ""
+        split = f" {p['split']}" if p.get("split") else ""
+        console.print(
+            Text(
+                f"PARTIAL RUN: {p['n_items_run']}{of}{split} items were run{limit}; "
+                "the numbers below describe those items, not the suite",
+                style="bold red",
+            )
+        )
+
+
 def _print_score(p: dict[str, Any]) -> None:
+    _partial_banner(p)
     if not p["valid"]:
         console.print(
             Text(
@@ -59,6 +75,7 @@ def _print_score(p: dict[str, Any]) -> None:
         f"{h['harness_errors']} harness errors ({h['error_rate']:.1%}), excluded from "
         "the score"
     )
+    print_top_errors(h.get("top_errors") or [])
     table = Table("estimate", "mean", "se", f"{p['level']:.0%} CI", "items", "method")
     for name in ("overall", "weighted"):
         e = p[name]
@@ -78,31 +95,74 @@ def _print_score(p: dict[str, Any]) -> None:
             s["method"],
         )
     console.print(strata)
+    if p.get("secondary"):
+        secondary = Table("secondary metric", "mean", "se", f"{p['level']:.0%} CI", "items")
+        for s in p["secondary"]:
+            missing = f" ({s['n_missing']} without a value)" if s["n_missing"] else ""
+            secondary.add_row(
+                s["name"], _fmt(s["mean"]), _fmt(s["se"]), _ci(s["ci"]), f"{s['n_items']}{missing}"
+            )
+        console.print(secondary)
     if p["pass_at_k"]:
         ks = sorted(p["pass_at_k"], key=int)
         console.print("pass@k: " + "  ".join(f"k={k} {_fmt(p['pass_at_k'][k])}" for k in ks))
         console.print("pass^k: " + "  ".join(f"k={k} {_fmt(p['pass_hat_k'][k])}" for k in ks))
+        n_k = p.get("pass_k_n_items", {})
+        console.print("items:  " + "  ".join(f"k={k} {n_k.get(k, 'n/a')}" for k in ks))
     r = p["reliability"]
     console.print(
         f"reliability: flip rate {_fmt(r.get('flip_rate'))}, ICC(1) {_fmt(r.get('icc1'))}, "
         f"reliability of the {p['epochs']}-epoch mean {_fmt(r.get('icc1k'))}, run-to-run noise "
-        f"floor {_fmt(r.get('noise_floor'))} (sd), MDE {_fmt(r.get('mde'))}, suggested epochs "
+        f"floor {_fmt(r.get('noise_floor'))} (sd), suggested epochs "
         f"{r.get('k_recommended', 'n/a')}"
+    )
+    assumption = r.get("mde_assumption") or {}
+    console.print(
+        f"pilot MDE {_fmt(r.get('mde'))}: "
+        + (assumption.get("description") or "undefined (" + (r.get("reason") or "n/a") + ")")
     )
     for note in p.get("notes", []):
         console.print(f"note: {note}")
 
 
+alpha_option = click.option(
+    "--alpha",
+    type=click.FloatRange(0.001, 0.5),
+    default=0.05,
+    show_default=True,
+    help="Two-sided significance level of comparisons and of every MDE.",
+)
+model_corr_option = click.option(
+    "--model-corr",
+    type=click.FloatRange(-1.0, 1.0),
+    default=0.9,
+    show_default=True,
+    help="Assumed correlation of a second model's true item scores with this run's, for the "
+    "pilot MDE of one run (compare uses the observed correlation).",
+)
+
+
 @click.command("score")
 @click.argument("run_id")
 @level_option
+@alpha_option
+@model_corr_option
 @seed_option
 @json_option
 @pass_context
 @handle_errors
-def score_cmd(ctx: Context, run_id: str, level: float, seed: int, as_json: bool) -> None:
+def score_cmd(
+    ctx: Context,
+    run_id: str,
+    level: float,
+    alpha: float,
+    model_corr: float,
+    seed: int,
+    as_json: bool,
+) -> None:
     """Estimates with intervals, per stratum, pass@k, pass^k, reliability and health of RUN."""
-    payload = score_payload(open_store(ctx), run_id, AnalysisOptions(level=level, seed=seed))
+    options = AnalysisOptions(level=level, alpha=alpha, seed=seed, model_corr=model_corr)
+    payload = score_payload(open_store(ctx), run_id, options, layout=ctx.layout)
     if not payload["valid"]:
         # first, and on stderr: seen even when the numbers go to a file or a pipe
         err_console.print(
@@ -121,6 +181,13 @@ def score_cmd(ctx: Context, run_id: str, level: float, seed: int, as_json: bool)
 
 
 def _print_compare(p: dict[str, Any]) -> None:
+    if p.get("partial_runs"):
+        console.print(
+            Text(
+                f"PARTIAL RUN(S) {p['partial_runs']} compared with --allow-partial",
+                style="bold red",
+            )
+        )
     if p["invalid_runs"]:
         console.print(
             Text(
@@ -137,6 +204,8 @@ def _print_compare(p: dict[str, Any]) -> None:
         )
     )
     console.print(f"verdict: {p['verdict']} — {p['sentence']}")
+    if p.get("mde_assumption"):
+        console.print(f"MDE {_fmt(p['mde'])}: {p['mde_assumption']['description']}")
     console.print(
         f"means: baseline {_fmt(p['baseline_mean'])}, candidate "
         f"{_fmt(p['candidate_mean'])}; MDE {_fmt(p['mde'])}; sign-flip p "
@@ -189,8 +258,13 @@ def _print_compare(p: dict[str, Any]) -> None:
     default=None,
     help="Non-inferiority margin D (scores are in [0, 1]).",
 )
-@click.option("--alpha", type=click.FloatRange(0.001, 0.5), default=0.05, show_default=True)
+@alpha_option
 @click.option("--allow-invalid", is_flag=True, help="Compare invalid runs too (marked).")
+@click.option(
+    "--allow-partial",
+    is_flag=True,
+    help="Compare partial runs (run --limit) too, on their shared items (marked).",
+)
 @level_option
 @seed_option
 @json_option
@@ -204,6 +278,7 @@ def compare_cmd(
     margin: float | None,
     alpha: float,
     allow_invalid: bool,
+    allow_partial: bool,
     level: float,
     seed: int,
     as_json: bool,
@@ -213,7 +288,13 @@ def compare_cmd(
         raise UsageError("--gate noninferior and --margin D go together")
     options = AnalysisOptions(level=level, alpha=alpha, seed=seed, margin=margin)
     payload = compare_payload(
-        open_store(ctx), baseline, candidate, options, allow_invalid=allow_invalid
+        open_store(ctx),
+        baseline,
+        candidate,
+        options,
+        allow_invalid=allow_invalid,
+        allow_partial=allow_partial,
+        layout=ctx.layout,
     )
     if as_json:
         emit_json(payload)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, ParamSpec, TypeVar
@@ -149,3 +149,19 @@ def _fail(message: str, code: int, kind: str, as_json: bool) -> None:
         emit_json({"error": kind, "message": message, "exit_code": code})
     err_console.print(Text.assemble(("error", "bold red"), ": ", message))
     sys.exit(code)
+
+
+def print_top_errors(groups: Sequence[Mapping[str, Any]], *, target: Console | None = None) -> None:
+    """The most frequent harness error reasons: count, reason, an example item, what to do."""
+    out = target or console
+    if not groups:
+        return
+    out.print("top harness error reasons:")
+    for g in groups:
+        example = (
+            f" (e.g. item {g['example_item']}, epoch {g['example_epoch']})"
+            if g.get("example_item")
+            else ""
+        )
+        out.print(f"  {g['count']} × {g['message']}{example}")
+        out.print(f"      what to do: {g['advice']}")

@@ -19,8 +19,8 @@ from evalsuite.cli._common import (
     key_file_option,
     pass_context,
 )
+from evalsuite.cli._governance import check_governance, stored_runs
 from evalsuite.errors import IntegrityError, UsageError
-from evalsuite.holdout import verify_ledger
 from evalsuite.manifest import (
     VerifyReport,
     freeze,
@@ -102,6 +102,19 @@ def suites_cmd(ctx: Context, as_json: bool) -> None:
         console.print(table)
 
 
+def _check_task_references(ctx: Context, suite: str) -> None:
+    """Import every family's task function the way `run` will (manifest/ cannot: no inspect)."""
+    from evalsuite.run import load_task_function
+
+    config = load_suite(ctx.layout, suite)
+    hint = (
+        f"Fix the family's `task` in {config.path_hint} (file relative to tasks/, "
+        '"file.py@function"); nothing was frozen.'
+    )
+    for family in config.families:
+        load_task_function(ctx.layout, config.name, family, hint=hint)
+
+
 @click.command("freeze")
 @click.argument("suite")
 @click.option("--version", "version", required=True, help="New version, X.Y.Z.")
@@ -123,8 +136,11 @@ def freeze_cmd(
     """Freeze SUITE as a new version: manifest, holdout vault, fingerprints, changelog line.
 
     Freezing an existing version is refused (exit 3) unless the content is identical, in
-    which case nothing is written.
+    which case nothing is written. Every family's task reference (``task = "file.py@name"``)
+    must name an existing file defining that task function (exit 2 before anything is
+    written otherwise): a frozen manifest cannot be re-pointed later.
     """
+    _check_task_references(ctx, suite)
     result = freeze(
         ctx.layout,
         suite,
@@ -181,26 +197,18 @@ def freeze_cmd(
     console.print(f"  vault key: {result.key_source}")
 
 
-def _stored_holdout_runs(ctx: Context, suite: str) -> list[str]:
-    """Holdout runs of `suite` in the results store (an absent store has none)."""
-    from evalsuite.store import Store, default_store_url
-
-    url = ctx.store_url or default_store_url(ctx.layout.state)
-    if ctx.store_url is None and not (ctx.layout.state / "results.sqlite").exists():
-        return []
-    return [
-        r.run_id
-        for r in Store(url).list_runs()
-        if r.suite == suite and r.split == "holdout" and r.source == "evalsuite"
-    ]
-
-
 def _print_report(report: VerifyReport) -> None:
     ref = f"{report.suite}@{report.version or '?'}"
     status = Text("OK", style="bold green") if report.ok else Text("FAILED", style="bold red")
     console.print(Text.assemble(status, f"  {ref}  {report.manifest_hash or ''}"))
     holdout = "skipped" if report.holdout_skipped else f"{report.holdout_checked} holdout"
     console.print(f"  checked {report.dev_checked} dev, {holdout} item(s)")
+    if report.hash_sources:
+        console.print(
+            "  manifest hash vs " + ", ".join(f"{k}: {v}" for k, v in report.hash_sources.items())
+        )
+    if report.store:
+        console.print(f"  ledger checked against the results store {report.store}")
     for problem in report.problems:
         console.print(Text(f"  ✗ {problem}", style="red"))
     for error in report.errors:
@@ -236,6 +244,8 @@ def verify_cmd(
     naming the dev items it held.
 
     REF is SUITE or SUITE@X.Y.Z; without it, the latest version of every frozen suite.
+    Also checks the holdout access ledger (hash chain; against the results store both
+    ways) and the manifest hash against its changelog line, git history, ledger and store.
     """
     targets: list[tuple[str, str | None]]
     if ref is None:
@@ -248,12 +258,14 @@ def verify_cmd(
         verify(ctx.layout, name, version, keys=ctx.keys(key_file), skip_holdout=skip_holdout)
         for name, version in targets
     ]
+    runs, store = stored_runs(ctx) if reports else ([], "")
     for report in reports:
-        ledger = verify_ledger(
-            ctx.layout.ledger_file(report.suite),
-            holdout_runs=_stored_holdout_runs(ctx, report.suite),
+        check = check_governance(
+            ctx, report.suite, report.version, report.manifest_hash, runs, store
         )
-        report.problems.extend(ledger.problems)
+        report.problems.extend(check.problems)
+        report.hash_sources.update(check.sources)
+        report.store = store
     ok = all(r.ok for r in reports)
     if as_json:
         emit_json({"ok": ok, "suites": [r.to_dict() for r in reports]})

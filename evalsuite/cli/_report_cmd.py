@@ -38,6 +38,18 @@ __all__ = ["report_cmd"]
     default=None,
     help="Show a non-inferiority gate with this margin in every comparison.",
 )
+@click.option(
+    "--model-corr",
+    type=click.FloatRange(-1.0, 1.0),
+    default=0.9,
+    show_default=True,
+    help="Assumed true-score correlation for each run's pilot MDE (as in `score`).",
+)
+@click.option(
+    "--allow-partial",
+    is_flag=True,
+    help="Compare partial runs (run --limit) too; they are always flagged.",
+)
 @seed_option
 @json_option
 @pass_context
@@ -49,6 +61,8 @@ def report_cmd(
     level: float,
     alpha: float,
     margin: float | None,
+    model_corr: float,
+    allow_partial: bool,
     seed: int,
     as_json: bool,
 ) -> None:
@@ -56,8 +70,10 @@ def report_cmd(
     from evalsuite.report import AnalysisOptions, build_report, write_report
 
     store = open_store(ctx)
-    options = AnalysisOptions(level=level, alpha=alpha, seed=seed, margin=margin)
-    report = build_report(store, ctx.layout, list(run_ids), options)
+    options = AnalysisOptions(
+        level=level, alpha=alpha, seed=seed, margin=margin, model_corr=model_corr
+    )
+    report = build_report(store, ctx.layout, list(run_ids), options, allow_partial=allow_partial)
     target = out_dir or ctx.layout.reports / report.payload["runs"][0]["run_id"]
     paths = write_report(report, target)
     if as_json:

@@ -21,6 +21,7 @@ from evalsuite.cli._common import (
     json_option,
     key_file_option,
     pass_context,
+    print_top_errors,
 )
 from evalsuite.errors import InvalidRunError, UsageError
 from evalsuite.manifest import parse_ref
@@ -114,14 +115,23 @@ def _fmt(value: float, digits: int = 3) -> str:
 @click.option(
     "--model-family",
     default=None,
-    help="Model family for the holdout budget (default: model without checkpoint suffixes).",
+    help=(
+        "Model family for the holdout budget (default: model without checkpoint suffixes). "
+        "Recorded at the model's first holdout run and kept; change it with "
+        "`evalsuite holdout family`."
+    ),
 )
 @click.option(
     "--override-reason",
     default=None,
     help="Run past the holdout budget; the reason is recorded in the ledger.",
 )
-@click.option("--resume", "resume", default=None, help="Complete an interrupted run.")
+@click.option(
+    "--resume",
+    "resume",
+    default=None,
+    help="Complete an interrupted run (every check runs again; a holdout run spends no look).",
+)
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @key_file_option
 @json_option
@@ -154,7 +164,11 @@ def run_cmd(
     key_file: Path | None,
     as_json: bool,
 ) -> None:
-    """Run MODEL against REF (SUITE@X.Y.Z); prints the run id; exit 5 if the run is invalid."""
+    """Run MODEL against REF (SUITE@X.Y.Z); prints the run id; exit 5 if the run is invalid.
+
+    Ctrl-C or SIGTERM stops the run: finished attempts are kept, the run is stored as
+    interrupted (exit 130) and `--resume RUN_ID` completes it.
+    """
     from evalsuite.run import RunSpec, run_suite
 
     if resume is None:
@@ -214,12 +228,13 @@ def run_cmd(
             f"{result.run.epochs} epoch(s) · seed {result.run.seed}"
         )
         console.print(f"  mean over scored and limit attempts: {_fmt(result.mean)}")
+        limits = ", ".join(f"{k} {v}" for k, v in health.limits_by_type.items())
         console.print(
             f"  harness: {health.planned} planned, {health.scored} scored, {health.limits} "
-            f"limits {health.limits_by_type or ''}, {health.harness_errors} harness errors "
-            f"({health.error_rate:.1%}; threshold {health.threshold:.0%}) "
-            f"{health.errors_by_kind or ''}"
+            f"limits{f' ({limits})' if limits else ''}, {health.harness_errors} harness errors "
+            f"({health.error_rate:.1%}; threshold {health.threshold:.0%})"
         )
+        print_top_errors([g.to_dict() for g in health.top_errors])
     if not health.valid:
         exit_after_output(
             InvalidRunError(
@@ -236,8 +251,13 @@ def run_cmd(
 @pass_context
 @handle_errors
 def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
-    """List stored runs, oldest first."""
-    records = [r for r in open_store(ctx).list_runs() if suite is None or r.suite == suite]
+    """List stored runs, oldest first (partial runs, made with --limit, are flagged)."""
+    from evalsuite.report import run_completeness
+
+    store = open_store(ctx)
+    records = [r for r in store.list_runs() if suite is None or r.suite == suite]
+    completeness = {r.run_id: run_completeness(r, ctx.layout) for r in records}
+    top_error = store.top_error_reasons([r.run_id for r in records if r.error_rate])
     if as_json:
         emit_json(
             [
@@ -254,25 +274,43 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
                     "planned": r.planned,
                     "error_rate": r.error_rate,
                     "source": r.source,
+                    "top_error": (
+                        {"reason": top_error[r.run_id][0], "count": top_error[r.run_id][1]}
+                        if r.run_id in top_error
+                        else None
+                    ),
+                    **completeness[r.run_id].to_dict(),
                 }
                 for r in records
             ]
         )
         return
-    table = Table("run", "suite", "split", "model", "epochs", "status", "health", "started")
+    table = Table(
+        "run", "suite", "split", "model", "epochs", "items", "status", "health", "started"
+    )
     for r in records:
         health = "n/a" if r.valid is None else ("valid" if r.valid else "INVALID")
+        c = completeness[r.run_id]
+        items = str(c.n_items_run) + (f"/{c.n_items_split}" if c.n_items_split else "")
         table.add_row(
             r.run_id,
             f"{r.suite}@{r.version}" if r.suite else "(ingested)",
             r.split or "-",
             r.model,
             str(r.epochs),
+            items + (" PARTIAL" if c.partial else ""),
             r.status,
             health,
             r.started_at[:19],
         )
     console.print(table if records else "no runs stored yet")
+    for r in records:
+        if r.run_id in top_error:
+            reason, count = top_error[r.run_id]
+            console.print(
+                f"{r.run_id}: most frequent harness error ({count}×): {reason[:160]}"
+                f" (`evalsuite score {r.run_id}` says what to do)"
+            )
 
 
 _INGEST_HELP = """Store results produced elsewhere (inspect logs, a CSV or Parquet file) as runs.

@@ -111,8 +111,9 @@ def import_cmd(ctx: Context, path: Path, as_json: bool) -> None:
 def _print_report(payload: dict[str, Any]) -> None:
     console.print(
         Text(
-            f"predictive validity for {payload['metric']} ({payload['source']}; "
-            f"{payload['n_models']} models with an outcome)",
+            f"predictive validity for {payload['metric']} ({payload['source']}"
+            + (f", {payload['split']} split" if payload.get("split") else "")
+            + f"; {payload['n_models']} models with an outcome)",
             style="bold",
         )
     )
@@ -167,7 +168,12 @@ def _print_report(payload: dict[str, Any]) -> None:
     "--split",
     type=click.Choice(["dev", "holdout"]),
     default=None,
-    help="Only runs on this split (default: each model's latest valid run).",
+    help="Only runs on this split (default: the one split with runs; runs on both: refused).",
+)
+@click.option(
+    "--allow-partial",
+    is_flag=True,
+    help="Use partial runs (run --limit) too; they are flagged in the output.",
 )
 @level_option
 @seed_option
@@ -180,6 +186,7 @@ def report_cmd(
     metric: str,
     scores_file: Path | None,
     split: str | None,
+    allow_partial: bool,
     level: float,
     seed: int,
     as_json: bool,
@@ -200,6 +207,8 @@ def report_cmd(
         version=version,
         scores_file=scores_file,
         split=split,
+        layout=ctx.layout,
+        allow_partial=allow_partial,
     )
     if as_json:
         emit_json(payload)

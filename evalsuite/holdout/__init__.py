@@ -2,24 +2,42 @@
 
 Usage::
 
-    entries = read_ledger(layout.ledger_file("support"))
-    status = budget_status(entries, suite="support", version="1.0.0", budget=3)
-    check_budget(status, model_family("acme/sft-step-200"), override_reason=None)
+    with open_ledger(layout.ledger_file("support")) as ledger:   # locked, chain verified
+        family = resolve_family(ledger.entries, "acme/sft-step-200", None)
+        status = budget_status(ledger.entries, suite="support", version="1.0.0", budget=3)
+        check_budget(status, family, override_reason=None)          # exit 7 past the budget
+        ledger.append({...})                                         # the access, chained
 
     report = guard(layout, [Path("curriculum/")], GuardOptions())   # docs/guard.md
     hits = screen_documents(documents, load_index(layout))          # one shard, any engine
 """
 
-from evalsuite.holdout._budget import BudgetStatus, budget_status, check_budget
+from evalsuite.holdout._budget import (
+    BudgetStatus,
+    budget_status,
+    check_budget,
+    family_mapping,
+    resolve_family,
+    voided_accesses,
+)
+from evalsuite.holdout._governance import (
+    StoredRun,
+    ledger_hash_check,
+    ledger_store_problems,
+    store_hash_check,
+)
 from evalsuite.holdout._guard import GuardOptions, GuardReport, guard
 from evalsuite.holdout._index import FingerprintIndex, load_index
 from evalsuite.holdout._ledger import (
     LedgerEntry,
     LedgerReport,
+    LedgerTransaction,
     append_entry,
     model_family,
+    open_ledger,
     read_ledger,
     verify_ledger,
+    who,
 )
 from evalsuite.holdout._screen import DEFAULT_THRESHOLD, Hit, screen_documents
 
@@ -32,13 +50,23 @@ __all__ = [
     "Hit",
     "LedgerEntry",
     "LedgerReport",
+    "LedgerTransaction",
+    "StoredRun",
     "append_entry",
     "budget_status",
     "check_budget",
+    "family_mapping",
     "guard",
+    "ledger_hash_check",
+    "ledger_store_problems",
     "load_index",
     "model_family",
+    "open_ledger",
     "read_ledger",
+    "resolve_family",
     "screen_documents",
+    "store_hash_check",
     "verify_ledger",
+    "voided_accesses",
+    "who",
 ]

@@ -57,7 +57,7 @@ class GuardReport:
         return len({h.document for h in self.hits})
 
     def to_dict(self) -> dict[str, object]:
-        """The ``guard --json`` payload (DESIGN.md, "CLI contract")."""
+        """The ``guard --json`` payload (docs/cli.md, "guard")."""
         return {
             "documents_scanned": self.documents_scanned,
             "bytes_scanned": self.bytes_scanned,

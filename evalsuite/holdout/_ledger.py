@@ -7,21 +7,31 @@
      "purpose": ..., "override_reason": ..., "resumed": false,
      "prev": <hash of entry 2>, "hash": <sha256 of this entry without "hash">}
 
+Besides accesses, two kinds of events are chained the same way (``"kind"``, with a
+``"reason"``): ``void`` releases the access just before it of the same run (the run failed
+before any holdout item reached the model), and ``family`` records that a model belongs to
+another family from now on (`evalsuite holdout family`).
+
 Editing any field breaks that entry's hash; deleting or reordering entries breaks the
 chain (``prev`` and ``seq``). Deleting the newest entries leaves a valid shorter chain, so
-`verify_ledger` also checks that every holdout run in the results store has its entry.
-Appends take an inter-process lock and rewrite the file atomically, so two runs starting at
-once both get their entry and a crash never leaves half a line.
+`verify` and `holdout status` also check the ledger against the results store, both ways
+(`evalsuite.holdout.ledger_store_problems`). A run checks its budget and appends its entry
+in one step under the ledger's inter-process lock (`open_ledger`), and the file is
+rewritten atomically, so runs starting at once cannot overspend and a crash never leaves
+half a line. Design: docs/design/holdout-governance.md.
 """
 
 from __future__ import annotations
 
+import getpass
 import json
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import socket
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from filelock import FileLock
 
@@ -31,12 +41,17 @@ from evalsuite.errors import LedgerError
 
 __all__ = [
     "GENESIS",
+    "KINDS",
+    "EntryKind",
     "LedgerEntry",
     "LedgerReport",
+    "LedgerTransaction",
     "append_entry",
     "model_family",
+    "open_ledger",
     "read_ledger",
     "verify_ledger",
+    "who",
 ]
 
 GENESIS = "genesis"
@@ -71,9 +86,17 @@ def model_family(model: str) -> str:
         family = stripped
 
 
+EntryKind = Literal["access", "void", "family"]
+KINDS: tuple[EntryKind, ...] = ("access", "void", "family")
+
+
 @dataclass(frozen=True, slots=True)
 class LedgerEntry:
-    """One holdout access."""
+    """One ledger event: a holdout access, a voided access, or a model family mapping.
+
+    ``kind`` and ``reason`` were added after the first ledgers were written: they are left
+    out of the hashed body at their defaults, so older entries keep their hashes.
+    """
 
     seq: int
     run_id: str
@@ -90,10 +113,26 @@ class LedgerEntry:
     resumed: bool
     prev: str
     hash: str
+    kind: EntryKind = "access"
+    """``access``: a run opened the holdout (``resumed``: it continued an earlier access);
+    ``void``: the access just before it of the same run was released, because the run
+    failed before any holdout item reached the model; ``family``: `model` belongs to
+    `model_family` from now on (an audited re-mapping, with a `reason`)."""
+    reason: str | None = None
+    """Why a ``void`` or ``family`` event was recorded."""
 
     def body(self) -> dict[str, Any]:
         """Every field but `hash` (what the hash covers)."""
-        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "hash"}
+        body = {
+            k: getattr(self, k)
+            for k in self.__dataclass_fields__
+            if k not in ("hash", "kind", "reason")
+        }
+        if self.kind != "access":
+            body["kind"] = self.kind
+        if self.reason is not None:
+            body["reason"] = self.reason
+        return body
 
 
 def _entry_hash(body: dict[str, Any]) -> str:
@@ -105,7 +144,10 @@ def _parse(path: Path) -> tuple[list[LedgerEntry], list[str]]:
     problems: list[str] = []
     if not path.exists():
         return entries, problems
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return entries, [f"{path}: cannot be read ({type(exc).__name__}): damaged"]
     if text and not text.endswith("\n"):
         problems.append(f"{path}: the last line is incomplete (torn write or edit)")
     for number, line in enumerate(text.splitlines(), start=1):
@@ -114,9 +156,14 @@ def _parse(path: Path) -> tuple[list[LedgerEntry], list[str]]:
             continue
         try:
             raw = json.loads(line)
-            entries.append(LedgerEntry(**raw))
+            entry = LedgerEntry(**raw)
         except (json.JSONDecodeError, TypeError):
             problems.append(f"{path}:{number}: not a ledger entry (edited or damaged)")
+            continue
+        if entry.kind not in KINDS:
+            problems.append(f"{path}:{number}: unknown entry kind {entry.kind!r} (edited)")
+            continue
+        entries.append(entry)
     return entries, problems
 
 
@@ -146,28 +193,43 @@ class LedgerReport:
         return not self.problems
 
 
-def verify_ledger(path: Path, *, holdout_runs: Iterable[str] = ()) -> LedgerReport:
-    """Check the hash chain, and that every run id in `holdout_runs` has an entry."""
-    report = LedgerReport(path=path)
-    entries, problems = _parse(path)
-    report.entries = len(entries)
-    report.problems.extend(problems)
+def _chain_problems(path: Path, entries: list[LedgerEntry]) -> list[str]:
+    problems: list[str] = []
     prev = GENESIS
+    open_access: dict[str, int] = {}
     for position, entry in enumerate(entries, start=1):
-        where = f"{path}: entry {position} (run {entry.run_id})"
+        where = f"{path}: entry {position} (run {entry.run_id or '-'})"
         if entry.seq != position:
-            report.problems.append(
+            problems.append(
                 f"{where} has seq {entry.seq}, expected {position}: an entry was deleted or moved"
             )
         if entry.prev != prev:
-            report.problems.append(
+            problems.append(
                 f"{where} does not chain to the entry before it: an entry "
                 "was deleted, inserted or edited"
             )
         if _entry_hash(entry.body()) != entry.hash:
-            report.problems.append(f"{where} was edited after it was written")
+            problems.append(f"{where} was edited after it was written")
+        if entry.kind == "access":
+            open_access[entry.run_id] = position
+        elif entry.kind == "void" and open_access.pop(entry.run_id, None) is None:
+            problems.append(f"{where} voids an access of run {entry.run_id} that is not there")
         prev = entry.hash
-    logged = {e.run_id for e in entries}
+    return problems
+
+
+def verify_ledger(path: Path, *, holdout_runs: Iterable[str] = ()) -> LedgerReport:
+    """Check the hash chain, and that every run id in `holdout_runs` has an access entry.
+
+    The other direction (every access in the ledger has its run in the store) needs the
+    store: `evalsuite.holdout.ledger_store_problems`.
+    """
+    report = LedgerReport(path=path)
+    entries, problems = _parse(path)
+    report.entries = len(entries)
+    report.problems.extend(problems)
+    report.problems.extend(_chain_problems(path, entries))
+    logged = {e.run_id for e in entries if e.kind == "access"}
     missing = sorted(set(holdout_runs) - logged)
     if missing:
         report.problems.append(
@@ -177,29 +239,71 @@ def verify_ledger(path: Path, *, holdout_runs: Iterable[str] = ()) -> LedgerRepo
     return report
 
 
-def append_entry(path: Path, fields: dict[str, Any]) -> LedgerEntry:
-    """Append an access entry (under a lock; the file is rewritten atomically).
+def _damaged(report: LedgerReport) -> LedgerError:
+    return LedgerError(
+        f"the holdout access ledger {report.path} is damaged, refusing to append to it: "
+        + "; ".join(report.problems)
+        + ". Nothing was run or recorded. Restore the ledger from version control "
+        "(`git checkout -- <ledger>`) and run again."
+    )
+
+
+class LedgerTransaction:
+    """The verified entries of a ledger, held under its lock: check, then append, atomically.
+
+    Obtained from `open_ledger`; every `append` rewrites the file atomically and extends the
+    chain, so a caller can read the entries, decide (budget, family), and append its entry
+    with no other process in between.
+    """
+
+    def __init__(self, path: Path, entries: list[LedgerEntry]) -> None:
+        self.path = path
+        self.entries = entries
+
+    def append(self, fields: dict[str, Any]) -> LedgerEntry:
+        """Append one entry (``kind`` and ``reason`` optional) and return it, chained."""
+        body = dict(fields)
+        body["seq"] = len(self.entries) + 1
+        body["prev"] = self.entries[-1].hash if self.entries else GENESIS
+        entry = LedgerEntry(**body, hash="")
+        entry = replace(entry, hash=_entry_hash(entry.body()))
+        text = self.path.read_text(encoding="utf-8") if self.path.exists() else ""
+        line = json.dumps(entry.body() | {"hash": entry.hash}, sort_keys=True)
+        atomic_write_text(self.path, text + line + "\n")
+        self.entries.append(entry)
+        return entry
+
+
+@contextmanager
+def open_ledger(path: Path) -> Iterator[LedgerTransaction]:
+    """Lock the ledger at `path`, verify its chain, and yield it for checks and appends.
 
     Raises:
-        LedgerError: the existing ledger does not verify (never append to a broken chain).
+        LedgerError: the ledger is damaged (never append to a broken chain); nothing is
+            written.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path) + ".lock"):
         report = verify_ledger(path)
         if not report.ok:
-            raise LedgerError(
-                "the holdout access ledger is damaged, refusing to append: "
-                + "; ".join(report.problems)
-                + ". Restore it from version control."
-            )
-        entries = read_ledger(path)
-        body = dict(fields)
-        body["seq"] = len(entries) + 1
-        body["prev"] = entries[-1].hash if entries else GENESIS
-        entry = LedgerEntry(**body, hash="")
-        entry = LedgerEntry(**entry.body(), hash=_entry_hash(entry.body()))
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-        atomic_write_text(
-            path, text + json.dumps(entry.body() | {"hash": entry.hash}, sort_keys=True) + "\n"
-        )
-        return entry
+            raise _damaged(report)
+        yield LedgerTransaction(path, read_ledger(path))
+
+
+def append_entry(path: Path, fields: dict[str, Any]) -> LedgerEntry:
+    """Append an entry (under a lock; the file is rewritten atomically).
+
+    Raises:
+        LedgerError: the existing ledger does not verify (never append to a broken chain).
+    """
+    with open_ledger(path) as ledger:
+        return ledger.append(fields)
+
+
+def who() -> tuple[str, str]:
+    """(user, host) for a ledger entry."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return user, socket.gethostname() or "unknown"

@@ -10,6 +10,7 @@ Public API::
 from evalsuite.manifest._catalog import frozen_versions, load_manifest, parse_ref
 from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT, NGRAM_SIZE, SHORT_MIN, item_texts
 from evalsuite.manifest._freeze import FreezeResult, freeze, load_holdout_items
+from evalsuite.manifest._history import HashSources, history_check
 from evalsuite.manifest._items import (
     Item,
     LoadedItem,
@@ -21,7 +22,7 @@ from evalsuite.manifest._items import (
 from evalsuite.manifest._schema import Manifest, ManifestItem, read_manifest
 from evalsuite.manifest._split import Split, split_salt, stratified_split
 from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, list_suite_names, load_suite
-from evalsuite.manifest._vault import KeySpec, VaultKey, open_vault, resolve_key
+from evalsuite.manifest._vault import KeySpec, VaultKey, check_vault_key, open_vault, resolve_key
 from evalsuite.manifest._verify import ItemProblem, VerifyReport, verify
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "SHORT_MIN",
     "FamilyConfig",
     "FreezeResult",
+    "HashSources",
     "Item",
     "ItemProblem",
     "KeySpec",
@@ -40,8 +42,10 @@ __all__ = [
     "SuiteConfig",
     "VaultKey",
     "VerifyReport",
+    "check_vault_key",
     "freeze",
     "frozen_versions",
+    "history_check",
     "item_hash",
     "item_texts",
     "list_suite_names",

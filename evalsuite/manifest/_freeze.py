@@ -27,6 +27,7 @@ from evalsuite.errors import (
 from evalsuite.manifest._catalog import frozen_versions, load_manifest
 from evalsuite.manifest._files import file_bytes
 from evalsuite.manifest._fingerprints import fingerprint_item, render_fingerprints
+from evalsuite.manifest._history import changelog_hashes
 from evalsuite.manifest._items import (
     Item,
     LoadedItem,
@@ -283,12 +284,20 @@ def _required_bump(content: Mapping[str, Any], parent: Manifest) -> Bump | None:
         return "major"
     if [f["version"] for f in content["families"]] != [f["version"] for f in old["families"]]:
         return "major"
+    if [_scoring(f) for f in content["families"]] != [_scoring(f) for f in old["families"]]:
+        return "major"  # another score counts, or on another scale: scores not comparable
     if diff["added"] or diff["removed"]:
         return "minor"
     skip = {"version", "parent", "diff", "split_salt", "vault", "fingerprints"}
     if any(content[k] != old[k] for k in content if k not in skip):
         return "patch"
     return None
+
+
+def _scoring(family: Mapping[str, Any]) -> tuple[Any, Any]:
+    """What decides a family's score besides its items (docs/design/scorers.md)."""
+    bounds = family.get("score_bounds")
+    return (family.get("score"), list(bounds) if bounds is not None else None)
 
 
 def _manifest_content(
@@ -327,7 +336,9 @@ def _manifest_content(
         "cluster_by": suite.cluster_by,
         "holdout_budget": suite.holdout_budget,
         "weights": _validate_weights(suite, strata),
-        "families": [f.model_dump() for f in suite.families],
+        # undeclared optional fields (score, score_bounds) are left out: the hash of a suite
+        # that declares none is the hash it had before they existed
+        "families": [f.model_dump(mode="json", exclude_none=True) for f in suite.families],
         "items": [
             {
                 "id": item_id,
@@ -390,6 +401,18 @@ def _changelog_line(manifest: Manifest, bump: Bump | None, now: datetime) -> str
     if manifest.note:
         line += f". {manifest.note.strip()}"
     return line
+
+
+def _complete_changelog(
+    layout: Layout, existing: Manifest, content: Mapping[str, Any], parent: Manifest | None
+) -> bool:
+    """Append the changelog line an interrupted freeze did not write (`verify` wants it)."""
+    if existing.version in (changelog_hashes(layout, existing.suite) or {}):
+        return False
+    bump = _required_bump(content, parent) if parent is not None else None
+    frozen_at = datetime.fromisoformat(existing.frozen_at)
+    _append_changelog(layout, existing.suite, _changelog_line(existing, bump, frozen_at))
+    return True
 
 
 def _append_changelog(layout: Layout, suite: str, line: str) -> None:
@@ -466,7 +489,7 @@ def freeze(
     note: str | None = None,
     retire: Sequence[str] = (),
 ) -> FreezeResult:
-    """Freeze `suite_name` as `version` (see DESIGN.md, "Manifest", "Split", "Vault").
+    """Freeze `suite_name` as `version` (docs/architecture.md, "Data model": Manifest, Split, Vault).
 
     Args:
         layout: The project.
@@ -540,10 +563,11 @@ def freeze(
             raise FrozenVersionError(_refuse_message(existing, content))
         removed = _clean_sources(layout, suite, plan, existing) if plan.leftovers else 0
         removed_files = _clean_holdout_files(layout, plan, existing)
+        logged = _complete_changelog(layout, existing, content, parent)
         return FreezeResult(
             manifest=existing,
             path=layout.manifest_file(suite.name, version),
-            status="completed" if removed or removed_files else "unchanged",
+            status="completed" if removed or removed_files or logged else "unchanged",
             bump=None,
             removed_from_sources=removed,
             key_source=key.source,

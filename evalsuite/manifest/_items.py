@@ -51,7 +51,7 @@ _COMPLEX_FIELDS = ("input", "target", "metadata", "files")
 
 
 class Item(BaseModel):
-    """One evaluation item (DESIGN.md, "Data model")."""
+    """One evaluation item (docs/architecture.md, "Data model")."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

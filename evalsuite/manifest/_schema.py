@@ -6,11 +6,20 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
 
 from evalsuite._core.hashing import content_hash
 from evalsuite._core.validation import describe_validation_error
 from evalsuite.errors import ManifestTamperedError, NotFoundError
+from evalsuite.manifest._score_decl import check_score_bounds, check_score_selector
 from evalsuite.manifest._split import Split
 
 __all__ = [
@@ -27,6 +36,8 @@ __all__ = [
 
 MANIFEST_FORMAT = "evalsuite-manifest/1"
 _UNHASHED = ("frozen_at", "note", "manifest_hash")
+_OPTIONAL_FAMILY_FIELDS = ("score", "score_bounds")
+"""Family fields recorded only when declared (absent from manifests frozen before them)."""
 
 
 class _Frozen(BaseModel):
@@ -45,12 +56,36 @@ class ManifestItem(_Frozen):
 
 
 class ManifestFamily(_Frozen):
-    """A family as frozen: name, version, and where its task and items live."""
+    """A family as frozen: name, version, where its task and items live, and which score counts.
+
+    ``score`` and ``score_bounds`` (docs/design/scorers.md) are left out of the record when
+    not declared, so that manifests frozen before they existed keep their hash.
+    """
 
     name: str
     version: int
     task: str
     items: str
+    score: str | None = None
+    score_bounds: tuple[float, float] | None = None
+
+    @field_validator("score")
+    @classmethod
+    def _check_score(cls, value: str | None) -> str | None:
+        return check_score_selector(value)
+
+    @field_validator("score_bounds")
+    @classmethod
+    def _check_bounds(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        return check_score_bounds(value)
+
+    @model_serializer(mode="wrap")
+    def _omit_undeclared(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for optional in _OPTIONAL_FAMILY_FIELDS:
+            if data.get(optional) is None:
+                data.pop(optional, None)
+        return data
 
 
 class ParentRef(_Frozen):
@@ -76,7 +111,7 @@ class FileRecord(_Frozen):
 
 
 class Manifest(_Frozen):
-    """A frozen, versioned suite (DESIGN.md, "Manifest")."""
+    """A frozen, versioned suite (docs/architecture.md, "Data model": Manifest)."""
 
     format: Literal["evalsuite-manifest/1"] = "evalsuite-manifest/1"
     suite: str

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evalsuite._core.layout import Layout
 from evalsuite._core.validation import describe_validation_error
 from evalsuite.errors import NotFoundError, SuiteConfigError
+from evalsuite.manifest._score_decl import check_score_bounds, check_score_selector
 
 __all__ = ["FamilyConfig", "SuiteConfig", "list_suite_names", "load_suite"]
 
@@ -31,6 +32,24 @@ class FamilyConfig(BaseModel):
     """Inspect task file relative to `tasks/`, optionally ``file.py@task_name``."""
     items: str
     """Item source relative to `tasks/`: JSONL, Parquet, or a saved HF dataset directory."""
+    score: str | None = None
+    """Which score counts when the task's scorer returns a dict or the task has several
+    scorers: ``"utility"`` (a key), ``"match"`` (a scorer) or ``"scorer/key"``; the others are
+    kept as secondary metrics. Default: the single scorer's single value
+    (docs/design/scorers.md)."""
+    score_bounds: tuple[float, float] | None = None
+    """``[low, high]`` scale of a numeric score, mapped linearly to [0, 1]; a value outside
+    it is a harness error, never clipped. Default: numbers must already be in [0, 1]."""
+
+    @field_validator("score")
+    @classmethod
+    def _check_score(cls, value: str | None) -> str | None:
+        return check_score_selector(value)
+
+    @field_validator("score_bounds")
+    @classmethod
+    def _check_bounds(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        return check_score_bounds(value)
 
     @field_validator("name")
     @classmethod
@@ -44,7 +63,7 @@ class FamilyConfig(BaseModel):
 
 
 class SuiteConfig(BaseModel):
-    """A suite declaration (DESIGN.md, "Suite files")."""
+    """A suite declaration (docs/architecture.md, "Suite files")."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -12,7 +12,7 @@ bytes of HMAC-SHA256(key, header || plaintext), so freezing identical content tw
 identical vault (and an identical manifest hash) without ever reusing a nonce for different
 plaintexts.
 
-Keys (DESIGN.md, "Keys"): a suite with ``key = "random"`` gets 32 random bytes at its first
+Keys (docs/architecture.md, "Vault"): a suite with ``key = "random"`` gets 32 random bytes at its first
 freeze, kept at ``<key_dir>/<suite>.key`` (mode 0600, never inside the project); example
 suites with ``key = "canary"`` derive the key from their public canary, which keeps crawlers
 and training scrapers out and nothing more.
@@ -37,7 +37,15 @@ from evalsuite._core.atomic import atomic_write_bytes
 from evalsuite._core.hashing import canonical_json
 from evalsuite.errors import NotFoundError, VaultError
 
-__all__ = ["VAULT_FORMAT", "KeySpec", "VaultKey", "open_vault", "resolve_key", "seal_vault"]
+__all__ = [
+    "VAULT_FORMAT",
+    "KeySpec",
+    "VaultKey",
+    "check_vault_key",
+    "open_vault",
+    "resolve_key",
+    "seal_vault",
+]
 
 VAULT_FORMAT = "evalsuite-vault/1"
 
@@ -155,14 +163,10 @@ def seal_vault(
     atomic_write_bytes(path, (json.dumps(document, indent=1, sort_keys=True) + "\n").encode())
 
 
-def open_vault(path: Path, *, suite: str, version: str, key: VaultKey) -> list[dict[str, Any]]:
-    """Decrypt a vault in memory and return its item payloads.
-
-    Raises:
-        NotFoundError: the vault file does not exist.
-        VaultError: the file is corrupt, belongs to another suite or version, was edited, or
-            the key is wrong. The message says which, and never contains item text.
-    """
+def _read_checked(
+    path: Path, *, suite: str, version: str, key: VaultKey
+) -> tuple[dict[str, Any], bytes, bytes]:
+    """The vault's header, nonce and ciphertext, after checking everything but the tag."""
     if not path.is_file():
         raise NotFoundError(f"vault not found: {path}")
     try:
@@ -190,6 +194,32 @@ def open_vault(path: Path, *, suite: str, version: str, key: VaultKey) -> list[d
             f"{key.source} is {key.key_id}. Use the key file made when this suite was first "
             "frozen (--key-file or EVALSUITE_KEY_DIR)."
         )
+    return header, nonce, ciphertext
+
+
+def check_vault_key(path: Path, *, suite: str, version: str, key: VaultKey) -> None:
+    """Check that `key` is the key of the vault at `path`, without decrypting anything.
+
+    Reads the header only: format, suite, version and key id. Together with the vault
+    file's hash recorded in the manifest, this tells before a holdout run reserves its
+    look whether the vault will open.
+
+    Raises:
+        NotFoundError: the vault file does not exist.
+        VaultError: the file is not a vault of `suite@version`, or the key is another.
+    """
+    _read_checked(path, suite=suite, version=version, key=key)
+
+
+def open_vault(path: Path, *, suite: str, version: str, key: VaultKey) -> list[dict[str, Any]]:
+    """Decrypt a vault in memory and return its item payloads.
+
+    Raises:
+        NotFoundError: the vault file does not exist.
+        VaultError: the file is corrupt, belongs to another suite or version, was edited, or
+            the key is wrong. The message says which, and never contains item text.
+    """
+    header, nonce, ciphertext = _read_checked(path, suite=suite, version=version, key=key)
     aad = canonical_json(header).encode("utf-8")
     try:
         plaintext = AESGCM(key.secret).decrypt(nonce, ciphertext, aad)

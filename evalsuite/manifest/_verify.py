@@ -1,4 +1,8 @@
-"""`evalsuite verify`: re-hash dev items, the vault's holdout items and the manifest itself."""
+"""`evalsuite verify`: re-hash dev items, the vault's holdout items and the manifest itself.
+
+The manifest's hash is also compared with the records made when it was frozen: its changelog
+line and the git history of the file (`_history`); see docs/design/holdout-governance.md.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from evalsuite._core.layout import Layout
 from evalsuite.errors import EvalsuiteError, IntegrityError, ItemSourceError, UsageError
 from evalsuite.manifest._catalog import frozen_versions, load_manifest
 from evalsuite.manifest._freeze import load_holdout_items
+from evalsuite.manifest._history import history_check
 from evalsuite.manifest._items import item_hash, load_suite_items
 from evalsuite.manifest._schema import FileRecord, Manifest
 from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, load_suite
@@ -51,6 +56,11 @@ class VerifyReport:
     dev_checked: int = 0
     holdout_checked: int = 0
     holdout_skipped: bool = False
+    store: str | None = None
+    """The results store the ledger was checked against (set by the CLI)."""
+    hash_sources: dict[str, str] = field(default_factory=dict)
+    """Where else the manifest hash is recorded, and whether each agrees (``changelog``,
+    ``git``; the CLI adds ``ledger`` and ``store``)."""
 
     @property
     def ok(self) -> bool:
@@ -80,6 +90,8 @@ class VerifyReport:
             "dev_checked": self.dev_checked,
             "holdout_checked": self.holdout_checked,
             "holdout_skipped": self.holdout_skipped,
+            "hash_sources": dict(self.hash_sources),
+            "store": self.store,
         }
 
 
@@ -245,9 +257,10 @@ def verify(
 
     Returns:
         A report; ``report.ok`` is False on any drifted, missing or leaked item, a tampered
-        manifest, vault or fingerprint file, a vault that does not decrypt, or an item source
-        that cannot be read (`VerifyReport.errors`: a usage error, not tampering). A deleted
-        item source names every dev item it held as missing.
+        manifest, vault or fingerprint file, a vault that does not decrypt, a manifest hash
+        that its changelog line or git history contradicts, or an item source that cannot
+        be read (`VerifyReport.errors`: a usage error, not tampering). A deleted item source
+        names every dev item it held as missing.
 
     Raises:
         NotFoundError: the suite or version does not exist, or the vault key is missing.
@@ -260,6 +273,9 @@ def verify(
         return report
     report.version = manifest.version
     report.manifest_hash = manifest.manifest_hash
+    history = history_check(layout, manifest.suite, manifest.version, manifest.manifest_hash)
+    report.hash_sources.update(history.sources)
+    report.problems.extend(history.problems)
     _check_file(layout, manifest.fingerprints, "fingerprint file", report)
     vault_ok = _check_file(layout, manifest.vault, "vault", report)
     try:

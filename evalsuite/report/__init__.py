@@ -9,8 +9,10 @@ Usage::
 from evalsuite.report._build import REPORT_FORMAT, ReportData, build_report, item_rows
 from evalsuite.report._payloads import (
     AnalysisOptions,
+    Completeness,
     check_comparable,
     compare_payload,
+    run_completeness,
     run_facts,
     score_payload,
 )
@@ -26,6 +28,7 @@ from evalsuite.report._validity import (
 __all__ = [
     "REPORT_FORMAT",
     "AnalysisOptions",
+    "Completeness",
     "ReportData",
     "build_report",
     "check_comparable",
@@ -35,6 +38,7 @@ __all__ = [
     "read_scores_file",
     "render_html",
     "render_markdown",
+    "run_completeness",
     "run_facts",
     "score_payload",
     "suite_scores",

@@ -103,14 +103,25 @@ def _manifest_facts(layout: Layout, run: dict[str, Any]) -> dict[str, Any] | Non
 
 
 def _comparisons(
-    store: Store, runs: list[dict[str, Any]], options: AnalysisOptions
+    store: Store,
+    runs: list[dict[str, Any]],
+    options: AnalysisOptions,
+    *,
+    layout: Layout,
+    allow_partial: bool,
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     baseline = runs[0]
     for candidate in runs[1:]:
         try:
             payload = compare_payload(
-                store, baseline["run_id"], candidate["run_id"], options, allow_invalid=True
+                store,
+                baseline["run_id"],
+                candidate["run_id"],
+                options,
+                allow_invalid=True,
+                allow_partial=allow_partial,
+                layout=layout,
             )
         except EvalsuiteError as exc:
             out.append(
@@ -133,6 +144,7 @@ def build_report(
     *,
     validity: list[dict[str, Any]] | None = None,
     now: datetime | None = None,
+    allow_partial: bool = False,
 ) -> ReportData:
     """Score every run, compare each later run with the first, and draw the figures.
 
@@ -144,6 +156,9 @@ def build_report(
         validity: Validity sections to include (default: every outcome metric recorded for
             the runs' suite versions, see `validity_sections`); ``[]`` for none.
         now: Generation time.
+        allow_partial: Compare partial runs (``run --limit``) too; by default a comparison
+            involving one is listed as not compared. Partial runs are always flagged, and
+            never enter the validity sections.
     """
     options = options or AnalysisOptions()
     if not run_ids:
@@ -154,7 +169,7 @@ def build_report(
     runs = []
     frames: dict[str, pd.DataFrame] = {}
     for record in records:
-        payload = score_payload(store, record.run_id, options)
+        payload = score_payload(store, record.run_id, options, layout=layout)
         payload |= {
             "model_args": record.model_args,
             "seed": record.seed,
@@ -167,9 +182,9 @@ def build_report(
         }
         runs.append(payload)
         frames[record.run_id] = store.attempts(record.run_id)
-    comparisons = _comparisons(store, runs, options)
+    comparisons = _comparisons(store, runs, options, layout=layout, allow_partial=allow_partial)
     if validity is None:
-        validity = validity_sections(store, runs, options)
+        validity = validity_sections(store, runs, options, layout=layout)
     canaries = sorted({r["manifest"]["canary"] for r in runs if r["manifest"]})
     notes = []
     if any(r["manifest"] is None for r in runs):
@@ -188,6 +203,8 @@ def build_report(
         "margin": options.margin,
         "canaries": canaries,
         "invalid_runs": [r["run_id"] for r in runs if not r["valid"]],
+        "partial_runs": [r["run_id"] for r in runs if r["partial"]],
+        "model_corr": options.model_corr,
         "runs": runs,
         "comparisons": comparisons,
         "items": item_rows(frames),

@@ -106,6 +106,7 @@ def pass_k_curves(runs: Sequence[dict[str, Any]]) -> Figure:
     """pass@k and pass^k against k, with item-level intervals."""
     with plt.rc_context(_STYLE):
         fig, axes = plt.subplots(1, 2, figsize=(7.2, 2.8), sharey=True)
+        drawn = False
         for k, run in enumerate(runs):
             for ax, key in zip(axes, ("pass_at_k", "pass_hat_k"), strict=True):
                 points = sorted(
@@ -115,6 +116,7 @@ def pass_k_curves(runs: Sequence[dict[str, Any]]) -> Figure:
                 )
                 if not points:
                     continue
+                drawn = True
                 ks = [p[0] for p in points]
                 means = [p[1] for p in points]
                 lows = [p[1] - p[2][0] if _finite(p[2][0]) else 0.0 for p in points]
@@ -139,7 +141,20 @@ def pass_k_curves(runs: Sequence[dict[str, Any]]) -> Figure:
             ax.grid(color="#dddddd", linewidth=0.6)
             ax.xaxis.get_major_locator().set_params(integer=True)
         axes[0].set_ylabel("share of items (unbiased estimate)")
-        axes[1].legend(frameon=False, loc="best")
+        if drawn:
+            axes[1].legend(frameon=False, loc="best")
+        else:
+            # One epoch per item gives pass@1 only: say so instead of an empty legend.
+            for ax in axes:
+                ax.text(
+                    0.5,
+                    0.5,
+                    "no pass@k estimate: needs repeated epochs",
+                    ha="center",
+                    va="center",
+                    transform=ax.transAxes,
+                    color="#555555",
+                )
     return fig
 
 

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from evalsuite.analyse import Gate, compare_runs, score_run
-from evalsuite.errors import IncomparableRunsError, InvalidRunError
+from evalsuite._core.layout import Layout
+from evalsuite.analyse import Gate, compare_runs, score_run, secondary_estimates
+from evalsuite.errors import EvalsuiteError, IncomparableRunsError, InvalidRunError, UsageError
+from evalsuite.manifest import load_manifest
 from evalsuite.store import RunRecord, Store, run_health
 
-__all__ = ["AnalysisOptions", "check_comparable", "compare_payload", "run_facts", "score_payload"]
+__all__ = [
+    "AnalysisOptions",
+    "Completeness",
+    "check_comparable",
+    "compare_payload",
+    "run_completeness",
+    "run_facts",
+    "score_payload",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,10 +37,74 @@ class AnalysisOptions:
     """Seed of the bootstrap and permutation draws."""
     margin: float | None = None
     """Non-inferiority margin of a gate (None: no gate)."""
+    model_corr: float = 0.9
+    """Assumed correlation of a second model's true item scores, for one run's pilot MDE."""
+
+
+@dataclass(frozen=True, slots=True)
+class Completeness:
+    """Whether a run covered its whole split (docs/design/partial-runs.md).
+
+    Attributes:
+        partial: the run planned fewer items than its split holds (``run --limit N``, or an
+            ingested subset); its score is not the suite's score.
+        n_items_run: items the run planned (``planned / epochs``).
+        n_items_split: items in the run's split of its manifest (None: no manifest found).
+        item_limit: the ``--limit`` the run was started with (None: none).
+    """
+
+    partial: bool
+    n_items_run: int
+    n_items_split: int | None
+    item_limit: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``partial``, ``n_items_run``, ``n_items_split``, ``item_limit``."""
+        return {
+            "partial": self.partial,
+            "n_items_run": self.n_items_run,
+            "n_items_split": self.n_items_split,
+            "item_limit": self.item_limit,
+        }
+
+    def describe(self, run: RunRecord) -> str:
+        """E.g. ``run X is PARTIAL: 5 of 40 dev items (run with --limit 5)``."""
+        of = f" of {self.n_items_split}" if self.n_items_split is not None else ""
+        limit = f" (run with --limit {self.item_limit})" if self.item_limit else ""
+        split = f" {run.split}" if run.split else ""
+        return (
+            f"run {run.run_id} is PARTIAL: {self.n_items_run}{of}{split} items"
+            f"{limit}; its numbers describe those items, not the suite"
+        )
+
+
+def run_completeness(run: RunRecord, layout: Layout | None) -> Completeness:
+    """Whether `run` covered its split, derived from the stored run (no schema change).
+
+    The run's spec records its item limit; its planned attempts divided by its epochs give
+    the items it ran, compared with the size of its split in its manifest. Without a
+    layout, or when the manifest cannot be read, only the item limit is known: a run started
+    with ``--limit`` then counts as partial.
+    """
+    n_run = run.planned // max(run.epochs, 1)
+    raw_limit = run.spec.get("limit_items") if isinstance(run.spec, dict) else None
+    limit = int(raw_limit) if isinstance(raw_limit, int) and raw_limit > 0 else None
+    n_split: int | None = None
+    if layout is not None and run.suite and run.version and run.split in ("dev", "holdout"):
+        try:
+            manifest = load_manifest(layout, run.suite, run.version)
+        except EvalsuiteError:
+            manifest = None
+        if manifest is not None and (
+            not run.manifest_hash or run.manifest_hash == manifest.manifest_hash
+        ):
+            n_split = len(manifest.items_by_split(run.split))  # type: ignore[arg-type]
+    partial = n_run < n_split if n_split is not None else limit is not None
+    return Completeness(partial, n_run, n_split, limit)
 
 
 def run_facts(run: RunRecord) -> dict[str, Any]:
-    """The run fields every analysis output starts with (DESIGN.md, `score --json`)."""
+    """The run fields every analysis output starts with (the `score --json` contract)."""
     return {
         "run_id": run.run_id,
         "suite": run.suite,
@@ -44,14 +119,18 @@ def run_facts(run: RunRecord) -> dict[str, Any]:
     }
 
 
-def score_payload(store: Store, run_id: str, options: AnalysisOptions) -> dict[str, Any]:
-    """The `score --json` payload of one stored run."""
+def score_payload(
+    store: Store, run_id: str, options: AnalysisOptions, *, layout: Layout | None = None
+) -> dict[str, Any]:
+    """The `score --json` payload of one stored run (flagged when the run is partial)."""
     run = store.get_run(run_id)
     result = score_run(
         store.attempts(run.run_id),
         weights=run.weights or None,
         planned=run.planned,
         level=options.level,
+        alpha=options.alpha,
+        model_corr=options.model_corr,
         rng=np.random.default_rng(options.seed),
     )
     payload = run_facts(run) | result.to_dict()
@@ -64,35 +143,105 @@ def score_payload(store: Store, run_id: str, options: AnalysisOptions) -> dict[s
         "valid": health.valid,
         "threshold": health.threshold,
         "retried": health.retried,
+        "top_errors": [g.to_dict() for g in health.top_errors],
     }
     payload["analysis_seed"] = options.seed
+    payload["alpha"] = options.alpha
     payload["error_threshold"] = run.error_threshold
+    completeness = run_completeness(run, layout)
+    payload |= completeness.to_dict()
+    if completeness.partial:
+        payload["notes"] = [completeness.describe(run), *payload["notes"]]
+    # the task's other scores (docs/design/scorers.md), with the primary's interval rule
+    payload["secondary"] = [
+        s.to_dict()
+        for s in secondary_estimates(
+            store.attempts(run.run_id),
+            planned=run.planned,
+            level=options.level,
+            rng=np.random.default_rng(options.seed),
+        )
+    ]
     return payload
 
 
-def check_comparable(base: RunRecord, cand: RunRecord, *, allow_invalid: bool) -> list[str]:
+def _comparable_with(run: RunRecord, others: Sequence[RunRecord]) -> str:
+    """Stored runs `run` can be compared with: same manifest and split, complete, no --limit."""
+    matches = [
+        r.run_id
+        for r in others
+        if r.run_id != run.run_id
+        and r.manifest_hash == run.manifest_hash
+        and r.split == run.split
+        and r.status == "complete"
+        and not run_completeness(r, None).partial
+    ]
+    where = f"{run.suite}@{run.version} {run.split}"
+    if not matches:
+        return f"{run.run_id} ({where}): no other stored run"
+    shown = ", ".join(matches[-5:]) + (
+        f" (and {len(matches) - 5} older)" if len(matches) > 5 else ""
+    )
+    return f"{run.run_id} ({where}): {shown}"
+
+
+def check_comparable(
+    base: RunRecord,
+    cand: RunRecord,
+    *,
+    allow_invalid: bool,
+    allow_partial: bool = False,
+    layout: Layout | None = None,
+    others: Sequence[RunRecord] = (),
+) -> list[str]:
     """Refuse runs that cannot be paired; return notes for runs paired by shared item ids.
 
+    Args:
+        base: The baseline run.
+        cand: The candidate run.
+        allow_invalid: Compare invalid runs too.
+        allow_partial: Compare partial (``--limit``) runs too.
+        layout: The project, to count a partial run's split (optional).
+        others: The store's runs, to name in a refusal the runs each one can be compared with.
+
     Raises:
-        IncomparableRunsError: different manifests or splits (exit 3).
+        IncomparableRunsError: different manifests or splits (exit 2, a usage error).
         InvalidRunError: an invalid run without `allow_invalid` (exit 5).
+        UsageError: a partial run (``--limit``) without `allow_partial` (exit 2).
     """
     notes = []
     if base.manifest_hash and cand.manifest_hash:
+        hint = (
+            " Only runs of the same suite version (same manifest hash) and split can be "
+            "paired; complete runs in the store (no --limit) each can be compared with: "
+            f"{_comparable_with(base, others)}; {_comparable_with(cand, others)}."
+        )
         if base.manifest_hash != cand.manifest_hash:
             raise IncomparableRunsError(
                 f"runs {base.run_id} ({base.suite}@{base.version}, {base.manifest_hash[:19]}…) "
                 f"and {cand.run_id} ({cand.suite}@{cand.version}, {cand.manifest_hash[:19]}…) "
                 "ran on different manifests: their items differ, so a paired comparison means "
-                "nothing. Run both models on the same suite version."
+                "nothing. Run both models on the same suite version." + hint
             )
         if base.split != cand.split:
             raise IncomparableRunsError(
                 f"run {base.run_id} is on the {base.split} split and {cand.run_id} on the "
-                f"{cand.split} split: they share no item"
+                f"{cand.split} split: they share no item." + hint
             )
     else:
         notes.append("at least one run was ingested without a manifest: paired on shared item ids")
+    partial = [(r, c) for r in (base, cand) if (c := run_completeness(r, layout)).partial]
+    if partial and not allow_partial:
+        described = "; ".join(c.describe(r) for r, c in partial)
+        raise UsageError(
+            f"{described}. A comparison of partial runs is a comparison on a subset of the "
+            "suite, not of the models. Compare complete runs, or pass --allow-partial to "
+            "compare the shared items anyway (the output is then marked partial)."
+        )
+    if partial:
+        notes.append(
+            "compared with --allow-partial: " + "; ".join(c.describe(r) for r, c in partial)
+        )
     invalid = [r.run_id for r in (base, cand) if r.valid is False]
     if invalid and not allow_invalid:
         raise InvalidRunError(
@@ -112,11 +261,20 @@ def compare_payload(
     options: AnalysisOptions,
     *,
     allow_invalid: bool,
+    allow_partial: bool = False,
+    layout: Layout | None = None,
 ) -> dict[str, Any]:
     """The `compare --json` payload of two stored runs."""
     base = store.get_run(baseline)
     cand = store.get_run(candidate)
-    notes = check_comparable(base, cand, allow_invalid=allow_invalid)
+    notes = check_comparable(
+        base,
+        cand,
+        allow_invalid=allow_invalid,
+        allow_partial=allow_partial,
+        layout=layout,
+        others=store.list_runs(),
+    )
     result = compare_runs(
         store.attempts(base.run_id),
         store.attempts(cand.run_id),
@@ -132,6 +290,11 @@ def compare_payload(
     payload["alpha"] = options.alpha
     payload["analysis_seed"] = options.seed
     payload["invalid_runs"] = [r.run_id for r in (base, cand) if r.valid is False]
-    payload["runs"] = {"baseline": run_facts(base), "candidate": run_facts(cand)}
+    completeness = {r.run_id: run_completeness(r, layout) for r in (base, cand)}
+    payload["partial_runs"] = [rid for rid, c in completeness.items() if c.partial]
+    payload["runs"] = {
+        "baseline": run_facts(base) | completeness[base.run_id].to_dict(),
+        "candidate": run_facts(cand) | completeness[cand.run_id].to_dict(),
+    }
     payload["notes"] = notes + list(payload.get("notes", []))
     return payload

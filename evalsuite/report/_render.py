@@ -70,11 +70,19 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]
 
 def _md_run(r: dict[str, Any], level: str) -> list[str]:
     h = r["harness"]
-    lines = [f"## Run {r['run_id']} · {r['model']}" + ("" if r["valid"] else " · **INVALID**"), ""]
+    lines = [
+        f"## Run {r['run_id']} · {r['model']}"
+        + ("" if r["valid"] else " · **INVALID**")
+        + (" · **PARTIAL**" if r.get("partial") else ""),
+        "",
+    ]
     suite = f"{r['suite']}@{r['version']}" if r["manifest"] else "ingested, no manifest"
     lines += [
         f"- suite: {suite}; split: {r['split'] or '–'}; manifest: `{r['manifest_hash']}`",
         f"- model: `{r['model']}` {r['model_args']}; epochs {r['epochs']}; seed {r['seed']}",
+        f"- items run: {r.get('n_items_run')}"
+        + (f" of {r['n_items_split']} in the split" if r.get("n_items_split") is not None else "")
+        + (" (**partial run**: not the suite's score)" if r.get("partial") else ""),
         f"- started {r['started_at']}, finished {r['finished_at']}",
         "",
     ]
@@ -102,6 +110,22 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
             ]
         ],
     )
+    if h.get("top_errors"):
+        lines += ["Top harness error reasons:", ""]
+        lines += _md_table(
+            ["count", "reason", "example", "what to do"],
+            [
+                [
+                    g["count"],
+                    g["message"],
+                    f"{g['example_item']} epoch {g['example_epoch']}"
+                    if g.get("example_item")
+                    else "–",
+                    g["advice"],
+                ]
+                for g in h["top_errors"]
+            ],
+        )
     lines += _md_table(
         ["estimate", "mean", "se", f"{level} CI", "items", "method"],
         [
@@ -127,6 +151,21 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
             for s in r["strata"]
         ],
     )
+    if r.get("secondary"):
+        lines += _md_table(
+            ["secondary metric", "mean", "se", f"{level} CI", "items", "without a value"],
+            [
+                [
+                    s["name"],
+                    _fmt(s["mean"]),
+                    _fmt(s["se"]),
+                    _ci(s["ci"]),
+                    s["n_items"],
+                    s["n_missing"],
+                ]
+                for s in r["secondary"]
+            ],
+        )
     rel = r["reliability"]
     lines += _md_table(
         [
@@ -134,7 +173,7 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
             "reliability of K-epoch mean",
             "flip rate",
             "noise floor",
-            "MDE",
+            "pilot MDE",
             "suggested epochs",
         ],
         [
@@ -148,6 +187,8 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
             ]
         ],
     )
+    if rel.get("mde_assumption"):
+        lines += [f"Pilot MDE: {rel['mde_assumption']['description']}.", ""]
     if r["pass_at_k"]:
         ks = sorted(r["pass_at_k"], key=int)
         lines += _md_table(
@@ -155,6 +196,7 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
             [
                 ["pass@k", *[_fmt(r["pass_at_k"][k]) for k in ks]],
                 ["pass^k", *[_fmt(r["pass_hat_k"][k]) for k in ks]],
+                ["items", *[r.get("pass_k_n_items", {}).get(k, "–") for k in ks]],
             ],
         )
     return lines
@@ -177,6 +219,12 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
             "errors; their numbers measure the harness, not the model.",
             "",
         ]
+    if p.get("partial_runs"):
+        lines += [
+            f"> **PARTIAL RUN(S): {', '.join(p['partial_runs'])}** — run on a subset of their "
+            "split's items (`run --limit`); their numbers describe those items, not the suite.",
+            "",
+        ]
     lines += [f"> {note}" for note in p["notes"]] + ([""] if p["notes"] else [])
     for r in p["runs"]:
         lines += _md_run(r, level)
@@ -194,6 +242,8 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
                 f"**{c['verdict']}**: {c['sentence']}",
                 "",
             ]
+            if c.get("mde_assumption"):
+                lines += [f"MDE: {c['mde_assumption']['description']}.", ""]
             lines += _md_table(
                 ["scope", "diff", "se", "CI", "p", "p (Holm)", "items"],
                 [
@@ -222,7 +272,9 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
             )
     for v in p.get("validity") or []:
         lines += [
-            f"## Predictive validity: {v['metric']} ({v['source']})",
+            f"## Predictive validity: {v['metric']} ({v['source']}"
+            + (f", {v['split']} split" if v.get("split") else "")
+            + ")",
             "",
             *v["statements"],
             "",

@@ -1,9 +1,11 @@
 """Predictive validity from the store: eval scores of model versions beside deployment outcomes.
 
-Scores come from each model's latest valid, complete run on one suite version (the suite
-mean, and each stratum as a predictor of its own), or from a CSV of results from elsewhere
-(``model, benchmark, score`` and optional ``se``). Outcomes come from the store (`validity add`
-or `validity import`); for each model the latest observation of the metric is used.
+Scores come from each model's latest valid, complete run of the whole split on one suite
+version and one split (the suite mean, and each stratum as a predictor of its own), or from a
+CSV of results from elsewhere (``model, benchmark, score`` and optional ``se``). Partial runs
+(``run --limit``) are left out unless asked for, and one table never mixes the dev and holdout
+splits (docs/design/partial-runs.md). Outcomes come from the store (`validity add` or
+`validity import`); for each model the latest observation of the metric is used.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalsuite._core.layout import Layout
 from evalsuite.analyse import validity_over_time, validity_table
 from evalsuite.errors import InsufficientDataError, ItemSourceError, NotFoundError, UsageError
-from evalsuite.report._payloads import AnalysisOptions, score_payload
+from evalsuite.report._payloads import AnalysisOptions, run_completeness, score_payload
 from evalsuite.store import RunRecord, Store
 
 __all__ = [
@@ -56,36 +59,89 @@ def latest_outcomes(store: Store, metric: str) -> pd.DataFrame:
     return latest[["model", "value", "se", "observed_at", "n", "source"]].reset_index(drop=True)
 
 
-def _latest_runs(store: Store, suite: str, version: str, split: str | None) -> list[RunRecord]:
-    runs = [
-        r
-        for r in store.list_runs()
-        if r.suite == suite
-        and r.version == version
-        and r.valid
-        and r.status == "complete"
-        and (split is None or r.split == split)
-    ]
+def _eligible_runs(
+    store: Store,
+    suite: str,
+    version: str,
+    *,
+    layout: Layout | None,
+    allow_partial: bool,
+) -> tuple[list[RunRecord], list[str]]:
+    """Valid, complete runs of `suite@version`; partial ones only with `allow_partial`.
+
+    Returns the runs (oldest first) and the ids of partial runs that were left out.
+    """
+    runs, left_out = [], []
+    for r in store.list_runs():
+        if not (r.suite == suite and r.version == version and r.valid and r.status == "complete"):
+            continue
+        if run_completeness(r, layout).partial and not allow_partial:
+            left_out.append(r.run_id)
+            continue
+        runs.append(r)
+    return runs, left_out
+
+
+def _choose_split(runs: list[RunRecord], split: str | None, ref: str) -> str | None:
+    """The one split the table is about; refuse to mix dev and holdout scores."""
+    if split is not None:
+        return split
+    by_split: dict[str, set[str]] = {}
+    for r in runs:
+        by_split.setdefault(str(r.split), set()).add(r.model)
+    if len(by_split) > 1:
+        listed = "; ".join(f"{s}: {', '.join(sorted(m))}" for s, m in sorted(by_split.items()))
+        raise UsageError(
+            f"{ref} has runs on more than one split ({listed}). A validity table never mixes "
+            "one model's dev score with another's holdout score: choose the split with "
+            "--split dev or --split holdout."
+        )
+    return next(iter(by_split), None)
+
+
+def _latest_runs(runs: list[RunRecord], split: str | None) -> list[RunRecord]:
     latest: dict[str, RunRecord] = {}
     for run in runs:  # list_runs is oldest first
-        latest[run.model] = run
+        if split is None or run.split == split:
+            latest[run.model] = run
     return list(latest.values())
 
 
 def suite_scores(
-    store: Store, suite: str, version: str, options: AnalysisOptions, *, split: str | None = None
+    store: Store,
+    suite: str,
+    version: str,
+    options: AnalysisOptions,
+    *,
+    split: str | None = None,
+    layout: Layout | None = None,
+    allow_partial: bool = False,
 ) -> pd.DataFrame:
-    """model, predictor, score, se, run_id: the suite mean and each stratum, per model."""
+    """model, predictor, score, se, run_id, split, partial: the suite mean and each stratum.
+
+    One run per model: its latest valid, complete run of the whole split (partial runs only
+    with `allow_partial`), all on one split (`split`, or the only split with runs).
+
+    Raises:
+        UsageError: no `split` given and the runs span both splits.
+        NotFoundError: no eligible run.
+    """
+    ref = f"{suite}@{version}"
+    runs, left_out = _eligible_runs(
+        store, suite, version, layout=layout, allow_partial=allow_partial
+    )
+    chosen = _choose_split(runs, split, ref)
     rows = []
-    for run in _latest_runs(store, suite, version, split):
-        payload = score_payload(store, run.run_id, options)
+    for run in _latest_runs(runs, chosen):
+        payload = score_payload(store, run.run_id, options, layout=layout)
+        common = {"run_id": run.run_id, "split": run.split, "partial": payload["partial"]}
         rows.append(
             {
                 "model": run.model,
-                "predictor": f"{suite}@{version}",
+                "predictor": ref,
                 "score": payload["overall"]["mean"],
                 "se": payload["overall"]["se"],
-                "run_id": run.run_id,
+                **common,
             }
         )
         rows.extend(
@@ -94,17 +150,26 @@ def suite_scores(
                 "predictor": f"stratum {s['stratum']}",
                 "score": s["mean"],
                 "se": s["se"],
-                "run_id": run.run_id,
+                **common,
             }
             for s in payload["strata"]
         )
     if not rows:
-        raise NotFoundError(
-            f"no valid, complete run of {suite}@{version}"
-            + (f" on the {split} split" if split else "")
-            + " in the store; run the model versions first (`evalsuite run`)"
+        skipped = (
+            f" ({len(left_out)} partial run(s) left out: {', '.join(left_out[:5])}; pass "
+            "--allow-partial to use them)"
+            if left_out
+            else ""
         )
-    return pd.DataFrame(rows)
+        raise NotFoundError(
+            f"no valid, complete run of {ref}"
+            + (f" on the {chosen} split" if chosen else "")
+            + f" in the store{skipped}; run the model versions first (`evalsuite run`)"
+        )
+    frame = pd.DataFrame(rows)
+    frame.attrs["left_out_partial"] = left_out
+    frame.attrs["split"] = chosen
+    return frame
 
 
 def read_scores_file(path: Path) -> pd.DataFrame:
@@ -186,7 +251,7 @@ def _over_time(
     ]
 
 
-def validity_section(
+def validity_section(  # noqa: PLR0913 - the options of `validity report`, one each
     store: Store,
     *,
     metric: str,
@@ -195,22 +260,33 @@ def validity_section(
     version: str | None = None,
     scores_file: Path | None = None,
     split: str | None = None,
+    layout: Layout | None = None,
+    allow_partial: bool = False,
 ) -> dict[str, Any]:
     """`validity report --json`, plus the points and path the report draws.
 
     Raises:
-        UsageError: neither a suite version nor a scores file.
-        NotFoundError: no outcomes of `metric`, or no runs of the suite version.
+        UsageError: neither a suite version nor a scores file; or runs on both splits and
+            no `split` chosen.
+        NotFoundError: no outcomes of `metric`, or no eligible runs of the suite version.
     """
     if scores_file is not None:
         scores = read_scores_file(scores_file)
     elif suite is not None and version is not None:
-        scores = suite_scores(store, suite, version, options, split=split)
+        scores = suite_scores(
+            store,
+            suite,
+            version,
+            options,
+            split=split,
+            layout=layout,
+            allow_partial=allow_partial,
+        )
     else:
         raise UsageError("give --suite SUITE@X.Y.Z (scores from stored runs) or --scores FILE")
     outcomes = latest_outcomes(store, metric)
     report = validity_table(
-        scores.drop(columns=["run_id"], errors="ignore"),
+        scores.drop(columns=["run_id", "split", "partial"], errors="ignore"),
         outcomes[["model", "value", "se", "observed_at"]],
         metric=metric,
         rng=np.random.default_rng(options.seed),
@@ -223,6 +299,23 @@ def validity_section(
     payload["analysis_seed"] = options.seed
     payload["models_with_outcome"] = sorted(outcomes["model"])
     payload["models_with_scores"] = sorted(set(scores["model"]))
+    if scores_file is None:
+        used = scores.drop_duplicates("model")
+        payload["split"] = scores.attrs.get("split")
+        payload["runs_used"] = dict(zip(used["model"], used["run_id"], strict=True))
+        payload["partial_runs"] = sorted(used.loc[used["partial"], "run_id"])
+        payload["partial_runs_left_out"] = list(scores.attrs.get("left_out_partial", []))
+        payload.setdefault("notes", [])
+        if payload["partial_runs"]:
+            payload["notes"].append(
+                f"used with --allow-partial: run(s) {payload['partial_runs']} are PARTIAL "
+                "(a subset of the split's items)"
+            )
+        if payload["partial_runs_left_out"]:
+            payload["notes"].append(
+                f"{len(payload['partial_runs_left_out'])} partial run(s) left out "
+                "(--allow-partial to use them)"
+            )
     payload["statements"] = [
         p["statement"] for p in payload["predictors"] if p["name"] == main and p.get("statement")
     ]
@@ -236,19 +329,34 @@ def validity_section(
 
 
 def validity_sections(
-    store: Store, runs: list[dict[str, Any]], options: AnalysisOptions
+    store: Store,
+    runs: list[dict[str, Any]],
+    options: AnalysisOptions,
+    *,
+    layout: Layout | None = None,
 ) -> list[dict[str, Any]]:
-    """A validity section per (suite version, outcome metric) with at least 3 paired models."""
+    """A validity section per (suite version, split, outcome metric) with ≥ 3 paired models.
+
+    Partial runs never enter these sections, and each section is about one split.
+    """
     outcomes = store.outcomes()
     if outcomes.empty:
         return []
     sections = []
-    refs = sorted({(r["suite"], r["version"]) for r in runs if r.get("manifest")})
-    for suite, version in refs:
+    refs = sorted(
+        {(r["suite"], r["version"], r["split"]) for r in runs if r.get("manifest") and r["split"]}
+    )
+    for suite, version, split in refs:
         for metric in sorted(set(outcomes["metric"])):
             try:
                 section = validity_section(
-                    store, metric=metric, options=options, suite=suite, version=version
+                    store,
+                    metric=metric,
+                    options=options,
+                    suite=suite,
+                    version=version,
+                    split=split,
+                    layout=layout,
                 )
             except (NotFoundError, InsufficientDataError):
                 continue

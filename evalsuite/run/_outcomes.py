@@ -6,8 +6,11 @@ Policy (docs/design/outcomes.md):
 * a limit is a ``limit`` (model failure, score 0, labelled with its type), except an
   ``operator`` limit (a person interrupted the sample), which is a ``harness_error``;
 * a score the grader could not produce (``grader_failed``, ``scoring_failed``, no score, a
-  NaN, a value outside [0, 1] or of a type that is not a number) is a ``harness_error``:
-  never clipped, never defaulted;
+  NaN, a value outside [0, 1] or its declared bounds, or of a type that is not a score value)
+  is a ``harness_error``: never clipped, never defaulted;
+* which score counts when a task has several scorers or a dict-valued score is the family's
+  declaration (`evalsuite.run._scores`, docs/design/scorers.md); the others are kept in the
+  attempt's checks as secondary metrics;
 * a model-side score reason (``refusal``, ``no_response``, ``invalid_response_format``) is
   ``scored`` with the verifier's value, or 0.0 when the verifier gave none, and keeps the
   reason.
@@ -21,6 +24,15 @@ from typing import Any, Final, Literal
 
 from inspect_ai.log import EvalSample
 from inspect_ai.scorer import Score
+
+from evalsuite.run._scores import (
+    SECONDARY_ERRORS_KEY,
+    SECONDARY_KEY,
+    Picked,
+    ScoreRule,
+    pick_scores,
+    to_unit,
+)
 
 __all__ = [
     "LIMIT_OUTCOME",
@@ -78,40 +90,59 @@ class Classified:
 def score_to_float(value: Any) -> float | None:
     """A score value as a float in [0, 1], or None when it is not one.
 
-    ``"C"``/``"I"`` (inspect's CORRECT/INCORRECT) become 1.0/0.0 and booleans 1.0/0.0;
-    numbers outside [0, 1], NaN, lists, dicts and other strings are None (the caller turns
-    that into a harness error; nothing is clipped).
+    inspect's ``value_to_float`` conventions (``"C"``/``"I"``/``"P"``/``"N"`` become
+    1.0/0.0/0.5/0.0, booleans 1.0/0.0), without its fallback to 0.0: numbers outside [0, 1],
+    NaN, lists, dicts and other strings are None (the caller turns that into a harness error;
+    nothing is clipped). Declared bounds: `evalsuite.run._scores.to_unit`.
 
     Examples:
         >>> score_to_float("C"), score_to_float(0.25), score_to_float(1.5), score_to_float([1])
         (1.0, 0.25, None, None)
     """
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, str):
-        return {"C": 1.0, "I": 0.0}.get(value)
-    if isinstance(value, int | float):
-        number = float(value)
-        return number if math.isfinite(number) and 0.0 <= number <= 1.0 else None
-    return None
-
-
-def _first_score(sample: EvalSample) -> tuple[str, Score] | None:
-    if not sample.scores:
-        return None
-    name, score = next(iter(sample.scores.items()))
-    return name, score
+    return to_unit(value)[0]
 
 
 def _checks(score: Score, keep_text: bool) -> dict[str, Any] | None:
     if not score.metadata:
         return None
     allowed: tuple[type, ...] = (bool, int, float) + ((str,) if keep_text else ())
-    return {k: v for k, v in score.metadata.items() if isinstance(v, allowed)} or None
+    return {
+        k: v
+        for k, v in score.metadata.items()
+        if isinstance(v, allowed) and k not in (SECONDARY_KEY, SECONDARY_ERRORS_KEY)
+    } or None
+
+
+def _with_secondary(
+    checks: dict[str, Any] | None, picked: Picked, redact: Callable[[str], str]
+) -> dict[str, Any] | None:
+    """The primary scorer's checks, plus every other score as a secondary metric."""
+    if not picked.secondary:
+        return checks
+    values: dict[str, float | None] = {}
+    errors: dict[str, str] = {}
+    for metric in picked.secondary:
+        kind = metric.score.reason
+        if kind is not None and SCORE_REASON_OUTCOME.get(kind) == "harness_error":
+            values[metric.name], errors[metric.name] = None, f"grader: {kind}"
+            continue
+        value, problem = to_unit(metric.value)
+        values[metric.name] = value
+        if value is None:
+            errors[metric.name] = redact(problem)[:300]
+    out = dict(checks or {})
+    out[SECONDARY_KEY] = values
+    if errors:
+        out[SECONDARY_ERRORS_KEY] = errors
+    return out
 
 
 def classify_sample(
-    sample: EvalSample, *, redact: Callable[[str], str] = lambda s: s, keep_text: bool = True
+    sample: EvalSample,
+    *,
+    redact: Callable[[str], str] = lambda s: s,
+    keep_text: bool = True,
+    rule: ScoreRule | None = None,
 ) -> Classified:
     """Decide the outcome of one inspect sample (one item × epoch).
 
@@ -120,6 +151,9 @@ def classify_sample(
         redact: Applied to every free-text reason before it is stored (holdout runs remove
             any item text an error message might echo).
         keep_text: Keep string-valued verifier sub-checks (False on holdout runs).
+        rule: The family's score declaration (docs/design/scorers.md); None: the single
+            scorer's single value counts, and several scorers or a dict value are a harness
+            error naming what to declare.
     """
     if sample.error is not None:
         message = sample.error.message.strip().splitlines()[0] if sample.error.message else ""
@@ -130,31 +164,29 @@ def classify_sample(
         if outcome == "harness_error":
             return Classified(outcome, math.nan, reason, limit_type=sample.limit.type)
         return Classified("limit", 0.0, reason, limit_type=sample.limit.type)
-    first = _first_score(sample)
-    if first is None:
-        return Classified("harness_error", math.nan, "the grader produced no score")
-    name, score = first
-    value = score_to_float(score.value)
+    rule = rule or ScoreRule()
+    picked = pick_scores(sample.scores or {}, rule)
+    if isinstance(picked, str):
+        return Classified("harness_error", math.nan, redact(picked)[:500])
+    primary = picked.primary
+    score = primary.score
     reason_kind = score.reason
     if reason_kind is not None and SCORE_REASON_OUTCOME.get(reason_kind) == "harness_error":
         return Classified("harness_error", math.nan, f"grader: {reason_kind}")
+    value, problem = to_unit(primary.value, rule.bounds)
+    checks = _with_secondary(_checks(score, keep_text), picked, redact)
     if value is None:
         if reason_kind is not None and SCORE_REASON_OUTCOME.get(reason_kind) == "scored":
-            return Classified(
-                "scored",
-                0.0,
-                f"{reason_kind} (no value, scored 0)",
-                checks=_checks(score, keep_text),
-            )
+            return Classified("scored", 0.0, f"{reason_kind} (no value, scored 0)", checks=checks)
         return Classified(
             "harness_error",
             math.nan,
-            f"scorer {name!r} returned a value that is not a number in [0, 1]",
+            redact(f"score {primary.name!r}: {problem}")[:500],
         )
     explanation = score.explanation or reason_kind
     return Classified(
         "scored",
         value,
         redact(explanation)[:500] if explanation else None,
-        checks=_checks(score, keep_text),
+        checks=checks,
     )

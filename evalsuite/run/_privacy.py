@@ -1,4 +1,4 @@
-"""Keep holdout plaintext off the disk while inspect runs (INSPECT_NOTES.md, point 15).
+"""Keep holdout plaintext off the disk while inspect runs (docs/inspect.md, point 13).
 
 By default inspect writes sample content in three places besides the log: the realtime
 sample buffer, the trace log and temporary files of the ``.eval`` format. For a holdout run
@@ -6,6 +6,11 @@ the runner asks for ``log_format="json"``, ``log_realtime=False`` and a ``memory
 directory, and this context manager adds the rest: trace level CRITICAL (also on a log
 handler that an earlier run in this process already created), no control server, and
 private data, cache and temporary directories that are deleted afterwards.
+
+A process killed with SIGKILL cannot delete its private directory (inspect leaves an empty
+trace file in it). Each private directory is therefore named after its process id and holds
+a lock file that its process keeps locked; every run starts by deleting the private
+directories of processes that are gone (`clean_stale_private_dirs`).
 """
 
 from __future__ import annotations
@@ -15,10 +20,18 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["INSPECT_QUIET_ENV", "private_inspect_env"]
+from filelock import FileLock, Timeout
+
+__all__ = ["INSPECT_QUIET_ENV", "PRIVATE_PREFIX", "clean_stale_private_dirs", "private_inspect_env"]
+
+PRIVATE_PREFIX = "evalsuite-private-"
+_OWNER_LOCK = "owner.lock"
+_GRACE_S = 60.0
+"""A directory this young whose process is alive may still be taking its lock."""
 
 INSPECT_QUIET_ENV = {
     "INSPECT_TRACE_LEVEL": "CRITICAL",
@@ -36,6 +49,65 @@ def _existing_trace_handler() -> object | None:
     return holder.get("handler") if isinstance(holder, dict) else None
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a process of another user
+        return True
+    return True
+
+
+def _is_stale(path: Path) -> bool:
+    """True when the process that made `path` is gone (its lock is free or its pid dead)."""
+    pid_part = path.name[len(PRIVATE_PREFIX) :].split("-", 1)[0]
+    if not pid_part.isdigit():
+        return False  # not a directory of this scheme: leave it alone
+    pid = int(pid_part)
+    if pid == os.getpid():
+        return False
+    if not _pid_alive(pid):
+        return True
+    lock_path = path / _OWNER_LOCK
+    if not lock_path.exists() or time.time() - path.stat().st_mtime < _GRACE_S:
+        return False
+    lock = FileLock(str(lock_path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return False  # its process holds it: a run in progress
+    lock.release()
+    return True  # the pid was reused by another process; the owner is gone
+
+
+def clean_stale_private_dirs(base: Path | None = None) -> list[Path]:
+    """Delete private directories (of this user) left by processes that are gone.
+
+    Args:
+        base: Where private directories are made; the system temporary directory by default.
+
+    Returns:
+        The directories deleted.
+    """
+    root = Path(base or tempfile.gettempdir())
+    removed: list[Path] = []
+    try:
+        candidates = list(root.glob(f"{PRIVATE_PREFIX}*"))
+    except OSError:
+        return removed
+    for path in candidates:
+        try:
+            if not path.is_dir() or path.is_symlink() or path.stat().st_uid != os.getuid():
+                continue
+            if _is_stale(path):
+                shutil.rmtree(path)
+                removed.append(path)
+        except OSError:
+            continue  # vanished or not ours to delete: the next start tries again
+    return removed
+
+
 @contextlib.contextmanager
 def private_inspect_env(*, holdout: bool) -> Iterator[Path | None]:
     """Environment for one inspect `eval()` call.
@@ -43,6 +115,7 @@ def private_inspect_env(*, holdout: bool) -> Iterator[Path | None]:
     Args:
         holdout: Also redirect data, cache and temporary directories into a private
             directory that is removed on exit, and silence an existing trace handler.
+            Private directories left by killed processes are deleted first.
 
     Yields:
         The private directory (holdout) or None.
@@ -55,6 +128,8 @@ def private_inspect_env(*, holdout: bool) -> Iterator[Path | None]:
     handler = _existing_trace_handler()
     saved_level = getattr(handler, "trace_logger_level", None)
     private: Path | None = None
+    owner: FileLock | None = None
+    clean_stale_private_dirs()
     try:
         for key, value in INSPECT_QUIET_ENV.items():
             if value:
@@ -62,8 +137,10 @@ def private_inspect_env(*, holdout: bool) -> Iterator[Path | None]:
             else:
                 os.environ.pop(key, None)
         if holdout:
-            private = Path(tempfile.mkdtemp(prefix="evalsuite-private-"))
+            private = Path(tempfile.mkdtemp(prefix=f"{PRIVATE_PREFIX}{os.getpid()}-"))
             os.chmod(private, 0o700)
+            owner = FileLock(str(private / _OWNER_LOCK))
+            owner.acquire()
             for sub, var in (
                 ("data", "XDG_DATA_HOME"),
                 ("cache", "XDG_CACHE_HOME"),
@@ -84,5 +161,7 @@ def private_inspect_env(*, holdout: bool) -> Iterator[Path | None]:
         tempfile.tempdir = saved_tempdir
         if handler is not None and saved_level is not None:
             handler.trace_logger_level = saved_level  # type: ignore[attr-defined]  # restore
+        if owner is not None:
+            owner.release()
         if private is not None:
             shutil.rmtree(private, ignore_errors=True)

@@ -15,44 +15,61 @@ One run = (suite version, split, model, epochs, seed). The runner
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
+import inspect
 import math
 import re
 import secrets
+import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from types import FrameType
+from typing import Any, Literal, Protocol
 
 from filelock import FileLock, Timeout
 from inspect_ai import Task, task_with
 from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog, EvalSample
+from inspect_ai.scorer import Scorer, accuracy, scorer, stderr
 from inspect_ai.solver import Solver
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from sqlalchemy.engine import make_url
 
 from evalsuite._core.layout import Layout
 from evalsuite._core.seeds import derive_seed
 from evalsuite.errors import (
     EvalsuiteError,
     IntegrityError,
+    LedgerError,
+    RunInterrupted,
     UsageError,
 )
 from evalsuite.holdout import (
+    LedgerEntry,
     append_entry,
     budget_status,
     check_budget,
-    model_family,
+    ledger_hash_check,
+    open_ledger,
     read_ledger,
+    resolve_family,
+    store_hash_check,
+    voided_accesses,
 )
 from evalsuite.manifest import (
     Item,
     KeySpec,
     Manifest,
     ManifestItem,
+    VerifyReport,
+    check_vault_key,
     item_hash,
     item_texts,
     load_holdout_items,
@@ -65,10 +82,12 @@ from evalsuite.manifest import (
 from evalsuite.manifest._schema import ManifestFamily
 from evalsuite.run._episode import EPISODE_KEY, EpisodeSpec, episode_setup
 from evalsuite.run._hooks import active_sink
+from evalsuite.run._offline import inspect_model_args, with_model_adapter
 from evalsuite.run._outcomes import classify_sample
 from evalsuite.run._privacy import private_inspect_env
 from evalsuite.run._provenance import collect_provenance
 from evalsuite.run._samples import item_to_sample
+from evalsuite.run._scores import ScorerInfo, ScoreRule, family_rules, scorer_infos
 from evalsuite.run._spec import RunSpec
 from evalsuite.store import AttemptRecord, Health, RunRecord, Store, run_health
 
@@ -76,18 +95,15 @@ __all__ = [
     "PlannedAttempt",
     "RunInterrupted",
     "RunResult",
+    "TaskReference",
     "load_task_function",
     "plan_attempts",
     "run_suite",
 ]
 
 _SEP = "::"
-
-
-class RunInterrupted(EvalsuiteError):
-    """The run stopped before every planned attempt ran; it can be resumed."""
-
-    exit_code = 130
+SE_CLUSTER_KEY = "evalsuite_se_cluster"
+"""Sample metadata key naming the unit (cluster or item) inspect's stderr() clusters on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +137,7 @@ class RunResult:
     hook_errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """The `run --json` payload (DESIGN.md: run_id, valid, mean, harness)."""
+        """The `run --json` payload (docs/cli.md, "run": run_id, valid, mean, harness)."""
         return {
             "run_id": self.run.run_id,
             "valid": self.health.valid,
@@ -162,26 +178,72 @@ def _new_run_id(now: datetime) -> str:
     return f"{now.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
-def load_task_function(layout: Layout, suite: str, family: ManifestFamily) -> Callable[..., Task]:
-    """Import a family's task file by path and return its inspect @task function."""
+class TaskReference(Protocol):
+    """A family's task reference: a suite file's family or a frozen manifest's."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def task(self) -> str: ...
+
+
+_RUN_HINT = (
+    "The frozen manifest names this reference and cannot be re-pointed: restore the task code "
+    "from version control, or fix the suite file and freeze a new version."
+)
+
+
+def load_task_function(
+    layout: Layout, suite: str, family: TaskReference, *, hint: str = _RUN_HINT
+) -> Callable[..., Task]:
+    """Import a family's task file by path and return its inspect @task function.
+
+    The function must exist, be callable and take a ``dataset`` argument (the runner passes
+    the frozen items as ``dataset=``). `freeze` calls this before writing anything, so a
+    wrong reference is caught while it can still be fixed in the suite file.
+
+    Raises:
+        UsageError: the file is missing or fails to import, or the function is missing or
+            takes no ``dataset``; the message ends with `hint`.
+    """
     file_part, _, name = family.task.partition("@")
+    name = name or family.name
+    ref = f"task = {family.task!r} of family {family.name!r}"
     path = layout.tasks / file_part
     if not path.is_file():
-        raise UsageError(f"task file of family {family.name!r} not found: {path}")
+        raise UsageError(f"{ref}: the task file {path} does not exist. {hint}")
     module_name = f"evalsuite_tasks_{suite}_{family.name}".replace("-", "_")
     module = sys.modules.get(module_name)
-    if module is None or getattr(module, "__file__", None) != str(path):
+    stat = path.stat()
+    stamp = (str(path), stat.st_mtime_ns, stat.st_size)
+    if module is None or getattr(module, "__evalsuite_stamp__", None) != stamp:
         spec = importlib.util.spec_from_file_location(module_name, path)
         if spec is None or spec.loader is None:
-            raise UsageError(f"cannot import task file {path}")
+            raise UsageError(f"{ref}: cannot import the task file {path}. {hint}")
         module = importlib.util.module_from_spec(spec)
+        module.__evalsuite_stamp__ = stamp  # type: ignore[attr-defined]  # reload on edit
         sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-    function = getattr(module, name or family.name, None)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            sys.modules.pop(module_name, None)
+            raise UsageError(
+                f"{ref}: importing {path} failed ({type(exc).__name__}: {exc}). {hint}"
+            ) from None
+    function = getattr(module, name, None)
     if not callable(function):
+        raise UsageError(f"{ref}: {path} defines no task function {name!r}. {hint}")
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        parameters = None  # unknown signature: the call decides
+    if parameters is not None and not any(
+        p.name == "dataset" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
+    ):
         raise UsageError(
-            f"{path} defines no task function {name or family.name!r}; name it in the suite "
-            f'file as task = "{file_part}@<function>"'
+            f"{ref}: the task function {name!r} in {path} takes no `dataset` argument; evalsuite "
+            f"passes the frozen items as `dataset=` (def {name}(dataset=None) -> Task). {hint}"
         )
     return function  # type: ignore[no-any-return]  # an inspect @task function
 
@@ -239,32 +301,33 @@ class _Redactor:
         return message
 
 
+@dataclass
 class _Sink:
     """Turns finished inspect samples into stored attempts, and counts progress."""
 
-    def __init__(
-        self,
-        store: Store,
-        run_id: str,
-        planned: dict[str, PlannedAttempt],
-        redact: _Redactor,
-        holdout: bool,
-        on_progress: Callable[[AttemptRecord], None],
-    ) -> None:
-        self.store = store
-        self.run_id = run_id
-        self.planned = planned
-        self.redact = redact
-        self.holdout = holdout
-        self.on_progress = on_progress
-        self.seen: set[str] = set()
-        self.errors: list[str] = []
+    store: Store
+    run_id: str
+    planned: dict[str, PlannedAttempt]
+    redact: _Redactor
+    holdout: bool
+    on_progress: Callable[[AttemptRecord], None]
+    guard: _SignalGuard | None = None
+    rules: Mapping[str, ScoreRule] = field(default_factory=dict)
+    seen: set[str] = field(default_factory=set)
+    errors: list[str] = field(default_factory=list)
 
     def record(self, sample: EvalSample) -> AttemptRecord | None:
         attempt = self.planned.get(str(sample.id))
         if attempt is None:
             return None
-        classified = classify_sample(sample, redact=self.redact, keep_text=not self.holdout)
+        classified = classify_sample(
+            sample,
+            redact=self.redact,
+            keep_text=not self.holdout,
+            rule=self.rules.get(attempt.item.family),
+        )
+        if classified.outcome == "harness_error" and self.guard and self.guard.signalled:
+            return None  # cancelled by SIGINT/SIGTERM: not a result; a resumed run runs it
         if classified.outcome == "harness_error" and sample.error is not None:
             classified.reason = self.redact(_error_reason(sample))[:500]
         elif classified.outcome == "scored" and self.holdout:
@@ -320,14 +383,14 @@ def _error_reason(sample: EvalSample) -> str:
 
 
 def _build_tasks(
-    layout: Layout,
-    manifest: Manifest,
+    prepared: _Prepared,
     pending: Sequence[PlannedAttempt],
     payloads: dict[str, tuple[str, Item]],
     spec: RunSpec,
     run_id: str,
+    redact: Callable[[str], str],
 ) -> list[Task]:
-    families = {f.name: f for f in manifest.families}
+    manifest = prepared.manifest
     by_family: dict[str, list[PlannedAttempt]] = {}
     for attempt in pending:
         by_family.setdefault(attempt.item.family, []).append(attempt)
@@ -345,13 +408,29 @@ def _build_tasks(
                 token=f"{run_id}{_SEP}{attempt.sample_id}",
             )
             payload = payloads[attempt.item.id][1].payload()
+            # the unit evalsuite's SE clusters on: the declared cluster, else the item
+            unit = (
+                f"cluster:{attempt.item.cluster}"
+                if attempt.item.cluster
+                else f"item:{attempt.item.id}"
+            )
             samples.append(
                 item_to_sample(
-                    payload, sample_id=attempt.sample_id, extra={EPISODE_KEY: episode.model_dump()}
+                    payload,
+                    sample_id=attempt.sample_id,
+                    extra={EPISODE_KEY: episode.model_dump(), SE_CLUSTER_KEY: unit},
                 )
             )
-        function = load_task_function(layout, manifest.suite, families[family_name])
-        base = function(dataset=samples)
+        function = prepared.functions[family_name]
+        try:
+            base = function(dataset=samples)
+        except Exception as exc:
+            reference = next(f.task for f in manifest.families if f.name == family_name)
+            raise UsageError(
+                f"the task function {reference} of family {family_name!r} failed to build its "
+                f"task: {redact(f'{type(exc).__name__}: {exc}')[:300]}. Nothing was stored; "
+                "fix the task code (the frozen manifest names it) and run again."
+            ) from None
         setup: list[Solver] = [episode_setup()]
         if isinstance(base.setup, Sequence):
             setup.extend(base.setup)
@@ -364,9 +443,39 @@ def _build_tasks(
                 version=manifest.manifest_hash,
                 setup=setup,
                 epochs=1,
+                scorer=[
+                    _item_clustered(scorer, info)
+                    for scorer, info in zip(base.scorer or [], scorer_infos(base), strict=True)
+                ],
             )
         )
     return tasks
+
+
+def _item_clustered(base: Scorer, info: ScorerInfo) -> Scorer:
+    """`base`, scoring as before under its own name, with metrics that cluster epochs by item.
+
+    Every (item, epoch) is its own inspect sample, so the family's own ``stderr()`` would
+    count K epochs as K items. This scorer reports ``accuracy()`` and
+    ``stderr(cluster=...)`` on the unit evalsuite's SE clusters on (the declared cluster,
+    else the item), so the log and `evalsuite score` agree (docs/methods.md, "Inspect logs");
+    a dict-valued scorer gets them per declared key. The name stays the one inspect gives
+    the scorer's scores, so a family's declared ``score`` (docs/design/scorers.md) still
+    finds it. ``task_with(metrics=...)`` would not do: it leaves the scorer's own metrics in
+    place. A dict-valued scorer whose keys are decided per sample keeps its own metrics.
+    """
+    clustered_metrics = [accuracy(), stderr(cluster=SE_CLUSTER_KEY)]
+    if info.dict_valued and not info.keys:
+        return base
+    metrics: Any = (
+        {key: clustered_metrics for key in info.keys} if info.dict_valued else clustered_metrics
+    )
+
+    @scorer(metrics=metrics, name=info.name)
+    def clustered() -> Scorer:
+        return base
+
+    return clustered()
 
 
 @contextmanager
@@ -430,73 +539,267 @@ def _check_model_knows_suite(layout: Layout, spec: RunSpec) -> None:
         raise UsageError(str(reason))
 
 
-def _prepare_run(
-    layout: Layout, spec: RunSpec, keys: KeySpec
-) -> tuple[Manifest, dict[str, tuple[str, Item]]]:
-    report = verify(
-        layout, spec.suite, spec.version, keys=keys, skip_holdout=spec.split != "holdout"
-    )
-    if not report.ok:
-        problems = report.problems + [f"{p.kind} {p.split} item {p.item_id}" for p in report.items]
-        problems += report.errors
-        raise (IntegrityError if report.integrity_failed else UsageError)(
-            f"{spec.suite}@{spec.version} does not verify, refusing to run: "
-            + "; ".join(problems[:10])
-            + (" ..." if len(problems) > 10 else "")
-            + f" (run `evalsuite verify {spec.suite}@{spec.version}` for details)"
-        )
-    manifest = load_manifest(layout, spec.suite, spec.version)
-    return manifest, _items_of_split(layout, manifest, spec.split, keys)
-
-
 def _select_items(manifest: Manifest, spec: RunSpec) -> list[ManifestItem]:
     items = sorted(manifest.items_by_split(spec.split), key=lambda i: i.id)
     return items[: spec.limit_items] if spec.limit_items else items
 
 
-def _family(spec: RunSpec) -> str:
-    return spec.model_family or model_family(spec.model)
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """What every check before a run decided: nothing is stored or reserved yet."""
+
+    manifest: Manifest
+    planned: list[PlannedAttempt]
+    functions: dict[str, Callable[..., Task]]
+    rules: dict[str, ScoreRule]
 
 
-def _check_holdout_budget(layout: Layout, spec: RunSpec) -> None:
-    """Refuse (exit 7) before the vault is opened when the budget is spent."""
+def _refuse_unverified(spec: RunSpec, report: VerifyReport) -> None:
+    if report.ok:
+        return
+    problems = report.problems + [f"{p.kind} {p.split} item {p.item_id}" for p in report.items]
+    problems += report.errors
+    raise (IntegrityError if report.integrity_failed else UsageError)(
+        f"{spec.suite}@{spec.version} does not verify, refusing to run (nothing was stored): "
+        + "; ".join(problems[:10])
+        + (" ..." if len(problems) > 10 else "")
+        + f" (run `evalsuite verify {spec.suite}@{spec.version}` for details)"
+    )
+
+
+def _check_recorded_hashes(layout: Layout, manifest: Manifest, store: Store) -> None:
+    """Refuse a manifest whose hash the store's runs or the ledger's accesses contradict."""
+    problems = []
+    _state, problem = store_hash_check(
+        store.list_runs(),
+        suite=manifest.suite,
+        version=manifest.version,
+        manifest_hash=manifest.manifest_hash,
+        store=make_url(store.url).render_as_string(hide_password=True),
+    )
+    if problem:
+        problems.append(problem)
+    try:
+        entries = read_ledger(layout.ledger_file(manifest.suite))
+    except LedgerError:
+        entries = []  # a damaged ledger refuses holdout runs (under its lock), not dev runs
+    _state, problem = ledger_hash_check(
+        entries,
+        suite=manifest.suite,
+        version=manifest.version,
+        manifest_hash=manifest.manifest_hash,
+    )
+    if problem:
+        problems.append(problem)
+    if problems:
+        raise IntegrityError(
+            f"{manifest.ref} was edited after it was frozen, refusing to run (nothing was "
+            "stored): " + "; ".join(problems)
+        )
+
+
+def _preflight(
+    layout: Layout, spec: RunSpec, keys: KeySpec, store: Store, record: RunRecord | None
+) -> _Prepared:
+    """Every check that can fail before a holdout look is reserved or a run row stored.
+
+    Model, manifest (dev items, file hashes, changelog and git history, the hashes recorded
+    by stored runs and ledger accesses), the vault key (from the vault header: the vault is
+    not opened) and every task function the run needs.
+    """
+    _check_model(spec)
+    _check_model_knows_suite(layout, spec)
+    report = verify(layout, spec.suite, spec.version, keys=keys, skip_holdout=True)
+    _refuse_unverified(spec, report)
     manifest = load_manifest(layout, spec.suite, spec.version)
-    status = budget_status(
-        read_ledger(layout.ledger_file(spec.suite)),
-        suite=spec.suite,
-        version=spec.version,
-        budget=manifest.holdout_budget,
-    )
-    check_budget(status, _family(spec), override_reason=spec.override_reason)
+    if record is not None and record.manifest_hash != manifest.manifest_hash:
+        raise IntegrityError(
+            f"run {record.run_id} ran on manifest {record.manifest_hash}, but "
+            f"{manifest.ref} now hashes to {manifest.manifest_hash}; it cannot be resumed"
+        )
+    _check_recorded_hashes(layout, manifest, store)
+    items = _select_items(manifest, spec)
+    if not items:
+        raise UsageError(f"{manifest.ref} has no {spec.split} items: nothing to run")
+    if spec.split == "holdout":
+        key = resolve_key(manifest.suite, manifest.key, manifest.canary, keys, create=False)
+        if manifest.vault is None:
+            raise IntegrityError(f"{manifest.ref} has holdout items but records no vault")
+        check_vault_key(
+            layout.root / manifest.vault.path,
+            suite=manifest.suite,
+            version=manifest.version,
+            key=key,
+        )
+    families = {f.name: f for f in manifest.families}
+    functions = {
+        name: load_task_function(layout, manifest.suite, families[name])
+        for name in sorted({i.family for i in items})
+    }
+    rules = family_rules(manifest, lambda family: _scoring_task(functions, family))
+    return _Prepared(manifest, plan_attempts(items, spec), functions, rules)
 
 
-def _log_access(
-    layout: Layout, spec: RunSpec, record: RunRecord, *, resumed: bool, now: datetime
-) -> None:
-    append_entry(
-        layout.ledger_file(spec.suite),
-        {
-            "run_id": record.run_id,
-            "suite": spec.suite,
-            "version": spec.version,
-            "manifest_hash": record.manifest_hash or "",
-            "model": spec.model,
-            "model_family": _family(spec),
-            "user": str(record.provenance.get("user", "unknown")),
-            "host": str(record.provenance.get("host", "unknown")),
-            "at": now.isoformat(),
-            "purpose": spec.purpose,
-            "override_reason": spec.override_reason,
-            "resumed": resumed,
-        },
-    )
+def _scoring_task(
+    functions: Mapping[str, Callable[..., Task]], family: ManifestFamily
+) -> Task | None:
+    """The family's task, built on one placeholder sample, to read its scorers before a run.
+
+    Only the scorers are read (docs/design/scorers.md); no item, so no vault is opened.
+    """
+    function = functions.get(family.name)
+    if function is None:
+        return None
+    try:
+        return function(dataset=[Sample(id="evalsuite-scorer-check", input="")])
+    except Exception as exc:
+        raise UsageError(
+            f"the task function {family.task} of family {family.name!r} failed to build its "
+            f"task: {type(exc).__name__}: {str(exc)[:300]}. Nothing was stored; fix the task "
+            "code (the frozen manifest names it) and run again."
+        ) from None
+
+
+def _access_fields(
+    spec: RunSpec, manifest: Manifest, run_id: str, family: str, provenance: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "suite": manifest.suite,
+        "version": manifest.version,
+        "manifest_hash": manifest.manifest_hash,
+        "model": spec.model,
+        "model_family": family,
+        "user": str(provenance.get("user", "unknown")),
+        "host": str(provenance.get("host", "unknown")),
+        "purpose": spec.purpose,
+    }
+
+
+def _reserve_look(
+    layout: Layout,
+    spec: RunSpec,
+    manifest: Manifest,
+    run_id: str,
+    resumed: bool,
+    provenance: dict[str, Any],
+    now: datetime,
+) -> LedgerEntry:
+    """Check the budget and append the access in one step, under the ledger's lock.
+
+    Runs before the vault is opened and before any run row is stored, so a refusal
+    (exit 7 past the budget or for a changed family; exit 3 for a damaged ledger, a
+    manifest the ledger contradicts, or a resumed run without an access) leaves nothing.
+
+    A new run must fit its family's budget (or carry an override reason); a resumed run
+    must hold a (not voided) access of its own, and spends no further look.
+    """
+    with open_ledger(layout.ledger_file(manifest.suite)) as ledger:
+        _state, problem = ledger_hash_check(
+            ledger.entries,
+            suite=manifest.suite,
+            version=manifest.version,
+            manifest_hash=manifest.manifest_hash,
+        )
+        if problem:
+            raise IntegrityError(f"refusing the holdout run (nothing was stored): {problem}")
+        override: str | None = None
+        if resumed:
+            voided = voided_accesses(ledger.entries)
+            granted = [
+                e
+                for e in ledger.entries
+                if e.kind == "access" and e.run_id == run_id and e.seq not in voided
+            ]
+            if not granted:
+                raise IntegrityError(
+                    f"holdout run {run_id} has no access in the ledger "
+                    f"{layout.ledger_file(manifest.suite)}: it was never granted a look, or "
+                    "its entry was deleted, so it cannot be resumed (nothing was run). Restore "
+                    "the ledger, or start a new run, which is budgeted."
+                )
+            family = granted[0].model_family
+        else:
+            family = resolve_family(ledger.entries, spec.model, spec.model_family)
+            status = budget_status(
+                ledger.entries,
+                suite=manifest.suite,
+                version=manifest.version,
+                budget=manifest.holdout_budget,
+            )
+            check_budget(status, family, override_reason=spec.override_reason)
+            override = spec.override_reason
+        return ledger.append(
+            _access_fields(spec, manifest, run_id, family, provenance)
+            | {"at": now.isoformat(), "override_reason": override, "resumed": resumed}
+        )
+
+
+def _void_look(layout: Layout, look: LedgerEntry, reason: str, now: datetime) -> None:
+    """Release a reserved access whose run failed before any holdout item reached the model.
+
+    If the ledger cannot take the entry, the look stays counted (the safe side).
+    """
+    fields = {
+        k: getattr(look, k)
+        for k in ("run_id", "suite", "version", "manifest_hash", "model", "model_family")
+    }
+    fields |= {
+        "user": look.user,
+        "host": look.host,
+        "at": now.isoformat(),
+        "purpose": None,
+        "override_reason": None,
+        "resumed": look.resumed,
+        "kind": "void",
+        "reason": reason[:300],
+    }
+    with contextlib.suppress(EvalsuiteError, OSError):
+        append_entry(layout.ledger_file(look.suite), fields)
+
+
+def _open_items(
+    layout: Layout, manifest: Manifest, spec: RunSpec, keys: KeySpec
+) -> dict[str, tuple[str, Item]]:
+    """The run's item payloads; for a holdout run the vault is opened (and re-verified) here."""
+    if spec.split == "holdout":
+        _refuse_unverified(spec, verify(layout, spec.suite, spec.version, keys=keys))
+    return _items_of_split(layout, manifest, spec.split, keys)
+
+
+def _resumable(store: Store, run_id: str) -> RunRecord:
+    record = store.get_run(run_id)
+    if record.source != "evalsuite":
+        raise UsageError(f"run {record.run_id} was ingested, not run: nothing to resume")
+    if record.status == "complete":
+        raise UsageError(f"run {record.run_id} is complete: nothing to resume")
+    return record
+
+
+@contextmanager
+def _run_lock(layout: Layout, run_id: str) -> Iterator[None]:
+    (layout.state / "locks").mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(layout.state / "locks" / f"{run_id}.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise UsageError(f"run {run_id} is being executed by another process") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _start_record(
-    layout: Layout, spec: RunSpec, manifest: Manifest, planned: int, now: datetime
+    spec: RunSpec,
+    manifest: Manifest,
+    run_id: str,
+    planned: int,
+    now: datetime,
+    provenance: dict[str, Any],
 ) -> RunRecord:
     return RunRecord(
-        run_id=_new_run_id(now),
+        run_id=run_id,
         model=spec.model,
         epochs=spec.epochs,
         planned=planned,
@@ -512,8 +815,53 @@ def _start_record(
         seed=spec.seed,
         weights=dict(manifest.weights),
         spec=spec.model_dump(mode="json"),
-        provenance=collect_provenance(layout.root),
+        provenance=provenance,
     )
+
+
+class _SignalGuard:
+    """SIGINT and SIGTERM during a run: remember the signal and stop the run cleanly.
+
+    Installed (main thread only) from the moment a run holds its lock until it is recorded.
+    The first signal raises `KeyboardInterrupt` in the main thread (what Python does for
+    SIGINT by default; SIGTERM would otherwise kill the process with the run left
+    ``running``). Samples that end after it are cancellations, not results: the sink drops
+    their harness errors so that a resumed run executes them. While `shielded` (appending
+    to the ledger, recording the interruption), signals are only remembered.
+    """
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.shielded = False
+        self._saved: dict[int, Any] = {}
+
+    @property
+    def signalled(self) -> bool:
+        """True once SIGINT or SIGTERM arrived."""
+        return self.signum is not None
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        if self.signum is None:
+            self.signum = signum
+        if not self.shielded:
+            raise KeyboardInterrupt
+
+    def __enter__(self) -> _SignalGuard:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                previous = signal.getsignal(sig)
+                self._saved[sig] = signal.SIG_DFL if previous is None else previous
+                signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, previous in self._saved.items():
+            signal.signal(sig, previous)
+        self._saved.clear()
+
+    def name(self) -> str:
+        """The signal's name (``SIGINT`` for a KeyboardInterrupt from elsewhere)."""
+        return signal.Signals(self.signum).name if self.signum is not None else "SIGINT"
 
 
 def _execute(
@@ -529,7 +877,7 @@ def _execute(
         return inspect_eval(
             tasks,
             model=spec.model,
-            model_args=dict(spec.model_args),
+            model_args=inspect_model_args(spec),
             log_dir=log_dir,
             log_format="json",
             log_realtime=False,
@@ -558,6 +906,12 @@ def run_suite(
 ) -> RunResult:
     """Run `spec` (or resume run `resume`) and store every attempt.
 
+    Order (docs/design/holdout-governance.md): every check that can fail (model, manifest
+    and its recorded hashes, vault key, task functions); for a holdout run, the budget
+    check and the ledger access in one step under the ledger's lock; then the vault is
+    opened, tasks are built and the run row is stored; then inspect runs. A refusal or a
+    failure before the run row leaves nothing stored, and a reserved look is voided.
+
     Args:
         layout: The project.
         spec: What to run; ignored when resuming (the stored spec is used).
@@ -572,47 +926,80 @@ def run_suite(
         caller decides (the CLI exits 5).
 
     Raises:
-        IntegrityError: the manifest does not verify (exit 3).
-        UsageError: bad model or task file.
-        RunInterrupted: the eval was cancelled; resume with `resume=run_id`.
+        IntegrityError: the manifest does not verify or was edited, the ledger is damaged,
+            or a resumed holdout run has no access in the ledger (exit 3).
+        HoldoutAccessError: the budget is spent, or the model's family changed (exit 7).
+        UsageError: bad model, task file or task function.
+        RunInterrupted: SIGINT or SIGTERM stopped the eval; resume with `resume=run_id`.
     """
-    record: RunRecord | None = None
-    if resume is not None:
-        record = store.get_run(resume)
-        if record.source != "evalsuite":
-            raise UsageError(f"run {record.run_id} was ingested, not run: nothing to resume")
-        if record.status == "complete":
-            raise UsageError(f"run {record.run_id} is complete: nothing to resume")
+    record = _resumable(store, resume) if resume is not None else None
+    if record is not None:
         spec = RunSpec.model_validate(record.spec)
-    _check_model(spec)
-    _check_model_knows_suite(layout, spec)
-    if spec.split == "holdout" and record is None:
-        _check_holdout_budget(layout, spec)
-    manifest, payloads = _prepare_run(layout, spec, keys)
-    if record is not None and record.manifest_hash != manifest.manifest_hash:
-        raise IntegrityError(
-            f"run {record.run_id} ran on manifest {record.manifest_hash}, but "
-            f"{manifest.ref} now hashes to {manifest.manifest_hash}; it cannot be resumed"
+    spec = with_model_adapter(spec)
+    run_id = record.run_id if record is not None else _new_run_id(now())
+    with _run_lock(layout, run_id), _SignalGuard() as guard:
+        try:
+            if record is not None:
+                record = _resumable(store, run_id)  # another process may have completed it
+            prepared = _preflight(layout, spec, keys, store, record)
+        except KeyboardInterrupt:
+            raise _not_started(run_id, guard, None) from None
+        manifest = prepared.manifest
+        provenance = record.provenance if record else collect_provenance(layout.root)
+        look = None
+        if spec.split == "holdout":
+            guard.shielded = True  # the access is appended whole, or not at all
+            look = _reserve_look(
+                layout, spec, manifest, run_id, record is not None, provenance, now()
+            )
+            guard.shielded = False
+        try:
+            if guard.signalled:
+                raise KeyboardInterrupt
+            payloads = _open_items(layout, manifest, spec, keys)
+            redact = _Redactor([p[1] for p in payloads.values()], active=look is not None)
+            done = store.attempt_keys(run_id) if record is not None else set()
+            pending = [p for p in prepared.planned if p.key not in done]
+            tasks = _build_tasks(prepared, pending, payloads, spec, run_id, redact)
+            if record is None:
+                record = _start_record(
+                    spec, manifest, run_id, len(prepared.planned), now(), provenance
+                )
+                store.create_run(record)
+        except BaseException as exc:
+            guard.shielded = True
+            if look is not None:
+                _void_look(
+                    layout,
+                    look,
+                    "the run failed before any holdout item reached the model: "
+                    f"{type(exc).__name__}",
+                    now(),
+                )
+            if isinstance(exc, KeyboardInterrupt):
+                raise _not_started(run_id, guard, look) from None
+            raise
+        job = _Job(
+            layout,
+            spec,
+            manifest,
+            payloads,
+            prepared.planned,
+            record,
+            store,
+            look,
+            resume is not None,
+            prepared.rules,
         )
-    planned = plan_attempts(_select_items(manifest, spec), spec)
-    resumed = record is not None
-    if record is None:
-        record = _start_record(layout, spec, manifest, len(planned), now())
-        store.create_run(record)
-    run_id = record.run_id
-    if spec.split == "holdout":
-        _log_access(layout, spec, record, resumed=resumed, now=now())
-    lock = FileLock(str(layout.state / "locks" / f"{run_id}.lock"))
-    (layout.state / "locks").mkdir(parents=True, exist_ok=True)
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        raise UsageError(f"run {run_id} is being executed by another process") from None
-    job = _Job(layout, spec, manifest, payloads, planned, record, store)
-    try:
-        return _run_locked(job, progress=progress, resumed=resume is not None, now=now)
-    finally:
-        lock.release()
+        return _run_locked(job, tasks, redact, guard, progress=progress, now=now)
+
+
+def _not_started(run_id: str, guard: _SignalGuard, look: LedgerEntry | None) -> RunInterrupted:
+    voided = " and its holdout look was voided" if look is not None and not look.resumed else ""
+    return RunInterrupted(
+        f"run {run_id} was interrupted ({guard.name()}) before any attempt started: nothing "
+        f"new was stored{voided}."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -624,57 +1011,105 @@ class _Job:
     planned: list[PlannedAttempt]
     record: RunRecord
     store: Store
+    look: LedgerEntry | None
+    resumed: bool
+    rules: Mapping[str, ScoreRule] = field(default_factory=dict)
+
+
+def _interrupted(job: _Job, guard: _SignalGuard) -> RunInterrupted:
+    guard.shielded = True  # a second signal must not cut the status update short
+    run_id = job.record.run_id
+    job.store.update_run(run_id, status="interrupted")
+    kept = len(job.store.attempt_keys(run_id))
+    look = " (a resumed holdout run spends no further look)" if job.look is not None else ""
+    return RunInterrupted(
+        f"run {run_id} was interrupted ({guard.name()}): {kept} of {len(job.planned)} "
+        "attempts finished and are kept, the rest were not run; it is stored as interrupted. "
+        f"Complete it with `evalsuite run --resume {run_id}`{look}."
+    )
+
+
+def _eval_failed(job: _Job, exc: Exception, redact: _Redactor, now: datetime) -> EvalsuiteError:
+    """The eval raised: keep what finished, or store nothing if nothing did."""
+    run_id = job.record.run_id
+    cause = redact(f"{type(exc).__name__}: {exc}")[:300]
+    kept = len(job.store.attempt_keys(run_id))
+    if kept == 0 and not job.resumed:
+        if job.look is not None:
+            _void_look(job.layout, job.look, f"the eval failed to start: {cause}", now)
+        job.store.delete_run(run_id)
+        return EvalsuiteError(
+            f"the eval failed before any attempt finished ({cause}); nothing was stored"
+            + (" and the holdout look was voided" if job.look is not None else "")
+            + ". Fix the cause and run again."
+        )
+    job.store.update_run(run_id, status="interrupted")
+    return EvalsuiteError(
+        f"run {run_id} stopped: the eval failed ({cause}); {kept} finished attempt(s) are "
+        "kept and the run is stored as interrupted. Fix the cause and complete it with "
+        f"`evalsuite run --resume {run_id}`."
+    )
 
 
 def _run_locked(
-    job: _Job, *, progress: bool, resumed: bool, now: Callable[[], datetime]
+    job: _Job,
+    tasks: list[Task],
+    redact: _Redactor,
+    guard: _SignalGuard,
+    *,
+    progress: bool,
+    now: Callable[[], datetime],
 ) -> RunResult:
-    layout, spec, manifest, payloads = job.layout, job.spec, job.manifest, job.payloads
+    layout, spec, manifest = job.layout, job.spec, job.manifest
     planned, store = job.planned, job.store
     run_id = job.record.run_id
-    done = store.attempt_keys(run_id)
-    pending = [p for p in planned if p.key not in done]
     by_sample = {p.sample_id: p for p in planned}
-    redact = _Redactor([payloads[i][1] for i in payloads], active=spec.split == "holdout")
     label = f"{manifest.ref} {spec.split} · {spec.model}"
     logs: list[EvalLog] = []
-    with _progress(len(planned), len(planned) - len(pending), label, progress) as advance:
-        sink = _Sink(store, run_id, by_sample, redact, spec.split == "holdout", advance)
-        if pending:
-            tasks = _build_tasks(layout, manifest, pending, payloads, spec, run_id)
-            try:
-                logs = _execute(layout, tasks, spec, run_id, sink)
-            except KeyboardInterrupt:
-                store.update_run(run_id, status="interrupted")
-                raise RunInterrupted(
-                    f"run {run_id} interrupted; resume with `evalsuite run --resume {run_id}`"
-                ) from None
-            for log in logs:  # reconcile: samples the hook missed (a failed hook write)
-                for sample in log.samples or []:
-                    if str(sample.id) not in sink.seen:
-                        sink.record(sample)
-    if any(log.status == "cancelled" for log in logs):
-        store.update_run(run_id, status="interrupted")
-        raise RunInterrupted(
-            f"run {run_id} was cancelled; resume with `evalsuite run --resume {run_id}`"
+    done = len(store.attempt_keys(run_id))
+    with _progress(len(planned), done, label, progress) as advance:
+        sink = _Sink(
+            store,
+            run_id,
+            by_sample,
+            redact,
+            spec.split == "holdout",
+            advance,
+            guard,
+            job.rules,
         )
-    _record_never_ran(store, run_id, planned, logs, redact)
-    frame = store.attempts(run_id)
-    health = run_health(frame, planned=len(planned), threshold=spec.error_threshold)
-    store.update_run(
-        run_id,
-        status="complete",
-        valid=health.valid,
-        error_rate=health.error_rate,
-        finished_at=now().isoformat(),
-    )
+        try:
+            if tasks:
+                logs = _execute(layout, tasks, spec, run_id, sink)
+        except KeyboardInterrupt:
+            raise _interrupted(job, guard) from None
+        except Exception as exc:
+            guard.shielded = True
+            raise _eval_failed(job, exc, redact, now()) from None
+        if guard.signalled or any(log.status == "cancelled" for log in logs):
+            raise _interrupted(job, guard)
+        guard.shielded = True
+        for log in logs:  # reconcile: samples the hook missed (a failed hook write)
+            for sample in log.samples or []:
+                if str(sample.id) not in sink.seen:
+                    sink.record(sample)
+        _record_never_ran(store, run_id, planned, logs, redact)
+        frame = store.attempts(run_id)
+        health = run_health(frame, planned=len(planned), threshold=spec.error_threshold)
+        store.update_run(
+            run_id,
+            status="complete",
+            valid=health.valid,
+            error_rate=health.error_rate,
+            finished_at=now().isoformat(),
+        )
     counted = frame[frame["outcome"] != "harness_error"]["score"]
     mean = float(counted.mean()) if len(counted) else math.nan
     return RunResult(
         run=store.get_run(run_id),
         health=health,
         mean=mean,
-        resumed=resumed,
+        resumed=job.resumed,
         hook_errors=sink.errors,
     )
 

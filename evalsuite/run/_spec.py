@@ -40,8 +40,13 @@ class RunSpec(BaseModel):
     """Run only the first N items of the split (by id): quick checks, never for reporting."""
     model_family: str | None = None
     """Model family for the holdout budget (default: the model name without checkpoint
-    suffixes, see `evalsuite.holdout.model_family`)."""
+    suffixes, see `evalsuite.holdout.model_family`). A model's family is recorded in the
+    ledger at its first holdout run and kept; another family here is refused (exit 7) unless
+    the model was re-mapped with `evalsuite holdout family`."""
     purpose: str | None = None
     """Why this run was made (recorded in the holdout access ledger)."""
     override_reason: str | None = None
     """Reason for running past the holdout budget (recorded in the ledger)."""
+    model_adapter: str | None = None
+    """What evalsuite added to the model so that it runs offline (set by the runner; e.g.
+    mockllm's default output with token usage estimated, so no tokenizer is downloaded)."""

@@ -7,7 +7,14 @@ Usage::
 """
 
 from evalsuite.store._fingerprint import ATTEMPT_SCHEMA, attempt_table
-from evalsuite.store._health import Health, HealthCounts, error_kind, run_health
+from evalsuite.store._health import (
+    ErrorGroup,
+    Health,
+    HealthCounts,
+    error_groups,
+    error_kind,
+    run_health,
+)
 from evalsuite.store._outcomes_io import (
     OUTCOME_COLUMNS,
     make_outcome,
@@ -32,6 +39,7 @@ __all__ = [
     "OUTCOME_COLUMNS",
     "SCHEMA_VERSION",
     "AttemptRecord",
+    "ErrorGroup",
     "Health",
     "HealthCounts",
     "IngestStored",
@@ -41,6 +49,7 @@ __all__ = [
     "StoreInfo",
     "attempt_table",
     "default_store_url",
+    "error_groups",
     "error_kind",
     "make_outcome",
     "outcome_fingerprint",

@@ -12,7 +12,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["Health", "HealthCounts", "error_kind", "run_health"]
+__all__ = [
+    "ErrorGroup",
+    "Health",
+    "HealthCounts",
+    "advice_for",
+    "error_groups",
+    "error_kind",
+    "run_health",
+]
 
 _KIND = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*):")
 
@@ -34,9 +42,158 @@ def error_kind(reason: str | None) -> str:
     return reason.split(":", 1)[0].strip()[:40] or "unknown"
 
 
+_NUMBER = re.compile(r"\d+")
+
+_ADVICE: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        ("not run",),
+        "the eval stopped before these attempts ran (interrupted, or the eval failed as a "
+        "whole); `evalsuite run --resume RUN` runs exactly the missing ones",
+    ),
+    (
+        ("ConnectionError", "ConnectError", "APIConnectionError", "socket", "network"),
+        "something tried to reach the network: check the model name, its API key and the "
+        "network; offline, use the reference agents, `mockllm/model` or `evalsuite/replay` "
+        "(docs/inspect.md)",
+    ),
+    (
+        ("RateLimit", "429", "APIStatusError", "AuthenticationError", "PermissionDenied"),
+        "the model provider refused requests: check the API key, quota and "
+        "`--max-samples`, then resume the run",
+    ),
+    (
+        ("HarnessFault", "injected fault"),
+        "the family's environment or tools failed (with --inject-faults, on purpose): see "
+        "the family's environment code; transient faults are retried up to --max-retries",
+    ),
+    (
+        ("TimeoutError", "timed out"),
+        "a tool or the provider took longer than its timeout (--tool-timeout); a slow "
+        "provider can also be given more time, a hanging tool is an environment bug",
+    ),
+    (
+        ("grader", "scorer", "score value", "score_bounds", "not a score", "declared score"),
+        "the grader produced no value evalsuite can read as a score: declare the family's "
+        "`score` and `score_bounds` (docs/design/scorers.md) or fix the grader",
+    ),
+    (
+        ("PrerequisiteError", "docker", "sandbox"),
+        "a sandbox could not start (no Docker daemon here, for example): choose a sandbox "
+        "this machine has, such as `local`",
+    ),
+    (
+        ("recorded output", "diverged from the recording", "replay"),
+        "the replay model has no matching recording for these samples: replay a log of the "
+        "same items and epochs (docs/design/scorers.md)",
+    ),
+)
+_DEFAULT_ADVICE = (
+    "read the example's reason; rerun that item alone (`--limit`) and open the run's inspect "
+    "log under .evalsuite/logs/RUN (dev runs) to see the whole error"
+)
+
+
+def advice_for(kind: str, message: str) -> str:
+    """What to do about a harness error of `kind` with `message` (first rule that matches).
+
+    Examples:
+        >>> advice_for("not run", "not run: the eval ended")[:30]
+        'the eval stopped before these '
+    """
+    text = f"{kind} {message}".lower()
+    for needles, advice in _ADVICE:
+        if any(needle.lower() in text for needle in needles):
+            return advice
+    return _DEFAULT_ADVICE
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorGroup:
+    """Harness errors with one reason (numbers aside): how many, an example, what to do."""
+
+    kind: str
+    message: str
+    """The first such attempt's reason, as stored (never holdout text: reasons are redacted)."""
+    count: int
+    example_item: str | None
+    """An item id with this error (``None`` for planned attempts without a row)."""
+    example_epoch: int | None
+    advice: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def error_groups(attempts: pd.DataFrame, *, planned: int, top: int = 5) -> list[ErrorGroup]:
+    """The `top` most frequent harness error reasons of a run, most frequent first.
+
+    Reasons that differ only in their numbers (an item number, a count) form one group.
+    Planned attempts without a row form the group "not run".
+    """
+    groups: dict[str, list[Any]] = {}
+    if len(attempts):
+        errors = attempts.loc[attempts["outcome"] == "harness_error"]
+        if len(errors):
+            raw = (
+                errors["reason"].astype(object)
+                if "reason" in errors
+                else pd.Series(None, index=errors.index, dtype=object)
+            )
+            reasons = raw.fillna("unknown error").astype(str)
+            unknown = pd.Series(-1, index=errors.index)
+            frame = pd.DataFrame(
+                {
+                    "key": reasons.str.replace(_NUMBER, "#", regex=True),
+                    "reason": reasons,
+                    "item": errors["item_id"].astype(str) if "item_id" in errors else "",
+                    "epoch": errors.get("epoch", unknown),
+                }
+            )
+            firsts = frame.groupby("key", sort=False).agg(
+                reason=("reason", "first"),
+                count=("reason", "size"),
+                item=("item", "first"),
+                epoch=("epoch", "first"),
+            )
+            for key, row in firsts.iterrows():
+                epoch = int(row["epoch"])
+                groups[str(key)] = [
+                    str(row["reason"]),
+                    int(row["count"]),
+                    str(row["item"]) or None,
+                    epoch if epoch >= 0 else None,
+                ]
+    return _ranked(groups, missing=max(planned - len(attempts), 0), top=top)
+
+
+def _ranked(groups: dict[str, list[Any]], *, missing: int, top: int) -> list[ErrorGroup]:
+    """Error groups ranked, most frequent first, as `ErrorGroup`s.
+
+    `groups` maps a key to [first reason, count, first item, first epoch]; `missing` planned
+    attempts without a row join the group "not run".
+    """
+    groups = {key: list(group) for key, group in groups.items()}
+    if missing:
+        reason = "not run: planned, but no attempt was recorded"
+        groups.setdefault(reason, [reason, 0, None, None])[1] += missing
+    ranked = sorted(groups.values(), key=lambda g: (-g[1], g[0]))[:top]
+    return [
+        ErrorGroup(
+            kind=error_kind(message),
+            message=message[:300],
+            count=count,
+            example_item=item,
+            example_epoch=epoch,
+            advice=advice_for(error_kind(message), message),
+        )
+        for message, count, item, epoch in ranked
+    ]
+
+
 @dataclass(frozen=True, slots=True)
 class Health:
-    """Harness health of a run (DESIGN.md, "Run health")."""
+    """Harness health of a run (docs/architecture.md, "Run health")."""
 
     planned: int
     scored: int
@@ -50,15 +207,58 @@ class Health:
     errors_by_kind: dict[str, int] = field(default_factory=dict)
     retried: int = 0
     """Attempts that needed at least one retry (whatever their final outcome)."""
+    top_errors: list[ErrorGroup] = field(default_factory=list)
+    """The most frequent harness error reasons, each with a count, an example and advice."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form; `planned`, `scored`, `limits`, `harness_errors`, `error_rate` first."""
         return asdict(self)
 
 
+def run_health(attempts: pd.DataFrame, *, planned: int, threshold: float) -> Health:
+    """Health of a run from its attempts table (docs/design/attempts.md).
+
+    Planned attempts without a row count as harness errors, so nothing leaves the
+    denominator. Undefined for ``planned == 0`` (error rate NaN, run invalid).
+    """
+    outcome = attempts["outcome"] if len(attempts) else pd.Series(dtype=str)
+    scored = int((outcome == "scored").sum())
+    limits = int((outcome == "limit").sum())
+    recorded_errors = int((outcome == "harness_error").sum())
+    missing = max(planned - len(attempts), 0)
+    errors = recorded_errors + missing
+    rate = errors / planned if planned > 0 else math.nan
+    reasons = attempts["reason"] if "reason" in attempts else pd.Series([None] * len(attempts))
+    kinds = Counter(error_kind(r) for r in reasons[(outcome == "harness_error").to_numpy()])
+    if missing:
+        kinds["not run"] += missing
+    limit_types = Counter(
+        str(t) for t in attempts.loc[outcome == "limit", "limit_type"].fillna("unspecified")
+    )
+    retried = int((attempts["retries"] > 0).sum()) if len(attempts) and "retries" in attempts else 0
+    return Health(
+        planned=planned,
+        scored=scored,
+        limits=limits,
+        harness_errors=errors,
+        error_rate=rate,
+        threshold=threshold,
+        valid=bool(planned > 0 and rate <= threshold),
+        limits_by_type=dict(sorted(limit_types.items())),
+        errors_by_kind=dict(sorted(kinds.items())),
+        retried=retried,
+        top_errors=error_groups(attempts, planned=planned) if errors else [],
+    )
+
+
 @dataclass(slots=True)
 class HealthCounts:
-    """What run health needs from a run's attempts, added up batch by batch (constant memory)."""
+    """What run health needs from a run's attempts, added up batch by batch (constant memory).
+
+    The same computation as `run_health` (and `error_groups` for its top errors), for the bulk
+    ingest path, which never holds a whole run: memory grows with the number of distinct
+    error reasons, not with the rows.
+    """
 
     rows: int = 0
     scored: int = 0
@@ -67,22 +267,53 @@ class HealthCounts:
     retried: int = 0
     limit_types: Counter[str] = field(default_factory=Counter)
     error_kinds: Counter[str] = field(default_factory=Counter)
+    groups: dict[str, list[Any]] = field(default_factory=dict)
+    """Error reason with numbers masked -> [first reason, count, first item, first epoch]."""
 
     def add(self, batch: pa.RecordBatch | pa.Table) -> None:
-        """Count a batch with columns ``outcome``, ``limit_type``, ``reason``, ``retries``."""
+        """Count a batch with columns ``outcome``, ``limit_type``, ``reason``, ``retries``.
+
+        ``item_id`` and ``epoch``, when the batch has them, give the error groups' examples.
+        """
         outcome = batch.column("outcome")
         is_limit = pc.fill_null(pc.equal(outcome, "limit"), False)
         is_error = pc.fill_null(pc.equal(outcome, "harness_error"), False)
         self.rows += batch.num_rows
         self.scored += pc.sum(pc.cast(pc.equal(outcome, "scored"), pa.int64())).as_py() or 0
         self.limits += pc.sum(pc.cast(is_limit, pa.int64())).as_py() or 0
-        self.harness_errors += pc.sum(pc.cast(is_error, pa.int64())).as_py() or 0
+        errors = pc.sum(pc.cast(is_error, pa.int64())).as_py() or 0
+        self.harness_errors += errors
         retries = pc.fill_null(batch.column("retries"), 0)
         self.retried += pc.sum(pc.cast(pc.greater(retries, 0), pa.int64())).as_py() or 0
         types = pc.fill_null(pc.filter(batch.column("limit_type"), is_limit), "unspecified")
         self.limit_types.update(str(t) for t in types.to_pylist())
+        if not errors:
+            return
+        names = set(batch.schema.names)
         reasons = pc.filter(batch.column("reason"), is_error).to_pylist()
         self.error_kinds.update(error_kind(r) for r in reasons)
+        items = (
+            pc.filter(batch.column("item_id"), is_error).to_pylist()
+            if "item_id" in names
+            else [None] * len(reasons)
+        )
+        epochs = (
+            pc.filter(batch.column("epoch"), is_error).to_pylist()
+            if "epoch" in names
+            else [None] * len(reasons)
+        )
+        for reason, item, epoch in zip(reasons, items, epochs, strict=True):
+            text = str(reason) if reason is not None else "unknown error"
+            group = self.groups.get(key := _NUMBER.sub("#", text))
+            if group is None:
+                self.groups[key] = [
+                    text,
+                    1,
+                    str(item) if item is not None and str(item) else None,
+                    int(epoch) if epoch is not None and int(epoch) >= 0 else None,
+                ]
+            else:
+                group[1] += 1
 
     def health(self, *, planned: int, threshold: float) -> Health:
         """The run's health, counting planned attempts without a row as harness errors."""
@@ -103,32 +334,5 @@ class HealthCounts:
             limits_by_type=dict(sorted(self.limit_types.items())),
             errors_by_kind=dict(sorted(kinds.items())),
             retried=self.retried,
+            top_errors=_ranked(self.groups, missing=missing, top=5) if errors else [],
         )
-
-
-def run_health(attempts: pd.DataFrame, *, planned: int, threshold: float) -> Health:
-    """Health of a run from its attempts table (docs/design/attempts.md).
-
-    Planned attempts without a row count as harness errors, so nothing leaves the
-    denominator. Undefined for ``planned == 0`` (error rate NaN, run invalid). The same
-    computation as `HealthCounts`, which the bulk ingest path adds up batch by batch.
-    """
-    n = len(attempts)
-
-    def column(name: str, kind: pa.DataType, default: object) -> pa.Array:
-        if name in attempts and n:
-            return pa.array(attempts[name].astype(object), type=kind, from_pandas=True)
-        return pa.array([default] * n, type=kind)
-
-    counts = HealthCounts()
-    counts.add(
-        pa.table(
-            {
-                "outcome": column("outcome", pa.string(), None),
-                "limit_type": column("limit_type", pa.string(), None),
-                "reason": column("reason", pa.string(), None),
-                "retries": column("retries", pa.int64(), 0),
-            }
-        )
-    )
-    return counts.health(planned=planned, threshold=threshold)

@@ -119,7 +119,7 @@ def default_store_url(state_dir: Path) -> str:
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
-    """One run: what was run, how, and its health (DESIGN.md, "Run health")."""
+    """One run: what was run, how, and its health (docs/architecture.md, "Data model": Run health)."""
 
     run_id: str
     model: str
@@ -708,6 +708,29 @@ class Store:
                 select(attempts.c.item_id, attempts.c.epoch).where(attempts.c.run_id == run_id)
             )
             return {(r.item_id, int(r.epoch)) for r in rows}
+
+    def top_error_reasons(self, run_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+        """Each run's most frequent harness error reason and its count (runs with errors only).
+
+        Reads only the harness error rows of the runs named (the run id index), so listing
+        runs stays fast however many attempts the store holds.
+        """
+        if not run_ids:
+            return {}
+        query = (
+            select(attempts.c.run_id, attempts.c.reason, func.count().label("n"))
+            .where(attempts.c.run_id.in_(list(run_ids)))
+            .where(attempts.c.outcome == "harness_error")
+            .group_by(attempts.c.run_id, attempts.c.reason)
+        )
+        best: dict[str, tuple[str, int]] = {}
+        with self._errors("read harness errors"), self._tx() as conn:
+            for row in conn.execute(query):
+                reason, n = str(row.reason or "unknown error"), int(row.n)
+                current = best.get(row.run_id)
+                if current is None or (-n, reason) < (-current[1], current[0]):
+                    best[row.run_id] = (reason, n)
+        return best
 
     def attempts(self, run_id: str) -> pd.DataFrame:
         """The run's attempts as a DataFrame with `ATTEMPT_COLUMNS` (NaN score = excluded).

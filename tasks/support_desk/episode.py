@@ -1,7 +1,7 @@
 """Per-episode shop state: built fresh from the item's metadata and hash-checked at every reset.
 
 No `from __future__ import annotations` here: a StoreModel defined under it breaks under the
-inspect CLI (shared/INSPECT_NOTES.md, point 11).
+inspect CLI (docs/inspect.md, point 11).
 """
 
 import copy

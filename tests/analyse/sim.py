@@ -1,7 +1,8 @@
-"""Data-generating processes with known truth for the calibration harness (METHODS §11).
+"""Data-generating processes with known truth for the calibration harness.
 
 Vectorised over replicates: every function returns arrays with a leading replicate axis.
-The skewed difficulty Beta(3, 0.5) (mean 6/7 ≈ 0.857) is the `v12` setting of METHODS §11.
+The skewed difficulty Beta(3, 0.5) (mean 6/7 ≈ 0.857) puts most items near 1, where the t
+interval on item means fails first (docs/design/intervals.md).
 """
 
 from __future__ import annotations

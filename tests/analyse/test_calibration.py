@@ -1,4 +1,4 @@
-"""Calibration harness: does the production code deliver its stated error rates? (METHODS §11)
+"""Calibration harness: does the production code deliver its stated error rates?
 
 Known truth: skewed item difficulty x ~ Beta(3, 0.5) (mean 6/7), K = 3 epochs, with strata
 and clusters in their own scenarios. Each replicate runs the production estimators:
@@ -39,7 +39,7 @@ K = 3
 
 @dataclass(frozen=True)
 class Coverage:
-    """Coverage with its Monte Carlo SE and the two miss rates (METHODS §11 step 3)."""
+    """Coverage with its Monte Carlo SE and the two miss rates (Morris, White & Crowther 2019)."""
 
     hits: int
     below: int  # truth below the interval
@@ -83,6 +83,7 @@ def run_coverage(
                 m,
                 clusters=clusters,
                 interval=interval,  # type: ignore[arg-type]
+                trials=np.full(len(m), K),
                 rng=rng,
             )
             for m in means
@@ -132,7 +133,10 @@ def test_weighted_interval_covers_the_deployment_mean() -> None:
     strata = np.repeat(list(weights), n_h)
     blocks = [sim.epoch_scores(rng, rng.beta(*shapes[h], size=(reps, n_h)), K) / K for h in weights]
     means = np.concatenate(blocks, axis=1)
-    ests = [stratified_mean(m, strata, weights=weights, rng=rng)[0] for m in means]
+    ests = [
+        stratified_mean(m, strata, weights=weights, trials=np.full(len(m), K), rng=rng)[0]
+        for m in means
+    ]
     cov = coverage(ests, truth)
     log.info("post-stratified, 4 strata x 25: %s", cov)
     assert 0.93 <= cov.rate <= 0.97, str(cov)
@@ -195,7 +199,7 @@ def test_harness_runs_the_production_path() -> None:
         b = (rng.random((60, K)) < x).astype(float)
         base, cand = make_attempts(a, run_id="a"), make_attempts(b, run_id=f"b{r}")
         assert score_run(base, rng=np.random.default_rng(r)).overall == estimate_mean(
-            a.mean(axis=1), rng=np.random.default_rng(r)
+            a.mean(axis=1), trials=np.full(60, K), rng=np.random.default_rng(r)
         )
         assert compare_runs(base, cand, rng=np.random.default_rng(r)).test == paired_difference(
             b.mean(axis=1) - a.mean(axis=1)
@@ -294,3 +298,17 @@ def test_clustered_comparison_false_positive_rate() -> None:
     clustered = np.mean([paired_difference(r, clusters=clusters).p_value < 0.05 for r in d])
     log.info("clustered comparison (40 clusters x 5), same model: FPR %.4f", clustered)
     assert 0.035 <= clustered <= 0.065
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_clusters", [10, 20])
+def test_few_clusters_coverage(n_clusters: int) -> None:
+    # the Korn–Graubard factor (t_{N−1}/t_{C−1})² matters most with few clusters
+    rng = np.random.default_rng(600 + n_clusters)
+    size = 4
+    clusters = np.repeat(np.arange(n_clusters), size)
+    x = sim.clustered_probs(rng, 10_000, n_clusters, size)
+    means = sim.epoch_scores(rng, x, K) / K
+    cov = run_coverage(means, rng, clusters=clusters)
+    log.info("%d clusters x %d items: default %s", n_clusters, size, cov)
+    assert cov.rate >= 0.92, str(cov)

@@ -14,7 +14,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower
 
-from evalsuite.analyse import Gate, compare_runs, paired_difference
+from evalsuite.analyse import Gate, compare_runs, paired_difference, score_run
 from evalsuite.analyse._compare import _gate
 from evalsuite.analyse._paired import mcnemar_midp, sign_flip_p
 from evalsuite.errors import IncomparableRunsError, UsageError
@@ -106,7 +106,8 @@ def test_large_permutation_is_seeded(rng: np.random.Generator) -> None:
 
 
 def test_mcnemar_midp_reference() -> None:
-    # METHODS §5a, v06: b = 12, c = 4 gives exact 0.0768 (statsmodels) and mid-p 0.0490
+    # b = 12, c = 4: the exact conditional p is 0.0768 (statsmodels), and the mid-p of
+    # Fagerland et al. (2013) subtracts the point probability of 4 of 16: 0.0490
     exact = mcnemar([[10, 12], [4, 10]], exact=True).pvalue
     assert exact == pytest.approx(0.0768, abs=1e-4)
     assert mcnemar_midp(12, 4) == pytest.approx(exact - stats.binom.pmf(4, 16, 0.5))
@@ -188,9 +189,45 @@ def test_identical_runs_are_no_difference_not_an_error() -> None:
     )
     assert res.verdict == "no_detectable_difference"
     assert res.diff == 0.0
-    assert math.isnan(res.test.p_value)
+    assert res.test.p_value == 1.0  # the exact sign-flip p-value of no difference
+    assert res.test.p_method == "exact_sign_flip"
     assert "no variance" in res.test.note
     assert res.p_value_permutation == 1.0
+
+
+def test_a_stratum_with_constant_differences_keeps_an_exact_p_and_its_holm_place(
+    rng: np.random.Generator,
+) -> None:
+    # issue 10 item 21: stratum "a" improves on all 10 items by exactly one success in two
+    # epochs; the t p-value is undefined there, but the stratum must stay in the Holm family
+    n_a, n_other = 10, 30
+    x = rng.beta(2, 2, size=(2 * n_other, 1))
+    a_other = (rng.random((2 * n_other, 2)) < x).astype(float)
+    b_other = (rng.random((2 * n_other, 2)) < np.clip(x + 0.1, 0, 1)).astype(float)
+    a = np.vstack([np.tile([0.0, 1.0], (n_a, 1)), a_other])
+    b = np.vstack([np.ones((n_a, 2)), b_other])
+    strata = ["a"] * n_a + ["b"] * n_other + ["c"] * n_other
+    res = compare_runs(
+        make_attempts(a, run_id="base", strata=strata),
+        make_attempts(b, run_id="cand", strata=strata),
+        rng=rng,
+    )
+    by = {s.stratum: s for s in res.strata}
+    assert by["a"].test.diff == pytest.approx(0.5)
+    assert by["a"].test.p_value == pytest.approx(2 * 0.5**10)
+    assert by["a"].test.p_method == "exact_sign_flip"
+    # the exact enumeration over all 2^10 sign patterns agrees with the closed form
+    assert by["a"].test.p_value == pytest.approx(
+        sign_flip_p(np.full(n_a, 0.5), None, n_resamples=0, rng=rng)[0]
+    )
+    raw = [by[h].test.p_value for h in ("a", "b", "c")]
+    assert all(math.isfinite(p) for p in raw)
+    assert [by[h].p_holm for h in ("a", "b", "c")] == pytest.approx(
+        list(multipletests(raw, method="holm")[1])
+    )
+    # a stratum with a single item (one unit) also keeps a p-value: 1, never NaN
+    single = paired_difference(np.array([0.5]))
+    assert single.p_value == 1.0 and single.p_method == "exact_sign_flip"
 
 
 def test_noninferiority_gate_three_ways(rng: np.random.Generator) -> None:
@@ -201,7 +238,7 @@ def test_noninferiority_gate_three_ways(rng: np.random.Generator) -> None:
     low = t.diff - stats.t.ppf(0.95, 399) * t.se
     assert res.gate is not None
     assert res.gate.lower_bound == pytest.approx(low)
-    # one-sided 95% bound = lower end of the two-sided 90% interval (METHODS §5d)
+    # one-sided 95% bound = lower end of the two-sided 90% interval (the t is symmetric)
     assert res.gate.lower_bound == pytest.approx(paired_difference(d, level=0.90).ci.low)
     assert res.gate.passed == (low > -0.05)
     assert res.gate.status == "PASS"
@@ -261,3 +298,45 @@ def test_conflicting_clusters_are_refused(rng: np.random.Generator) -> None:
     cand["cluster"] = cand["cluster"].replace({"c0": "c9"})
     with pytest.raises(IncomparableRunsError, match="cluster"):
         compare_runs(base, cand, rng=rng)
+
+
+def test_one_mde_with_its_assumptions_in_score_and_compare() -> None:
+    # issue 10 item 26: the MDE comes from one formula. `compare` uses the observed
+    # correlation of the two runs' item means and names it; `score` names its assumed
+    # correlation. Given the same inputs (a second run with this run's spread, whose item
+    # means correlate r with this run's), the two give the same MDE.
+    rng = np.random.default_rng(26)
+    n, k = 80, 8
+    x = rng.beta(2, 2, size=(n, 1))
+    a = (rng.random((n, k)) < x).astype(float)
+    b = a[rng.permutation(n)]  # the same item means, shuffled over the items
+    base, cand = make_attempts(a, run_id="a"), make_attempts(b, run_id="b")
+    comparison = compare_runs(base, cand, rng=rng)
+    detail = comparison.mde_detail
+    assert detail is not None
+    ma, mb = a.mean(axis=1), b.mean(axis=1)
+    r = float(np.corrcoef(ma, mb)[0, 1])
+    assert detail.correlation_source == "observed"
+    assert detail.correlation == pytest.approx(r)
+    assert (detail.alpha, detail.power, detail.n_items, detail.df) == (0.05, 0.8, n, n - 1)
+    assert detail.value == pytest.approx(comparison.test.mde, rel=1e-9)
+    assert comparison.to_dict()["mde_assumption"]["correlation"] == pytest.approx(r)
+    # the pilot of run a with the true-score correlation that implies item means
+    # correlating r (r = ρ · reliability of the item mean) gives the compare MDE
+    single = score_run(base, rng=rng)
+    reliability_of_mean = single.reliability.var_between / float(np.var(ma, ddof=1))
+    rho = r / reliability_of_mean
+    assert -1 < rho < 1
+    pilot = score_run(base, model_corr=rho, rng=rng).reliability
+    assert pilot.mde_detail is not None
+    assert pilot.mde_detail.correlation_source == "assumed"
+    assert pilot.mde_detail.correlation == pytest.approx(r)
+    assert pilot.mde == pytest.approx(comparison.test.mde, rel=1e-9)
+    # every output names the assumption
+    assert "correlate" in pilot.to_dict()["mde_assumption"]["description"]
+    assert f"{rho:g}" in pilot.mde_detail.describe()
+    assert "observed correlation" in detail.describe()
+    # and α follows the analysis: the pilot at α = 0.1 equals compare at α = 0.1
+    loose = score_run(base, model_corr=rho, alpha=0.1, rng=rng).reliability.mde
+    assert loose == pytest.approx(compare_runs(base, cand, alpha=0.1, rng=rng).test.mde)
+    assert loose < pilot.mde

@@ -12,6 +12,7 @@ import pytest
 import statsmodels.api as sm
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 from evalsuite.analyse import estimate_mean, pass_at_k, pass_hat_k, score_run, stratified_mean
 from evalsuite.errors import InsufficientDataError, UsageError
@@ -119,9 +120,15 @@ def test_score_run_uses_the_array_level_estimators(rng: np.random.Generator) -> 
     res = score_run(att, weights={"a": 0.7, "b": 0.3}, rng=np.random.default_rng(2))
     m = y.mean(axis=1)
     keys = np.array([f"cluster:{c}" for c in clusters], dtype=object)
-    assert res.overall == estimate_mean(m, clusters=keys, rng=np.random.default_rng(2))
+    k3 = np.full(60, 3)
+    assert res.overall == estimate_mean(m, clusters=keys, trials=k3, rng=np.random.default_rng(2))
     weighted, per = stratified_mean(
-        m, strata, weights={"a": 0.7, "b": 0.3}, clusters=keys, rng=np.random.default_rng(2)
+        m,
+        strata,
+        weights={"a": 0.7, "b": 0.3},
+        clusters=keys,
+        trials=k3,
+        rng=np.random.default_rng(2),
     )
     assert res.weighted == weighted
     assert res.strata == per
@@ -159,6 +166,30 @@ def test_weighted_is_undefined_when_a_weighted_stratum_has_no_items(
     assert "['b'] have positive weight but no scored item" in res.weighted.note
     assert res.strata[1].estimate.n_excluded == 5
     assert res.strata[1].estimate.n_items == 0
+
+
+def test_weighted_interval_when_every_stratum_is_constant_inside_itself() -> None:
+    # issue 10 item 22: stratum a always passes, b always fails, c passes one epoch of two.
+    # The stratified variance is 0, yet the strata differ: the weighted interval must not be
+    # NaN ("no variation between items") while the unweighted one is fine.
+    y = np.vstack([np.ones((10, 2)), np.zeros((10, 2)), np.tile([1.0, 0.0], (10, 1))])
+    strata = ["a"] * 10 + ["b"] * 10 + ["c"] * 10
+    weights = {"a": 0.5, "b": 0.3, "c": 0.2}
+    res = score_run(make_attempts(y, strata=strata), weights=weights, rng=np.random.default_rng(0))
+    assert res.overall.method == "wilson_neff"
+    w = res.weighted
+    assert w.mean == pytest.approx(0.6)
+    assert w.method == "clopper_pearson"
+    assert "every stratum constant inside itself" in w.note
+    assert 0.0 < w.ci.low < 0.6 < w.ci.high < 1.0
+    # Clopper–Pearson on the Kish effective n of the item weights W_h/n_h
+    item_w = np.repeat([0.5, 0.3, 0.2], 10) / 10
+    kish = item_w.sum() ** 2 / np.sum(item_w**2)
+    assert w.n_eff == pytest.approx(kish)
+    low = stats.beta.ppf(0.025, 0.6 * kish, kish - 0.6 * kish + 1)
+    high = stats.beta.ppf(0.975, 0.6 * kish + 1, kish - 0.6 * kish)
+    assert (w.ci.low, w.ci.high) == pytest.approx((low, high), abs=1e-12)
+    assert w.conf_int(0.95) == pytest.approx(tuple(w.ci), abs=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -238,7 +269,8 @@ def test_pass_k_product_forms_match_binomial_coefficients(nck: tuple[int, int, i
 
 
 def test_pass_k_is_unbiased() -> None:
-    # E over Bin(n, p) of the estimators equals 1 − (1−p)^k and p^k (METHODS §2, v02)
+    # E over Bin(n, p) of the estimators equals 1 − (1−p)^k and p^k (Chen et al. 2021;
+    # Yao et al. 2024)
     n, p = 5, 0.3
     c = np.arange(n + 1)
     pmf = np.array([comb(n, j) * p**j * (1 - p) ** (n - j) for j in c])
@@ -247,15 +279,27 @@ def test_pass_k_is_unbiased() -> None:
         assert pmf @ pass_hat_k(np.full(n + 1, n), c, k) == pytest.approx(p**k)
 
 
-def test_pass_k_stops_at_the_fewest_usable_epochs(rng: np.random.Generator) -> None:
+def test_pass_k_uses_the_items_with_enough_epochs_for_each_k(rng: np.random.Generator) -> None:
+    # issue 10 item 25: one item with three harness errors in four epochs must not hide
+    # pass^2..4 of the other 29 items; each k says over how many items it was computed
     y = scores(rng, 30, 4)
-    y[3, 2:] = np.nan
+    y[3, 1:] = np.nan
     res = score_run(make_attempts(y), rng=rng)
-    assert [p.k for p in res.pass_k] == [1, 2]
-    n = np.array([2 if i == 3 else 4 for i in range(30)])
+    assert [p.k for p in res.pass_k] == [1, 2, 3, 4]
+    n = np.array([1 if i == 3 else 4 for i in range(30)])
     c = np.nansum(y, axis=1).astype(int)
-    assert res.pass_k[1].pass_hat_k.mean == pytest.approx(pass_hat_k(n, c, 2).mean())
-    assert any("fewest usable epochs" in note for note in res.notes)
+    assert res.pass_k[0].pass_hat_k.n_items == 30
+    assert res.pass_k[0].pass_hat_k.mean == pytest.approx(pass_hat_k(n, c, 1).mean())
+    others = n == 4
+    for p in res.pass_k[1:]:
+        assert p.pass_hat_k.n_items == p.pass_at_k.n_items == 29
+        assert p.n_items_short == 1
+        assert p.pass_hat_k.mean == pytest.approx(pass_hat_k(n[others], c[others], p.k).mean())
+        assert p.pass_at_k.mean == pytest.approx(pass_at_k(n[others], c[others], p.k).mean())
+    payload = res.to_dict()
+    assert payload["pass_k_n_items"] == {"1": 30, "2": 29, "3": 29, "4": 29}
+    assert [e["n_items"] for e in payload["pass_k"]] == [30, 29, 29, 29]
+    assert any("fewer than all 30 items at k = 2 (29 items)" in note for note in res.notes)
 
 
 def test_pass_k_out_of_range_is_refused() -> None:

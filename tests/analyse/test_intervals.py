@@ -19,6 +19,7 @@ from evalsuite.analyse._intervals import (
     clopper_pearson_interval,
     cluster_codes,
     cluster_variance,
+    korn_graubard_trials,
     t_interval,
     wilson_neff_interval,
 )
@@ -73,10 +74,10 @@ def test_t_interval_matches_descrstatsw(rng: np.random.Generator) -> None:
 
 @pytest.mark.parametrize(("x", "n"), [(0, 10), (3, 10), (27, 30), (50, 100), (99, 100)])
 def test_wilson_with_binomial_n_is_wilson(x: int, n: int) -> None:
-    # with n_eff = n (se from p(1−p)/n) and df = inf, the formula is Wilson (1927)
+    # with n_eff = n (se from p(1−p)/n), n trials and df = inf, the formula is Wilson (1927)
     p = x / n
     if 0 < x < n:
-        ci, n_eff = wilson_neff_interval(p, math.sqrt(p * (1 - p) / n), math.inf, 0.95)
+        ci, n_eff = wilson_neff_interval(p, math.sqrt(p * (1 - p) / n), math.inf, 0.95, n)
         assert n_eff == pytest.approx(n)
         assert ci == pytest.approx(proportion_confint(x, n, method="wilson"), abs=1e-12)
     assert clopper_pearson_interval(x, n, 0.95) == pytest.approx(
@@ -84,10 +85,54 @@ def test_wilson_with_binomial_n_is_wilson(x: int, n: int) -> None:
     )
 
 
+def test_korn_graubard_factor_is_t_n_minus_1_over_t_df() -> None:
+    # issue 10 item 27: the published correction (Korn & Graubard 1998, as R's
+    # survey::svyciprop(method = "beta") computes it) is (t_{N−1} / t_df)², not (z / t_df)²:
+    # n.eff * (qt(alpha/2, nrow(design) - 1) / qt(alpha/2, degf(design)))^2
+    for n_eff, n_obs, df, level in [(40.0, 120, 9, 0.95), (12.5, 30, 29, 0.9), (80, 600, 49, 0.99)]:
+        alpha = 1 - level
+        expected = n_eff * (stats.t.ppf(alpha / 2, n_obs - 1) / stats.t.ppf(alpha / 2, df)) ** 2
+        assert korn_graubard_trials(n_eff, n_obs, df, level) == pytest.approx(expected, rel=1e-12)
+    # one observation per unit (df = N − 1): no adjustment at all
+    assert korn_graubard_trials(17.0, 20, 19, 0.95) == pytest.approx(17.0, rel=1e-12)
+
+
+def test_unclustered_binary_items_get_plain_wilson_on_n_eff() -> None:
+    # 20 items, one 0/1 epoch each, 12 successes: df = N − 1 = 19, so Korn–Graubard changes
+    # nothing and the interval is Wilson on n_eff = p(1−p)/(s²/n) = n − 1 = 19 trials. The
+    # old (z / t_19)² factor made it wider than that.
+    values = np.array([1.0] * 12 + [0.0] * 8)
+    est = estimate_mean(values, rng=np.random.default_rng(0))
+    assert est.method == "wilson_neff"
+    assert est.n_trials == 20
+    assert est.n_eff == pytest.approx(19.0)
+    low, high = proportion_confint(0.6 * 19, 19, method="wilson")
+    assert est.ci == pytest.approx((low, high), abs=1e-12)
+
+
+def test_effective_n_is_capped_at_the_attempts_and_counts_attempts() -> None:
+    # ten items, three epochs each: nine items at 2/3 and one at 1/3. The item variance is so
+    # small that p(1−p)/Var ≈ 209 "trials", more than the 30 attempts there are: n_eff is
+    # capped at 30, and the interval is no narrower than Wilson on 30 trials would be.
+    values = np.array([2 / 3] * 9 + [1 / 3])
+    est = estimate_mean(values, trials=np.full(10, 3), rng=np.random.default_rng(0))
+    p = values.mean()
+    assert p * (1 - p) / est.se**2 > 200
+    assert est.n_eff == 30.0 and est.n_trials == 30.0
+    kg = 30 * (stats.t.ppf(0.975, 29) / stats.t.ppf(0.975, 9)) ** 2
+    assert est.ci == pytest.approx(proportion_confint(p * kg, kg, method="wilson"), abs=1e-12)
+    # K epochs per item: n_eff counts attempts and may exceed the number of items
+    rng = np.random.default_rng(3)
+    means = rng.binomial(3, rng.beta(8, 8, 200)) / 3
+    many = estimate_mean(means, trials=np.full(200, 3), rng=rng)
+    assert 200 < many.n_eff <= 600
+    assert many.conf_int(0.95) == many.ci
+
+
 def test_df_adjusted_wilson_is_wider_and_tends_to_plain() -> None:
-    plain, _ = wilson_neff_interval(0.8, 0.05, math.inf, 0.95)
-    small, _ = wilson_neff_interval(0.8, 0.05, 9, 0.95)
-    large, _ = wilson_neff_interval(0.8, 0.05, 10_000, 0.95)
+    plain, _ = wilson_neff_interval(0.8, 0.05, math.inf, 0.95, 10_000)
+    small, _ = wilson_neff_interval(0.8, 0.05, 9, 0.95, 10_000)
+    large, _ = wilson_neff_interval(0.8, 0.05, 9_999, 0.95, 10_000)
     assert small.high - small.low > plain.high - plain.low
     assert large == pytest.approx(plain, abs=1e-4)
 
@@ -103,7 +148,7 @@ def test_rule_of_three_for_all_successes() -> None:
 
 def test_default_is_wilson_with_effective_n(rng: np.random.Generator) -> None:
     values = rng.integers(0, 4, 80) / 3
-    est = estimate_mean(values, rng=rng)
+    est = estimate_mean(values, trials=np.full(80, 3), rng=rng)
     assert est.method == "wilson_neff"
     assert est.variance == "iid"
     assert est.se == pytest.approx(stats.sem(values))
@@ -139,8 +184,6 @@ def test_forced_t_is_the_classic_interval(rng: np.random.Generator) -> None:
     [
         ([], "no scored items"),
         ([0.5], "variance undefined"),
-        ([0.5] * 5, "no variation"),
-        ([0.9] * 7, "no variation"),  # mean 0.9000000000000001: still constant
     ],
 )
 def test_undefined_is_nan_with_a_reason(values: list[float], why: str) -> None:
@@ -149,6 +192,18 @@ def test_undefined_is_nan_with_a_reason(values: list[float], why: str) -> None:
     assert math.isnan(est.ci.low) and math.isnan(est.ci.high)
     assert why in est.note
     assert est.se != 0.0
+
+
+@pytest.mark.parametrize("values", [[0.5] * 5, [0.9] * 7, [1 / 3] * 12])
+def test_constant_values_inside_0_1_get_clopper_pearson(values: list[float]) -> None:
+    # no variation to estimate from: the binomial interval on the units (conservative,
+    # since a value in [0, 1] has at most the Bernoulli variance), never NaN and never 0 wide
+    est = estimate_mean(values, rng=np.random.default_rng(0))
+    n, p = len(values), float(np.mean(values))
+    assert est.method == "clopper_pearson"
+    assert "no variation" in est.note
+    assert est.ci == pytest.approx(clopper_pearson_interval(p * n, n, 0.95), abs=1e-12)
+    assert est.ci.low < p < est.ci.high
 
 
 def test_bootstrap_matches_scipy_on_items(rng: np.random.Generator) -> None:

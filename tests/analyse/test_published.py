@@ -1,7 +1,6 @@
 """Figures computed from public evaluation results match what their owners published.
 
-Data: tests/data (or ../shared/data), copied byte for byte from the repositories named in
-its README.
+Data: tests/data, copied byte for byte from the repositories named in its README.
 """
 
 from __future__ import annotations

@@ -50,9 +50,10 @@ def test_pearson_interval_is_scipys(m: int, level: float, rng: np.random.Generat
     assert v.pearson_p == pytest.approx(ref.pvalue)
 
 
-def test_methods_fisher_z_example() -> None:
-    # METHODS §9: "(0.095, 0.918) for r = 0.683, M = 10"; "r = 0.80: (−0.28, 0.99) at M = 5,
-    # (0.34, 0.95) at M = 10, (0.55, 0.92) at M = 20 and (0.62, 0.90) at M = 30".
+def test_fisher_z_worked_examples() -> None:
+    # tanh(atanh(r) ± 1.96/√(M − 3)) worked by hand: (0.095, 0.918) for r = 0.683 at M = 10;
+    # r = 0.80: (−0.28, 0.99) at M = 5, (0.34, 0.95) at M = 10, (0.55, 0.92) at M = 20 and
+    # (0.62, 0.90) at M = 30 (Fisher 1921, Metron 1:3).
     from evalsuite.analyse._validity_stats import fisher_interval, pearson_se
 
     # r = 0.683 is itself rounded (r = 0.6835 gives 0.0950), hence the tolerance
@@ -62,8 +63,8 @@ def test_methods_fisher_z_example() -> None:
         assert fisher_interval(0.8, pearson_se(m), 0.95) == pytest.approx((lo, hi), abs=0.006)
 
 
-def test_r_needed_for_significance_matches_methods() -> None:
-    # METHODS §9: "r = 0.5 is not significant until M = 16"
+def test_r_needed_for_significance() -> None:
+    # the t-test of r on M − 2 df: r = 0.5 is not significant until M = 16
     assert critical_r(15, 0.95) > 0.5 > critical_r(16, 0.95)
     for m in (5, 10, 30):  # the critical r has p-value exactly 1 - level
         r = critical_r(m, 0.95)
@@ -155,8 +156,9 @@ def test_deming_limits_are_ols_and_reverse_regression(rng: np.random.Generator) 
 
 
 def test_deming_recovers_the_slope_ols_attenuates() -> None:
-    # METHODS §9 (v10): 12 models, x SE 0.05, true slope 2 → OLS median 1.79, Deming 2.00.
-    # Our DGP: x_true ~ U(0.2, 0.7) (reliability ≈ 0.89), y SE 0.05, 2000 replicates.
+    # 12 models, x and y measured with SE 0.05, true slope 2: OLS attenuates the slope by the
+    # reliability of x (median 1.79), Deming recovers it (2.00). x_true ~ U(0.2, 0.7)
+    # (reliability ≈ 0.89), 2000 replicates.
     rng = np.random.default_rng(10)
     xt = rng.uniform(0.2, 0.7, size=(2000, 12))
     x = xt + rng.normal(0, 0.05, xt.shape)

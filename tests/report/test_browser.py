@@ -58,7 +58,8 @@ def _demo_like_report(tmp_path: Path) -> tuple[Project, Path]:
         assert result.exit_code in (0, 5), result.stderr
         runs.append(json_out(result)["run_id"])
     out = tmp_path / "report"
-    result = project.invoke("report", *runs, "--out", str(out))
+    # 36 of the holdout items: partial runs, compared only because we ask for it
+    result = project.invoke("report", *runs, "--allow-partial", "--out", str(out))
     assert result.exit_code == 0, result.stderr
     return project, out
 
@@ -105,6 +106,7 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
             })""",
         )
         banner_visible = page.locator("#invalid-banner").is_visible()
+        partial_visible = page.locator("#partial-banner").is_visible()
         sections = {s: page.locator(f"#{s}").is_visible() for s in ("runs", "comparisons")}
         health_tables = page.locator("table.health").count()
         rendered = page.inner_text("body") + page.content()
@@ -118,6 +120,7 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert {"strata", "pass_k", "reliability", "comparison_0", "comparison_1"} <= names
     assert all(width > 100 and height > 100 for _, width, height in figures), figures
     assert banner_visible
+    assert partial_visible
     assert sections == {"runs": True, "comparisons": True}
     assert health_tables == 3
     assert screenshot.stat().st_size > 20_000

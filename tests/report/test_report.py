@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape
 
 import pytest
 
@@ -136,3 +137,96 @@ def test_report_is_deterministic_for_a_fixed_seed(reported: Reported, fmt: str) 
     name = {"html": "index.html", "md": "report.md", "json": "report.json"}[fmt]
     strip = re.compile(r"20\d\d-\d\d-\d\dT[0-9:.+]+")  # generation time differs
     assert strip.sub("", (a / name).read_text()) == strip.sub("", (b / name).read_text())
+
+
+def test_pass_k_reports_its_items_per_k(reported: Reported) -> None:
+    # issue 10 item 25: each k is computed over the items with at least k usable epochs, and
+    # the report says how many those are (JSON, HTML and Markdown)
+    out = report_dir(reported, "pass-k-items", reported.faulty)
+    store = Store(default_store_url(Layout(reported.project.root).state))
+    frame = store.attempts(reported.faulty)
+    usable = frame[frame["outcome"] != "harness_error"].groupby("item_id")["epoch"].count()
+    expected = {str(k): int((usable >= k).sum()) for k in (1, 2, 3)}
+    assert expected["3"] < expected["1"]  # the injected faults left some items short
+    run = json.loads((out / "report.json").read_text())["runs"][0]
+    assert run["pass_k_n_items"] == expected
+    assert [e["n_items"] for e in run["pass_k"]] == [expected[k] for k in ("1", "2", "3")]
+    html = (out / "index.html").read_text()
+    table = html[html.index('<table class="pass-k">') :]
+    table = table[: table.index("</table>")]
+    assert all(f'<td class="num">{n}</td>' in table for n in expected.values())
+    md = (out / "report.md").read_text()
+    assert "| items | " + " | ".join(str(v) for v in expected.values()) + " |" in md
+
+
+def test_one_mde_named_the_same_way_in_score_compare_and_report(reported: Reported) -> None:
+    # issue 10 item 26: with the same inputs (here α = 0.1 and an assumed true-score
+    # correlation of 0.7) score, compare and the report show the same MDEs, and every output
+    # names what each one assumes
+    project = reported.project
+    out = reported.project.root / "reports" / "mde"
+    result = project.invoke(
+        "report",
+        reported.baseline,
+        reported.candidate,
+        "--alpha",
+        "0.1",
+        "--model-corr",
+        "0.7",
+        "--out",
+        str(out),
+    )
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads((out / "report.json").read_text())
+    score = json_out(
+        project.invoke(
+            "score", reported.candidate, "--alpha", "0.1", "--model-corr", "0.7", "--json"
+        )
+    )
+    compare = json_out(
+        project.invoke("compare", reported.baseline, reported.candidate, "--alpha", "0.1", "--json")
+    )
+    run, comparison = payload["runs"][1], payload["comparisons"][0]
+    pilot = score["reliability"]["mde_assumption"]
+    assert run["reliability"]["mde"] == score["reliability"]["mde"]
+    assert run["reliability"]["mde_assumption"] == pilot
+    assert (pilot["alpha"], pilot["true_score_correlation"]) == (0.1, 0.7)
+    assert pilot["correlation_source"] == "assumed" and pilot["n_items"] == 20
+    assert comparison["mde"] == compare["mde"]
+    assert comparison["mde_assumption"] == compare["mde_assumption"]
+    observed = compare["mde_assumption"]
+    assert observed["correlation_source"] == "observed" and observed["alpha"] == 0.1
+    assert observed["value"] == pytest.approx(compare["mde"], rel=1e-9)
+    # the default α of score and report is the same 0.05 that compare uses
+    default = json_out(project.invoke("score", reported.candidate, "--json"))
+    assert default["reliability"]["mde_assumption"]["alpha"] == 0.05
+    assert default["reliability"]["mde"] > score["reliability"]["mde"]
+    # named in every human-readable output
+    text = project.invoke("score", reported.candidate, "--alpha", "0.1", "--model-corr", "0.7")
+    assert f"pilot MDE {score['reliability']['mde']:.3f}: {pilot['description']}" in " ".join(
+        text.stdout.split()
+    )
+    compared = project.invoke("compare", reported.baseline, reported.candidate, "--alpha", "0.1")
+    assert observed["description"] in " ".join(compared.stdout.split())
+    page = " ".join(unescape((out / "index.html").read_text()).split())
+    assert pilot["description"] in page and observed["description"] in page
+    md = (out / "report.md").read_text()
+    assert f"Pilot MDE: {pilot['description']}." in md
+    assert f"MDE: {observed['description']}." in md
+
+
+def test_pass_k_figure_without_repeated_epochs_says_so_and_logs_no_legend_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import logging
+
+    import matplotlib.pyplot as plt
+
+    from evalsuite.report._figures import pass_k_curves
+
+    caplog.set_level(logging.WARNING)
+    fig = pass_k_curves([{"run_id": "r1", "model": "m", "pass_k": []}])
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    plt.close(fig)
+    assert "no pass@k estimate: needs repeated epochs" in texts
+    assert not [r for r in caplog.records if "legend" in r.getMessage()]

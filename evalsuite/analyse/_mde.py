@@ -1,0 +1,230 @@
+"""The one minimum detectable effect `score`, `compare` and the report show (docs/design/mde.md).
+
+`paired_mde` is the formula; `observed_mde` feeds it two runs' item means, `pilot_mde` one
+run and an assumed correlation of true item scores. Every result carries its assumptions.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from evalsuite.analyse._intervals import cluster_codes, cluster_variance
+from evalsuite.analyse._power import MDE_POWER, check_alpha_power, mde_from_se
+
+__all__ = ["CorrelationSource", "PairedMde", "observed_mde", "paired_mde", "pilot_mde"]
+
+CorrelationSource = Literal["observed", "assumed"]
+
+
+@dataclass(frozen=True, slots=True)
+class PairedMde:
+    """A minimum detectable paired difference, with every assumption it rests on.
+
+    The MDE is the true difference (candidate − baseline) that a two-sided paired t-test at
+    `alpha` detects with probability `power`, given the spread of the item differences:
+    ``Var(d_i) = sd_b² + sd_c² − 2·r·sd_b·sd_c`` with r the correlation of the two models'
+    item means, ``SE = √(deff · Var(d_i)/n)`` on `df` degrees of freedom, solved with the
+    noncentral t (`mde_from_se`).
+
+    Attributes:
+        value: the MDE; NaN when undefined (`reason` says why).
+        alpha: two-sided significance level.
+        power: probability of detecting a true difference of `value`.
+        n_items: paired items.
+        df: degrees of freedom of the paired t (items − 1, or clusters − 1).
+        correlation: correlation of the two models' item means used for ``Var(d_i)``.
+        correlation_source: ``observed`` (two runs at hand) or ``assumed`` (one run).
+        true_score_correlation: the assumed correlation of the models' true item scores
+            (``assumed`` only; the item-mean correlation is it times the run's reliability).
+        sd_baseline: SD of the baseline's item means.
+        sd_candidate: SD of the candidate's item means (``assumed``: the baseline's).
+        design_effect: clustered over unclustered variance of the mean difference (1: none).
+        reason: why the value is undefined, when it is.
+    """
+
+    value: float
+    alpha: float
+    power: float
+    n_items: int
+    df: float
+    correlation: float
+    correlation_source: CorrelationSource
+    true_score_correlation: float
+    sd_baseline: float
+    sd_candidate: float
+    design_effect: float
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, plus ``description`` (the sentence every output prints)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)} | {
+            "description": self.describe()
+        }
+
+    def describe(self) -> str:
+        """The assumption in words, e.g. for a table note or a CLI line."""
+        if self.correlation_source == "observed":
+            corr = f"observed correlation of the two runs' item means {self.correlation:.2f}"
+        else:
+            corr = (
+                f"assumed: a second model with this run's item variance whose true item scores "
+                f"correlate {self.true_score_correlation:g} with this run's (item means "
+                f"{self.correlation:.2f})"
+            )
+        text = (
+            f"paired t, two-sided α = {self.alpha:g}, power {self.power:.0%}, "
+            f"{self.n_items} items ({self.df:g} df), {corr}"
+        )
+        if self.design_effect != 1.0 and math.isfinite(self.design_effect):
+            text += f", design effect {self.design_effect:.2f}"
+        return text + (f"; undefined: {self.reason}" if self.reason else "")
+
+
+def paired_mde(  # noqa: PLR0913 - every assumption of an MDE is an argument
+    *,
+    sd_baseline: float,
+    sd_candidate: float,
+    correlation: float,
+    n_items: int,
+    df: float,
+    correlation_source: CorrelationSource,
+    true_score_correlation: float = math.nan,
+    design_effect: float = 1.0,
+    alpha: float = 0.05,
+    power: float = MDE_POWER,
+) -> PairedMde:
+    """The MDE of a paired comparison from the two runs' item-mean SDs and their correlation.
+
+    One formula for every output: `compare` passes the observed SDs and correlation (then the
+    value equals `mde_from_se` at the comparison's own SE); `score` and the report's run
+    section pass one run's SD twice and an assumed correlation. The same inputs therefore
+    give the same MDE wherever it is shown.
+
+    Args:
+        sd_baseline: SD (ddof 1) of the baseline's item means.
+        sd_candidate: SD of the candidate's item means.
+        correlation: correlation of the two models' item means; may be NaN when one SD is 0
+            (the term vanishes then).
+        n_items: paired items.
+        df: degrees of freedom of the paired t.
+        correlation_source: ``observed`` or ``assumed``.
+        true_score_correlation: the assumed true-score correlation behind `correlation`.
+        design_effect: clustered over unclustered variance of the mean difference.
+        alpha: two-sided significance level.
+        power: target power.
+
+    Returns:
+        The `PairedMde`; its value is NaN (reason given) with fewer than two items, an
+        undefined SD or correlation, or fewer than one degree of freedom.
+
+    References:
+        Miller (2024), arXiv:2411.00640, power analysis. Cohen (1988), Statistical Power
+        Analysis for the Behavioral Sciences, ch. 2 (paired t).
+    """
+    check_alpha_power(alpha, power)
+    record = functools.partial(
+        PairedMde,
+        alpha=alpha,
+        power=power,
+        n_items=n_items,
+        df=df,
+        correlation=correlation,
+        correlation_source=correlation_source,
+        true_score_correlation=true_score_correlation,
+        sd_baseline=sd_baseline,
+        sd_candidate=sd_candidate,
+        design_effect=design_effect,
+    )
+    cross = 0.0 if sd_baseline == 0.0 or sd_candidate == 0.0 else correlation
+    var_d = sd_baseline**2 + sd_candidate**2 - 2.0 * cross * sd_baseline * sd_candidate
+    if n_items < 2 or not (math.isfinite(var_d) and math.isfinite(design_effect)):
+        why = (
+            f"{n_items} item(s)"
+            if n_items < 2
+            else "the item-mean spread or the correlation is undefined"
+        )
+        return record(value=math.nan, reason=why)
+    se = math.sqrt(max(var_d, 0.0) * design_effect / n_items)
+    value = mde_from_se(se, df, alpha=alpha, power=power)
+    return record(value=value, reason="" if math.isfinite(value) else f"{df:g} df: too few units")
+
+
+def observed_mde(
+    a: npt.NDArray[np.float64],
+    b: npt.NDArray[np.float64],
+    clusters: npt.ArrayLike | None,
+    df: float,
+    alpha: float,
+) -> PairedMde:
+    """`paired_mde` from the two runs' observed item means (the comparison's own MDE).
+
+    ``sd_a² + sd_b² − 2·r·sd_a·sd_b`` is the sample variance of the differences, and the
+    design effect is the clustered over the unclustered variance of their mean, so the value
+    equals the MDE at the comparison's own SE (`PairedDiff.mde`) up to rounding.
+    """
+    n = len(a)
+    sd_a = float(np.std(a, ddof=1)) if n >= 2 else math.nan
+    sd_b = float(np.std(b, ddof=1)) if n >= 2 else math.nan
+    r = float(np.corrcoef(a, b)[0, 1]) if n >= 2 and sd_a > 0 and sd_b > 0 else math.nan
+    d = b - a
+    deff = 1.0
+    if clusters is not None and n >= 2:
+        v_cl, _ = cluster_variance(d, cluster_codes(clusters, n))
+        v_iid = float(np.var(d, ddof=1)) / n
+        deff = v_cl / v_iid if v_iid > 0 and math.isfinite(v_cl) else 1.0
+    return paired_mde(
+        sd_baseline=sd_a,
+        sd_candidate=sd_b,
+        correlation=r,
+        n_items=n,
+        df=df,
+        correlation_source="observed",
+        design_effect=deff,
+        alpha=alpha,
+        power=MDE_POWER,
+    )
+
+
+def pilot_mde(
+    item_means: npt.NDArray[np.float64],
+    var_between: float,
+    *,
+    n_units: int,
+    design_effect: float,
+    model_corr: float,
+    alpha: float,
+) -> PairedMde:
+    """The MDE of comparing this run with a second model, from one run (`paired_mde`).
+
+    The second model is assumed to have this run's item-mean spread ``s`` and true item
+    scores correlating `model_corr` with this run's. Attempt noise is independent between
+    models, so their item means correlate ``r = model_corr · rel`` with
+    ``rel = Var(x)/s²`` the share of the item-mean variance that is true-score variance (the
+    reliability of the K-epoch item mean, ICC(1,K)). Then ``Var(d_i) = 2s²(1 − r)``, which is
+    Miller's ``ω² + (σ_A² + σ_B²)/K`` with ``ω² = 2·Var(x)(1 − model_corr)`` and
+    ``σ_A² = σ_B² = E[σ²]`` whenever epochs are balanced. `compare` uses the same formula with
+    the observed SDs and correlation, so ``score --model-corr ρ`` and `compare` agree when
+    the second run has this run's spread and their observed item-mean correlation is
+    ``ρ · rel``.
+    """
+    n = len(item_means)
+    sd = float(np.std(item_means, ddof=1)) if n >= 2 else math.nan
+    rel = min(1.0, var_between / sd**2) if sd > 0 and math.isfinite(var_between) else math.nan
+    r = model_corr * rel if math.isfinite(rel) else (0.0 if sd == 0 else math.nan)
+    return paired_mde(
+        sd_baseline=sd,
+        sd_candidate=sd,
+        correlation=r,
+        n_items=n,
+        df=float(n_units - 1),
+        correlation_source="assumed",
+        true_score_correlation=model_corr,
+        design_effect=design_effect,
+        alpha=alpha,
+    )

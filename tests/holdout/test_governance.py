@@ -1,0 +1,356 @@
+"""Holdout governance under attack: races, tampered manifests, damaged ledgers, deleted runs,
+family renames. Each refusal must leave nothing behind (no run row, no ledger line)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from evalsuite.cli import cli
+from evalsuite.holdout import read_ledger, verify_ledger
+from evalsuite.manifest._schema import compute_manifest_hash
+from evalsuite.store import Store
+from evalsuite.store._schema import attempts
+from tests.helpers import Project, json_out, make_project
+from tests.run.conftest import make_probe_project
+from tests.run.processes import spawn, store_of
+
+HOLDOUT = (
+    "run",
+    "probe@1.0.0",
+    "--split",
+    "holdout",
+    "--model",
+    "fakeagent/x",
+    "--limit",
+    "1",
+    "--no-progress",
+    "--json",
+)
+
+
+def _project(tmp_path: Path) -> Project:
+    return make_probe_project(tmp_path, n_per_stratum=4)
+
+
+def _ledger(project: Project) -> Path:
+    return project.root / "holdout" / "probe" / "ACCESS.jsonl"
+
+
+def _holdout(project: Project, *extra: str) -> Result:
+    return project.invoke(*HOLDOUT, *extra)
+
+
+def _run_ids(project: Project) -> list[str]:
+    return [r.run_id for r in store_of(project).list_runs()]
+
+
+# item 1 -------------------------------------------------------------------------------------
+
+
+def test_racing_holdout_runs_at_two_of_three_looks_let_exactly_one_through(
+    tmp_path: Path,
+) -> None:
+    project = _project(tmp_path)
+    for _ in range(2):
+        assert _holdout(project).exit_code == 0
+    go = tmp_path / "go"
+    ready = [tmp_path / f"ready-{i}" for i in range(4)]
+    racers = [spawn(project, *HOLDOUT, go=go, ready=r) for r in ready]
+    deadline = time.time() + 180
+    while not all(r.exists() for r in ready):
+        assert time.time() < deadline, "the racing processes never got ready"
+        time.sleep(0.05)
+    go.touch()  # all four ask for the last look within milliseconds
+    outputs = [p.communicate(timeout=300) for p in racers]
+    codes = sorted(p.returncode for p in racers)
+    assert codes == [0, 7, 7, 7], [err[-400:] for _, err in outputs]
+    for process, (_out, err) in zip(racers, outputs, strict=True):
+        if process.returncode == 7:
+            assert "budget is 3" in err
+    entries = read_ledger(_ledger(project))
+    assert len(entries) == 3  # the losers wrote no line
+    assert verify_ledger(_ledger(project)).ok
+    stored = store_of(project).list_runs()
+    assert sorted(r.run_id for r in stored) == sorted(e.run_id for e in entries)  # no row
+    status = json_out(project.invoke("holdout", "status", "probe@1.0.0", "--json"))
+    assert status["families"][0]["runs"] == 3
+    assert status["families"][0]["remaining"] == 0
+    assert status["overrides"] == []
+
+
+# item 3 -------------------------------------------------------------------------------------
+
+
+def _tamper(project: Project, **changes: object) -> str:
+    """Edit the manifest and recompute its own hash, as an attacker would."""
+    path = project.root / "manifests" / "probe" / "1.0.0.json"
+    data = json.loads(path.read_text())
+    data.update(changes)
+    data["manifest_hash"] = compute_manifest_hash(data)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    return str(data["manifest_hash"])
+
+
+def test_a_manifest_edited_with_its_hash_recomputed_fails_verify_and_refuses_runs(
+    tmp_path: Path,
+) -> None:
+    project = _project(tmp_path)
+    assert _holdout(project).exit_code == 0
+    dev = project.invoke("run", "probe@1.0.0", "--model", "fakeagent/x", "--limit", "1")
+    assert dev.exit_code == 0
+    before_runs, before_ledger = _run_ids(project), _ledger(project).read_text()
+    tampered = _tamper(project, holdout_budget=99)
+
+    result = project.invoke("verify", "probe", "--json")
+    assert result.exit_code == 3
+    report = json_out(result)["suites"][0]
+    assert report["manifest_hash"] == tampered
+    assert report["hash_sources"]["changelog"] == "DISAGREES"
+    assert report["hash_sources"]["ledger"] == "DISAGREES"
+    assert report["hash_sources"]["store"] == "DISAGREES"
+    assert report["hash_sources"]["git"] == "skipped: the project is not in a git repository"
+    problems = " ".join(report["problems"])
+    assert "CHANGELOG.md records probe@1.0.0" in problems
+    assert "holdout ledger records probe@1.0.0" in problems
+    assert "results store" in problems
+
+    for args in (HOLDOUT, ("run", "probe@1.0.0", "--model", "fakeagent/x", "--limit", "1")):
+        refused = project.invoke(*args)
+        assert refused.exit_code == 3, refused.stderr
+        assert "nothing was stored" in refused.stderr
+    assert project.invoke("holdout", "status", "probe@1.0.0").exit_code == 3
+    assert _run_ids(project) == before_runs
+    assert _ledger(project).read_text() == before_ledger
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_git_history_catches_an_edit_that_also_rewrote_the_changelog(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    _git(project.root, "init", "-q")
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "freeze probe 1.0.0")
+    clean = json_out(project.invoke("verify", "probe", "--json"))["suites"][0]
+    assert clean["hash_sources"]["git"] == "agrees (1 commit(s))"
+    changelog = project.root / "manifests" / "probe" / "CHANGELOG.md"
+    original = changelog.read_text()
+    old_hash = clean["manifest_hash"]
+    new_hash = _tamper(project, holdout_budget=99)
+    changelog.write_text(original.replace(old_hash, new_hash))  # no source left but git
+
+    result = project.invoke("verify", "probe", "--json")
+    assert result.exit_code == 3
+    report = json_out(result)["suites"][0]
+    assert report["hash_sources"]["changelog"] == "agrees"
+    assert report["hash_sources"]["git"] == "DISAGREES"
+    assert any("its last commit" in p and old_hash in p for p in report["problems"])
+
+    changelog.write_text(original)  # the edited manifest committed on its own
+    _git(project.root, "commit", "-qam", "raise the budget")
+    report = json_out(project.invoke("verify", "probe", "--json"))["suites"][0]
+    assert report["hash_sources"] == report["hash_sources"] | {
+        "changelog": "DISAGREES",
+        "git": "DISAGREES",
+    }
+    assert any("the changelog of that commit does not record" in p for p in report["problems"])
+
+
+# item 4 -------------------------------------------------------------------------------------
+
+
+def test_a_holdout_run_refused_for_a_damaged_ledger_stores_nothing(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    assert _holdout(project).exit_code == 0
+    ledger = _ledger(project)
+    damaged = ledger.read_text().replace('"purpose": null', '"purpose": "edited"')
+    ledger.write_text(damaged)
+    runs = _run_ids(project)
+    result = _holdout(project)
+    assert result.exit_code == 3
+    assert _run_ids(project) == runs  # no orphan `running` row
+    assert ledger.read_text() == damaged
+    assert "damaged" in result.stderr and "Nothing was run or recorded" in result.stderr
+
+
+def _make_resumable(store: Store, run_id: str) -> int:
+    """Turn a finished run into an interrupted one that lost its last attempts."""
+    with store.engine.begin() as conn:
+        conn.execute(attempts.delete().where(attempts.c.run_id == run_id, attempts.c.epoch > 1))
+    store.update_run(run_id, status="interrupted", valid=None, finished_at=None)
+    return len(store.attempt_keys(run_id))
+
+
+def test_resume_rechecks_the_ledger_and_spends_no_second_look(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    store = store_of(project)
+    first = json_out(_holdout(project, "--epochs", "2"))["run_id"]
+    kept = _make_resumable(store, first)
+    ledger = _ledger(project)
+    original = ledger.read_text()
+
+    ledger.write_text("")  # the run's access deleted: a valid, empty chain
+    refused = project.invoke("run", "--resume", first, "--no-progress")
+    assert refused.exit_code == 3
+    assert "no access in the ledger" in refused.stderr
+    assert len(store.attempt_keys(first)) == kept  # nothing ran
+    assert ledger.read_text() == ""
+
+    ledger.write_text(original.replace('"user"', '"usr"', 1))  # a damaged ledger
+    assert project.invoke("run", "--resume", first, "--no-progress").exit_code == 3
+    assert len(store.attempt_keys(first)) == kept
+
+    ledger.write_text(original)
+    resumed = project.invoke("run", "--resume", first, "--json", "--no-progress")
+    assert resumed.exit_code == 0, resumed.stderr
+    assert len(store.attempt_keys(first)) == 2
+    entries = read_ledger(ledger)
+    assert [(e.run_id, e.resumed) for e in entries] == [(first, False), (first, True)]
+    status = json_out(project.invoke("holdout", "status", "probe@1.0.0", "--json"))
+    assert status["families"][0]["runs"] == 1
+
+
+# item 5 -------------------------------------------------------------------------------------
+
+
+def test_a_holdout_run_deleted_from_the_store_fails_verify_and_status(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    first = json_out(_holdout(project))["run_id"]
+    assert _holdout(project).exit_code == 0
+    assert project.invoke("verify", "probe").exit_code == 0
+    store_of(project).delete_run(first)
+    store_path = str(project.root / ".evalsuite" / "results.sqlite")
+    for args in (("verify", "probe"), ("holdout", "status", "probe@1.0.0")):
+        result = project.invoke(*args)
+        assert result.exit_code == 3, args
+        text = result.stdout + result.stderr
+        assert f"{first} are in the ledger" in text
+        assert "not in the results store" in text and store_path in text
+
+
+def test_holdout_status_verifies_the_chain(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    for _ in range(3):
+        assert _holdout(project).exit_code == 0
+    ledger = _ledger(project)
+    original = ledger.read_text()
+    lines = original.splitlines()
+    damaged = {
+        "edited": [lines[0].replace('"purpose": null', '"purpose": "x"'), *lines[1:]],
+        "reordered": [lines[1], lines[0], lines[2]],
+        "truncated": lines[:2],
+        "middle deleted": [lines[0], lines[2]],
+    }
+    for kind, text in damaged.items():
+        ledger.write_text("\n".join(text) + "\n")
+        result = project.invoke("holdout", "status", "probe@1.0.0", "--json")
+        assert result.exit_code == 3, kind
+        message = json_out(result)["message"]
+        assert "cannot be trusted" in message, kind
+        assert "ACCESS.jsonl" in message, kind
+    ledger.write_text(original)
+    status = json_out(project.invoke("holdout", "status", "probe@1.0.0", "--json"))
+    assert status["families"][0]["runs"] == 3
+
+
+def test_the_store_that_was_checked_is_named(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    assert _holdout(project).exit_code == 0
+    other = tmp_path / "elsewhere.sqlite"
+    result = CliRunner().invoke(
+        cli,
+        ["--root", str(project.root), "verify", "probe"],
+        env={"EVALSUITE_KEY_DIR": str(project.key_dir), "EVALSUITE_STORE": f"sqlite:///{other}"},
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 3
+    assert f"not in the results store sqlite:///{other}" in result.stdout
+    assert "EVALSUITE_STORE" in result.stdout
+
+
+# item 6 -------------------------------------------------------------------------------------
+
+
+def test_a_model_keeps_its_family_unless_remapped_on_the_record(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    for _ in range(3):
+        assert _holdout(project).exit_code == 0
+    ledger = _ledger(project)
+    runs, lines = _run_ids(project), ledger.read_text()
+    escaped = _holdout(project, "--model-family", "fresh-name")
+    assert escaped.exit_code == 7
+    assert "belongs to holdout family 'fakeagent/x'" in escaped.stderr
+    assert "evalsuite holdout family probe fakeagent/x fresh-name" in escaped.stderr
+    assert (_run_ids(project), ledger.read_text()) == (runs, lines)
+
+    no_reason = project.invoke("holdout", "family", "probe", "fakeagent/x", "fresh-name")
+    assert no_reason.exit_code == 2
+    moved = project.invoke(
+        "holdout",
+        "family",
+        "probe",
+        "fakeagent/x",
+        "fresh-name",
+        "--reason",
+        "retrained from scratch on a new base model",
+        "--json",
+    )
+    assert moved.exit_code == 0, moved.stderr
+    assert json_out(moved)["previous_family"] == "fakeagent/x"
+    entry = read_ledger(ledger)[-1]
+    assert (entry.kind, entry.model, entry.model_family) == ("family", "fakeagent/x", "fresh-name")
+    assert verify_ledger(ledger).ok
+
+    assert _holdout(project).exit_code == 0  # no flag: its recorded family now
+    back = _holdout(project, "--model-family", "fakeagent/x")
+    assert back.exit_code == 7
+    status = json_out(project.invoke("holdout", "status", "probe@1.0.0", "--json"))
+    assert {f["model_family"]: f["runs"] for f in status["families"]} == {
+        "fakeagent/x": 3,
+        "fresh-name": 1,
+    }
+    assert status["family_changes"][0]["reason"] == "retrained from scratch on a new base model"
+    assert status["model_families"] == {"fakeagent/x": "fresh-name"}
+    shown = project.invoke("holdout", "status", "probe@1.0.0")
+    assert "family change: fakeagent/x -> fresh-name" in shown.stdout
+    assert project.invoke("verify", "probe").exit_code == 0
+
+
+def test_a_declared_family_is_recorded_and_kept(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    assert _holdout(project, "--model-family", "acme-sft").exit_code == 0
+    assert _holdout(project).exit_code == 0
+    assert [e.model_family for e in read_ledger(_ledger(project))] == ["acme-sft", "acme-sft"]
+
+
+def test_a_freeze_interrupted_before_its_changelog_line_is_completed_by_freezing_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_project(tmp_path)
+
+    def crash(*_args: object) -> None:
+        raise OSError("the machine went down here")
+
+    monkeypatch.setattr("evalsuite.manifest._freeze._append_changelog", crash)
+    assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 1
+    monkeypatch.undo()
+    result = project.invoke("verify", "demo")
+    assert result.exit_code == 3
+    assert "CHANGELOG.md is missing" in result.stdout
+    assert "freeze demo --version 1.0.0` was interrupted, run it again" in result.stdout
+    again = project.invoke("freeze", "demo", "--version", "1.0.0", "--json")
+    assert again.exit_code == 0, again.stderr
+    assert json_out(again)["status"] == "completed"
+    assert project.invoke("verify", "demo").exit_code == 0

@@ -1,0 +1,94 @@
+"""A family's score declaration is frozen into its manifest record and hash (a change is a new
+major version); suites that declare none keep the hash they had (docs/design/scorers.md)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evalsuite.manifest._freeze as freeze_module
+from evalsuite._core.layout import Layout
+from evalsuite.errors import FrozenVersionError
+from evalsuite.manifest import KeySpec, freeze, read_manifest
+from tests.e2e.conftest import copy_project
+from tests.helpers import REPO, json_out, make_project, suite_toml
+
+
+@pytest.mark.parametrize("suite", ["arith", "support"])
+def test_shipped_manifests_keep_their_hash(
+    suite: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorded = json.loads((REPO / "manifests" / suite / "1.0.0.json").read_text())
+    assert all("score" not in f and "score_bounds" not in f for f in recorded["families"])
+    manifest = read_manifest(REPO / "manifests" / suite / "1.0.0.json")  # checks the hash
+    assert manifest.manifest_hash == recorded["manifest_hash"]
+    assert manifest.model_dump(mode="json")["families"] == recorded["families"]
+    # freezing the shipped suite file again hashes the very same family records
+    hashed: list[dict[str, Any]] = []
+    real = freeze_module.compute_manifest_hash
+
+    def spy(content: dict[str, Any]) -> str:
+        hashed.append(content)
+        return real(content)
+
+    monkeypatch.setattr(freeze_module, "compute_manifest_hash", spy)
+    project = copy_project(tmp_path / "project")
+    with contextlib.suppress(FrozenVersionError):  # other settings are not this test's concern
+        freeze(
+            Layout(project.root),
+            suite,
+            "1.0.0",
+            keys=KeySpec(key_dir=project.key_dir),
+            now=datetime.now(UTC),
+        )
+    assert hashed and hashed[0]["families"] == recorded["families"]
+
+
+def test_declaration_is_recorded_hashed_and_needs_a_major_bump(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    first = project.invoke("freeze", "demo", "--version", "1.0.0", "--json")
+    assert first.exit_code == 0, first.stderr
+    path = project.root / "tasks" / "demo.toml"
+    path.write_text(
+        path.read_text() + 'score = "utility"\nscore_bounds = [0, 10]\n', encoding="utf-8"
+    )
+    patch = project.invoke("freeze", "demo", "--version", "1.0.1")
+    assert patch.exit_code == 2
+    assert "needs a major bump (at least 2.0.0)" in patch.stderr
+    major = project.invoke("freeze", "demo", "--version", "2.0.0", "--json")
+    assert major.exit_code == 0, major.stderr
+    assert json_out(major)["manifest_hash"] != json_out(first)["manifest_hash"]
+    manifest = read_manifest(project.root / "manifests" / "demo" / "2.0.0.json")
+    (family,) = manifest.families
+    assert (family.score, family.score_bounds) == ("utility", (0.0, 10.0))
+    raw = json.loads((project.root / "manifests" / "demo" / "2.0.0.json").read_text())
+    assert raw["families"][0]["score"] == "utility"
+    assert raw["families"][0]["score_bounds"] == [0.0, 10.0]
+    # another choice of score is another major version again
+    path.write_text(path.read_text().replace('"utility"', '"security"'), encoding="utf-8")
+    again = project.invoke("freeze", "demo", "--version", "2.1.0")
+    assert again.exit_code == 2
+    assert "needs a major bump (at least 3.0.0)" in again.stderr
+
+
+@pytest.mark.parametrize(
+    ("declaration", "words"),
+    [
+        ("score_bounds = [10, 0]\n", "finite low < high"),
+        ("score_bounds = [0]\n", "score_bounds"),
+        ('score = "two words"\n', "without spaces"),
+        ('score = "/utility"\n', "score must name a scorer"),
+        ('scores = "utility"\n', "families.score"),
+    ],
+)
+def test_bad_declarations_are_refused(tmp_path: Path, declaration: str, words: str) -> None:
+    project = make_project(tmp_path, toml=suite_toml() + declaration)
+    result = project.invoke("freeze", "demo", "--version", "1.0.0")
+    assert result.exit_code == 2
+    assert words in result.stderr
+    assert not (project.root / "manifests" / "demo" / "1.0.0.json").exists()

@@ -1,0 +1,61 @@
+"""Run the CLI in real subprocesses (signals, races), with the fake model providers loaded."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from evalsuite._core.layout import Layout
+from evalsuite.store import Store, default_store_url
+from tests.helpers import REPO, Project
+
+_LAUNCH = (
+    "import os, sys, time; sys.path.insert(0, {repo!r}); import tests.run.fake_models; "
+    "from evalsuite.cli import main; import evalsuite.run; "
+    "go = {go!r}; ready = {ready!r}\n"
+    "if ready: open(ready, 'w').close()\n"
+    "while go and not os.path.exists(go): time.sleep(0.005)\n"
+    "sys.argv = ['evalsuite'] + sys.argv[1:]; main()"
+)
+
+
+def spawn(
+    project: Project,
+    *args: str,
+    env: dict[str, str] | None = None,
+    go: Path | None = None,
+    ready: Path | None = None,
+) -> subprocess.Popen[str]:
+    """Start `evalsuite --root <project> ARGS...` in a new process.
+
+    With `go`, the process imports everything, touches `ready`, and waits for `go` to exist
+    before it runs the command: several processes then start the command within
+    milliseconds of each other.
+    """
+    code = _LAUNCH.format(repo=str(REPO), go=str(go or ""), ready=str(ready or ""))
+    return subprocess.Popen(
+        [sys.executable, "-c", code, "--root", str(project.root), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, EVALSUITE_KEY_DIR=str(project.key_dir), **(env or {})),
+    )
+
+
+def store_of(project: Project) -> Store:
+    """The project's default results store."""
+    return Store(default_store_url(Layout(project.root).state))
+
+
+def wait_for_attempts(store: Store, at_least: int, timeout_s: float = 120.0) -> str:
+    """Poll the store until its first run has `at_least` attempts; return the run id."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        runs = store.list_runs()
+        if runs and len(store.attempt_keys(runs[0].run_id)) >= at_least:
+            return runs[0].run_id
+        time.sleep(0.05)
+    raise AssertionError(f"no run reached {at_least} attempts in {timeout_s:.0f} s")

@@ -1,0 +1,118 @@
+"""SIGINT and SIGTERM part-way through a run: stored as interrupted, exit 130, resumable.
+
+Real processes receive real signals; the resumed run must hold exactly the attempts of an
+uninterrupted run with the same seed, and a resumed holdout run spends no second look.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalsuite.errors import EvalsuiteError
+from evalsuite.holdout import read_ledger
+from tests.helpers import Project, json_out
+from tests.run.conftest import STABLE, make_probe_project
+from tests.run.processes import spawn, store_of, wait_for_attempts
+
+RUN = (
+    "run",
+    "probe@1.0.0",
+    "--model",
+    "fakeagent/x",
+    "-M",
+    "accuracy=0.6",
+    "-M",
+    "delay=0.2",
+    "--epochs",
+    "3",
+    "--seed",
+    "11",
+    "--max-samples",
+    "1",
+    "--no-progress",
+    "--json",
+)
+PLANNED = 12  # 4 dev items x 3 epochs
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+    """The attempts of the same run, never interrupted."""
+    project = make_probe_project(tmp_path_factory.mktemp("reference"), n_per_stratum=4)
+    result = project.invoke(*RUN)
+    assert result.exit_code == 0, result.stderr
+    frame = store_of(project).attempts(json_out(result)["run_id"])[STABLE]
+    assert len(frame) == PLANNED
+    return frame
+
+
+def _interrupt(project: Project, sig: signal.Signals, *args: str) -> tuple[str, str]:
+    victim = spawn(project, *args)
+    run_id = wait_for_attempts(store_of(project), at_least=3)
+    victim.send_signal(sig)
+    out, err = victim.communicate(timeout=120)
+    assert victim.returncode == 130, err
+    assert f"interrupted ({sig.name})" in err
+    assert f"evalsuite run --resume {run_id}" in err
+    assert json.loads(out)["exit_code"] == 130
+    return run_id, err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signalled_run_is_interrupted_and_resumes_to_the_uninterrupted_attempts(
+    tmp_path: Path, sig: signal.Signals, reference: pd.DataFrame
+) -> None:
+    project = make_probe_project(tmp_path, n_per_stratum=4)
+    store = store_of(project)
+    run_id, _ = _interrupt(project, sig, *RUN)
+    run = store.get_run(run_id)
+    assert run.status == "interrupted"
+    assert run.valid is None  # not judged: it is not finished
+    kept = store.attempts(run_id)
+    assert 3 <= len(kept) < PLANNED
+    # every kept attempt finished; cancellations are not harness errors
+    assert set(kept["outcome"]) <= {"scored", "limit"}
+    assert not kept["reason"].fillna("").str.contains("Cancelled|not run").any()
+    listed = json_out(project.invoke("runs", "--json"))
+    assert [(r["run_id"], r["status"]) for r in listed] == [(run_id, "interrupted")]
+
+    resumed = project.invoke("run", "--resume", run_id, "--json", "--no-progress")
+    assert resumed.exit_code == 0, resumed.stderr
+    assert json_out(resumed)["resumed"] is True
+    assert store.get_run(run_id).status == "complete"
+    pd.testing.assert_frame_equal(store.attempts(run_id)[STABLE], reference)
+
+
+def test_an_interrupted_holdout_run_resumes_without_a_second_look(tmp_path: Path) -> None:
+    project = make_probe_project(tmp_path, n_per_stratum=4)
+    store = store_of(project)
+    holdout = [*RUN, "--split", "holdout"]
+    run_id, err = _interrupt(project, signal.SIGINT, *holdout)
+    assert "spends no further look" in err
+    assert store.get_run(run_id).status == "interrupted"
+    resumed = project.invoke("run", "--resume", run_id, "--json", "--no-progress")
+    assert resumed.exit_code == 0, resumed.stderr
+    frame = store.attempts(run_id)
+    assert len(frame) == PLANNED
+    assert set(frame["outcome"]) == {"scored"}
+    ledger = read_ledger(project.root / "holdout" / "probe" / "ACCESS.jsonl")
+    assert [(e.run_id, e.resumed) for e in ledger] == [(run_id, False), (run_id, True)]
+    status = json_out(project.invoke("holdout", "status", "probe@1.0.0", "--json"))
+    assert status["families"] == [
+        {"model_family": "fakeagent/x", "runs": 1, "remaining": 2, "run_ids": [run_id]}
+    ]
+    assert project.invoke("verify", "probe").exit_code == 0
+
+
+def test_run_interrupted_is_in_the_exception_tree_with_exit_130() -> None:
+    from evalsuite.errors import RunInterrupted
+    from evalsuite.run import RunInterrupted as reexported
+
+    assert reexported is RunInterrupted
+    assert issubclass(RunInterrupted, EvalsuiteError)
+    assert RunInterrupted.exit_code == 130

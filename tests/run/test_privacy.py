@@ -1,0 +1,84 @@
+"""Private inspect directories of killed holdout runs are deleted at the next start."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from evalsuite.run._privacy import private_inspect_env
+from tests.run.conftest import make_probe_project
+from tests.run.processes import spawn, store_of, wait_for_attempts
+
+PREFIX = "evalsuite-private-"
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def _left_behind(base: Path, pid: int) -> Path:
+    """What a SIGKILLed holdout run leaves: its private directory with an empty trace file."""
+    path = base / f"{PREFIX}{pid}-k1ll3d"
+    traces = path / "data" / "inspect_ai" / "traces"
+    traces.mkdir(parents=True)
+    (traces / f"trace-{pid}.log").write_text("")
+    (path / "owner.lock").write_text("")
+    return path
+
+
+def test_stale_private_directories_of_dead_processes_are_deleted(tmp_path: Path) -> None:
+    from evalsuite.run._privacy import clean_stale_private_dirs
+
+    stale = _left_behind(tmp_path, _dead_pid())
+    mine = _left_behind(tmp_path, os.getpid())  # a run in this process
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        running = _left_behind(tmp_path, alive.pid)  # a run in progress elsewhere
+        unrelated = tmp_path / f"{PREFIX}notapid"
+        unrelated.mkdir()
+        assert clean_stale_private_dirs(tmp_path) == [stale]
+        assert not stale.exists()
+        assert mine.exists() and running.exists() and unrelated.exists()
+    finally:
+        alive.kill()
+        alive.wait()
+
+
+def test_a_holdout_run_cleans_up_before_it_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    stale = _left_behind(tmp_path, _dead_pid())
+    with private_inspect_env(holdout=True) as private:
+        assert not stale.exists()
+        assert private is not None
+        assert private.name.startswith(f"{PREFIX}{os.getpid()}-")
+        assert (private / "owner.lock").exists()
+    assert not private.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_run_after_a_sigkill_removes_what_the_killed_run_left(tmp_path: Path) -> None:
+    project = make_probe_project(tmp_path, n_per_stratum=4)
+    base = tmp_path / "tmp"
+    base.mkdir()
+    args = ("run", "probe@1.0.0", "--split", "holdout", "--model", "fakeagent/x")
+    slow = ("-M", "delay=0.2", "--epochs", "3", "--max-samples", "1", "--no-progress")
+    victim = spawn(project, *args, *slow, env={"TMPDIR": str(base)})
+    run_id = wait_for_attempts(store_of(project), at_least=1)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=60)
+    left = list(base.glob(f"{PREFIX}*"))
+    assert len(left) == 1 and any(left[0].rglob("trace-*.log"))
+    resumed = spawn(project, "run", "--resume", run_id, "--no-progress", env={"TMPDIR": str(base)})
+    _, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    assert list(base.glob(f"{PREFIX}*")) == []

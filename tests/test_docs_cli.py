@@ -1,0 +1,29 @@
+"""docs/cli.md documents every command of the `evalsuite` group, and no command it lacks."""
+
+import re
+from pathlib import Path
+
+from evalsuite.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_command_has_a_section_in_docs_cli() -> None:
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^### ([a-z-]+)$", text, flags=re.MULTILINE))
+    commands = set(cli.commands)
+    assert commands - documented == set(), "commands missing from docs/cli.md"
+    assert documented - commands == set(), "docs/cli.md documents commands that do not exist"
+
+
+def test_every_exit_code_of_the_error_tree_is_documented() -> None:
+    import evalsuite.errors as errors
+
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    codes = {
+        cls.exit_code
+        for cls in vars(errors).values()
+        if isinstance(cls, type) and issubclass(cls, errors.EvalsuiteError)
+    }
+    table = set(int(c) for c in re.findall(r"^\| (\d+) \|", text, flags=re.MULTILINE))
+    assert codes <= table

@@ -1,0 +1,32 @@
+"""Exit codes of refusals that are not tampering: incomparable runs are a usage error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalsuite.errors import IncomparableRunsError, IntegrityError, UsageError
+from tests.helpers import json_out
+from tests.run.conftest import make_probe_project
+
+
+def test_incomparable_runs_are_a_usage_error() -> None:
+    assert issubclass(IncomparableRunsError, UsageError)
+    assert not issubclass(IncomparableRunsError, IntegrityError)
+    assert IncomparableRunsError.exit_code == 2
+
+
+def test_comparing_runs_of_different_splits_exits_2_and_names_comparable_runs(
+    tmp_path: Path,
+) -> None:
+    project = make_probe_project(tmp_path, n_per_stratum=4)
+    run = ("run", "probe@1.0.0", "--model", "fakeagent/x", "--no-progress", "--json")
+    dev_a = json_out(project.invoke(*run))["run_id"]
+    dev_b = json_out(project.invoke(*run, "--seed", "1"))["run_id"]
+    held = json_out(project.invoke(*run, "--split", "holdout"))["run_id"]
+    result = project.invoke("compare", dev_a, held)
+    assert result.exit_code == 2
+    message = " ".join(result.stderr.split())
+    assert "same suite version (same manifest hash) and split" in message
+    assert f"{dev_a} (probe@1.0.0 dev): {dev_b}" in message
+    assert f"{held} (probe@1.0.0 holdout): no other stored run" in message
+    assert project.invoke("compare", dev_a, dev_b).exit_code == 0

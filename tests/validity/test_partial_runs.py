@@ -1,0 +1,151 @@
+"""Issue 10 item 23: partial runs (`run --limit N`) are flagged everywhere and never used for
+comparisons or validity without --allow-partial; one validity table never mixes splits."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Project, json_out
+from tests.run.conftest import make_probe_project
+
+
+@dataclass
+class Runs:
+    project: Project
+    full_a: str
+    full_b: str
+    partial: str
+
+
+def _run(project: Project, model: str, accuracy: float, *args: str) -> str:
+    result = project.invoke(
+        "run",
+        "probe@1.0.0",
+        "--model",
+        model,
+        "-M",
+        f"accuracy={accuracy}",
+        "--epochs",
+        "2",
+        "--no-progress",
+        "--json",
+        *args,
+    )
+    assert result.exit_code == 0, result.stderr
+    return str(json_out(result)["run_id"])
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    project = make_probe_project(tmp_path_factory.mktemp("partial"))
+    return Runs(
+        project=project,
+        full_a=_run(project, "fakeagent/a", 0.5),
+        full_b=_run(project, "fakeagent/b", 0.8),
+        partial=_run(project, "fakeagent/b", 1.0, "--limit", "5"),
+    )
+
+
+def test_runs_and_score_flag_a_partial_run(runs: Runs) -> None:
+    listed = {r["run_id"]: r for r in json_out(runs.project.invoke("runs", "--json"))}
+    assert listed[runs.partial]["partial"] is True
+    assert (listed[runs.partial]["n_items_run"], listed[runs.partial]["n_items_split"]) == (5, 20)
+    assert listed[runs.partial]["item_limit"] == 5
+    assert listed[runs.full_a]["partial"] is False
+    assert listed[runs.full_a]["n_items_run"] == listed[runs.full_a]["n_items_split"] == 20
+    table = runs.project.invoke("runs")
+    assert "PARTIAL" in table.stdout
+    payload = json_out(runs.project.invoke("score", runs.partial, "--json"))
+    assert payload["partial"] is True
+    assert (payload["n_items_run"], payload["n_items_split"]) == (5, 20)
+    assert "PARTIAL" in payload["notes"][0]
+    text = runs.project.invoke("score", runs.partial)
+    assert text.exit_code == 0
+    assert text.stdout.lstrip().startswith("PARTIAL RUN: 5 of 20 dev items")
+    assert json_out(runs.project.invoke("score", runs.full_a, "--json"))["partial"] is False
+
+
+def test_compare_refuses_a_partial_run_without_the_flag(runs: Runs) -> None:
+    refused = runs.project.invoke("compare", runs.full_a, runs.partial, "--json")
+    assert refused.exit_code == 2
+    assert f"run {runs.partial} is PARTIAL: 5 of 20 dev items" in refused.stderr
+    assert "--allow-partial" in refused.stderr
+    allowed = runs.project.invoke("compare", runs.full_a, runs.partial, "--allow-partial", "--json")
+    assert allowed.exit_code == 0, allowed.stderr
+    payload = json_out(allowed)
+    assert payload["partial_runs"] == [runs.partial]
+    assert payload["n_items"] == 5
+    assert payload["runs"]["candidate"]["partial"] is True
+    assert any("--allow-partial" in note for note in payload["notes"])
+    complete = json_out(runs.project.invoke("compare", runs.full_a, runs.full_b, "--json"))
+    assert complete["partial_runs"] == []
+
+
+def test_report_flags_partial_runs_and_compares_them_only_when_asked(runs: Runs) -> None:
+    out = runs.project.root / "reports" / "partial"
+    result = runs.project.invoke("report", runs.full_a, runs.partial, "--out", str(out))
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads((out / "report.json").read_text())
+    assert payload["partial_runs"] == [runs.partial]
+    assert [r["partial"] for r in payload["runs"]] == [False, True]
+    assert "PARTIAL" in payload["comparisons"][0]["skipped"]
+    html = (out / "index.html").read_text()
+    assert 'id="partial-banner"' in html
+    assert "**PARTIAL RUN(S)" in (out / "report.md").read_text()
+    out2 = runs.project.root / "reports" / "partial-allowed"
+    allowed = runs.project.invoke(
+        "report", runs.full_a, runs.partial, "--allow-partial", "--out", str(out2)
+    )
+    assert allowed.exit_code == 0, allowed.stderr
+    comparison = json.loads((out2 / "report.json").read_text())["comparisons"][0]
+    assert "skipped" not in comparison
+    assert comparison["partial_runs"] == [runs.partial]
+
+
+def _outcomes(project: Project, tmp: Path, models: dict[str, float]) -> None:
+    path = tmp / "outcomes.csv"
+    path.write_text(
+        "model,metric,value,n\n" + "".join(f"{m},succ,{v},400\n" for m, v in models.items())
+    )
+    assert project.invoke("validity", "import", str(path)).exit_code == 0
+
+
+def test_validity_uses_no_partial_run_and_never_mixes_splits(tmp_path: Path) -> None:
+    project = make_probe_project(tmp_path)
+    accuracy = {"fakeagent/v0": 0.3, "fakeagent/v1": 0.5, "fakeagent/v2": 0.7}
+    full = {m: _run(project, m, a) for m, a in accuracy.items()}
+    # v2's latest run is a 5-item run that scores far above its full run
+    partial = _run(project, "fakeagent/v2", 1.0, "--limit", "5")
+    _outcomes(project, tmp_path, {m: 0.2 + 0.7 * a for m, a in accuracy.items()})
+    args = ("validity", "report", "--suite", "probe@1.0.0", "--metric", "succ", "--json")
+    payload = json_out(project.invoke(*args))
+    assert payload["runs_used"] == full
+    assert payload["partial_runs_left_out"] == [partial]
+    assert payload["split"] == "dev"
+    with_partial = json_out(project.invoke(*args, "--allow-partial"))
+    assert with_partial["runs_used"]["fakeagent/v2"] == partial
+    assert with_partial["partial_runs"] == [partial]
+    # a holdout run of one model: the table would mix splits, so it must be chosen
+    holdout = project.invoke(
+        "run",
+        "probe@1.0.0",
+        "--model",
+        "fakeagent/v1",
+        "--split",
+        "holdout",
+        "--no-progress",
+        "--json",
+    )
+    assert holdout.exit_code == 0, holdout.stderr
+    mixed = project.invoke(*args)
+    assert mixed.exit_code == 2
+    assert "more than one split" in mixed.stderr
+    assert "--split dev or --split holdout" in mixed.stderr
+    dev = json_out(project.invoke(*args, "--split", "dev"))
+    assert dev["split"] == "dev" and dev["runs_used"] == full
+    only_holdout = json_out(project.invoke(*args, "--split", "holdout"))
+    assert set(only_holdout["runs_used"]) == {"fakeagent/v1"}
