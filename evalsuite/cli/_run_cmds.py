@@ -7,6 +7,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
@@ -26,6 +27,9 @@ from evalsuite.cli._common import (
 from evalsuite.errors import InvalidRunError, UsageError
 from evalsuite.manifest import parse_ref
 from evalsuite.store import Store, default_store_url
+
+if TYPE_CHECKING:
+    from evalsuite.run import RunResult
 
 __all__ = ["ingest_cmd", "open_store", "parse_model_args", "run_cmd", "runs_cmd"]
 
@@ -132,6 +136,22 @@ def _fmt(value: float, digits: int = 3) -> str:
     default=None,
     help="Complete an interrupted run (every check runs again; a holdout run spends no look).",
 )
+@click.option(
+    "--run-id",
+    "run_id",
+    default=None,
+    help="The new run's id (default: made from the time); the same for every shard of a run.",
+)
+@click.option(
+    "--shard",
+    "shard_text",
+    default=None,
+    metavar="I/N",
+    help=(
+        "Run share I of N of the run named by --run-id (with --resume: of that run); N "
+        "processes with I = 1..N run it all into one store (docs/design/sharded-runs.md)."
+    ),
+)
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @key_file_option
 @json_option
@@ -160,6 +180,8 @@ def run_cmd(
     model_family: str | None,
     override_reason: str | None,
     resume: str | None,
+    run_id: str | None,
+    shard_text: str | None,
     no_progress: bool,
     key_file: Path | None,
     as_json: bool,
@@ -169,8 +191,16 @@ def run_cmd(
     Ctrl-C or SIGTERM stops the run: finished attempts are kept, the run is stored as
     interrupted (exit 130) and `--resume RUN_ID` completes it.
     """
-    from evalsuite.run import RunSpec, run_suite
+    from evalsuite.run import RunSpec, Shard, run_suite
 
+    shard = Shard.parse(shard_text) if shard_text is not None else None
+    if resume is not None and run_id is not None:
+        raise UsageError("--resume names the run already; give no --run-id with it")
+    if shard is not None and resume is None and run_id is None:
+        raise UsageError(
+            f"--shard {shard} needs --run-id ID: every shard of a run is started with the same "
+            "run id (e.g. the job array's id), so that they fill one run"
+        )
     if resume is None:
         if ref is None or model is None:
             raise UsageError("give SUITE@X.Y.Z and --model, or --resume RUN_ID")
@@ -214,10 +244,14 @@ def run_cmd(
             store=store,
             progress=not no_progress and not as_json,
             resume=resume,
+            run_id=run_id,
+            shard=shard,
         )
     health = result.health
     if as_json:
         emit_json(result.to_dict())
+    elif not result.run_complete:
+        _print_shard(result)
     else:
         state = (
             Text("valid", style="bold green") if health.valid else Text("INVALID", style="bold red")
@@ -235,7 +269,7 @@ def run_cmd(
             f"({health.error_rate:.1%}; threshold {health.threshold:.0%})"
         )
         print_top_errors([g.to_dict() for g in health.top_errors])
-    if not health.valid:
+    if not health.valid and result.run_complete:  # a shard's share alone judges nothing
         exit_after_output(
             InvalidRunError(
                 f"run {result.run.run_id} is invalid: {health.error_rate:.1%} harness errors > "
@@ -243,6 +277,29 @@ def run_cmd(
                 "and run again."
             )
         )
+
+
+def _print_shard(result: RunResult) -> None:
+    """A shard whose run is not complete yet: its share's figures, and what is left."""
+    health = result.health
+    run = result.run
+    planned = run.planned
+    console.print(
+        Text.assemble(f"run {run.run_id}  ", Text(f"shard {result.shard} done", style="bold green"))
+    )
+    console.print(
+        f"  {run.suite}@{run.version} {run.split} · {run.model} · {run.epochs} epoch(s) · "
+        f"seed {run.seed} · {planned} attempts planned in all"
+    )
+    console.print(
+        f"  this shard's share: {health.planned} attempts, {health.scored} scored, "
+        f"{health.limits} limits, {health.harness_errors} harness errors "
+        f"({health.error_rate:.1%}); mean {_fmt(result.mean)}"
+    )
+    console.print(
+        f"  {result.shards_complete} of {result.shard.split('/')[1] if result.shard else '?'} "
+        "shards complete: the run's health and scores come when every shard is"
+    )
 
 
 @click.command("runs")

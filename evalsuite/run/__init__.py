@@ -33,6 +33,7 @@ from evalsuite.run._runner import (
     run_suite,
 )
 from evalsuite.run._samples import item_to_sample, standalone_samples
+from evalsuite.run._shards import Shard
 from evalsuite.run._spec import RunSpec
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "RunInterrupted",
     "RunResult",
     "RunSpec",
+    "Shard",
     "SkippedRun",
     "classify_sample",
     "episode_seed",

@@ -18,7 +18,7 @@ from evalsuite.store._fingerprint import (
     ContentFingerprint,
     attempt_table,
 )
-from evalsuite.store._schema import attempts, ingest_claims, runs
+from evalsuite.store._schema import attempts, ingest_claims, run_shards, runs
 
 __all__ = ["MIGRATIONS", "fingerprint_stored_run"]
 
@@ -92,5 +92,14 @@ def _v2_to_v3(conn: Connection) -> None:
         )
 
 
-MIGRATIONS: Mapping[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+def _v3_to_v4(conn: Connection) -> None:
+    """Add ``run_shards`` (the per-shard state of sharded runs); no row changes."""
+    run_shards.create(conn, checkfirst=True)
+
+
+MIGRATIONS: Mapping[int, Callable[[Connection], None]] = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+    3: _v3_to_v4,
+}
 """From-version -> upgrade to the next version (see `_schema.SCHEMA_VERSION`)."""

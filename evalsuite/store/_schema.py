@@ -22,10 +22,11 @@ __all__ = [
     "meta",
     "metadata",
     "outcomes",
+    "run_shards",
     "runs",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bump with a migration in `_migrations.MIGRATIONS` whenever a table changes.
 
 1. runs, attempts, outcomes, meta.
@@ -36,6 +37,8 @@ SCHEMA_VERSION = 3
    query by run (docs/design/store-scale.md); ``seed`` columns 64-bit (per-attempt seeds are
    63-bit: PostgreSQL's 32-bit ``INTEGER`` refused them). ``meta.written_by`` names the
    evalsuite version that created or last upgraded the store.
+4. ``run_shards``: one row per shard of a sharded run, with its status
+   (docs/design/sharded-runs.md).
 """
 
 metadata = MetaData()
@@ -118,3 +121,17 @@ ingest_claims = Table(
 )
 """One row per ingest fingerprint ever seen: the row an ingest locks (by writing it) before it
 looks for runs with the same content, so two concurrent ingests of one file store one run."""
+
+run_shards = Table(
+    "run_shards",
+    metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("shard", Integer, primary_key=True),
+    Column("shards", Integer, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("host", String(256)),
+    Column("started_at", String(40), nullable=False),
+    Column("finished_at", String(40)),
+)
+"""One row per (run, shard) of a sharded run: ``running``, ``interrupted`` or ``complete``;
+the run is complete when all ``shards`` rows are (docs/design/sharded-runs.md)."""

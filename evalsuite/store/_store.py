@@ -52,6 +52,7 @@ from evalsuite.store._schema import (
     meta,
     metadata,
     outcomes,
+    run_shards,
     runs,
 )
 
@@ -63,6 +64,7 @@ __all__ = [
     "IngestStored",
     "OutcomeRecord",
     "RunRecord",
+    "ShardState",
     "Store",
     "StoreInfo",
     "default_store_url",
@@ -257,6 +259,24 @@ def _cause(exc: SQLAlchemyError) -> str:
     line = (text.strip().splitlines() or [type(exc).__name__])[0]
     line = line.split("[SQL:", 1)[0].strip()
     return line[:200] + ("…" if len(line) > 200 else "")
+
+
+@dataclass(frozen=True, slots=True)
+class ShardState:
+    """One shard of a sharded run (docs/design/sharded-runs.md)."""
+
+    run_id: str
+    shard: int
+    """1..shards."""
+    shards: int
+    status: Literal["running", "interrupted", "complete"]
+    host: str | None
+    started_at: str
+    finished_at: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -524,6 +544,103 @@ class Store:
         with self._errors(f"record run {record.run_id}"):
             self._retrying(action)
 
+    def find_run(self, run_id: str) -> RunRecord | None:
+        """The run with exactly this id, or None (no prefix matching)."""
+        with self._errors("read runs"), self._tx() as conn:
+            row = conn.execute(select(runs).where(runs.c.run_id == run_id)).first()
+        return _run_from_row(row) if row is not None else None
+
+    def create_run_if_absent(self, record: RunRecord) -> RunRecord:
+        """Insert `record` unless a run with its id exists; return the stored run.
+
+        Atomic: of several processes creating the same run id at once (the shards of one
+        run), one inserts and all get the same stored record back.
+        """
+        row = _run_row(record)
+        dialect = self.engine.dialect.name
+
+        def action() -> None:
+            with self._tx() as conn:
+                if dialect == "postgresql":
+                    from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+                    conn.execute(pg_insert(runs).values(**row).on_conflict_do_nothing())
+                elif dialect == "sqlite":
+                    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+                    conn.execute(sqlite_insert(runs).values(**row).on_conflict_do_nothing())
+                else:  # pragma: no cover - other databases
+                    found = conn.execute(
+                        select(runs.c.run_id).where(runs.c.run_id == record.run_id)
+                    )
+                    if found.first() is None:
+                        conn.execute(runs.insert().values(**row))
+
+        with self._errors(f"record run {record.run_id}"):
+            self._retrying(action)
+        stored = self.find_run(record.run_id)
+        if stored is None:  # pragma: no cover - deleted in between
+            raise StoreError(f"run {record.run_id} vanished from {self.display_url} as it was made")
+        return stored
+
+    def set_shard(
+        self,
+        run_id: str,
+        shard: int,
+        shards: int,
+        status: Literal["running", "interrupted", "complete"],
+        *,
+        host: str | None = None,
+    ) -> None:
+        """Record shard `shard` of `shards` of a run as `status` (insert or update).
+
+        ``running`` (re)sets its start time and clears its finish time; ``complete`` sets
+        the finish time.
+        """
+        now = _now()
+        values: dict[str, Any] = {"shards": shards, "status": status}
+        if status == "running":
+            values |= {"started_at": now, "finished_at": None, "host": host}
+        elif status == "complete":
+            values["finished_at"] = now
+        key = (run_shards.c.run_id == run_id) & (run_shards.c.shard == shard)
+
+        def action() -> None:
+            with self._tx() as conn:
+                changed = conn.execute(update(run_shards).where(key).values(**values))
+                if changed.rowcount == 0:
+                    conn.execute(
+                        run_shards.insert().values(
+                            run_id=run_id,
+                            shard=shard,
+                            host=host,
+                            started_at=now,
+                            **{k: v for k, v in values.items() if k not in ("host", "started_at")},
+                        )
+                    )
+
+        with self._errors(f"record shard {shard}/{shards} of run {run_id}"):
+            self._retrying(action)
+
+    def shards(self, run_id: str) -> list[ShardState]:
+        """The recorded shards of a run, by shard number (empty for an unsharded run)."""
+        with self._errors(f"read the shards of run {run_id}"), self._tx() as conn:
+            rows = conn.execute(
+                select(run_shards).where(run_shards.c.run_id == run_id).order_by(run_shards.c.shard)
+            ).fetchall()
+        return [
+            ShardState(
+                run_id=r.run_id,
+                shard=int(r.shard),
+                shards=int(r.shards),
+                status=r.status,
+                host=r.host,
+                started_at=r.started_at,
+                finished_at=r.finished_at,
+            )
+            for r in rows
+        ]
+
     def update_run(self, run_id: str, **values: Any) -> None:
         """Update fields of a run (JSON fields given as Python objects)."""
         for name in _JSON_RUN_FIELDS:
@@ -759,6 +876,7 @@ class Store:
         def action() -> None:
             with self._tx() as conn:
                 conn.execute(attempts.delete().where(attempts.c.run_id == run_id))
+                conn.execute(run_shards.delete().where(run_shards.c.run_id == run_id))
                 conn.execute(runs.delete().where(runs.c.run_id == run_id))
 
         with self._errors(f"delete run {run_id}"):

@@ -402,3 +402,41 @@ def test_concurrent_writer_processes_lose_nothing(store_url: str) -> None:
     errors = [p.communicate(timeout=300)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, [e[-500:] for e in errors]
     assert store.attempt_keys("shared") == {(f"i{i:04d}", 1) for i in range(800)}
+
+
+def test_shards_of_a_run_create_it_once_and_record_their_states(store_url: str) -> None:
+    """Sharded runs (docs/design/sharded-runs.md): one run row whoever creates it first,
+    and a row per shard that moves running -> interrupted -> running -> complete."""
+    barrier = threading.Barrier(4)
+    got: list[RunRecord] = []
+
+    def create(n: int) -> None:
+        mine = Store(store_url)
+        barrier.wait()
+        got.append(mine.create_run_if_absent(_run("sh", planned=10 + n)))
+
+    threads = [threading.Thread(target=create, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    store = Store(store_url)
+    assert [r.run_id for r in store.list_runs()] == ["sh"]
+    assert len({r.planned for r in got}) == 1  # every caller got the one stored row
+    assert store.find_run("s") is None  # exact ids only, no prefix
+    assert store.shards("sh") == []
+    store.set_shard("sh", 2, 2, "running", host="h2")
+    store.set_shard("sh", 1, 2, "running", host="h1")
+    store.set_shard("sh", 2, 2, "interrupted")
+    states = {s.shard: s for s in store.shards("sh")}
+    assert [(s.shard, s.status, s.host) for s in states.values()] == [
+        (1, "running", "h1"),
+        (2, "interrupted", "h2"),
+    ]
+    store.set_shard("sh", 2, 2, "running", host="h3")
+    store.set_shard("sh", 2, 2, "complete")
+    final = store.shards("sh")[1]
+    assert (final.status, final.host, final.shards) == ("complete", "h3", 2)
+    assert final.finished_at is not None
+    store.delete_run("sh")
+    assert store.shards("sh") == []
