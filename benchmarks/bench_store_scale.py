@@ -9,8 +9,9 @@ one of 2 runs and a big one of ``--attempts`` (default 1,000,000; 10,000,000 wit
 ``EVALSUITE_BENCH_FULL=1``). Then it times, as child processes (start-up included), the
 median of three `evalsuite --help` (start-up alone), `evalsuite runs` and
 `evalsuite score RUN` (the same run content in both stores; wall and CPU seconds), and
-in-process `Store.list_runs` and `Store.attempts(run)`, and prints the ratios big / small (target: `runs` <= 1 s on the big store; `score` unaffected by the other runs),
-the bytes per attempt of the big store, and SQLite's query plan for one run's attempts.
+in-process `Store.list_runs` and `Store.attempts(run)`, and prints the ratios big / small
+(target: `runs` <= 1 s on the big store; `score` unaffected by the other runs), the bytes
+per attempt of the big store, and SQLite's query plan for one run's attempts.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from evalsuite.cli import cli
+from evalsuite.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_command_has_a_section_in_docs_cli() -> None:
     text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     documented = set(re.findall(r"^### ([a-z-]+)$", text, flags=re.MULTILINE))
-    commands = set(cli.commands)
+    commands = set(COMMANDS)
     assert commands - documented == set(), "commands missing from docs/cli.md"
     assert documented - commands == set(), "docs/cli.md documents commands that do not exist"
 

@@ -1,4 +1,7 @@
-"""Where a project keeps its files (docs/architecture.md, "Suite files": everything is relative to one root)."""
+"""Where a project keeps its files.
+
+Everything is relative to one root (docs/architecture.md, "Suite files").
+"""
 
 from __future__ import annotations
 

@@ -1,24 +1,52 @@
-"""Text normalisation and hashed word n-grams (the fingerprint spec shared by freeze and guard).
+r"""Text normalisation and hashed word n-grams: the fingerprint specs shared by freeze and guard.
 
-Spec (``evalsuite-ngram/2``), so that other tools can reproduce fingerprints:
+Two specs exist; a fingerprint file names the one it was made with (its ``hash`` field) and
+the guard normalises documents the same way. Both hash words and n-grams identically:
 
-1. NFKC-normalise and lowercase the text; replace every character that is neither
-   alphanumeric nor white space by a space (punctuation removed); split on white space.
-2. Hash each word from its UTF-8 bytes ``b_1..b_L``: ``fmix64(sum(b_i * P1**(L-i)) mod 2**64)``
-   with ``P1 = 0x100000001B3`` and ``fmix64`` the MurmurHash3 64-bit finaliser.
-3. Hash the n-gram of words ``w_1..w_n`` as ``sum(h(w_i) * P**(n-i)) mod 2**64`` with
-   ``P = 0x9E3779B97F4A7C15``.
+- Word hash, from the UTF-8 bytes ``b_1..b_L`` of a normalised word:
+  ``fmix64(sum(b_i * P1**(L-i)) mod 2**64)`` with ``P1 = 0x100000001B3`` and ``fmix64`` the
+  MurmurHash3 64-bit finaliser.
+- N-gram hash of words ``w_1..w_n``: ``sum(h(w_i) * P**(n-i)) mod 2**64`` with
+  ``P = 0x9E3779B97F4A7C15``.
+- Text hash (exact match key): SHA-256 of the normalised words joined by single spaces.
 
-Both polynomial steps are computed for a whole buffer at once with numpy (prefix sums under
-the modular inverse of ``P1``), which is what makes curriculum screening fast. For ASCII
-text, step 1 is a byte translation table; other text takes the exact Unicode path.
+They differ in how text becomes words:
+
+``evalsuite-ngram/2`` (fingerprint formats /1 and /2): NFKC-normalise and lowercase; every
+character that is neither alphanumeric nor white space becomes a space; split on white space.
+So ``T-18699`` is two words and ``T18699`` one.
+
+``evalsuite-ngram/3`` (format /3, the current one; ``docs/design/guard-normalisation.md``):
+
+1. JSON escapes: ``\uXXXX`` (and surrogate pairs) become the character; a letter
+   ``n r t b f`` after a backslash becomes a space (so ``\n`` separates words, however many
+   times the text was escaped).
+2. NFKC.
+3. Chat-template markers become spaces: ``<|...|>`` (no white space inside), tags such as
+   ``<s>``, ``</s>``, ``<start_of_turn>`` (a letter, then letters, digits or ``_``),
+   ``[INST]``, ``[/INST]``, ``<<SYS>>``, ``<</SYS>>`` (any case).
+4. Case folding (``str.casefold``), then NFKC again.
+5. Each character: white space (``str.isspace``) separates words; alphanumeric
+   (``str.isalnum``) characters are kept, and a Han, Hiragana or Katakana character is a word
+   by itself; every other character (punctuation, symbols, markdown markers, controls) is
+   deleted, so it joins what surrounds it: ``T-18699``, ``T18699`` and ``t.18699`` are the
+   same word, and so is an e-mail address with or without its punctuation.
+
+Both specs are computed for a whole batch of documents at once with numpy (prefix sums under
+the modular inverse of ``P1``), which is what makes curriculum screening fast; ASCII text
+takes a byte translation table, other text the exact Unicode path. The fast paths are tested
+against the plain definitions (``words_v2``, ``words_v3``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import re
 import sys
 import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -26,7 +54,12 @@ import numpy.typing as npt
 
 __all__ = [
     "NGRAM_PRIME",
+    "NGRAM_V2",
+    "NGRAM_V3",
+    "SPECS",
     "WORD_PRIME",
+    "NgramSpec",
+    "NormalisedBatch",
     "fast_word_hashes",
     "ngram_hashes",
     "normalise_ascii",
@@ -38,6 +71,8 @@ __all__ = [
     "text_hash",
     "word_hashes",
     "word_hashes_of_buffer",
+    "words_v2",
+    "words_v3",
 ]
 
 WORD_PRIME = 0x100000001B3
@@ -144,10 +179,12 @@ def ngram_hashes(hashes: U64, n: int) -> U64:
 
 
 def text_hash(text: str) -> str:
-    """SHA-256 of the normalised words of `text` joined by single spaces (exact-match key)."""
-    import hashlib
+    """SHA-256 of the normalised words (spec /2) of `text` joined by single spaces."""
+    return _words_hash(normalise_words(text))
 
-    return "sha256:" + hashlib.sha256(" ".join(normalise_words(text)).encode("utf-8")).hexdigest()
+
+def _words_hash(words: list[str]) -> str:
+    return "sha256:" + hashlib.sha256(" ".join(words).encode("utf-8")).hexdigest()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,3 +310,481 @@ def fast_word_hashes(
                 np.subtract(prefix[e], span, out=span)
             np.multiply(span, powers[e], out=raw[first:stop])
     return _fmix64(raw), starts.astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# Batches of documents as one normalised buffer, for each spec.
+
+
+@dataclass(frozen=True, slots=True)
+class NormalisedBatch:
+    """A batch of documents normalised into one buffer for ``fast_word_hashes(zero_gaps=True)``.
+
+    Words are separated by 0 bytes (and only by them); document ``k`` is
+    ``buffer[offsets[k]:offsets[k + 1] - 1]`` (one 0 byte after each document).
+    """
+
+    buffer: bytes
+    offsets: npt.NDArray[np.int64]
+    n_bytes: int
+    """UTF-8 size of the raw documents (what was screened)."""
+
+
+def _offsets(lengths: Sequence[int]) -> npt.NDArray[np.int64]:
+    """Start of each document in a joined buffer (one separator after each), then the end."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(lengths, dtype=np.int64) + 1, out=offsets[1:])
+    return offsets
+
+
+def _utf8_size(texts: Sequence[str], lengths: Sequence[int], others: Sequence[int]) -> int:
+    extra = sum(len(texts[k].encode("utf-8", "surrogatepass")) - lengths[k] for k in others)
+    return sum(lengths) + extra
+
+
+def normalise_batch_v2(texts: Sequence[str]) -> NormalisedBatch:
+    """Spec /2 for a batch of documents.
+
+    ASCII documents take one byte translation of the joined buffer, the others the exact
+    Unicode path, all in one call.
+    """
+    lengths = [len(t) for t in texts]
+    raw = "\n".join(texts)
+    if raw.isascii():
+        return NormalisedBatch(
+            normalise_ascii_zero_gaps(raw.encode("ascii")), _offsets(lengths), sum(lengths)
+        )
+    others = [k for k, t in enumerate(texts) if not t.isascii()]
+    normalised = normalise_unicode_batch([texts[k] for k in others])
+    parts: list[bytes] = []
+    sizes = list(lengths)
+    previous = 0
+    for k, part in zip(others, normalised, strict=True):
+        if k > previous:
+            parts.append("\n".join(texts[previous:k]).encode("ascii"))
+        parts.append(part)
+        sizes[k] = len(part)
+        previous = k + 1
+    if previous < len(texts):
+        parts.append("\n".join(texts[previous:]).encode("ascii"))
+    # ASCII parts are normalised here; normalised parts only get their spaces zeroed
+    return NormalisedBatch(
+        normalise_ascii_zero_gaps(b"\n".join(parts)),
+        _offsets(sizes),
+        _utf8_size(texts, lengths, others),
+    )
+
+
+def words_v2(text: str) -> list[str]:
+    """Spec /2: the words of `text` (the same as `normalise_words`)."""
+    return normalise_words(text)
+
+
+# --- spec /3 ---------------------------------------------------------------------------------
+
+# every pattern starts with a literal backslash, which lets `re` skip ahead at C speed
+_ESCAPED_PAIR = re.compile(r"\\\\*u([dD][89abAB][0-9a-fA-F]{2})\\\\*u([dD][c-fC-F][0-9a-fA-F]{2})")
+_ESCAPED_UNIT = re.compile(r"\\\\*u([0-9a-fA-F]{4})")
+_ESCAPED_SPACE = re.compile(r"\\[nrtbf]")
+_ESCAPED_SPACE_BYTES = re.compile(rb"\\[nrtbf]")
+# chat-template markers, in two patterns that each start with a literal character (which lets
+# `re` skip ahead at C speed); the batch separator \x01 never belongs to one
+_ANGLE_MARKER = r"<(?:\|[^\s|<>\x01]{0,64}\||/?[a-z][a-z0-9_]{0,31}|</?sys>)>"
+_INST_MARKER = r"\[/?inst\]"
+_MARKERS = tuple(re.compile(p, re.IGNORECASE) for p in (_ANGLE_MARKER, _INST_MARKER))
+
+
+def _pair(match: re.Match[str]) -> str:
+    high, low = int(match[1], 16), int(match[2], 16)
+    return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+
+
+def _unescape(text: str) -> str:
+    """Step 1 of spec /3: JSON escapes."""
+    if "\\" not in text:
+        return text
+    if "u" in text:
+        text = _ESCAPED_PAIR.sub(_pair, text)
+        text = _ESCAPED_UNIT.sub(lambda m: chr(int(m[1], 16)), text)
+    return _ESCAPED_SPACE.sub(r"\\ ", text)
+
+
+def _nfkc(text: str) -> str:
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
+
+
+def _find_all(text: str, needle: str) -> list[int]:
+    found, at = [], text.find(needle)
+    while at >= 0:
+        found.append(at)
+        at = text.find(needle, at + 1)
+    return found
+
+
+def _drop_markers(text: str) -> str:
+    """Step 3 of spec /3: ``<...>`` markers, then ``[INST]`` markers, become spaces."""
+    for pattern, first in zip(_MARKERS, "<[", strict=True):
+        if first in text:
+            text = pattern.sub(" ", text)
+    return text
+
+
+def _prepare_v3(text: str) -> str:
+    """Steps 1 to 4 of spec /3 (escapes, NFKC, markers, case folding)."""
+    return _nfkc(_drop_markers(_nfkc(_unescape(text))).casefold())
+
+
+_OWN_WORD_RANGES = (
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0x20000, 0x3134F),  # CJK extensions B to G, compatibility supplement
+)
+"""Blocks of the Han, Hiragana and Katakana scripts: written without spaces, so each of their
+letters is a word by itself."""
+
+
+def _own_word(point: int) -> bool:
+    return any(lo <= point <= hi for lo, hi in _OWN_WORD_RANGES)
+
+
+_DELETE, _KEEP, _SPACE, _OWN = 0, 1, 2, 3
+
+
+def _char_class(c: str) -> int:
+    if c.isspace():
+        return _SPACE
+    if c.isalnum():
+        return _OWN if _own_word(ord(c)) else _KEEP
+    return _DELETE
+
+
+def words_v3(text: str) -> list[str]:
+    r"""Spec /3: the words of `text` (the plain definition; see the module docstring).
+
+    Examples:
+        >>> words_v3("Ticket T-18699: e-mail <jo.doe@example.com>, **urgent**!")
+        ['ticket', 't18699', 'email', 'jodoeexamplecom', 'urgent']
+        >>> words_v3('{"text": "Hello,\\nWorld \\u00c9T\\u00c9"}<|im_end|>')
+        ['text', 'hello', 'world', 'été']
+    """
+    out: list[str] = []
+    for c in _prepare_v3(text):
+        kind = _char_class(c)
+        if kind == _KEEP:
+            out.append(c)
+        elif kind == _SPACE:
+            out.append(" ")
+        elif kind == _OWN:
+            out.append(f" {c} ")
+    return "".join(out).split()
+
+
+@cache
+def _class_table() -> npt.NDArray[np.uint8]:
+    """`_char_class` of every code point (1.1 MB, built once in well under a second)."""
+    table = np.zeros(sys.maxunicode + 1, dtype=np.uint8)
+    table[_alnum_table()] = _KEEP
+    table[[c for c in range(sys.maxunicode + 1) if chr(c).isspace()]] = _SPACE
+    own = np.zeros(sys.maxunicode + 1, dtype=np.bool_)
+    for lo, hi in _OWN_WORD_RANGES:
+        own[lo : hi + 1] = True
+    table[own & (table == _KEEP)] = _OWN
+    return table
+
+
+def _unicode_v3(texts: Sequence[str]) -> list[bytes]:
+    """Spec /3 of each text as UTF-8 holding only words and spaces (one numpy pass)."""
+    prepared = [_prepare_v3(t) for t in texts]
+    points = np.frombuffer("".join(prepared).encode("utf-32-le", "surrogatepass"), np.uint32)
+    kind = _class_table()[points]
+    own = kind == _OWN
+    if own.any():  # Han and kana: a space on each side
+        width = np.where(own, 3, (kind != _DELETE).astype(np.int64))
+        ends = np.cumsum(width)
+        out = np.full(int(ends[-1]), 32, dtype=np.uint32)
+        keep = (kind == _KEEP) | own
+        out[ends[keep] - 1 - own[keep]] = points[keep]
+    else:
+        kept = kind != _DELETE
+        out = np.where(kind == _SPACE, np.uint32(32), points)[kept]
+        ends = np.cumsum(kept)
+    # cut the output back into documents: output length after each document's last point
+    after = np.concatenate(([0], ends))
+    cut = np.concatenate(([0], after[np.cumsum([len(t) for t in prepared], dtype=np.int64)]))
+    data = out.astype(np.uint32).tobytes()
+    return [
+        data[4 * int(lo) : 4 * int(hi)].decode("utf-32-le").encode("utf-8")
+        for lo, hi in itertools.pairwise(cut.tolist())
+    ]
+
+
+_SEPARATORS = (1, 2, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)
+"""Control bytes that may join the documents of a batch (spec /3 deletes them all): the
+first one that no document holds."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Tables:
+    """The byte-level passes of spec /3 for one batch separator."""
+
+    separator: int
+    translate: bytes
+    """A-Z -> a-z, digits and letters kept, white space -> 0 (a word gap), the separator kept,
+    bytes >= 128 (already normalised UTF-8) kept."""
+    delete: bytes
+    """ASCII characters deleted: punctuation, symbols and controls (not the separator)."""
+    markers: tuple[re.Pattern[bytes], re.Pattern[bytes]]
+    """Chat-template markers, which never hold the separator."""
+
+
+@cache
+def _tables(separator: int) -> _Tables:
+    sep = re.escape(chr(separator)).encode("ascii")
+    angle = _ANGLE_MARKER.encode("ascii").replace(rb"\x01", rb"\x01" + sep)
+    return _Tables(
+        separator=separator,
+        translate=bytes(
+            (c + 32)
+            if 65 <= c <= 90
+            else c
+            if (48 <= c <= 57 or 97 <= c <= 122 or c >= 128 or c == separator)
+            else 0
+            for c in range(256)
+        ),
+        delete=bytes(
+            c for c in range(128) if not (chr(c).isalnum() or chr(c).isspace() or c == separator)
+        ),
+        markers=(
+            re.compile(angle, re.IGNORECASE),
+            re.compile(_INST_MARKER.encode("ascii"), re.IGNORECASE),
+        ),
+    )
+
+
+def _byte_set(chars: bytes) -> npt.NDArray[np.bool_]:
+    table = np.zeros(256, dtype=np.bool_)
+    table[np.frombuffer(chars, dtype=np.uint8)] = True
+    return table
+
+
+_BACKSLASH, _ANGLE, _BRACKET = 1, 2, 3
+_SPECIAL_BYTES = np.zeros(256, dtype=np.uint8)
+_SPECIAL_BYTES[[ord("\\"), ord("<"), ord("[")]] = [_BACKSLASH, _ANGLE, _BRACKET]
+_SPECIAL_TABLE = bytes(_SPECIAL_BYTES > 0)
+"""Byte table: 1 for a backslash, ``<`` or ``[``, else 0 (`bytes.translate` is a C loop)."""
+_ESCAPED_LETTERS = _byte_set(b"nrtbf")
+_AFTER_ANGLE = _byte_set(b"|/<ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+"""What may follow ``<`` in a marker (a necessary condition, checked before the pattern)."""
+_AFTER_BRACKET = _byte_set(b"/iI")
+
+
+def _blank_v3(data: bytes, tables: _Tables, skip: Sequence[tuple[int, int]]) -> bytes:
+    r"""Steps 1 and 3 of spec /3 on raw ASCII text, in place (every length kept).
+
+    `data` holds documents joined by the separator. Outside the `skip` spans (lines for the
+    Unicode path), escaped letters become spaces, then ``<...>`` markers, then ``[INST]``
+    markers. One pass finds the backslashes, ``<`` and ``[``; a pattern is tried only where
+    a marker may start.
+    """
+    at = np.flatnonzero(np.frombuffer(data.translate(_SPECIAL_TABLE), dtype=np.bool_))
+    if skip and at.size:
+        los = np.asarray([lo for lo, _ in skip], dtype=np.int64)
+        his = np.asarray([hi for _, hi in skip], dtype=np.int64)
+        span = np.searchsorted(los, at, side="right") - 1
+        at = at[(span < 0) | (at >= his[np.maximum(span, 0)])]
+    if at.size == 0:
+        return data
+    arr = np.frombuffer(data, dtype=np.uint8)
+    kind = _SPECIAL_BYTES[arr[at]]
+    following = arr[np.minimum(at + 1, arr.size - 1)]  # at the end: itself, harmless
+    letters = at[(kind == _BACKSLASH) & _ESCAPED_LETTERS[following]] + 1
+    angles = at[(kind == _ANGLE) & _AFTER_ANGLE[following]].tolist()
+    brackets = at[(kind == _BRACKET) & _AFTER_BRACKET[following]].tolist()
+    if not (letters.size or angles or brackets):
+        return data
+    out = bytearray(data)
+    np.frombuffer(out, dtype=np.uint8)[letters] = 32
+    for pattern, starts in zip(tables.markers, (angles, brackets), strict=True):
+        end = -1
+        for start in starts:
+            if start < end or out[start] != data[start]:
+                continue  # inside the previous marker, or blanked by the angle markers
+            match = pattern.match(out, start)
+            if match:
+                end = match.end()
+                out[start:end] = b" " * (end - start)
+    return bytes(out)
+
+
+def _escapes(data: bytes) -> npt.NDArray[np.int64]:
+    r"""Positions of ``\u`` in `data` (found from the backslashes: one C-speed pass)."""
+    if b"\\" not in data:
+        return np.zeros(0, dtype=np.int64)
+    arr = np.frombuffer(data, dtype=np.uint8)
+    slashes: npt.NDArray[np.int64] = np.flatnonzero(arr[:-1] == ord("\\"))
+    escapes: npt.NDArray[np.int64] = slashes[arr[slashes + 1] == ord("u")]
+    return escapes
+
+
+def _line_spans(data: bytes, found: npt.NDArray[np.int64], separator: int) -> list[tuple[int, int]]:
+    """The lines (between line breaks and separators) holding the sorted positions `found`."""
+    spans: list[tuple[int, int]] = []
+    arr = np.frombuffer(data, dtype=np.uint8)
+    if found.size > 4096:  # dense: every line break at once
+        breaks = np.flatnonzero((arr == ord("\n")) | (arr == separator))
+        for k in np.unique(np.searchsorted(breaks, found)).tolist():
+            lo = int(breaks[k - 1]) + 1 if k > 0 else 0
+            spans.append((lo, int(breaks[k]) if k < breaks.size else arr.size))
+        return spans
+    sep = bytes([separator])
+    i = 0
+    while i < found.size:
+        at = int(found[i])
+        newline = data.rfind(b"\n", 0, at)
+        lo = max(newline, data.rfind(sep, newline + 1, at)) + 1
+        newline = data.find(b"\n", at)
+        newline = len(data) if newline < 0 else newline
+        hi = data.find(sep, at, newline)
+        hi = newline if hi < 0 else hi
+        spans.append((lo, hi))
+        i = int(np.searchsorted(found, hi))  # the next position after this line
+    return spans
+
+
+def _splice(data: bytes, spans: Sequence[tuple[int, int]]) -> bytes:
+    """`data` with each span replaced by its Unicode-path normalisation (all in one call)."""
+    done = _unicode_v3([data[lo:hi].decode("utf-8", "surrogatepass") for lo, hi in spans])
+    pieces: list[bytes] = []
+    previous = 0
+    for (lo, hi), part in zip(spans, done, strict=True):
+        pieces.extend((data[previous:lo], part))
+        previous = hi
+    pieces.append(data[previous:])
+    return b"".join(pieces)
+
+
+def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
+    r"""Spec /3 for a batch of documents (equal to `words_v3` of each, tested).
+
+    The documents are joined by a control byte that none of them holds (usually ``\x01``)
+    and encoded once. Lines with a non-ASCII character or a ``\u`` escape take the exact
+    Unicode path together; the rest stays raw ASCII for byte-level passes over the whole
+    buffer: one numpy pass finds escaped letters and chat-template markers and blanks them in
+    place, then one ``bytes.translate`` lowercases, deletes punctuation and zeroes white
+    space. The separators survive and give each document's offsets.
+    """
+    if not texts:
+        return NormalisedBatch(b"", np.zeros(1, dtype=np.int64), 0)
+    joined = "\x01".join(texts)
+    data, regions = _encode(texts, joined, "\x01")
+    n_bytes = len(data) - (len(texts) - 1)
+    done = _batch_v3(data, regions, len(texts), _tables(1), n_bytes)
+    if done is None:  # a document holds \x01 itself: join with a byte none holds
+        spare = next((c for c in _SEPARATORS if chr(c) not in joined), None)
+        if spare is not None:
+            data, regions = _encode(texts, chr(spare).join(texts), chr(spare))
+            done = _batch_v3(data, regions, len(texts), _tables(spare), n_bytes)
+    if done is None:  # every spare byte is used: one document at a time
+        words = _unicode_v3(texts)
+        buffer = b"\x01".join(w.translate(_tables(1).translate) for w in words)
+        done = _v3_result(buffer, len(texts), 1, n_bytes)
+    if done is None:
+        raise RuntimeError("normalise_batch_v3: documents and separators out of step")
+    return done
+
+
+def _encode(
+    texts: Sequence[str], joined: str, separator: str
+) -> tuple[bytes, list[tuple[int, int]]]:
+    """`joined` (`texts` joined by `separator`) as UTF-8, and where its non-ASCII documents are.
+
+    Runs of ASCII documents are copied as they are; only the others are encoded (slower).
+    """
+    if joined.isascii():
+        return joined.encode("ascii"), []
+    pieces: list[bytes] = []
+    regions: list[tuple[int, int]] = []
+    size, start = 0, 0
+    for k, text in enumerate(texts):
+        if not text.isascii():
+            if k > start:
+                pieces.append(separator.join(texts[start:k]).encode("ascii"))
+                size += len(pieces[-1]) + 1
+            pieces.append(text.encode("utf-8", "surrogatepass"))
+            regions.append((size, size + len(pieces[-1])))
+            size += len(pieces[-1]) + 1
+            start = k + 1
+    if start < len(texts):
+        pieces.append(separator.join(texts[start:]).encode("ascii"))
+    return separator.encode("ascii").join(pieces), regions
+
+
+def _batch_v3(
+    data: bytes, regions: list[tuple[int, int]], n_docs: int, tables: _Tables, n_bytes: int
+) -> NormalisedBatch | None:
+    r"""One batch joined by `tables.separator` (`regions`: its non-ASCII documents).
+
+    Lines with a non-ASCII character or a ``\u`` escape take the Unicode path; the rest
+    takes the byte-level passes. Exact, because no step of the spec acts across a line break
+    or the separator.
+    """
+    arr = np.frombuffer(data, dtype=np.uint8)
+    found = [np.flatnonzero(arr[lo:hi] >= 128) + lo for lo, hi in regions]
+    found.append(_escapes(data))
+    points = np.unique(np.concatenate(found))
+    spans = _line_spans(data, points, tables.separator) if points.size else []
+    data = _blank_v3(data, tables, spans)
+    if spans:
+        data = _splice(data, spans)
+    buffer = data.translate(tables.translate, tables.delete)
+    return _v3_result(buffer, n_docs, tables.separator, n_bytes)
+
+
+def _v3_result(buffer: bytes, n_docs: int, separator: int, n_bytes: int) -> NormalisedBatch | None:
+    """The batch from its translated buffer: documents end at the separators.
+
+    None when the buffer does not hold exactly one separator between documents (a document
+    held the separator itself).
+    """
+    separators = np.flatnonzero(np.frombuffer(buffer, dtype=np.uint8) == separator)
+    if separators.size != n_docs - 1:
+        return None
+    offsets = np.empty(n_docs + 1, dtype=np.int64)
+    offsets[0], offsets[-1] = 0, len(buffer) + 1
+    offsets[1:-1] = separators + 1
+    return NormalisedBatch(buffer.replace(bytes([separator]), b"\x00"), offsets, n_bytes)
+
+
+# --- the specs by name ------------------------------------------------------------------------
+
+NGRAM_V2 = "evalsuite-ngram/2"
+NGRAM_V3 = "evalsuite-ngram/3"
+
+
+@dataclass(frozen=True, slots=True)
+class NgramSpec:
+    """How a fingerprint spec turns text into words (hashing is the same for all specs)."""
+
+    name: str
+    words: Callable[[str], list[str]]
+    """The plain definition, for one text."""
+    batch: Callable[[Sequence[str]], NormalisedBatch]
+    """The fast path, for a batch of documents (same words)."""
+
+    def text_hash(self, text: str) -> str:
+        """Exact-match key: SHA-256 of the normalised words joined by single spaces."""
+        return _words_hash(self.words(text))
+
+    def word_hashes(self, text: str) -> U64:
+        """Hash of every word of `text`, in order."""
+        return word_hashes(self.words(text))
+
+
+SPECS: dict[str, NgramSpec] = {
+    NGRAM_V2: NgramSpec(NGRAM_V2, words_v2, normalise_batch_v2),
+    NGRAM_V3: NgramSpec(NGRAM_V3, words_v3, normalise_batch_v3),
+}
+"""Every spec a fingerprint file may name."""

@@ -2,26 +2,107 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import click
 
 from evalsuite import __version__
-from evalsuite.cli._analyse_cmds import compare_cmd, score_cmd
-from evalsuite.cli._audit_cmd import audit_cmd
-from evalsuite.cli._common import make_context
-from evalsuite.cli._guard_cmd import guard_cmd
-from evalsuite.cli._holdout_cmds import holdout_group
-from evalsuite.cli._manifest_cmds import freeze_cmd, suites_cmd, verify_cmd
-from evalsuite.cli._report_cmd import report_cmd
-from evalsuite.cli._run_cmds import ingest_cmd, run_cmd, runs_cmd
-from evalsuite.cli._store_cmds import store_group
-from evalsuite.cli._validity_cmds import validity_group
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "cli", "main"]
+
+#: Every command: name -> (module, attribute, one-line help). A command's module (and what it
+#: imports: pandas, scipy, SQLAlchemy, inspect-ai) is loaded only when that command runs, so
+#: `evalsuite --help` starts at once (docs/scale.md). `tests/test_startup.py` checks that
+#: every entry resolves to its command and what `--help` imports.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "suites": (
+        "_manifest_cmds",
+        "suites_cmd",
+        "List suites in tasks/ with their frozen versions and item counts.",
+    ),
+    "freeze": (
+        "_manifest_cmds",
+        "freeze_cmd",
+        "Freeze SUITE as a new version: manifest, holdout vault, fingerprints.",
+    ),
+    "verify": (
+        "_manifest_cmds",
+        "verify_cmd",
+        "Re-hash frozen items: exit 0 when all match, 3 naming every drift.",
+    ),
+    "run": ("_run_cmds", "run_cmd", "Run MODEL against REF (SUITE@X.Y.Z); prints the run id."),
+    "runs": ("_run_cmds", "runs_cmd", "List stored runs, oldest first."),
+    "ingest": (
+        "_run_cmds",
+        "ingest_cmd",
+        "Store results produced elsewhere (inspect logs, or a CSV) as runs.",
+    ),
+    "score": (
+        "_analyse_cmds",
+        "score_cmd",
+        "Estimates with intervals, per stratum, pass@k, pass^k, reliability.",
+    ),
+    "compare": ("_analyse_cmds", "compare_cmd", "Paired comparison of CANDIDATE against BASELINE."),
+    "report": (
+        "_report_cmd",
+        "report_cmd",
+        "Write index.html, report.md and report.json for RUN_IDS.",
+    ),
+    "holdout": (
+        "_holdout_cmds",
+        "holdout_group",
+        "Holdout governance: access ledger, budget and model families.",
+    ),
+    "guard": (
+        "_guard_cmd",
+        "guard_cmd",
+        "Screen training curricula against the suites' fingerprints.",
+    ),
+    "fingerprints": (
+        "_guard_cmd",
+        "fingerprints_cmd",
+        "Write or check current-format fingerprints of versions frozen in older formats.",
+    ),
+    "audit": ("_audit_cmd", "audit_cmd", "Audit a suite version: leaks, canary probe, graders."),
+    "validity": (
+        "_validity_cmds",
+        "validity_group",
+        "Deployment outcomes and predictive validity of eval scores.",
+    ),
+    "store": (
+        "_store_cmds",
+        "store_group",
+        "The results store: where it is, its schema version, and upgrades.",
+    ),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _LazyGroup(click.Group):
+    """A group whose commands are imported when they are run, not when the group is built."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module = importlib.import_module(f"evalsuite.cli.{entry[0]}")
+        command = getattr(module, entry[1])
+        if not isinstance(command, click.Command):
+            raise TypeError(f"evalsuite.cli.{entry[0]}.{entry[1]} is not a click command")
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, entry[2]) for name, entry in COMMANDS.items()])
+
+
+@click.group(
+    cls=_LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="evalsuite")
 @click.option(
     "--root",
@@ -37,26 +118,9 @@ def cli(click_ctx: click.Context, root: Path) -> None:
     Exit codes: 0 ok, 1 unexpected error, 2 usage, 3 integrity failure, 4 contamination,
     5 invalid run, 6 gate failed, 7 holdout access refused.
     """
+    from evalsuite.cli._common import make_context
+
     click_ctx.obj = make_context(root)
-
-
-for _command in (
-    suites_cmd,
-    freeze_cmd,
-    verify_cmd,
-    run_cmd,
-    runs_cmd,
-    ingest_cmd,
-    score_cmd,
-    compare_cmd,
-    report_cmd,
-    holdout_group,
-    guard_cmd,
-    audit_cmd,
-    validity_group,
-    store_group,
-):
-    cli.add_command(_command)
 
 
 def main() -> None:

@@ -1,4 +1,8 @@
-"""`evalsuite guard`: screen training curricula against every frozen fingerprint (exit 4)."""
+"""`evalsuite guard`: screen training curricula against every frozen fingerprint (exit 4).
+
+`evalsuite fingerprints`: fingerprint the items of versions frozen with an older format again,
+in the current one (``docs/design/guard-normalisation.md``).
+"""
 
 from __future__ import annotations
 
@@ -24,15 +28,19 @@ from evalsuite.cli._common import (
     exit_after_output,
     handle_errors,
     json_option,
+    key_file_option,
     pass_context,
 )
 from evalsuite.errors import ContaminationError
+from evalsuite.holdout._derived import DerivedResult, derive_fingerprints
 from evalsuite.holdout._guard import GuardOptions, GuardReport, screen_sources
-from evalsuite.holdout._index import load_index
+from evalsuite.holdout._index import frozen_suites, load_index, read_fingerprints
 from evalsuite.holdout._readers import Format, find_sources
 from evalsuite.holdout._screen import DEFAULT_BATCH_BYTES, DEFAULT_THRESHOLD
+from evalsuite.manifest import frozen_versions, parse_ref
+from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT
 
-__all__ = ["guard_cmd"]
+__all__ = ["fingerprints_cmd", "guard_cmd"]
 
 _TABLE_ROWS = 200
 
@@ -67,8 +75,14 @@ def _print_report(report: GuardReport) -> None:
             f"manifest(s), threshold {report.threshold:g}",
         )
     )
-    for path in report.skipped:
-        err_console.print(f"skipped (unknown format): {path}")
+    for skipped in report.skipped:
+        err_console.print(f"skipped ({skipped.reason}): {skipped.path}")
+    for ref in report.legacy_only:
+        err_console.print(
+            f"note: {ref} has fingerprints in an older format only, which miss copies with "
+            f"their punctuation stripped or JSON-escaped; `evalsuite fingerprints {ref}` "
+            "adds the current ones (needs the vault key)"
+        )
 
 
 @click.command("guard")
@@ -92,7 +106,8 @@ def _print_report(report: GuardReport) -> None:
     type=click.FloatRange(0, 1, min_open=True),
     default=DEFAULT_THRESHOLD,
     show_default=True,
-    help="Share of an item's 13-grams one document must contain to be flagged.",
+    help="Share of an item's evidence n-grams (those no other item of its suite version "
+    "has) one document must contain to be flagged.",
 )
 @click.option(
     "--format",
@@ -130,7 +145,10 @@ def guard_cmd(
     directories, or directories searched recursively. Dev and holdout items are both
     screened; no vault key is needed and no item text is ever shown. A document is flagged
     when it holds an item's canary, an item's exact text, a short item text whole, or at
-    least THRESHOLD of an item's word 13-grams. Exit 4 when anything is flagged.
+    least THRESHOLD of an item's word n-grams (text shared by several items of a suite counts
+    for none of them). Case, punctuation, white space, markdown, chat templates and JSON
+    escaping do not matter. Symbolic links that dangle, loop or leave a named directory are
+    skipped and listed. Exit 4 when anything is flagged.
     """
     index = load_index(ctx.layout, suites)
     sources, skipped = find_sources(list(paths), fmt)
@@ -167,3 +185,70 @@ def guard_cmd(
                 "longer measure held-out performance."
             )
         )
+
+
+def _legacy_versions(ctx: Context) -> list[str]:
+    refs = []
+    for name in frozen_suites(ctx.layout):
+        for version in frozen_versions(ctx.layout, name):
+            if read_fingerprints(ctx.layout, name, version).format != FINGERPRINT_FORMAT:
+                refs.append(f"{name}@{version}")
+    return refs
+
+
+def _result_dict(result: DerivedResult) -> dict[str, object]:
+    return {
+        "manifest": result.ref,
+        "path": str(result.path),
+        "status": result.status,
+        "sha256": result.sha256,
+    }
+
+
+@click.command("fingerprints")
+@click.argument("refs", nargs=-1, metavar="[SUITE[@X.Y.Z]]...")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Derive again and compare with the file on disk instead of writing (exit 3 if it "
+    "differs).",
+)
+@key_file_option
+@json_option
+@pass_context
+@handle_errors
+def fingerprints_cmd(
+    ctx: Context, refs: tuple[str, ...], check: bool, key_file: Path | None, as_json: bool
+) -> None:
+    """Fingerprint frozen versions again in the current format, beside their own fingerprints.
+
+    A frozen version keeps the fingerprint file it was frozen with (the manifest hashes it).
+    For a version frozen with an older format, this writes
+    manifests/SUITE/X.Y.Z.fingerprints.v3.jsonl from the version's frozen items (dev items
+    from tasks/, holdout items from the vault: the key is needed), after checking every item
+    against the manifest; `guard` then screens against both files. Without REFS: every
+    frozen version in an older format. See docs/guard.md, "Fingerprint formats".
+    """
+    wanted: list[str] = []
+    for ref in refs or tuple(_legacy_versions(ctx)):
+        name, version = parse_ref(ref)
+        wanted.extend(
+            [f"{name}@{version}"]
+            if version
+            else [f"{name}@{v}" for v in frozen_versions(ctx.layout, name)]
+        )
+    results = []
+    for ref in dict.fromkeys(wanted):
+        name, version = parse_ref(ref)
+        results.append(
+            derive_fingerprints(
+                ctx.layout, name, str(version), keys=ctx.keys(key_file), check=check
+            )
+        )
+    if as_json:
+        emit_json({"fingerprints": [_result_dict(r) for r in results]})
+        return
+    if not results:
+        console.print("nothing to do: every frozen version has fingerprints in the current format")
+    for result in results:
+        console.print(f"{result.ref}: {result.status}  {result.path}  {result.sha256 or ''}")

@@ -8,8 +8,9 @@ Usage::
         check_budget(status, family, override_reason=None)          # exit 7 past the budget
         ledger.append({...})                                         # the access, chained
 
-    report = guard(layout, [Path("curriculum/")], GuardOptions())   # docs/guard.md
-    hits = screen_documents(documents, load_index(layout))          # one shard, any engine
+    index = load_index(layout)                                      # docs/guard.md
+    report = guard([Path("curriculum/")], index, options=GuardOptions())
+    hits = screen_documents(documents, index)                       # one shard, any engine
 """
 
 from evalsuite.holdout._budget import (

@@ -8,16 +8,23 @@ cutting any document longer than a piece into overlapping pieces.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 
-from evalsuite._core.text import normalise_words
+from evalsuite._core.text import words_v3
 
-__all__ = ["Batch", "Piece", "batches_of", "pieces_of", "rebatch"]
+__all__ = ["Batch", "Piece", "WordCounter", "batches_of", "pieces_of", "rebatch"]
 
 MIN_PIECE = 1 << 12
 _SPACES = (" ", "\n", "\t", "\r", "\f", "\v")
+
+WordCounter = Callable[[str], int]
+"""Number of normalised words of a text (under the text spec, or the fewest of several)."""
+
+
+def _count_v3(text: str) -> int:
+    return len(words_v3(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +70,7 @@ class Batch:
         self.pieces.update({k + base: p for k, p in other.pieces.items() if lo <= k < hi})
 
 
-def _overlap_start(piece: str, words: int, chars: int) -> int:
+def _overlap_start(piece: str, words: int, chars: int, count_words: WordCounter) -> int:
     """Start of the tail of `piece` to repeat in the next piece (0: the whole piece).
 
     The tail starts after white space and holds at least `words` normalised words and
@@ -75,9 +82,7 @@ def _overlap_start(piece: str, words: int, chars: int) -> int:
         if start > 0:
             start = max(piece.find(c, start) for c in _SPACES) + 1
             start = start if start > 0 else 0
-        if start == 0 or (
-            len(normalise_words(piece[start:])) >= words and len(piece) - start >= chars
-        ):
+        if start == 0 or (count_words(piece[start:]) >= words and len(piece) - start >= chars):
             return start
         width *= 2
 
@@ -88,14 +93,21 @@ def _cut(buffer: str, size: int) -> int:
 
 
 def pieces_of(
-    name: str, blocks: Iterable[str], *, size: int, overlap_words: int, overlap_chars: int = 0
+    name: str,
+    blocks: Iterable[str],
+    *,
+    size: int,
+    overlap_words: int,
+    overlap_chars: int = 0,
+    count_words: WordCounter = _count_v3,
 ) -> Iterator[Piece]:
     """Cut a stream of text into pieces of about `size` characters, cut at white space.
 
     Each piece repeats the tail of the previous one, enough for `overlap_words` normalised
     words and `overlap_chars` characters, so that no n-gram (``n - 1 <= overlap_words``) and
     no canary (``len <= overlap_chars``) crossing a cut is missed. Cutting at white space
-    keeps normalisation exact: NFKC and lowercasing never act across white space.
+    keeps normalisation exact: no step of either text spec acts across white space (NFKC,
+    case folding, escapes, chat-template markers).
     """
     size = max(size, MIN_PIECE, 4 * overlap_chars)
     buffer, part, overlap = "", 0, 0
@@ -105,7 +117,7 @@ def pieces_of(
             cut = _cut(buffer, size)
             piece = buffer[:cut]
             yield Piece(name, piece, part, final=False, overlap=overlap)
-            start = _overlap_start(piece, overlap_words, overlap_chars)
+            start = _overlap_start(piece, overlap_words, overlap_chars, count_words)
             start = start if start > 0 else cut  # a single giant token: nothing to repeat
             buffer, part, overlap = buffer[start:], part + 1, cut - start
     yield Piece(name, buffer, part, final=True, overlap=overlap)
@@ -119,7 +131,9 @@ def batches_of(documents: Iterable[tuple[str, str]], *, size: int = 256) -> Iter
         yield Batch(names, texts, {}, sum(map(len, texts)))
 
 
-def _cut_long(batch: Batch, size: int, overlap_words: int, overlap_chars: int) -> Batch:
+def _cut_long(
+    batch: Batch, size: int, overlap_words: int, overlap_chars: int, count_words: WordCounter
+) -> Batch:
     """`batch` with every document longer than `size` replaced by its pieces."""
     if not any(len(t) > size for t in batch.texts):
         return batch
@@ -130,7 +144,12 @@ def _cut_long(batch: Batch, size: int, overlap_words: int, overlap_chars: int) -
             continue
         blocks = (text[i : i + size] for i in range(0, len(text), size))
         for piece in pieces_of(
-            name, blocks, size=size, overlap_words=overlap_words, overlap_chars=overlap_chars
+            name,
+            blocks,
+            size=size,
+            overlap_words=overlap_words,
+            overlap_chars=overlap_chars,
+            count_words=count_words,
         ):
             out.extend(Batch.of_piece(piece))
     return out
@@ -142,6 +161,7 @@ def rebatch(
     batch_bytes: int,
     overlap_words: int,
     overlap_chars: int,
+    count_words: WordCounter = _count_v3,
 ) -> Iterator[Batch]:
     """Regroup batches into batches of about `batch_bytes` characters.
 
@@ -151,7 +171,7 @@ def rebatch(
     size = max(batch_bytes, MIN_PIECE)
     out = Batch()
     for incoming in stream:
-        batch = _cut_long(incoming, size, overlap_words, overlap_chars)
+        batch = _cut_long(incoming, size, overlap_words, overlap_chars, count_words)
         if out.chars + batch.chars <= batch_bytes:
             out.extend(batch)
             continue

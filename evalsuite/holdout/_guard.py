@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalsuite.holdout._index import FingerprintIndex
-from evalsuite.holdout._readers import Format, Source, find_sources, read_source
+from evalsuite.holdout._readers import Format, Skipped, Source, find_sources, read_source
 from evalsuite.holdout._screen import DEFAULT_BATCH_BYTES, DEFAULT_THRESHOLD, Hit, Screener
 
 __all__ = ["GuardOptions", "GuardReport", "guard", "screen_sources"]
@@ -25,7 +25,7 @@ class GuardOptions:
     field: str = "text"
     """Text field of JSONL records, column of Parquet files and HF datasets."""
     threshold: float = DEFAULT_THRESHOLD
-    """Share of an item's 13-grams one document must contain to be flagged."""
+    """Share of an item's evidence n-grams one document must contain to be flagged."""
     batch_bytes: int = DEFAULT_BATCH_BYTES
     """Characters screened per vectorised step (bounds memory)."""
     format: Format = "auto"
@@ -43,8 +43,13 @@ class GuardReport:
     manifests: list[str]
     """``suite@version`` of every fingerprint file screened against."""
     hits: list[Hit]
-    skipped: list[str] = field(default_factory=list)
-    """Files in the named directories that were not read (unknown format)."""
+    skipped: list[Skipped] = field(default_factory=list)
+    """Paths in the named directories that were not read, with the reason (unknown format,
+    a symbolic link that dangles, loops, leaves the directory or repeats a file)."""
+    fingerprints: list[tuple[str, str, bool]] = field(default_factory=list)
+    """(``suite@version``, format, derived) of every fingerprint file screened against."""
+    legacy_only: list[str] = field(default_factory=list)
+    """Versions screened only with fingerprints of an older format (lower recall)."""
 
     @property
     def contaminated(self) -> bool:
@@ -65,7 +70,13 @@ class GuardReport:
             "threshold": self.threshold,
             "manifests": self.manifests,
             "documents_flagged": self.documents_flagged,
-            "skipped": self.skipped,
+            "skipped": [str(s.path) for s in self.skipped],
+            "skipped_details": [{"path": str(s.path), "reason": s.reason} for s in self.skipped],
+            "fingerprints": [
+                {"manifest": ref, "format": fmt, "derived": derived}
+                for ref, fmt, derived in self.fingerprints
+            ],
+            "legacy_only": self.legacy_only,
             "contaminated": [h.to_dict() for h in self.hits],
         }
 
@@ -75,7 +86,7 @@ def screen_sources(
     index: FingerprintIndex,
     *,
     options: GuardOptions,
-    skipped: Sequence[Path] = (),
+    skipped: Sequence[Skipped] = (),
     advance: Callable[[int], None] = lambda _: None,
 ) -> GuardReport:
     """Screen every source in turn (one core; see docs/guard.md to scale out).
@@ -84,7 +95,7 @@ def screen_sources(
         sources: Inputs from `find_sources`.
         index: Fingerprints to screen against (`load_index`).
         options: Field, threshold, batch size.
-        skipped: Files `find_sources` skipped, to report.
+        skipped: What `find_sources` skipped, to report.
         advance: Called with input bytes consumed, for a progress bar.
     """
     started = time.perf_counter()
@@ -97,9 +108,10 @@ def screen_sources(
             source,
             field=options.field,
             piece_size=screener.piece_size,
-            overlap_words=index.n - 1,
+            overlap_words=screener.overlap_words,
             overlap_chars=screener.overlap_chars,
             advance=advance,
+            count_words=screener.count_words,
         )
     )
     for found in screener.screen(stream):
@@ -111,7 +123,9 @@ def screen_sources(
         threshold=options.threshold,
         manifests=list(index.sources),
         hits=hits,
-        skipped=[str(p) for p in skipped],
+        skipped=list(skipped),
+        fingerprints=list(index.files),
+        legacy_only=list(index.legacy_only),
     )
 
 

@@ -1,28 +1,24 @@
-"""Vectorised matching of a batch of documents against a `FingerprintIndex`.
+"""Vectorised matching of a batch of documents against one part of a `FingerprintIndex`.
 
-The whole batch is one normalised byte buffer (documents separated by a newline): one pass
-computes every word hash and every n-gram hash, a bit filter and a binary search find the
-n-grams that are fingerprints, and only those few are mapped back to (document, item).
+The whole batch is one normalised byte buffer (documents separated by a 0 byte, in the part's
+text spec): one pass computes every word hash and every n-gram hash, a bit filter and a
+binary search find the n-grams that are fingerprints, and only those few are mapped back to
+(document, item).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from evalsuite._core.text import (
-    NGRAM_PRIME,
-    fast_word_hashes,
-    normalise_ascii_zero_gaps,
-    normalise_unicode_batch,
-)
-from evalsuite.holdout._index import FingerprintIndex
+from evalsuite._core.text import NGRAM_PRIME, SPECS, fast_word_hashes
+from evalsuite.holdout._index import PartIndex
 
-__all__ = ["BatchMatches", "match_batch"]
+__all__ = ["BatchMatches", "find_canaries", "match_batch"]
 
 I64 = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
@@ -46,50 +42,30 @@ class BatchMatches:
     """Index of the short-text entry found (``short_len[short_id]`` words)."""
     exact: list[tuple[int, int]]
     """(document, item) whose normalised text equals one of the item's texts."""
-    canary: list[tuple[int, str]]
-    """(document, canary) found verbatim in the raw text."""
     n_bytes: int
     """UTF-8 size of the documents."""
 
 
-def _offsets(lengths: list[int]) -> I64:
-    """Start of each document in the joined buffer (one separator after each), then the end."""
+def _offsets(lengths: Sequence[int]) -> I64:
+    """Start of each document in the joined text (one separator after each), then the end."""
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(np.asarray(lengths, dtype=np.int64) + 1, out=offsets[1:])
     return offsets
 
 
-def _normalise(texts: Sequence[str], raw: str, lengths: list[int]) -> tuple[bytes, I64, int]:
-    """The normalised buffer, each document's start in it (then the end), and UTF-8 bytes.
+def find_canaries(
+    raw: str, lengths: Sequence[int], canaries: Mapping[str, object]
+) -> list[tuple[int, str]]:
+    """(document, canary) for every canary found verbatim inside one document.
 
-    ASCII documents are encoded in runs and normalised by one byte translation of the whole
-    buffer; the others take the exact Unicode path, all in one call.
+    Args:
+        raw: The documents joined by one separator character each.
+        lengths: Length of each document.
+        canaries: The canary strings to look for.
     """
-    if raw.isascii():
-        return normalise_ascii_zero_gaps(raw.encode("ascii")), _offsets(lengths), sum(lengths)
-    others = [k for k, t in enumerate(texts) if not t.isascii()]
-    normalised = normalise_unicode_batch([texts[k] for k in others])
-    parts: list[bytes] = []
-    sizes = list(lengths)
-    n_bytes = sum(lengths)
-    previous = 0
-    for k, part in zip(others, normalised, strict=True):
-        if k > previous:
-            parts.append("\n".join(texts[previous:k]).encode("ascii"))
-        parts.append(part)
-        sizes[k] = len(part)
-        n_bytes += len(texts[k].encode("utf-8", "surrogatepass")) - lengths[k]
-        previous = k + 1
-    if previous < len(texts):
-        parts.append("\n".join(texts[previous:]).encode("ascii"))
-    # ASCII parts are normalised here; normalised parts only get their spaces zeroed
-    return normalise_ascii_zero_gaps(b"\n".join(parts)), _offsets(sizes), n_bytes
-
-
-def _canaries(raw: str, lengths: list[int], index: FingerprintIndex) -> list[tuple[int, str]]:
     found: set[tuple[int, str]] = set()
     starts: I64 | None = None
-    for canary in index.canaries:
+    for canary in canaries:
         at = raw.find(canary)
         while at >= 0:
             starts = _offsets(lengths) if starts is None else starts
@@ -147,7 +123,7 @@ def _rolling(word_hashes: U64, n: int, m: int) -> tuple[U64, U64]:
     return acc, short
 
 
-def _gram_matches(index: FingerprintIndex, grams: U64, doc_words: I64) -> tuple[I64, I64, I64, I64]:
+def _gram_matches(index: PartIndex, grams: U64, doc_words: I64) -> tuple[I64, I64, I64, I64]:
     """Unique (doc, item, gram) triples and the number of fingerprint n-grams of each doc."""
     n = index.n
     pos, gram = index.lookup_grams(grams)
@@ -169,7 +145,7 @@ def _window_hash(word_hashes: U64, start: int, length: int) -> int:
 
 
 def _short_matches(
-    index: FingerprintIndex, word_hashes: U64, heads: U64, doc_words: I64
+    index: PartIndex, word_hashes: U64, heads: U64, doc_words: I64
 ) -> tuple[I64, I64, I64]:
     """Unique (doc, item, short entry) of short texts found whole inside a document."""
     empty = np.zeros(0, dtype=np.int64)
@@ -192,7 +168,7 @@ def _short_matches(
 
 
 def _exact_matches(
-    index: FingerprintIndex,
+    index: PartIndex,
     buffer: bytes,
     offsets: I64,
     candidates: I64,
@@ -207,33 +183,32 @@ def _exact_matches(
 
 
 def match_batch(
-    texts: Sequence[str], index: FingerprintIndex, *, whole: Sequence[bool] | None = None
+    texts: Sequence[str], index: PartIndex, *, whole: Sequence[bool] | None = None
 ) -> BatchMatches:
-    """Find every fingerprint of `index` in a batch of documents.
+    """Find every fingerprint of one index part in a batch of documents.
 
     Args:
         texts: Raw document texts (a batch of about 1 MiB is fastest).
-        index: Fingerprints to look for.
+        index: Fingerprints to look for (one part: one text spec).
         whole: Per document, False when it is a piece of a longer document (then it is not
             compared with exact text hashes); default all True.
 
     Returns:
         The matches, with documents numbered by their position in `texts`.
     """
-    raw = "\n".join(texts)
-    lengths = [len(t) for t in texts]
-    buffer, offsets, n_bytes = _normalise(texts, raw, lengths)
+    batch = SPECS[index.spec].batch(texts)
+    buffer, offsets = batch.buffer, batch.offsets
     word_hashes, word_starts = fast_word_hashes(buffer, zero_gaps=True)
     doc_words = np.searchsorted(word_starts, offsets).astype(np.int64)
-    m = index.short_min if index.short_heads.size else index.n
+    m = index.short_min if index.short_heads.size else index.n  # every format has n >= m
     grams, heads = _rolling(word_hashes, index.n, m)
     gram_doc, gram_item, gram_id, per_doc = _gram_matches(index, grams, doc_words)
     short_doc, short_item, short_id = _short_matches(index, word_hashes, heads, doc_words)
     exact: list[tuple[int, int]] = []
     if index.exact:
         n_words = np.diff(doc_words)
-        # an exact copy of a text of n words or more has all of its n-grams in the index
-        maybe = (n_words < index.n) | (per_doc == n_words - index.n + 1)
+        # an exact copy of a text with n-grams has all of its n-grams among the keys
+        maybe = (n_words < index.long_min) | (per_doc == n_words - index.n + 1)
         if whole is not None:
             maybe &= np.asarray(whole, dtype=np.bool_)
         exact = _exact_matches(index, buffer, offsets, np.flatnonzero(maybe & (n_words > 0)))
@@ -245,6 +220,5 @@ def match_batch(
         short_item=short_item,
         short_id=short_id,
         exact=exact,
-        canary=_canaries(raw, lengths, index),
-        n_bytes=n_bytes,
+        n_bytes=batch.n_bytes,
     )

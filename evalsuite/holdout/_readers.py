@@ -7,22 +7,25 @@ in pieces (cut at white space, overlapping by ``n - 1`` words).
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import json
 import logging
+import os
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal, cast
 
 from pydantic_core import from_json
 
+from evalsuite._core.text import words_v3
 from evalsuite.errors import NotFoundError, UsageError
-from evalsuite.holdout._batch import Batch, pieces_of
+from evalsuite.holdout._batch import Batch, WordCounter, pieces_of
 
-__all__ = ["Format", "Source", "find_sources", "read_source"]
+__all__ = ["Format", "Skipped", "Source", "find_sources", "read_source"]
 
 Format = Literal["auto", "jsonl", "parquet", "text", "hf"]
 Kind = Literal["jsonl", "parquet", "text", "hf"]
@@ -70,36 +73,118 @@ def _dir_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def _walk(directory: Path, fmt: Format, skipped: list[Path]) -> Iterator[Source]:
-    for path in sorted(directory.iterdir()):
-        if path.name.startswith("."):
-            continue
-        if path.is_dir():
-            if _is_hf_dir(path):
-                yield Source(path, "hf", _dir_size(path))
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A path inside a named directory that was not screened, and why."""
+
+    path: Path
+    reason: str
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    """What makes two paths the same file or directory (symbolic or hard links)."""
+    st = path.stat()
+    return st.st_dev, st.st_ino
+
+
+@dataclass(slots=True)
+class _Walk:
+    """Directories searched recursively: every file and directory once, whatever the links.
+
+    Entries that are not links are walked first (so files keep their own names); then each
+    symbolic link is resolved: a link that dangles, loops, leaves the named directory or
+    leads to a file or directory already seen is skipped with its reason; any other is
+    followed, under the link's name.
+    """
+
+    fmt: Format
+    sources: list[Source] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    seen: dict[tuple[int, int], Path] = field(default_factory=dict)
+
+    def add_file(self, path: Path, kind: Kind) -> None:
+        """A file to read, unless the same file was already added (named explicitly twice)."""
+        identity = _identity(path)
+        if identity in self.seen:
+            self.skipped.append(Skipped(path, f"same file as {self.seen[identity]}"))
+            return
+        self.seen[identity] = path
+        self.sources.append(Source(path, kind, path.stat().st_size))
+
+    def tree(self, root: Path) -> None:
+        """Search the directory `root` (the scanned tree is its real path)."""
+        top = root.resolve()
+        links: list[Path] = []
+        self._directory(root, links)
+        while links:
+            self._link(links.pop(0), top, links)
+
+    def _directory(self, directory: Path, links: list[Path]) -> None:
+        identity = _identity(directory)
+        if identity in self.seen:
+            self.skipped.append(
+                Skipped(directory, f"directory already scanned as {self.seen[identity]}")
+            )
+            return
+        self.seen[identity] = directory
+        if _is_hf_dir(directory):
+            self.sources.append(Source(directory, "hf", _dir_size(directory)))
+            return
+        for path in sorted(directory.iterdir()):
+            if path.name.startswith("."):
+                continue
+            if path.is_symlink():
+                links.append(path)
+            elif path.is_dir():
+                self._directory(path, links)
             else:
-                yield from _walk(path, fmt, skipped)
-            continue
-        kind = _kind_of(path) if fmt == "auto" else fmt
+                self._file(path)
+
+    def _file(self, path: Path) -> None:
+        kind = _kind_of(path) if self.fmt == "auto" else self.fmt
         if kind is None or kind == "hf":
-            skipped.append(path)
+            self.skipped.append(Skipped(path, "unknown format"))
         else:
-            yield Source(path, kind, path.stat().st_size)
+            self.add_file(path, kind)
+
+    def _link(self, link: Path, top: Path, links: list[Path]) -> None:
+        try:
+            target = link.resolve(strict=True)
+        except FileNotFoundError:
+            self.skipped.append(Skipped(link, f"dangling symlink (-> {os.readlink(link)})"))
+            return
+        except (RuntimeError, OSError) as exc:  # 3.11 raises RuntimeError on a loop
+            loop = isinstance(exc, RuntimeError) or exc.errno == errno.ELOOP
+            reason = "symlink loop" if loop else f"unreadable symlink ({exc})"
+            self.skipped.append(Skipped(link, reason))
+            return
+        if not target.is_relative_to(top):
+            self.skipped.append(
+                Skipped(link, f"symlink leaves the scanned directory {top} (-> {target})")
+            )
+        elif target.is_dir():
+            if link.parent.resolve().is_relative_to(target):
+                self.skipped.append(Skipped(link, f"symlink loop (-> {target}, a parent)"))
+            else:
+                self._directory(link, links)
+        else:
+            self._file(link)
 
 
-def find_sources(paths: Sequence[Path], fmt: Format = "auto") -> tuple[list[Source], list[Path]]:
-    """Inputs named by `paths` (directories are searched recursively) and files skipped.
+def find_sources(paths: Sequence[Path], fmt: Format = "auto") -> tuple[list[Source], list[Skipped]]:
+    """Inputs named by `paths` (directories are searched recursively) and what was skipped.
 
     In a directory, saved HF datasets are read whole, hidden entries are ignored, and files
-    of an unknown format are returned as skipped; a file named explicitly must have a known
-    format (or `fmt` must say it).
+    of an unknown format are skipped; so are symbolic links that dangle, loop, lead out of
+    the named directory or to something already found (every file is read once, under its
+    own name when it has one). A file named explicitly must have a known format (or `fmt`
+    must say it).
 
     Raises:
         NotFoundError: a path does not exist.
         UsageError: a file named explicitly has an unknown format.
     """
-    sources: list[Source] = []
-    skipped: list[Path] = []
+    walk = _Walk(fmt)
     for path in paths:
         if not path.exists():
             raise NotFoundError(
@@ -107,14 +192,14 @@ def find_sources(paths: Sequence[Path], fmt: Format = "auto") -> tuple[list[Sour
             )
         if path.is_dir():
             if fmt in ("auto", "hf") and _is_hf_dir(path):
-                sources.append(Source(path, "hf", _dir_size(path)))
+                walk.add_file(path, "hf")
             elif fmt == "hf":
                 raise UsageError(
                     f"{path} is not a saved HF dataset (no dataset_info.json and state.json, "
                     "nor dataset_dict.json); save it with Dataset.save_to_disk"
                 )
             else:
-                sources.extend(_walk(path, fmt, skipped))
+                walk.tree(path)
             continue
         kind = _kind_of(path) if fmt == "auto" else fmt
         if kind is None or kind == "hf":
@@ -124,8 +209,8 @@ def find_sources(paths: Sequence[Path], fmt: Format = "auto") -> tuple[list[Sour
                 "allowed for JSONL and text) or a saved HF dataset directory; or say "
                 "--format jsonl|parquet|text"
             )
-        sources.append(Source(path, kind, path.stat().st_size))
-    return sources, skipped
+        walk.add_file(path, kind)
+    return walk.sources, walk.skipped
 
 
 def _open(path: Path) -> IO[bytes]:
@@ -275,11 +360,18 @@ def _hf(path: Path, field: str, advance: Callable[[int], None]) -> Iterator[Batc
             advance(int(len(values) * per_row))
 
 
-def _text(path: Path, *, size: int, overlap_words: int, overlap_chars: int) -> Iterator[Batch]:
+def _text(
+    path: Path, *, size: int, overlap_words: int, overlap_chars: int, count_words: WordCounter
+) -> Iterator[Batch]:
     with io.TextIOWrapper(_open(path), encoding="utf-8", errors="replace", newline="") as handle:
         blocks = iter(lambda: handle.read(size), "")
         for piece in pieces_of(
-            str(path), blocks, size=size, overlap_words=overlap_words, overlap_chars=overlap_chars
+            str(path),
+            blocks,
+            size=size,
+            overlap_words=overlap_words,
+            overlap_chars=overlap_chars,
+            count_words=count_words,
         ):
             yield Batch.of_piece(piece)
 
@@ -292,6 +384,7 @@ def read_source(
     overlap_words: int,
     overlap_chars: int,
     advance: Callable[[int], None] = lambda _: None,
+    count_words: WordCounter = lambda text: len(words_v3(text)),
 ) -> Iterator[Batch]:
     """Batches of documents of one source, read lazily; text files as pieces.
 
@@ -302,6 +395,7 @@ def read_source(
         overlap_words: Normalised words repeated across a cut (``n - 1``).
         overlap_chars: Characters repeated across a cut (the longest canary).
         advance: Called with the number of input bytes consumed, for progress.
+        count_words: Normalised words of a text, to size the overlap of text pieces.
 
     Text files are decoded as UTF-8, invalid bytes becoming U+FFFD (a word separator).
 
@@ -316,6 +410,7 @@ def read_source(
                 size=piece_size,
                 overlap_words=overlap_words,
                 overlap_chars=overlap_chars,
+                count_words=count_words,
             ):
                 advance(batch.chars - batch.pieces[0].overlap)
                 yield batch

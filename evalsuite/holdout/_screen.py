@@ -7,17 +7,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from evalsuite._core.text import NGRAM_V3, SPECS
 from evalsuite.errors import UsageError
 from evalsuite.holdout._batch import MIN_PIECE, Batch, Piece, batches_of, rebatch
-from evalsuite.holdout._index import FingerprintIndex
-from evalsuite.holdout._match import BatchMatches, match_batch
+from evalsuite.holdout._index import FingerprintIndex, PartIndex
+from evalsuite.holdout._match import BatchMatches, find_canaries, match_batch
 from evalsuite.manifest import Split
 
 __all__ = [
@@ -32,12 +33,13 @@ __all__ = [
 How = Literal["exact", "ngram", "short", "canary"]
 
 DEFAULT_THRESHOLD = 0.2
-"""Share of an item's 13-grams that one document must contain to be flagged.
+"""Share of an item's evidence n-grams that one document must contain to be flagged.
 
-Case and punctuation edits keep every 13-gram, and one changed word removes at most 13 of
-them, so an item of 29 words or more keeps at least 4/17 > 0.2 of its 13-grams whatever word
-changed; ordinary text shares at most a stock phrase (a few 13-grams) with an item. See
-docs/guard.md, "Threshold".
+In format /3 (8-grams of texts of 13 words or more), case, punctuation, white space, markdown
+and JSON escaping keep every n-gram, and one changed word removes at most 8 of them, so an
+item of 17 words or more keeps at least 2/10 of its 8-grams whatever word changed; ordinary
+text shares at most a stock phrase with an item, and text that several items of a suite
+share is not evidence at all. See docs/guard.md, "Threshold".
 """
 DEFAULT_BATCH_BYTES = 1 << 20
 """Text screened per vectorised step: about 1 MiB keeps numpy's temporaries in cache."""
@@ -54,10 +56,10 @@ class Hit:
     """None for a canary hit (it names a suite version, not an item)."""
     item_id: str | None
     overlap: float
-    """Share of the item's 13-grams found in the document (1.0 for exact and canary hits;
-    for an item with no 13-grams, the share of its short texts found)."""
+    """Share of the item's evidence n-grams found in the document (1.0 for exact and canary
+    hits; for an item with no n-grams, the share of its short texts found)."""
     matched: int
-    """Distinct 13-grams of the item found (short texts found, for a short hit)."""
+    """Distinct evidence n-grams of the item found (short texts found, for a short hit)."""
     how: How
 
     def to_dict(self) -> dict[str, object]:
@@ -72,77 +74,30 @@ class _Partial:
     grams: list[npt.NDArray[np.int64]] = field(default_factory=list)
     """(item, gram) rows per piece."""
     shorts: set[tuple[int, int]] = field(default_factory=set)
-    canaries: set[str] = field(default_factory=set)
 
 
-class Screener:
-    """Screen a stream of batches; documents cut into pieces are judged once, when whole.
+class _PartScreener:
+    """Hits from one part of the index (one text spec)."""
 
-    Args:
-        index: Fingerprints to screen against.
-        threshold: Share of an item's 13-grams a document must contain to be flagged.
-        batch_bytes: Characters screened per vectorised step.
-    """
-
-    def __init__(
-        self,
-        index: FingerprintIndex,
-        *,
-        threshold: float = DEFAULT_THRESHOLD,
-        batch_bytes: int = DEFAULT_BATCH_BYTES,
-    ) -> None:
-        if not 0 < threshold <= 1:
-            raise UsageError(f"threshold must be in (0, 1], got {threshold!r}")
+    def __init__(self, index: PartIndex, threshold: float) -> None:
         self.index = index
         self.threshold = threshold
-        self.batch_bytes = batch_bytes
-        self.documents = 0
-        self.bytes = 0
         self._pending: dict[str, _Partial] = {}
 
-    @property
-    def piece_size(self) -> int:
-        """Longest piece: longer documents are cut, with overlap."""
-        return max(self.batch_bytes, MIN_PIECE)
-
-    @property
-    def overlap_chars(self) -> int:
-        """Characters repeated across a cut, at least: room for the longest canary."""
-        return max((len(c) for c in self.index.canaries), default=0)
-
-    def screen(self, stream: Iterable[Batch]) -> Iterator[list[Hit]]:
-        """Screen batches of documents and pieces.
-
-        Yields the hits of each screened batch (often none) as soon as it is done.
-        """
-        for batch in rebatch(
-            stream,
-            batch_bytes=self.batch_bytes,
-            overlap_words=self.index.n - 1,
-            overlap_chars=self.overlap_chars,
-        ):
-            yield self.feed(batch)
-
-    def feed(self, batch: Batch) -> list[Hit]:
-        """Screen one batch; hits of the documents it completes."""
-        pieces = batch.pieces
-        whole = [True] * len(batch.texts)
-        for k, piece in pieces.items():
-            whole[k] = piece.whole
-        found = match_batch(batch.texts, self.index, whole=whole if pieces else None)
-        self.documents += len(batch.texts) - sum(not p.final for p in pieces.values())
-        self.bytes += found.n_bytes - sum(
-            len(p.text[: p.overlap].encode("utf-8", "surrogatepass")) for p in pieces.values()
-        )
-        split = sorted(k for k, p in pieces.items() if not p.whole)
-        hits = self._whole_hits(batch.names, found, exclude=split)
+    def feed(
+        self, batch: Batch, whole: list[bool] | None, split: list[int]
+    ) -> tuple[list[tuple[int, Hit]], int]:
+        """(batch position, hit) of the documents this batch completes, and its UTF-8 size."""
+        found = match_batch(batch.texts, self.index, whole=whole)
+        hits = self._whole_hits(found, exclude=split)
         for k in split:
-            hits.extend(self._merge_piece(pieces[k], k, found))
-        return hits
+            hits.extend(self._merge_piece(batch.pieces[k], k, found))
+        return [
+            (d, self._hit(batch.names[d], item, share, matched, how))
+            for d, item, share, matched, how in hits
+        ], found.n_bytes
 
-    def _whole_hits(
-        self, names: Sequence[str], found: BatchMatches, *, exclude: Sequence[int]
-    ) -> list[Hit]:
+    def _whole_hits(self, found: BatchMatches, *, exclude: Sequence[int]) -> list[_Row]:
         """Hits of documents entirely inside this batch (vectorised over the batch)."""
         index = self.index
         keep = ~np.isin(found.gram_doc, exclude)
@@ -160,22 +115,18 @@ class Screener:
             if d not in exclude:
                 shorts[d, i] = shorts.get((d, i), 0) + 1
         exact = {pair for pair in found.exact if pair[0] not in exclude}
-        canaries = {pair for pair in found.canary if pair[0] not in exclude}
-        return self._hits(names, grams, shorts, exact, canaries, found)
+        return self._rows(grams, shorts, exact, found)
 
-    def _hits(
+    def _rows(
         self,
-        names: Sequence[str],
         grams: dict[tuple[int, int], tuple[int, float]],
         shorts: dict[tuple[int, int], int],
         exact: set[tuple[int, int]],
-        canaries: set[tuple[int, str]],
         found: BatchMatches,
-    ) -> list[Hit]:
+    ) -> list[_Row]:
         index = self.index
-        hits: list[Hit] = []
+        rows: list[_Row] = []
         for d, i in sorted(set(grams) | set(shorts) | exact):
-            ref = index.items[i]
             matched, share = grams.get((d, i), (0, 0.0))
             how: How = "exact" if (d, i) in exact else "ngram" if (d, i) in grams else "short"
             if how == "short":
@@ -187,20 +138,19 @@ class Screener:
             elif how == "exact":
                 share = 1.0
                 matched = max(matched, int(index.item_ngrams[i]))
-            hits.append(
-                Hit(names[d], ref.suite, ref.version, ref.split, ref.item_id, share, matched, how)
-            )
-        for d, canary in sorted(canaries):
-            for suite, version in index.canaries[canary]:
-                hits.append(Hit(names[d], suite, version, None, None, 1.0, 1, "canary"))
-        return hits
+            rows.append((d, i, share, matched, how))
+        return rows
+
+    def _hit(self, name: str, item: int, share: float, matched: int, how: How) -> Hit:
+        ref = self.index.items[item]
+        return Hit(name, ref.suite, ref.version, ref.split, ref.item_id, share, matched, how)
 
     def _share(self, found: BatchMatches, doc: int, item: int) -> float:
-        """Share of an item's 13-grams in a document (below the threshold: recomputed)."""
+        """Share of an item's n-grams in a document (below the threshold: recomputed)."""
         rows = (found.gram_doc == doc) & (found.gram_item == item)
         return float(rows.sum()) / max(int(self.index.item_ngrams[item]), 1)
 
-    def _merge_piece(self, piece: Piece, k: int, found: BatchMatches) -> list[Hit]:
+    def _merge_piece(self, piece: Piece, k: int, found: BatchMatches) -> list[_Row]:
         partial = self._pending.setdefault(piece.name, _Partial())
         rows = found.gram_doc == k
         partial.grams.append(np.stack([found.gram_item[rows], found.gram_id[rows]], axis=1))
@@ -208,13 +158,12 @@ class Screener:
         partial.shorts.update(
             zip(found.short_item[shorts].tolist(), found.short_id[shorts].tolist(), strict=True)
         )
-        partial.canaries.update(c for d, c in found.canary if d == k)
         if not piece.final:
             return []
         del self._pending[piece.name]
-        return self._finish(piece.name, partial)
+        return [(k, i, share, matched, how) for _, i, share, matched, how in self._finish(partial)]
 
-    def _finish(self, name: str, partial: _Partial) -> list[Hit]:
+    def _finish(self, partial: _Partial) -> list[_Row]:
         """Hits of a document seen in several pieces (n-grams counted once each)."""
         index = self.index
         rows = np.unique(np.concatenate(partial.grams), axis=0)
@@ -223,7 +172,6 @@ class Screener:
             (0, int(i)): (int(c), float(c) / max(int(index.item_ngrams[i]), 1))
             for i, c in zip(items, counts, strict=True)
         }
-        below = {key for key, (_, share) in grams.items() if share < self.threshold}
         shorts: dict[tuple[int, int], int] = {}
         for item, _entry in partial.shorts:
             shorts[0, item] = shorts.get((0, item), 0) + 1
@@ -235,12 +183,134 @@ class Screener:
             short_item=np.zeros(0, dtype=np.int64),
             short_id=np.zeros(0, dtype=np.int64),
             exact=[],
-            canary=[],
             n_bytes=0,
         )
-        kept = {k: v for k, v in grams.items() if k not in below}
-        canaries = {(0, c) for c in partial.canaries}
-        return self._hits([name], kept, shorts, set(), canaries, found)
+        kept = {k: v for k, v in grams.items() if v[1] >= self.threshold}
+        return self._rows(kept, shorts, set(), found)
+
+
+_Row = tuple[int, int, float, int, How]
+"""(document, item, overlap, matched, how) inside one part."""
+
+
+def _strength(hit: Hit) -> tuple[bool, float, int]:
+    return (hit.how == "exact", hit.overlap, hit.matched)
+
+
+def _merge(found: list[tuple[int, Hit]]) -> list[Hit]:
+    """One hit per (document, suite version, item), in document order, canaries last.
+
+    The strongest hit over the index's parts is kept (the first, current-spec part wins ties).
+    """
+    best: dict[tuple[int, str, str, str | None], tuple[int, int, Hit]] = {}
+    for position, (doc, hit) in enumerate(found):
+        key = (doc, hit.suite, hit.version, hit.item_id)
+        if key not in best or _strength(hit) > _strength(best[key][2]):
+            best[key] = (doc, position, hit)
+    return [hit for _, _, hit in sorted(best.values(), key=lambda e: (e[0], e[1]))]
+
+
+class Screener:
+    """Screen a stream of batches; documents cut into pieces are judged once, when whole.
+
+    Args:
+        index: Fingerprints to screen against.
+        threshold: Share of an item's evidence n-grams a document must contain to be flagged.
+        batch_bytes: Characters screened per vectorised step.
+    """
+
+    def __init__(
+        self,
+        index: FingerprintIndex,
+        *,
+        threshold: float = DEFAULT_THRESHOLD,
+        batch_bytes: int = DEFAULT_BATCH_BYTES,
+    ) -> None:
+        if not 0 < threshold <= 1:
+            raise UsageError(f"threshold must be in (0, 1], got {threshold!r}")
+        self.index = index
+        self.threshold = threshold
+        self.batch_bytes = batch_bytes
+        self.documents = 0
+        self.bytes = 0
+        self._parts = [_PartScreener(part, threshold) for part in index.parts]
+        self._canaries: dict[str, set[str]] = {}
+        specs = [SPECS[s] for s in index.specs] or [SPECS[NGRAM_V3]]
+        self.count_words: Callable[[str], int] = lambda text: min(len(s.words(text)) for s in specs)
+        """Words of a text under every spec of the index (the fewest), to size overlaps."""
+
+    @property
+    def piece_size(self) -> int:
+        """Longest piece: longer documents are cut, with overlap."""
+        return max(self.batch_bytes, MIN_PIECE)
+
+    @property
+    def overlap_words(self) -> int:
+        """Normalised words repeated across a cut: one less than the longest fingerprint."""
+        return self.index.window - 1
+
+    @property
+    def overlap_chars(self) -> int:
+        """Characters repeated across a cut, at least: room for the longest canary."""
+        return max((len(c) for c in self.index.canaries), default=0)
+
+    def screen(self, stream: Iterable[Batch]) -> Iterator[list[Hit]]:
+        """Screen batches of documents and pieces.
+
+        Yields the hits of each screened batch (often none) as soon as it is done.
+        """
+        for batch in rebatch(
+            stream,
+            batch_bytes=self.batch_bytes,
+            overlap_words=self.overlap_words,
+            overlap_chars=self.overlap_chars,
+            count_words=self.count_words,
+        ):
+            yield self.feed(batch)
+
+    def feed(self, batch: Batch) -> list[Hit]:
+        """Screen one batch; hits of the documents it completes."""
+        pieces = batch.pieces
+        whole: list[bool] | None = None
+        if pieces:
+            whole = [True] * len(batch.texts)
+            for k, piece in pieces.items():
+                whole[k] = piece.whole
+        split = sorted(k for k, p in pieces.items() if not p.whole)
+        found: list[tuple[int, Hit]] = []
+        n_bytes = -1
+        for part in self._parts:
+            hits, n_bytes = part.feed(batch, whole, split)
+            found.extend(hits)
+        if n_bytes < 0:
+            n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in batch.texts)
+        found.extend(self._canary_hits(batch, split))
+        self.documents += len(batch.texts) - sum(not p.final for p in pieces.values())
+        self.bytes += n_bytes - sum(
+            len(p.text[: p.overlap].encode("utf-8", "surrogatepass")) for p in pieces.values()
+        )
+        return _merge(found)
+
+    def _canary_hits(self, batch: Batch, split: list[int]) -> list[tuple[int, Hit]]:
+        """Canaries found verbatim: a document's hits once it is whole."""
+        lengths = [len(t) for t in batch.texts]
+        found: dict[int, set[str]] = {}
+        for d, canary in find_canaries("\n".join(batch.texts), lengths, self.index.canaries):
+            found.setdefault(d, set()).add(canary)
+        for k in split:
+            piece = batch.pieces[k]
+            pending = self._canaries.setdefault(piece.name, set())
+            pending.update(found.pop(k, set()))
+            if piece.final:
+                found[k] = self._canaries.pop(piece.name)
+        hits: list[tuple[int, Hit]] = []
+        for d in sorted(found):
+            for canary in sorted(found[d]):
+                for suite, version in self.index.canaries[canary]:
+                    hits.append(
+                        (d, Hit(batch.names[d], suite, version, None, None, 1.0, 1, "canary"))
+                    )
+        return hits
 
 
 def screen_documents(
@@ -258,7 +328,7 @@ def screen_documents(
     Args:
         docs: (name, raw text) pairs; names should be unique (they label the hits).
         index: Fingerprints of the frozen suite versions (`load_index`).
-        threshold: Share of an item's 13-grams a document must contain for an n-gram hit.
+        threshold: Share of an item's evidence n-grams a document must contain for an n-gram hit.
             Exact, short-text and canary hits do not depend on it.
         batch_bytes: Characters screened per vectorised step.
 

@@ -26,7 +26,13 @@ from evalsuite.errors import (
 )
 from evalsuite.manifest._catalog import frozen_versions, load_manifest
 from evalsuite.manifest._files import file_bytes
-from evalsuite.manifest._fingerprints import fingerprint_item, render_fingerprints
+from evalsuite.manifest._fingerprints import (
+    FINGERPRINT_FORMAT,
+    describe_difference,
+    file_format,
+    fingerprint_item,
+    render_fingerprints,
+)
 from evalsuite.manifest._history import changelog_hashes
 from evalsuite.manifest._items import (
     Item,
@@ -371,17 +377,39 @@ def _vault_bytes_record(
 
 
 def _fingerprint_text(
-    suite: SuiteConfig, version: str, plan: _Plan, split: Mapping[str, Split]
+    suite: SuiteConfig,
+    version: str,
+    plan: _Plan,
+    split: Mapping[str, Split],
+    *,
+    existing: Manifest | None,
+    layout: Layout,
 ) -> str:
+    """The fingerprint file, in the format of the `existing` version when freezing it again.
+
+    A frozen version keeps the fingerprint format it was frozen with, so that freezing it
+    again with a newer evalsuite is still a no-op (docs/design/guard-normalisation.md).
+    """
+    frozen = _frozen_fingerprints(layout, existing) if existing is not None else None
+    fmt = (file_format(frozen) if frozen else None) or FINGERPRINT_FORMAT
     return render_fingerprints(
         (
-            fingerprint_item(e.item, split=split[i], stratum=e.stratum)
+            fingerprint_item(e.item, split=split[i], stratum=e.stratum, format=fmt)
             for i, e in plan.entries.items()
         ),
         suite=suite.name,
         version=version,
         canary=suite.canary,
+        format=fmt,
     )
+
+
+def _frozen_fingerprints(layout: Layout, manifest: Manifest) -> str | None:
+    """The fingerprint file of a frozen version, if it can be read."""
+    try:
+        return (layout.root / manifest.fingerprints.path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _changelog_line(manifest: Manifest, bump: Bump | None, now: datetime) -> str:
@@ -489,7 +517,9 @@ def freeze(
     note: str | None = None,
     retire: Sequence[str] = (),
 ) -> FreezeResult:
-    """Freeze `suite_name` as `version` (docs/architecture.md, "Data model": Manifest, Split, Vault).
+    """Freeze `suite_name` as `version`.
+
+    See docs/architecture.md, "Data model": Manifest, Split, Vault.
 
     Args:
         layout: The project.
@@ -544,7 +574,7 @@ def freeze(
     )
     content = _manifest_content(suite, version, plan, split, parent=parent, key=key)
     vault_record, records = _vault_bytes_record(layout, suite, version, plan, split, key)
-    fp_text = _fingerprint_text(suite, version, plan, split)
+    fp_text = _fingerprint_text(suite, version, plan, split, existing=existing, layout=layout)
     fp_path = layout.fingerprint_file(suite.name, version)
     vault_path = layout.root / vault_record["path"]
     content["fingerprints"] = {
@@ -560,7 +590,7 @@ def freeze(
     if existing is not None:
         staged.unlink()
         if manifest_hash != existing.manifest_hash:
-            raise FrozenVersionError(_refuse_message(existing, content))
+            raise FrozenVersionError(_refuse_message(layout, existing, content, fp_text))
         removed = _clean_sources(layout, suite, plan, existing) if plan.leftovers else 0
         removed_files = _clean_holdout_files(layout, plan, existing)
         logged = _complete_changelog(layout, existing, content, parent)
@@ -614,20 +644,44 @@ def _check_bump(parent: Manifest, requested: SemVer, needed: Bump | None, suite:
         )
 
 
-def _refuse_message(existing: Manifest, content: Mapping[str, Any]) -> str:
+def _refuse_message(
+    layout: Layout, existing: Manifest, content: Mapping[str, Any], fp_text: str
+) -> str:
+    """Why freezing `existing` again is refused: every field that differs, named."""
+    frozen_fp = _frozen_fingerprints(layout, existing)
     old = {i.id: i.hash for i in existing.items}
     new = {i["id"]: i["hash"] for i in content["items"]}
     added = sorted(set(new) - set(old))
     removed = sorted(set(old) - set(new))
     changed = sorted(i for i in set(old) & set(new) if old[i] != new[i])
-    detail = (
-        f"{len(added)} item(s) added {added[:5]}, {len(removed)} removed {removed[:5]}, "
-        f"{len(changed)} changed {changed[:5]}"
-    )
-    if not (added or removed or changed):
-        detail = "suite settings (weights, strata, families or key) differ"
+    details: list[str] = []
+    if added or removed or changed:
+        details.append(
+            f"{len(added)} item(s) added {added[:5]}, {len(removed)} removed {removed[:5]}, "
+            f"{len(changed)} changed {changed[:5]}"
+        )
+    frozen = existing.hashed_content()
+    for name in sorted(set(frozen) | set(content)):
+        if name in ("items", "fingerprints", "vault") or frozen.get(name) == content.get(name):
+            continue
+        details.append(
+            f"{name} frozen as {_brief(frozen.get(name))}, now {_brief(content.get(name))}"
+        )
+    if frozen["vault"] != content["vault"]:
+        details.append(f"vault {_brief(frozen['vault'])} would now be {_brief(content['vault'])}")
+    if frozen["fingerprints"] != content["fingerprints"]:
+        details.append(
+            f"fingerprint file {existing.fingerprints.path} frozen as "
+            f"{existing.fingerprints.sha256}, regenerated as "
+            f"{content['fingerprints']['sha256']} ({describe_difference(frozen_fp, fp_text)})"
+        )
     return (
         f"{existing.ref} is already frozen (manifest {existing.manifest_hash}) with other "
-        f"content: {detail}. A frozen version never changes; freeze the change as a new "
-        "version instead."
+        f"content: {'; '.join(details) or 'the manifest hash differs'}. A frozen version never "
+        "changes; freeze the change as a new version instead."
     )
+
+
+def _brief(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -12,8 +12,8 @@ bytes of HMAC-SHA256(key, header || plaintext), so freezing identical content tw
 identical vault (and an identical manifest hash) without ever reusing a nonce for different
 plaintexts.
 
-Keys (docs/architecture.md, "Vault"): a suite with ``key = "random"`` gets 32 random bytes at its first
-freeze, kept at ``<key_dir>/<suite>.key`` (mode 0600, never inside the project); example
+Keys (docs/architecture.md, "Vault"): a suite with ``key = "random"`` gets 32 random bytes at
+its first freeze, kept at ``<key_dir>/<suite>.key`` (mode 0600, never inside the project); example
 suites with ``key = "canary"`` derive the key from their public canary, which keeps crawlers
 and training scrapers out and nothing more.
 """

@@ -121,7 +121,10 @@ def default_store_url(state_dir: Path) -> str:
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
-    """One run: what was run, how, and its health (docs/architecture.md, "Data model": Run health)."""
+    """One run: what was run, how, and its health.
+
+    See docs/architecture.md, "Data model": Run health.
+    """
 
     run_id: str
     model: str

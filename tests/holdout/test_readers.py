@@ -87,7 +87,9 @@ def test_text_files_and_directories(frozen: Frozen, tmp_path: Path) -> None:
     (tmp_path / "corpus" / "deep" / "data.bin").write_bytes(b"\x00\x01")
     sources, skipped = find_sources([tmp_path / "corpus"])
     assert [s.kind for s in sources] == ["text", "text"]
-    assert skipped == [tmp_path / "corpus" / "deep" / "data.bin"]
+    assert [(s.path, s.reason) for s in skipped] == [
+        (tmp_path / "corpus" / "deep" / "data.bin", "unknown format")
+    ]
     assert hits(frozen, [tmp_path / "corpus"]) == {(str(tmp_path / "corpus/deep/b.md"), item_id)}
     (tmp_path / "notes").write_text(text, encoding="utf-8")
     with pytest.raises(UsageError, match="unknown curriculum format"):

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 import random
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from evalsuite._core.text import ngram_hashes, normalise_words, text_hash, word_hashes
+from evalsuite._core.text import ngram_hashes, normalise_words, word_hashes
 from evalsuite.holdout._batch import pieces_of
 from evalsuite.holdout._index import FingerprintSet, build_index
 from evalsuite.holdout._screen import Hit, screen_documents
-from evalsuite.manifest._fingerprints import NGRAM_SIZE, SHORT_MIN
+from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT, FORMATS, SHORT_MIN
 from tests.holdout.corpus import documents, paragraphs, split_items_and_pool
 
 CANARY = "evalsuite-canary unit 1234"
+LEGACY = "evalsuite-fingerprints/2"
 
 
 @dataclass
@@ -25,66 +28,89 @@ class Item:
     texts: list[str]
 
 
-def record(item: Item, split: str = "holdout") -> dict[str, Any]:
+def record(item: Item, fmt: str = FINGERPRINT_FORMAT, split: str = "holdout") -> dict[str, Any]:
+    spec = FORMATS[fmt]
     grams: set[int] = set()
     short: set[tuple[int, int, int]] = set()
     for text in item.texts:
-        hashes = word_hashes(normalise_words(text))
-        grams.update(ngram_hashes(hashes, NGRAM_SIZE).tolist())
-        if SHORT_MIN <= len(hashes) < NGRAM_SIZE:
+        hashes = word_hashes(spec.spec.words(text))
+        if len(hashes) >= spec.long_min:
+            grams.update(ngram_hashes(hashes, spec.n).tolist())
+        elif len(hashes) >= SHORT_MIN:
             head = int(ngram_hashes(hashes[:SHORT_MIN], SHORT_MIN)[0])
             short.add((len(hashes), head, int(ngram_hashes(hashes, len(hashes))[0])))
     return {
         "id": item.id,
         "split": split,
-        "text_hashes": sorted({text_hash(t) for t in item.texts}),
+        "text_hashes": sorted({spec.spec.text_hash(t) for t in item.texts}),
         "ngrams": sorted(grams),
         "short": [list(s) for s in sorted(short)],
     }
 
 
 def fingerprint_set(
-    items: list[Item], *, suite: str = "unit", version: str = "1.0.0"
+    items: list[Item], *, fmt: str = FINGERPRINT_FORMAT, suite: str = "unit", version: str = "1.0.0"
 ) -> FingerprintSet:
-    return FingerprintSet(suite, version, CANARY, [record(i) for i in items])
+    return FingerprintSet(suite, version, CANARY, [record(i, fmt) for i in items], format=fmt)
 
 
-def slow_screen(docs: list[tuple[str, str]], items: list[Item], threshold: float) -> list[Hit]:
+def evidence(
+    records: list[dict[str, Any]],
+) -> list[tuple[set[int], set[tuple[int, ...]], set[str]]]:
+    """The evidence rule in plain Python: what an item shares with another counts for neither,
+    unless the item has no n-gram or short text of its own."""
+    grams = Counter(g for r in records for g in set(r["ngrams"]))
+    shorts = Counter(tuple(s) for r in records for s in {tuple(s) for s in r["short"]})
+    exact = Counter(h for r in records for h in set(r["text_hashes"]))
+    out = []
+    for r in records:
+        g, s, e = set(r["ngrams"]), {tuple(x) for x in r["short"]}, set(r["text_hashes"])
+        own_g, own_s = {x for x in g if grams[x] == 1}, {x for x in s if shorts[x] == 1}
+        if own_g or own_s:
+            out.append((own_g, own_s, {x for x in e if exact[x] == 1}))
+        else:
+            out.append((g, s, e))
+    return out
+
+
+def slow_screen(
+    docs: list[tuple[str, str]], items: list[Item], threshold: float, fmt: str = FINGERPRINT_FORMAT
+) -> list[Hit]:
     """The plain loop: per document and item, set intersections and window scans."""
-    fps = [record(i) for i in items]
+    spec = FORMATS[fmt]
+    fps = evidence([record(i, fmt) for i in items])
     hits: list[Hit] = []
     for name, text in docs:
-        words = normalise_words(text)
+        words = spec.spec.words(text)
         hashes = word_hashes(words)
-        doc_grams = set(ngram_hashes(hashes, NGRAM_SIZE).tolist())
-        windows = {n: set(ngram_hashes(hashes, n).tolist()) for n in range(SHORT_MIN, NGRAM_SIZE)}
-        for item, fp in zip(items, fps, strict=True):
-            grams = set(fp["ngrams"])
+        doc_grams = set(ngram_hashes(hashes, spec.n).tolist())
+        windows = {
+            n: set(ngram_hashes(hashes, n).tolist()) for n in range(SHORT_MIN, spec.long_min)
+        }
+        for item, (grams, shorts_of, exacts) in zip(items, fps, strict=True):
             matched = len(grams & doc_grams)
             share = matched / max(len(grams), 1)
-            shorts = sum(1 for n, _h, whole in fp["short"] if whole in windows[n])
-            exact = bool(words) and text_hash(text) in fp["text_hashes"]
+            shorts = sum(1 for n, _h, whole in shorts_of if whole in windows[n])
+            exact = bool(words) and spec.spec.text_hash(text) in exacts
             if exact:
-                hits.append(
-                    Hit(
-                        name,
-                        "unit",
-                        "1.0.0",
-                        "holdout",
-                        item.id,
-                        1.0,
-                        max(matched, len(grams)),
-                        "exact",
-                    )
+                hit = Hit(
+                    name,
+                    "unit",
+                    "1.0.0",
+                    "holdout",
+                    item.id,
+                    1.0,
+                    max(matched, len(grams)),
+                    "exact",
                 )
             elif matched and share >= threshold:
-                hits.append(Hit(name, "unit", "1.0.0", "holdout", item.id, share, matched, "ngram"))
+                hit = Hit(name, "unit", "1.0.0", "holdout", item.id, share, matched, "ngram")
             elif shorts:
-                n_short = len(fp["short"])
-                overlap = share if grams else shorts / n_short
-                hits.append(
-                    Hit(name, "unit", "1.0.0", "holdout", item.id, overlap, shorts, "short")
-                )
+                overlap = share if grams else shorts / len(shorts_of)
+                hit = Hit(name, "unit", "1.0.0", "holdout", item.id, overlap, shorts, "short")
+            else:
+                continue
+            hits.append(hit)
         if CANARY in text:
             hits.append(Hit(name, "unit", "1.0.0", None, None, 1.0, 1, "canary"))
     return hits
@@ -100,6 +126,12 @@ def fragment(text: str, rng: random.Random) -> str:
     return " ".join(words[start : start + rng.randint(5, len(words))])
 
 
+TEMPLATE = (
+    "Dear customer, thank you for writing to the help desk. We answer every message within "
+    "two working days, and we keep a record of it."
+)
+
+
 @pytest.fixture(scope="module")
 def scenario() -> tuple[list[Item], list[tuple[str, str]]]:
     rng = random.Random(3)
@@ -107,6 +139,12 @@ def scenario() -> tuple[list[Item], list[tuple[str, str]]]:
     shorts = ["Return the sum of the two numbers.", "Name the capital city of France today please."]
     items = [Item(f"i{k}", [t, f"answer {k}"]) for k, t in enumerate(texts)]
     items += [Item("short-0", [shorts[0]]), Item("short-1", [shorts[1], "Paris"])]
+    # a templated family: a shared preamble (not evidence), a shared short text, duplicates
+    for k in range(4):
+        items.append(
+            Item(f"tpl-{k}", [TEMPLATE + " " + texts[k][:120], "Kind regards, the desk team."])
+        )
+    items += [Item("dup-a", [texts[9] + " dup"]), Item("dup-b", [texts[9] + " dup"])]
     docs = documents(clean, 300, rng=rng)
     for k in range(0, 300, 3):
         pasted = rng.choice(texts)
@@ -121,27 +159,68 @@ def scenario() -> tuple[list[Item], list[tuple[str, str]]]:
     docs[22] = texts[5]
     docs[25] = " ".join([texts[2]] * 40)  # long: cut into pieces
     docs[28] = shorts[1].upper() + " " + " ".join(rng.sample(clean, 3))
+    docs[31] = TEMPLATE + " Kind regards, the desk team."  # shared text only: no hit
+    docs[34] = "intro " + texts[9] + " dup"  # both duplicates
+    docs[37] = TEMPLATE.replace(",", "") + " " + texts[2][:120]
+    docs[40] = json.dumps({"prompt": texts[6].replace(", ", ",\n")})
     return items, [(f"d{k}", d) for k, d in enumerate(docs)]
 
 
+@pytest.mark.parametrize("fmt", [FINGERPRINT_FORMAT, LEGACY])
 @pytest.mark.parametrize("threshold", [0.05, 0.2, 0.6, 1.0])
 @pytest.mark.parametrize("batch_bytes", [4096, 1 << 20])
 def test_vectorised_screen_equals_slow_loop(
-    scenario: tuple[list[Item], list[tuple[str, str]]], threshold: float, batch_bytes: int
+    scenario: tuple[list[Item], list[tuple[str, str]]], threshold: float, batch_bytes: int, fmt: str
 ) -> None:
     items, docs = scenario
-    index = build_index([fingerprint_set(items)])
+    index = build_index([fingerprint_set(items, fmt=fmt)])
     fast = screen_documents(docs, index, threshold=threshold, batch_bytes=batch_bytes)
-    slow = slow_screen(docs, items, threshold)
+    slow = slow_screen(docs, items, threshold, fmt)
     assert sorted(map(key, fast)) == sorted(map(key, slow))
     assert {h.how for h in slow} >= {"ngram", "exact", "short", "canary"}
 
 
-def test_long_document_in_pieces_counts_each_gram_once(
+def test_text_shared_by_several_items_is_not_evidence(
     scenario: tuple[list[Item], list[tuple[str, str]]],
 ) -> None:
     items, docs = scenario
     index = build_index([fingerprint_set(items)])
+    found = {(h.document, h.item_id) for h in screen_documents(docs, index)}
+    assert not {i for d, i in found if d == "d31"}  # the template alone flags nobody
+    # duplicates have nothing of their own: all of it counts, for both, and for i9, which
+    # they contain whole
+    assert {i for d, i in found if d == "d34"} == {"dup-a", "dup-b", "i9"}
+    assert {i for d, i in found if d == "d37"} >= {"tpl-2"}  # its own part still counts
+    assert not {i for d, i in found if d == "d37"} & {"tpl-0", "tpl-1", "tpl-3"}
+
+
+def test_current_spec_reads_punctuation_json_and_chat_markers_away(
+    scenario: tuple[list[Item], list[tuple[str, str]]],
+) -> None:
+    items, _ = scenario
+    text = items[6].texts[0]
+    stripped = "".join(c for c in text if c.isalnum() or c.isspace())
+    chat = "<|im_start|>user\n" + text.replace(" ", "  ") + "<|im_end|>"
+    edited = [("plain", stripped), ("json", json.dumps(text)), ("chat", chat)]
+    current = build_index([fingerprint_set(items)])
+    assert {(h.document, h.item_id) for h in screen_documents(edited, current)} == {
+        (name, "i6") for name, _ in edited
+    }
+    # both parts in one index (a legacy version with its derived file): one hit per item
+    both = build_index([fingerprint_set(items, fmt=LEGACY), fingerprint_set(items)])
+    assert [p.spec for p in both.parts] == ["evalsuite-ngram/3", "evalsuite-ngram/2"]
+    merged = screen_documents([*edited, ("verbatim", text)], both)
+    assert sorted((h.document, h.item_id, h.overlap) for h in merged) == sorted(
+        [(name, "i6", 1.0) for name, _ in edited] + [("verbatim", "i6", 1.0)]
+    )
+
+
+@pytest.mark.parametrize("fmt", [FINGERPRINT_FORMAT, LEGACY])
+def test_long_document_in_pieces_counts_each_gram_once(
+    scenario: tuple[list[Item], list[tuple[str, str]]], fmt: str
+) -> None:
+    items, docs = scenario
+    index = build_index([fingerprint_set(items, fmt=fmt)])
     name, text = docs[25]
     small = screen_documents([(name, text)], index, batch_bytes=4096)
     whole = screen_documents([(name, text)], index, batch_bytes=1 << 20)

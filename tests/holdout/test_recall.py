@@ -1,0 +1,108 @@
+"""Recall and precision of the guard on light edits of frozen items, planted in real text.
+
+The battery (`tests/holdout/battery.py`) runs on synthetic holdout-like items
+(`tests/holdout/synthetic.py`: templated support tickets, word problems and bare sums, frozen
+in a throwaway project, half of them holdout) and on a sample of the shipped suites' public
+dev items. No shipped holdout text is used here (`benchmarks/bench_guard_recall.py` measures
+every shipped item); only counts and item ids reach an assertion message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO
+from tests.holdout.battery import (
+    SYNTHETIC,
+    TARGET_KINDS,
+    WHOLE_KINDS,
+    Tally,
+    run_battery,
+    shipped_items,
+)
+from tests.holdout.synthetic import freeze_synthetic, synthetic_records, topic_similar
+
+TARGET = 0.98
+STRICT = 0.4
+"""A threshold above the overlaps that chance gives templated text (0.20 to 0.31 measured)
+and below those of the edits with a target (0.46 at least)."""
+
+
+def _synthetic(tmp: Path, threshold: float | None) -> Tally:
+    records = synthetic_records(11)
+    project = freeze_synthetic(tmp, records, SYNTHETIC)
+    items = shipped_items(project.root, key_dir=project.key_dir)
+    assert len(items) == len(records)
+    assert {i.split for i in items} == {"dev", "holdout"}
+    similar = topic_similar(12, 400, [str(r["input"]) for r in records])
+    return run_battery(
+        project.root, items, seed=13, n_clean=600, topic_similar=similar, threshold=threshold
+    )
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Tally:
+    return _synthetic(tmp_path_factory.mktemp("recall"), None)
+
+
+@pytest.fixture(scope="module")
+def synthetic_strict(tmp_path_factory: pytest.TempPathFactory) -> Tally:
+    return _synthetic(tmp_path_factory.mktemp("strict"), STRICT)
+
+
+@pytest.fixture(scope="module")
+def shipped_dev() -> Tally:
+    items = shipped_items(REPO, splits=("dev",))
+    return run_battery(REPO, items, sample=60, n_clean=300, seed=7)
+
+
+def _assert_recall(tally: Tally, groups: set[str], minimum: int) -> None:
+    assert {g for g, _ in tally.planted} == groups
+    for group in groups:
+        for kind in WHOLE_KINDS if "whole" in group else TARGET_KINDS:
+            planted, found = tally.planted[group, kind], tally.found[group, kind]
+            assert planted >= minimum, (group, kind, planted)
+            missed = [m for m in tally.missed if m[:2] == (group, kind)][:5]
+            assert found / planted >= TARGET, (group, kind, found, planted, missed)
+
+
+def test_every_edit_kind_of_holdout_like_items_is_found(synthetic: Tally) -> None:
+    """Case, punctuation, white space, a changed word, markdown, chat templates, JSON
+    escaping, reflowing, and partial copies (70% head, 60% window) of templated items."""
+    groups = {"synth ticket (in text)", "synth problem (in text)", "synth sum (whole document)"}
+    _assert_recall(synthetic, groups, minimum=60)
+
+
+def test_shared_template_text_flags_no_other_item_and_clean_text_nothing(
+    synthetic: Tally,
+) -> None:
+    """Tickets share greetings, policy sentences and sign-offs, word problems their frame: a
+    copy of one flags no other item, and real text flags nothing.
+
+    Fresh tickets on the same templates (other people, same products, dates and amounts)
+    can share, by chance, a few runs of template and detail with an item: at the default
+    threshold a small share of them is flagged (docs/design/guard-normalisation.md)."""
+    assert sum(synthetic.wrong.values()) == 0, dict(synthetic.wrong)
+    assert synthetic.clean_documents == 1000
+    assert synthetic.topic_documents == 400
+    assert synthetic.clean_flagged - synthetic.topic_flagged == 0
+    assert synthetic.topic_flagged / synthetic.topic_documents <= 0.03
+
+
+def test_a_stricter_threshold_flags_no_topic_similar_text_and_keeps_recall(
+    synthetic_strict: Tally,
+) -> None:
+    groups = {"synth ticket (in text)", "synth problem (in text)", "synth sum (whole document)"}
+    _assert_recall(synthetic_strict, groups, minimum=60)
+    assert sum(synthetic_strict.wrong.values()) == 0
+    assert synthetic_strict.topic_documents == 400
+    assert synthetic_strict.clean_flagged == 0
+
+
+def test_shipped_dev_items_are_found_and_flag_no_other(shipped_dev: Tally) -> None:
+    groups = {"arith (in text)", "arith (whole document)", "support (in text)"}
+    _assert_recall(shipped_dev, groups, minimum=10)
+    assert sum(shipped_dev.wrong.values()) == 0, dict(shipped_dev.wrong)
+    assert shipped_dev.clean_flagged == 0
