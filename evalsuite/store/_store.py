@@ -38,7 +38,13 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import (
+    DBAPIError,
+    IntegrityError,
+    OperationalError,
+    ProgrammingError,
+    SQLAlchemyError,
+)
 
 from evalsuite import __version__
 from evalsuite.errors import NotFoundError, StoreError, UsageError
@@ -406,7 +412,9 @@ class Store:
         for attempt in range(5):
             try:
                 return self._migrate_once()
-            except (OperationalError, IntegrityError) as exc:
+            except (OperationalError, IntegrityError, ProgrammingError) as exc:
+                # PostgreSQL reports a table created at the same moment as DuplicateTable (a
+                # ProgrammingError) or as a unique violation in its catalogue (IntegrityError)
                 racing = "already exists" in str(exc) or isinstance(exc, IntegrityError)
                 if not racing or attempt == 4:
                     raise

@@ -440,3 +440,24 @@ def test_shards_of_a_run_create_it_once_and_record_their_states(store_url: str) 
     assert final.finished_at is not None
     store.delete_run("sh")
     assert store.shards("sh") == []
+
+
+def test_a_table_created_by_another_process_at_the_same_moment_is_retried(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL reports that race as DuplicateTable, a ProgrammingError: opening retries."""
+    from sqlalchemy.exc import ProgrammingError
+
+    real = Store._migrate_once
+    calls = []
+
+    def racing(self: Store) -> tuple[int | None, int]:
+        calls.append(1)
+        if len(calls) == 1:
+            cause = Exception('relation "meta" already exists')
+            raise ProgrammingError("CREATE TABLE meta", {}, cause)
+        return real(self)
+
+    monkeypatch.setattr(Store, "_migrate_once", racing)
+    assert Store(store_url).schema_version == SCHEMA_VERSION
+    assert len(calls) == 2
