@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+from tests.pg import PgServer, find_pg_bin, pg_server
 
 # never let a test reach a model API or a hub, and keep inspect's traces quiet
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -24,3 +28,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if "slow" in item.keywords:
                 item.add_marker(skip)
+
+
+# PostgreSQL ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[PgServer]:
+    """A throwaway PostgreSQL server for the whole session (tests/pg.py).
+
+    Skips when no PostgreSQL binaries exist; with ``EVALSUITE_REQUIRE_POSTGRES=1`` (CI) it
+    fails instead, so the PostgreSQL tests can never silently not run there.
+    """
+    required = os.environ.get("EVALSUITE_REQUIRE_POSTGRES") == "1"
+    bin_dir = find_pg_bin()
+    if bin_dir is None:
+        message = "no PostgreSQL binaries (initdb, pg_ctl) on PATH or in /usr/lib/postgresql"
+        if required:
+            pytest.fail(f"EVALSUITE_REQUIRE_POSTGRES=1 but {message}", pytrace=False)
+        pytest.skip(message)
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        message = "psycopg is not installed (pip install -e '.[dev]' installs it)"
+        if required:
+            pytest.fail(f"EVALSUITE_REQUIRE_POSTGRES=1 but {message}", pytrace=False)
+        pytest.skip(message)
+    with pg_server(bin_dir) as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new, empty store: an SQLite file, and (second parameter) a PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store.sqlite'}"
+    server: PgServer = request.getfixturevalue("pg")
+    return server.new_database()

@@ -89,17 +89,29 @@ class Project:
     key_dir: Path
     audit: bool = False
     """Run the grader audit on `freeze` (else it is skipped, with `SKIP_AUDIT`'s reason)."""
+    store_url: str | None = None
+    """``EVALSUITE_STORE`` for every command (None: the project's SQLite store)."""
 
     def invoke(self, *args: str) -> Result:
         if args and args[0] == "freeze" and not self.audit and "--skip-audit" not in args:
             args = (*args, *SKIP_AUDIT)
         runner = CliRunner()
+        env = {"EVALSUITE_KEY_DIR": str(self.key_dir)}
+        if self.store_url is not None:
+            env["EVALSUITE_STORE"] = self.store_url
         return runner.invoke(
             cli,
             ["--root", str(self.root), *args],
-            env={"EVALSUITE_KEY_DIR": str(self.key_dir)},
+            env=env,
             catch_exceptions=False,
         )
+
+    def store(self) -> Any:
+        """The project's results store (`evalsuite.store.Store`)."""
+        from evalsuite._core.layout import Layout
+        from evalsuite.store import Store, default_store_url
+
+        return Store(self.store_url or default_store_url(Layout(self.root).state))
 
     def items_path(self) -> Path:
         return self.root / "tasks" / "fam" / "items.jsonl"

@@ -70,6 +70,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "validity_group",
         "Deployment outcomes and predictive validity of eval scores.",
     ),
+    "store": (
+        "_store_cmds",
+        "store_group",
+        "The results store: where it is, its schema version, and upgrades.",
+    ),
 }
 
 

@@ -7,6 +7,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
@@ -27,6 +28,9 @@ from evalsuite.cli._grader_views import audit_field, mark
 from evalsuite.errors import InvalidRunError, UsageError
 from evalsuite.manifest import Manifest, parse_ref
 from evalsuite.store import Store, default_store_url
+
+if TYPE_CHECKING:
+    from evalsuite.run import RunResult
 
 __all__ = ["ingest_cmd", "open_store", "parse_model_args", "run_cmd", "runs_cmd"]
 
@@ -170,6 +174,22 @@ def _fmt(value: float, digits: int = 3) -> str:
     default=None,
     help="Complete an interrupted run (every check runs again; a holdout run spends no look).",
 )
+@click.option(
+    "--run-id",
+    "run_id",
+    default=None,
+    help="The new run's id (default: made from the time); the same for every shard of a run.",
+)
+@click.option(
+    "--shard",
+    "shard_text",
+    default=None,
+    metavar="I/N",
+    help=(
+        "Run share I of N of the run named by --run-id (with --resume: of that run); N "
+        "processes with I = 1..N run it all into one store (docs/design/sharded-runs.md)."
+    ),
+)
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @key_file_option
 @json_option
@@ -210,6 +230,8 @@ def run_cmd(
     model_family: str | None,
     override_reason: str | None,
     resume: str | None,
+    run_id: str | None,
+    shard_text: str | None,
     no_progress: bool,
     key_file: Path | None,
     as_json: bool,
@@ -223,7 +245,7 @@ def run_cmd(
     recorded in the run's spec (docs/design/foreign-tasks.md, "Run options"). Task arguments
     are frozen with the suite; -T sets only those a family lists in run_args.
     """
-    from evalsuite.run import RunSpec, run_suite
+    from evalsuite.run import RunSpec, Shard, run_suite
 
     generate = _generate_config(generate_arg, temperature, max_tokens, max_connections)
     options = {
@@ -237,6 +259,14 @@ def run_cmd(
         "max_tasks": max_tasks,
         "sandbox_cleanup": not no_sandbox_cleanup,
     }
+    shard = Shard.parse(shard_text) if shard_text is not None else None
+    if resume is not None and run_id is not None:
+        raise UsageError("--resume names the run already; give no --run-id with it")
+    if shard is not None and resume is None and run_id is None:
+        raise UsageError(
+            f"--shard {shard} needs --run-id ID: every shard of a run is started with the same "
+            "run id (e.g. the job array's id), so that they fill one run"
+        )
     if resume is None:
         if ref is None or model is None:
             raise UsageError("give SUITE@X.Y.Z and --model, or --resume RUN_ID")
@@ -287,11 +317,15 @@ def run_cmd(
             store=store,
             progress=not no_progress and not as_json,
             resume=resume,
+            run_id=run_id,
+            shard=shard,
         )
     health = result.health
     audit = audit_field(ctx, result.run.suite, result.run.version)
     if as_json:
         emit_json(result.to_dict() | {"audit": audit})
+    elif not result.run_complete:
+        _print_shard(result)
     else:
         mark(ctx, result.run.suite, result.run.version)
         state = (
@@ -310,7 +344,7 @@ def run_cmd(
             f"({health.error_rate:.1%}; threshold {health.threshold:.0%})"
         )
         print_top_errors([g.to_dict() for g in health.top_errors])
-    if not health.valid:
+    if not health.valid and result.run_complete:  # a shard's share alone judges nothing
         exit_after_output(
             InvalidRunError(
                 f"run {result.run.run_id} is invalid: {health.error_rate:.1%} harness errors > "
@@ -343,6 +377,29 @@ def _generate_config(
         return check_generate_config(config)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _print_shard(result: RunResult) -> None:
+    """A shard whose run is not complete yet: its share's figures, and what is left."""
+    health = result.health
+    run = result.run
+    planned = run.planned
+    console.print(
+        Text.assemble(f"run {run.run_id}  ", Text(f"shard {result.shard} done", style="bold green"))
+    )
+    console.print(
+        f"  {run.suite}@{run.version} {run.split} · {run.model} · {run.epochs} epoch(s) · "
+        f"seed {run.seed} · {planned} attempts planned in all"
+    )
+    console.print(
+        f"  this shard's share: {health.planned} attempts, {health.scored} scored, "
+        f"{health.limits} limits, {health.harness_errors} harness errors "
+        f"({health.error_rate:.1%}); mean {_fmt(result.mean)}"
+    )
+    console.print(
+        f"  {result.shards_complete} of {result.shard.split('/')[1] if result.shard else '?'} "
+        "shards complete: the run's health and scores come when every shard is"
+    )
 
 
 @click.command("runs")
@@ -420,10 +477,11 @@ def _audit_tag(audit: dict[str, object]) -> str:
     return f" · {audit['marker']}" if audit.get("marker") else ""
 
 
-_INGEST_HELP = """Store results produced elsewhere (inspect logs, or a CSV) as runs.
+_INGEST_HELP = """Store results produced elsewhere (inspect logs, a CSV or Parquet file) as runs.
 
-PATH is an inspect log (.eval or .json), a directory of logs, or a results CSV. Each log,
-and each model of a CSV, becomes one run. Content that is already stored (the same
+PATH is an inspect log (.eval or .json), a directory of logs, or a results table: a CSV
+(--format csv) or a Parquet file (--format parquet) with the same columns. Each log, and
+each model of a table, becomes one run. Content that is already stored (the same
 attempts, whatever the file is called) is reported with the run that holds it and
 skipped, exit 0; --again stores it anyway. A run with more harness errors than
 --error-threshold is stored and flagged invalid, and the command exits 5 once everything
@@ -455,9 +513,12 @@ Example:
   gpt-4o,task-001,2,0,billing,limit,time
   gpt-4o,task-002,1,,refunds,harness_error,
 
-The file must be UTF-8. Every other column is refused (a misspelt "stratun" would lose
+A CSV must be UTF-8. A Parquet file holds the same columns as text, numbers or
+booleans; a missing value (null, or NaN in a float column) is an empty cell, and problems
+are named by row instead of line. Every other column is refused (a misspelt "stratun" would lose
 the strata silently); drop one with --ignore-column NAME. Every bad row is named by its
-line, and nothing is stored unless every row is valid.
+line, and nothing is stored unless every row is valid. Files of any size are read in
+batches (docs/scale.md).
 """
 
 
@@ -480,26 +541,26 @@ _CSV_TARGETS = ("model", "item_id", "epoch", "score", "stratum", "outcome", "lim
 
 @click.command("ingest", help=_INGEST_HELP)
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["inspect", "csv"]), required=True)
+@click.option("--format", "fmt", type=click.Choice(["inspect", "csv", "parquet"]), required=True)
 @click.option(
     "--column",
     "columns",
     multiple=True,
-    help="CSV: map an evalsuite column to the file's, e.g. item_id=task_id (repeatable).",
+    help="CSV/Parquet: map an evalsuite column to the file's, e.g. item_id=task_id (repeatable).",
 )
 @click.option(
     "--ignore-column",
     "ignore_columns",
     multiple=True,
-    help="CSV: drop this column of the file (repeatable); other unknown columns are refused.",
+    help="CSV/Parquet: drop this column (repeatable); other unknown columns are refused.",
 )
-@click.option("--model", default=None, help="CSV without a model column: the model's name.")
+@click.option("--model", default=None, help="CSV/Parquet without a model column: the model's name.")
 @click.option(
     "--epoch-base",
     type=click.Choice(["0", "1"]),
     default="1",
     show_default=True,
-    help="CSV: whether epochs count from 0 or 1.",
+    help="CSV/Parquet: whether epochs count from 0 or 1.",
 )
 @click.option(
     "--error-threshold",
@@ -548,14 +609,15 @@ def ingest_cmd(
     as_json: bool,
 ) -> None:
     """Store results produced elsewhere as runs (the help text is `_INGEST_HELP`)."""
-    from evalsuite.run import CsvOptions, ingest_csv, ingest_inspect
+    from evalsuite.run import CsvOptions, ingest_inspect, ingest_table
 
     suite = _ingest_suite(ctx, suite_ref, split)
 
     if fmt == "inspect":
         if columns or model or ignore_columns or epoch_base != "1":
             raise UsageError(
-                "--column, --ignore-column, --model and --epoch-base apply to --format csv only"
+                "--column, --ignore-column, --model and --epoch-base apply to --format csv "
+                "and --format parquet only"
             )
         store = open_store(ctx)
         report = ingest_inspect(
@@ -587,10 +649,16 @@ def ingest_cmd(
             ignore=ignore_columns,
         )
         store = open_store(ctx)
-        report = ingest_csv(
-            path, store, root=ctx.layout.root, options=options, again=again,
-            suite=suite, split=split,
-        )  # fmt: skip
+        report = ingest_table(
+            path,
+            store,
+            root=ctx.layout.root,
+            options=options,
+            fmt="parquet" if fmt == "parquet" else "csv",
+            again=again,
+            suite=suite,
+            split=split,
+        )
     if as_json:
         emit_json(
             {

@@ -24,6 +24,7 @@ from evalsuite.run._ingest import (
     SkippedRun,
     ingest_csv,
     ingest_inspect,
+    ingest_table,
 )
 from evalsuite.run._ingest_csv import CSV_COLUMNS, CSV_EXAMPLE
 from evalsuite.run._options import REFUSED_GENERATE, check_generate_config
@@ -38,6 +39,7 @@ from evalsuite.run._runner import (
 )
 from evalsuite.run._samples import item_to_sample, standalone_samples
 from evalsuite.run._scores import ScoreRule, pick_scores, to_unit
+from evalsuite.run._shards import Shard
 from evalsuite.run._spec import RunSpec
 from evalsuite.run._task_samples import sample_records, suite_task_records
 from evalsuite.run._tasks import build_task, no_dataset_reads
@@ -63,6 +65,7 @@ __all__ = [
     "RunSpec",
     "SampleSink",
     "ScoreRule",
+    "Shard",
     "SkippedRun",
     "action_space_problems",
     "active_sink",
@@ -76,6 +79,7 @@ __all__ = [
     "guarded_call",
     "ingest_csv",
     "ingest_inspect",
+    "ingest_table",
     "item_to_sample",
     "load_task_function",
     "no_dataset_reads",

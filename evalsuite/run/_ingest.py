@@ -2,52 +2,69 @@
 
 * ``--format inspect``: an inspect log file (``.json`` or ``.eval``) or a directory of them;
   one run per log, one attempt per (sample, epoch), classified by `_outcomes` exactly as a
-  live run is. Logs written by `evalsuite run` keep their item ids and epochs.
-* ``--format csv``: the contract in `_ingest_csv` (columns ``model, item_id, epoch, score``
-  and optional ``stratum``, ``outcome``, ``limit_type``); one run per model.
+  live run is. Logs written by `evalsuite run` keep their item ids and epochs. The header is
+  read first, then the samples in batches, without the fields never used (messages, events).
+* ``--format csv`` / ``--format parquet``: a results table, the contract in `_ingest_csv`
+  (columns ``model, item_id, epoch, score`` and optional ``stratum``, ``outcome``,
+  ``limit_type``); one run per model. Read and checked in Arrow batches.
 
-``--suite SUITE@X.Y.Z`` attaches either to a frozen manifest (`attach_to_manifest`): item ids
-are checked against it, strata, clusters and item hashes come from it, the run's split is its
-items' split, and the items of that split that are absent are planned and counted as not run
-(docs/design/foreign-tasks.md, "Ingest into a frozen suite").
-
-Every source is read and checked in full before anything is stored. Each run is stored in
-one transaction with its content fingerprint; content already stored is skipped and reported
+Rows stream into the store's bulk path (`Store.ingest_session`) as they are read: memory is
+bounded by a batch, not the source. Everything of one ingest commits in one transaction, and
+only once the whole source has been read and found valid; a bad row anywhere stores nothing.
+Each run records its content fingerprint; content already stored is skipped and reported
 (``again=True`` stores it anyway). A run with too many harness errors is stored and flagged
-invalid, exactly as `evalsuite run` does (docs/design/ingest.md).
+invalid, exactly as `evalsuite run` does (docs/design/ingest.md, docs/design/store-scale.md).
+
+``--suite SUITE@X.Y.Z`` attaches either to a frozen manifest (`_Attach`, batch by batch): item
+ids are checked against it, strata, clusters and item hashes come from it, the run's split is
+its items' split, and the items of that split that are absent are planned and counted as not
+run (docs/design/foreign-tasks.md, "Ingest into a frozen suite").
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import pandas as pd
-from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
+import pyarrow as pa
+from inspect_ai.log import (
+    list_eval_logs,
+    read_eval_log,
+    read_eval_log_sample_summaries,
+    read_eval_log_samples_by_id,
+)
 
 from evalsuite._core.layout import Layout
 from evalsuite.errors import HoldoutAccessError, ItemSourceError, NotFoundError
 from evalsuite.manifest import Manifest, frozen_versions, list_suite_names, load_manifest
 from evalsuite.run._episode import EPISODE_KEY
-from evalsuite.run._ingest_csv import CsvOptions, read_results_csv
+from evalsuite.run._ingest_csv import CsvOptions, Format, ResultsTable
 from evalsuite.run._outcomes import classify_sample
 from evalsuite.run._provenance import collect_provenance
 from evalsuite.run._runner import _new_run_id
 from evalsuite.run._scores import ScoreRule
-from evalsuite.store import AttemptRecord, RunRecord, Store, run_health
+from evalsuite.store import RunRecord, Store, attempt_table
+from evalsuite.store._bulk import IngestSession, RunTally
 
 __all__ = [
-    "Attached",
     "CsvOptions",
     "IngestReport",
     "IngestedRun",
     "SkippedRun",
-    "attach_to_manifest",
     "ingest_csv",
     "ingest_inspect",
+    "ingest_table",
 ]
+
+INSPECT_BATCH_SAMPLES = 5_000
+"""Samples of an inspect log converted and written per batch."""
+_SKIP_SAMPLE_FIELDS = {"messages", "events", "attachments", "store", "output"}
+"""Sample fields the classification never reads: not parsed (the bulk of a log)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,38 +140,6 @@ class IngestReport:
         return [r for r in self.runs if not r.valid]
 
 
-@dataclass(frozen=True, slots=True)
-class _Batch:
-    """Attempts of one ingested run and what is known about them."""
-
-    model: str
-    source: Literal["inspect", "csv"]
-    origin: str
-    records: list[AttemptRecord]
-    epochs: int
-    planned: int
-    extra: dict[str, Any]
-    identity: dict[str, str] = field(default_factory=dict)
-    manifest: Manifest | None = None
-    split: str | None = None
-    """Set when the batch was attached with ``--suite`` (else found from its items)."""
-    left_out: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Attached:
-    """Attempts attached to a frozen manifest (`attach_to_manifest`)."""
-
-    records: list[AttemptRecord]
-    """The attempts with the manifest's stratum, cluster and item hash."""
-    split: str
-    planned: int
-    """Every item of the split × epochs: an absent (item, epoch) is counted as not run."""
-    not_run: int
-    left_out: int = 0
-    """Attempts of the other split's items, left out because a split was asked for."""
-
-
 _SHOWN = 10
 
 
@@ -163,165 +148,208 @@ def _some(ids: list[str]) -> str:
     return shown + (f" and {len(ids) - _SHOWN} more" if len(ids) > _SHOWN else "")
 
 
-def attach_to_manifest(
-    records: list[AttemptRecord],
-    manifest: Manifest,
-    *,
-    epochs: int,
-    origin: str,
-    split: str | None = None,
-) -> Attached:
-    """Attach ingested attempts to a frozen manifest (``ingest --suite``).
+@dataclass(slots=True)
+class _Attach:
+    """Attach ingested attempts to a frozen manifest (``ingest --suite``), batch by batch.
 
-    Args:
-        records: The attempts as parsed from the log or CSV.
-        manifest: The frozen manifest they are results of.
-        epochs: The epochs each item was meant to have (the log's or the largest found).
-        origin: The file they came from (for messages).
-        split: Keep only the attempts of this split's items (``ingest --split dev``: a plain
-            ``inspect eval`` of a task runs all its samples); the others are counted in
-            ``left_out`` and never stored. Default: the attempts must all be of one split.
-
-    Raises:
-        ItemSourceError: an item id is not in the manifest, the attempts span both splits
-            and no split was given, or a stratum given by the file disagrees with the
-            manifest's.
-        HoldoutAccessError: the attempts are of holdout items (only `evalsuite run --split
-            holdout` looks at the holdout, so that the ledger counts each look).
+    `split` keeps only the attempts of that split's items (``ingest --split dev``: a plain
+    ``inspect eval`` of a task runs all its samples); the others are counted in `left_out`
+    and never stored. Without it the attempts must all be of one split, and never of the
+    holdout: only `evalsuite run --split holdout` looks at it, so that the ledger counts
+    each look. Every refusal raises before the ingest commits: nothing is stored.
     """
-    items = {i.id: i for i in manifest.items}
-    unknown = sorted({r.item_id for r in records} - set(items))
-    if unknown:
-        raise ItemSourceError(
-            f"{origin}: {len(unknown)} item id(s) are not items of {manifest.ref}: "
-            f"{_some(unknown)}. --suite attaches results of the suite's own items only; check "
-            f"that the file holds results of {manifest.ref} (the ids listed in "
-            f"manifests/{manifest.suite}/{manifest.version}.json), or ingest it without --suite"
-        )
-    left_out = 0
-    if split is not None and split != "holdout":
-        kept = [r for r in records if items[r.item_id].split == split]
-        left_out = len(records) - len(kept)
-        if not kept:
+
+    manifest: Manifest
+    origin: str
+    split: str | None = None
+    left_out: int = 0
+    sides: Counter[str] = field(default_factory=Counter)
+
+    def batch(self, batch: pa.RecordBatch) -> pa.RecordBatch | None:
+        """The batch with the manifest's stratum, cluster and item hash (None: nothing kept).
+
+        Raises:
+            ItemSourceError: an item id is not in the manifest, or a stratum given by the
+                file disagrees with the manifest's.
+        """
+        manifest = self.manifest
+        items = {i.id: i for i in manifest.items}
+        ids = batch.column("item_id").to_pylist()
+        unknown = sorted(set(ids) - set(items))
+        if unknown:
             raise ItemSourceError(
-                f"{origin}: none of its {len(records)} attempts is of a {split} item of "
-                f"{manifest.ref}; nothing to attach"
+                f"{self.origin}: {len(unknown)} item id(s) are not items of {manifest.ref}: "
+                f"{_some(unknown)}. --suite attaches results of the suite's own items only; "
+                f"check that the file holds results of {manifest.ref} (the ids listed in "
+                f"manifests/{manifest.suite}/{manifest.version}.json), or ingest it without "
+                "--suite"
             )
-        records = kept
-    splits = sorted({items[r.item_id].split for r in records})
-    if len(splits) > 1:
-        counts = {s: sum(1 for r in records if items[r.item_id].split == s) for s in splits}
-        raise ItemSourceError(
-            f"{origin}: the results span the dev ({counts['dev']} attempts) and holdout "
-            f"({counts['holdout']} attempts) items of {manifest.ref}; a run measures one "
-            "split. Pass --split dev to attach the dev items' results (the holdout ones are "
-            "left out, counted, and never stored)"
+        if self.split is not None and self.split != "holdout":
+            keep = [items[i].split == self.split for i in ids]
+            kept = batch.filter(pa.array(keep, type=pa.bool_()))
+            self.left_out += batch.num_rows - kept.num_rows
+            batch, ids = kept, [i for i, k in zip(ids, keep, strict=True) if k]
+        if not ids:
+            return None
+        self.sides.update(items[i].split for i in ids)
+        given = batch.column("stratum").to_pylist()
+        clashes = sorted(
+            {i for i, s in zip(ids, given, strict=True) if s not in (None, "all", items[i].stratum)}
         )
-    split = splits[0]
-    if split == "holdout":
-        raise HoldoutAccessError(
-            f"{origin}: the results are of holdout items of {manifest.ref}. The holdout is "
-            "looked at only by `evalsuite run --split holdout`, which the ledger counts; "
-            "results made elsewhere cannot be attached to it. Ingest dev-split results"
-        )
-    clashes = sorted(
-        {r.item_id for r in records if r.stratum != "all" and r.stratum != items[r.item_id].stratum}
+        if clashes:
+            first = items[clashes[0]]
+            wrong = next(s for i, s in zip(ids, given, strict=True) if i == first.id)
+            raise ItemSourceError(
+                f"{self.origin}: the stratum given for {len(clashes)} item(s) "
+                f"({_some(clashes)}) is not the one {manifest.ref} froze (e.g. {first.id!r}: "
+                f"{wrong!r} in the file, {first.stratum!r} in the manifest). With --suite the "
+                "strata come from the manifest: drop the stratum column (or --ignore-column it)"
+            )
+        for name, values in (
+            ("stratum", [items[i].stratum for i in ids]),
+            ("cluster", [items[i].cluster for i in ids]),
+            ("item_hash", [items[i].hash for i in ids]),
+        ):
+            index = batch.schema.get_field_index(name)
+            column = pa.array(values, type=batch.schema.field(index).type)
+            batch = batch.set_column(index, name, column)
+        return batch
+
+    def attached_split(self) -> str:
+        """The one split the kept attempts are of, once every batch is read.
+
+        Raises:
+            ItemSourceError: no attempt was kept, or the attempts span both splits.
+            HoldoutAccessError: the attempts are of holdout items.
+        """
+        ref = self.manifest.ref
+        if not self.sides:
+            raise ItemSourceError(
+                f"{self.origin}: none of its attempts is of a {self.split} item of {ref}; "
+                "nothing to attach"
+            )
+        if len(self.sides) > 1:
+            raise ItemSourceError(
+                f"{self.origin}: the results span the dev ({self.sides['dev']} attempts) and "
+                f"holdout ({self.sides['holdout']} attempts) items of {ref}; a run measures "
+                "one split. Pass --split dev to attach the dev items' results (the holdout ones "
+                "are left out, counted, and never stored)"
+            )
+        split = next(iter(self.sides))
+        if split == "holdout":
+            raise HoldoutAccessError(
+                f"{self.origin}: the results are of holdout items of {ref}. The holdout is "
+                "looked at only by `evalsuite run --split holdout`, which the ledger counts; "
+                "results made elsewhere cannot be attached to it. Ingest dev-split results"
+            )
+        return split
+
+
+@dataclass(slots=True)
+class _Source:
+    """One run being ingested: what it came from, and what its record needs."""
+
+    run_id: str
+    model: str
+    source: Literal["inspect", "csv"]
+    origin: str
+    extra: dict[str, Any]
+    identity: dict[str, str] = field(default_factory=dict)
+    manifest: Manifest | None = None
+    planned_epochs: int | None = None
+    """inspect: the eval's configured epochs (planned = items x epochs, at least the rows)."""
+    splits: set[str | None] = field(default_factory=set)
+    attach: _Attach | None = None
+    """Set by ``--suite`` for a source not linked to its manifest already."""
+
+
+def _record(
+    src: _Source, tally: RunTally, *, threshold: float, provenance: dict[str, Any]
+) -> tuple[RunRecord, Any]:
+    now = datetime.now(UTC)
+    epochs = tally.max_epoch
+    if src.source == "inspect":
+        planned = max(tally.n_items * (src.planned_epochs or epochs), tally.rows)
+    else:
+        planned = tally.n_items * epochs
+    extra, manifest = dict(src.extra), src.manifest
+    split = None
+    if src.attach is not None:
+        split = src.attach.attached_split()
+        epochs = max(epochs, src.planned_epochs or 0)
+        planned = len(src.attach.manifest.items_by_split(split)) * epochs  # type: ignore[arg-type]
+        extra["attached"] = src.attach.manifest.ref
+        if src.attach.left_out:
+            extra["left_out"] = src.attach.left_out
+    elif manifest is not None and len(src.splits) == 1:
+        split = next(iter(src.splits))
+    health = tally.health.health(planned=planned, threshold=threshold)
+    record = RunRecord(
+        run_id=src.run_id,
+        model=src.model,
+        epochs=epochs,
+        planned=planned,
+        status="complete",
+        source=src.source,
+        started_at=extra.pop("started_at", None) or now.isoformat(),
+        error_threshold=threshold,
+        spec=extra,
+        provenance=provenance,
+        suite=manifest.suite if manifest else None,
+        version=manifest.version if manifest else None,
+        manifest_hash=manifest.manifest_hash if manifest else None,
+        split=split,
+        weights=dict(manifest.weights) if manifest else {},
+        valid=health.valid,
+        error_rate=health.error_rate,
+        finished_at=now.isoformat(),
     )
-    if clashes:
-        first = items[clashes[0]]
-        wrong = next(r.stratum for r in records if r.item_id == first.id)
-        raise ItemSourceError(
-            f"{origin}: the stratum given for {len(clashes)} item(s) ({_some(clashes)}) is "
-            f"not the one {manifest.ref} froze (e.g. {first.id!r}: {wrong!r} in the file, "
-            f"{first.stratum!r} in the manifest). With --suite the strata come from the "
-            "manifest: drop the stratum column (or --ignore-column it)"
-        )
-    attached = [
-        replace(
-            r,
-            stratum=items[r.item_id].stratum,
-            cluster=items[r.item_id].cluster,
-            item_hash=items[r.item_id].hash,
-        )
-        for r in records
-    ]
-    planned = len(manifest.items_by_split(split)) * epochs
-    return Attached(attached, split, planned, max(planned - len(attached), 0), left_out)
+    return record, health
 
 
-def _health_frame(records: list[AttemptRecord]) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "outcome": [r.outcome for r in records],
-            "limit_type": [r.limit_type for r in records],
-            "reason": [r.reason for r in records],
-            "retries": [r.retries for r in records],
-        }
-    )
-
-
-def _store_batches(
-    store: Store, batches: list[_Batch], *, root: Path, threshold: float, again: bool
-) -> IngestReport:
-    report = IngestReport()
+def _finish(
+    session: IngestSession,
+    sources: list[_Source],
+    report: IngestReport,
+    *,
+    root: Path,
+    threshold: float,
+    again: bool,
+) -> None:
+    """Store each source's run (or skip its content when already stored)."""
     provenance = collect_provenance(root)
-    for batch in batches:
-        now = datetime.now(UTC)
-        records, manifest, extra = batch.records, batch.manifest, dict(batch.extra)
-        split = batch.split or _split_of(manifest, records)
-        health = run_health(_health_frame(records), planned=batch.planned, threshold=threshold)
-        record = RunRecord(
-            run_id=_new_run_id(now),
-            model=batch.model,
-            epochs=batch.epochs,
-            planned=batch.planned,
-            status="complete",
-            source=batch.source,
-            started_at=extra.pop("started_at", None) or now.isoformat(),
-            error_threshold=threshold,
-            spec=extra,
-            provenance=provenance,
-            suite=manifest.suite if manifest else None,
-            version=manifest.version if manifest else None,
-            manifest_hash=manifest.manifest_hash if manifest else None,
-            split=split,
-            weights=dict(manifest.weights) if manifest else {},
-            valid=health.valid,
-            error_rate=health.error_rate,
-            finished_at=now.isoformat(),
-        )
-        stored = store.add_ingested_run(record, records, identity=batch.identity, again=again)
+    for src in sources:
+        made: dict[str, Any] = {}
+
+        def make(tally: RunTally, src: _Source = src, made: dict[str, Any] = made) -> RunRecord:
+            record, health = _record(src, tally, threshold=threshold, provenance=provenance)
+            made.update(record=record, health=health, tally=tally)
+            return record
+
+        stored = session.finish(src.run_id, make, identity=src.identity, again=again)
         if stored.run_id is None:
             report.skipped.append(
-                SkippedRun(batch.model, batch.origin, stored.content_hash, stored.existing)
+                SkippedRun(src.model, src.origin, stored.content_hash, stored.existing)
             )
             continue
+        record, health, tally = made["record"], made["health"], made["tally"]
         report.runs.append(
             IngestedRun(
                 run_id=stored.run_id,
-                model=batch.model,
-                n_items=len({r.item_id for r in records}),
-                epochs=batch.epochs,
-                planned=batch.planned,
+                model=src.model,
+                n_items=tally.n_items,
+                epochs=record.epochs,
+                planned=record.planned,
                 valid=health.valid,
                 error_rate=health.error_rate,
                 error_threshold=threshold,
                 content_hash=stored.content_hash,
                 same_content_as=stored.existing,
-                suite=manifest.ref if manifest else None,
-                split=split,
-                left_out=batch.left_out,
+                suite=src.manifest.ref if src.manifest else None,
+                split=record.split,
+                left_out=src.attach.left_out if src.attach else 0,
             )
         )
-    return report
-
-
-def _split_of(manifest: Manifest | None, records: list[AttemptRecord]) -> str | None:
-    if manifest is None:
-        return None
-    sides = {i.id: i.split for i in manifest.items}
-    found = {sides.get(r.item_id) for r in records}
-    return found.pop() if len(found) == 1 else None
 
 
 # inspect logs --------------------------------------------------------------------------
@@ -355,49 +383,97 @@ def _find_manifest(layout: Layout, manifest_hash: str) -> Manifest | None:
     return None
 
 
-def _attempts_from_log(
-    log: EvalLog, manifest: Manifest | None, scoring: Manifest | None = None
-) -> list[AttemptRecord]:
-    """One attempt per sample; scores picked by the family's declaration in `scoring`.
+def _attempt_row(
+    sample: Any, items: dict[str, Any], rules: dict[str, ScoreRule], families: dict[str, str]
+) -> dict[str, Any]:
+    """One attempt row; the score picked by the item's family declaration (`rules`)."""
+    item_id, epoch, seed = _sample_key(sample)
+    family = families.get(item_id)
+    classified = classify_sample(sample, rule=rules.get(family) if family else None)
+    metadata = sample.metadata or {}
+    frozen = items.get(item_id)
+    stratum = frozen.stratum if frozen else metadata.get("stratum")
+    tokens = sum(u.total_tokens for u in (sample.model_usage or {}).values())
+    checks = classified.checks
+    return {
+        "item_id": item_id,
+        "epoch": epoch,
+        "stratum": str(stratum) if stratum is not None else "all",
+        "outcome": classified.outcome,
+        "score": classified.score,
+        "item_hash": frozen.hash if frozen else None,
+        "cluster": frozen.cluster if frozen else None,
+        "seed": seed,
+        "limit_type": classified.limit_type,
+        "reason": classified.reason,
+        "retries": len(sample.error_retries or []),
+        "duration_s": float(sample.total_time or 0.0),
+        "tokens": int(tokens),
+        "checks": json.dumps(checks, sort_keys=True) if checks else None,
+    }
 
-    `scoring` (the linked manifest, or the one ``--suite`` names) says which score counts
-    for each item's family (a dict value, several scorers; docs/design/scorers.md), as a
-    live run of the suite would.
+
+def _samples(log_path: Path) -> Iterator[Any]:
+    """Every sample of a log, without the fields the classification never reads.
+
+    An ``.eval`` log (a zip of one entry per sample) is read `INSPECT_BATCH_SAMPLES` samples
+    at a time, by the (id, epoch) pairs its sample summaries list: every sample it holds,
+    whether or not the eval finished. A ``.json`` log is one JSON document, which inspect
+    reads whole.
     """
+    if log_path.suffix == ".eval":
+        keys = [(s.id, s.epoch) for s in read_eval_log_sample_summaries(str(log_path))]
+        for start in range(0, len(keys), INSPECT_BATCH_SAMPLES):
+            yield from read_eval_log_samples_by_id(
+                str(log_path),
+                keys[start : start + INSPECT_BATCH_SAMPLES],
+                exclude_fields=_SKIP_SAMPLE_FIELDS,
+            )
+        return
+    yield from read_eval_log(str(log_path), exclude_fields=_SKIP_SAMPLE_FIELDS).samples or []
+
+
+def _stream_log(session: IngestSession, src: _Source, log_path: Path) -> None:
+    """Write every sample of one log into the session, `INSPECT_BATCH_SAMPLES` at a time.
+
+    Scores are picked by the declarations of the linked manifest (or the one ``--suite``
+    names): which score counts for each item's family (a dict value, several scorers;
+    docs/design/scorers.md), as a live run of the suite would.
+    """
+    manifest = src.manifest if src.attach is None else None
+    scoring = src.manifest
     items = {i.id: i for i in manifest.items} if manifest else {}
+    sides = {i.id: i.split for i in manifest.items} if manifest else {}
     rules: dict[str, ScoreRule] = {}
     families: dict[str, str] = {}
     if scoring is not None:
         rules = {f.name: ScoreRule.of_family(f, scoring.suite) for f in scoring.families}
         families = {i.id: i.family for i in scoring.items}
-    records = []
-    for sample in log.samples or []:
-        item_id, epoch, seed = _sample_key(sample)
-        family = families.get(item_id)
-        classified = classify_sample(sample, rule=rules.get(family) if family else None)
-        metadata = sample.metadata or {}
-        frozen = items.get(item_id)
-        stratum = frozen.stratum if frozen else metadata.get("stratum")
-        tokens = sum(u.total_tokens for u in (sample.model_usage or {}).values())
-        records.append(
-            AttemptRecord(
-                item_id=item_id,
-                epoch=epoch,
-                stratum=str(stratum) if stratum is not None else "all",
-                outcome=classified.outcome,
-                score=classified.score,
-                item_hash=frozen.hash if frozen else None,
-                cluster=frozen.cluster if frozen else None,
-                seed=seed,
-                limit_type=classified.limit_type,
-                reason=classified.reason,
-                retries=len(sample.error_retries or []),
-                duration_s=float(sample.total_time or 0.0),
-                tokens=int(tokens),
-                checks=classified.checks,
-            )
-        )
-    return records
+    rows: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if rows:
+            columns = {name: [row[name] for row in rows] for name in rows[0]}
+            src.splits.update(sides.get(item) for item in columns["item_id"])
+            table = attempt_table(columns)
+            if src.attach is None:
+                session.add(src.run_id, table)
+            else:
+                attached = src.attach.batch(table.combine_chunks().to_batches()[0])
+                if attached is not None:
+                    session.add(src.run_id, attached)
+            rows.clear()
+
+    try:
+        for sample in _samples(log_path):
+            rows.append(_attempt_row(sample, items, rules, families))
+            if len(rows) >= INSPECT_BATCH_SAMPLES:
+                flush()
+    except (ItemSourceError, NotFoundError, HoldoutAccessError):
+        raise
+    except Exception as exc:
+        raise ItemSourceError(f"{log_path}: not a readable inspect log ({exc})") from None
+    flush()
 
 
 def ingest_inspect(
@@ -415,51 +491,34 @@ def ingest_inspect(
     A log written by `evalsuite run` carries the manifest hash as its task version; when that
     manifest is frozen in this project, the run is linked to it (suite, version, item hashes,
     strata and weights), so it compares with live runs on the same manifest. Any other log
-    (a plain ``inspect eval`` of the suite's task) is linked to `suite` when given, through
-    `attach_to_manifest` (`split` keeps one split's items). Every log is read before any
-    is stored; a log whose content is already stored is skipped (see the module).
+    (a plain ``inspect eval`` of the suite's task) is linked to `suite` when given (`_Attach`;
+    `split` keeps one split's items). Every log is read before anything commits; a log whose
+    content is already stored is skipped (see the module).
     """
-    batches = []
     layout = Layout(root)
-    for log_path in _log_paths(path):
-        try:
-            log = read_eval_log(str(log_path))
-        except Exception as exc:
-            raise ItemSourceError(f"{log_path}: not a readable inspect log ({exc})") from None
-        manifest = _find_manifest(layout, str(log.eval.task_version))
-        if suite is not None and manifest is not None and manifest.ref != suite.ref:
-            raise ItemSourceError(
-                f"{log_path}: evalsuite wrote this log for {manifest.ref}, not {suite.ref}; "
-                "it attaches itself to its own manifest. Drop --suite, or give "
-                f"--suite {manifest.ref}"
-            )
-        records = _attempts_from_log(log, manifest, manifest or suite)
-        if not records:
-            raise ItemSourceError(f"{log_path}: the log holds no samples")
-        if len({(r.item_id, r.epoch) for r in records}) < len(records):
-            raise ItemSourceError(
-                f"{log_path}: two samples of the log are the same (item, epoch); a log holds "
-                "one sample per attempt. Ingest the logs of one eval separately"
-            )
-        epochs = max(r.epoch for r in records)
-        items = {r.item_id for r in records}
-        planned = max(len(items) * (log.eval.config.epochs or epochs), len(records))
-        kept_split, left_out = None, 0
-        if suite is not None and manifest is None:
-            epochs = max(log.eval.config.epochs or epochs, epochs)
-            attached = attach_to_manifest(
-                records, suite, epochs=epochs, origin=str(log_path), split=split
-            )
-            records, planned, manifest = attached.records, attached.planned, suite
-            kept_split, left_out = attached.split, attached.left_out
-        batches.append(
-            _Batch(
+    report = IngestReport()
+    sources = []
+    with store.ingest_session() as session:
+        for log_path in _log_paths(path):
+            try:
+                log = read_eval_log(str(log_path), header_only=True)
+            except Exception as exc:
+                raise ItemSourceError(f"{log_path}: not a readable inspect log ({exc})") from None
+            linked = _find_manifest(layout, str(log.eval.task_version))
+            if suite is not None and linked is not None and linked.ref != suite.ref:
+                raise ItemSourceError(
+                    f"{log_path}: evalsuite wrote this log for {linked.ref}, not {suite.ref}; "
+                    "it attaches itself to its own manifest. Drop --suite, or give "
+                    f"--suite {linked.ref}"
+                )
+            attach = None
+            if suite is not None and linked is None:
+                attach = _Attach(suite, str(log_path), split)
+            src = _Source(
+                run_id=_new_run_id(datetime.now(UTC)),
                 model=log.eval.model,
                 source="inspect",
                 origin=str(log_path),
-                records=records,
-                epochs=epochs,
-                planned=planned,
                 extra={
                     "log": str(log_path),
                     "eval_id": log.eval.eval_id,
@@ -467,19 +526,79 @@ def ingest_inspect(
                     "task_version": str(log.eval.task_version),
                     "log_status": log.status,
                     "started_at": log.eval.created,
-                    **({"attached": suite.ref} if kept_split is not None and suite else {}),
-                    **({"left_out": left_out} if left_out else {}),
                 },
                 identity={"eval_id": log.eval.eval_id},
-                manifest=manifest,
-                split=kept_split,
-                left_out=left_out,
+                manifest=linked or suite,
+                planned_epochs=log.eval.config.epochs,
+                attach=attach,
             )
-        )
-    return _store_batches(store, batches, root=root, threshold=error_threshold, again=again)
+            _stream_log(session, src, log_path)
+            if attach is not None:
+                attach.attached_split()  # refuse a log of both splits or of the holdout now
+            if src.run_id not in session.tallies:
+                raise ItemSourceError(f"{log_path}: the log holds no samples")
+            if session.close_writes():
+                raise ItemSourceError(
+                    f"{log_path}: two samples of the log are the same (item, epoch); a log "
+                    "holds one sample per attempt. Ingest the logs of one eval separately"
+                )
+            sources.append(src)
+        _finish(session, sources, report, root=root, threshold=error_threshold, again=again)
+    return report
 
 
-# CSV -----------------------------------------------------------------------------------
+# results tables (CSV, Parquet) ---------------------------------------------------------
+
+
+def ingest_table(  # noqa: PLR0913 (the options of `ingest`, one each)
+    path: Path,
+    store: Store,
+    *,
+    root: Path,
+    options: CsvOptions,
+    fmt: Format = "csv",
+    again: bool = False,
+    suite: Manifest | None = None,
+    split: str | None = None,
+) -> IngestReport:
+    """Store a results table (CSV or Parquet) as one run per model (`_ingest_csv.CSV_COLUMNS`).
+
+    The whole file is checked, in batches, as it is written into one transaction; every bad
+    row is named by its line (or row) and nothing is stored unless all rows are valid. With
+    `suite`, each model's attempts are attached to that frozen manifest (`_Attach`).
+    """
+    table = ResultsTable(path, options, fmt)
+    report = IngestReport()
+    sources: dict[str, _Source] = {}
+    with store.ingest_session() as session:
+        for model, batch in table.batches():
+            src = sources.get(model)
+            if src is None:
+                src = sources[model] = _Source(
+                    run_id=_new_run_id(datetime.now(UTC)),
+                    model=model,
+                    source="csv",
+                    origin=str(path),
+                    extra={
+                        "file": str(path),
+                        "format": fmt,
+                        "columns": dict(options.columns),
+                        "ignored_columns": list(options.ignore),
+                        "epoch_base": options.epoch_base,
+                    },
+                    manifest=suite,
+                    attach=_Attach(suite, str(path), split) if suite is not None else None,
+                )
+            if src.attach is not None:
+                attached = src.attach.batch(batch)
+                if attached is None:
+                    continue
+                batch = attached
+            session.add(src.run_id, batch)
+        table.raise_problems(duplicates=session.close_writes())
+        ordered = [sources[m] for m in sorted(sources)]
+        _finish(session, ordered, report, root=root, threshold=options.error_threshold, again=again)
+    return report
 
 
 def ingest_csv(
@@ -492,44 +611,7 @@ def ingest_csv(
     suite: Manifest | None = None,
     split: str | None = None,
 ) -> IngestReport:
-    """Store a results CSV as one run per model (the contract: `_ingest_csv.CSV_COLUMNS`).
-
-    The whole file is checked first; every bad row is named by its line and nothing is
-    stored unless all rows are valid. With `suite`, each model's attempts are attached to
-    that frozen manifest (`attach_to_manifest`) before anything is stored.
-    """
-    batches = []
-    for model, parsed in read_results_csv(path, options).items():
-        records = parsed
-        epochs = max(r.epoch for r in records)
-        items = {r.item_id for r in records}
-        planned = len(items) * epochs
-        kept_split, left_out = None, 0
-        if suite is not None:
-            attached = attach_to_manifest(
-                records, suite, epochs=epochs, origin=str(path), split=split
-            )
-            records, planned = attached.records, attached.planned
-            kept_split, left_out = attached.split, attached.left_out
-        batches.append(
-            _Batch(
-                model=model,
-                source="csv",
-                origin=str(path),
-                records=records,
-                epochs=epochs,
-                planned=planned,
-                extra={
-                    "file": str(path),
-                    "columns": dict(options.columns),
-                    "ignored_columns": list(options.ignore),
-                    "epoch_base": options.epoch_base,
-                    **({"attached": suite.ref} if suite else {}),
-                    **({"left_out": left_out} if left_out else {}),
-                },
-                manifest=suite,
-                split=kept_split,
-                left_out=left_out,
-            )
-        )
-    return _store_batches(store, batches, root=root, threshold=options.error_threshold, again=again)
+    """Store a results CSV as one run per model (`ingest_table` with ``fmt="csv"``)."""
+    return ingest_table(
+        path, store, root=root, options=options, fmt="csv", again=again, suite=suite, split=split
+    )

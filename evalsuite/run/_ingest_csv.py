@@ -1,33 +1,43 @@
-"""Reading a results CSV from another harness: the contract, and every way a file can break it.
+"""Reading a results table from another harness (CSV or Parquet): the contract, and its checks.
 
-The file is checked as a whole before anything is stored: every missing or unknown column is
-named at once, and every bad row by its line (up to `MAX_REPORTED`, then a count). The columns,
-their meaning and an example are in `CSV_COLUMNS`, `evalsuite ingest --help` and
-docs/design/ingest.md.
+The file is read in Arrow record batches (pyarrow's streaming CSV reader, or Parquet row
+groups) and checked with vectorised kernels, so memory is bounded by a batch, not the file.
+Every missing or unknown column is named at once, before any row is read; every bad row by
+its line (CSV) or row (Parquet), up to `MAX_REPORTED`, then a count. Valid batches are handed
+on (per model, as the store's attempt rows) only while no problem has been found; the caller
+stores nothing unless the whole file passes. The columns, their meaning and an example are in
+`CSV_COLUMNS`, `evalsuite ingest --help` and docs/design/ingest.md.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
-import io
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
 
 from evalsuite.errors import ItemSourceError, NotFoundError, UsageError
 from evalsuite.run._outcomes import LIMIT_OUTCOME
-from evalsuite.store import AttemptRecord
+from evalsuite.store import ATTEMPT_SCHEMA
 
-Outcome = Literal["scored", "limit", "harness_error"]
-
-__all__ = ["CSV_COLUMNS", "CSV_EXAMPLE", "MAX_EPOCH", "CsvOptions", "read_results_csv"]
+__all__ = [
+    "CSV_COLUMNS",
+    "CSV_EXAMPLE",
+    "CSV_REASON",
+    "MAX_EPOCH",
+    "CsvOptions",
+    "ResultsTable",
+]
 
 CSV_COLUMNS: Mapping[str, str] = {
     "model": "the model's name (or leave the column out and pass --model NAME)",
@@ -38,7 +48,7 @@ CSV_COLUMNS: Mapping[str, str] = {
     "outcome": "optional: scored (the default), limit or harness_error",
     "limit_type": "optional, limit rows only: how the attempt was cut short",
 }
-"""The results-CSV contract: column -> meaning. The first four are required."""
+"""The results-table contract (CSV and Parquet): column -> meaning. The first four are required."""
 
 REQUIRED = ("model", "item_id", "epoch", "score")
 OUTCOMES = ("scored", "limit", "harness_error")
@@ -46,6 +56,11 @@ LIMIT_TYPES = tuple(sorted(k for k, v in LIMIT_OUTCOME.items() if v == "limit"))
 MAX_EPOCH = 1000
 """Epochs above this are refused as implausible (an id, a date or a row count, not an epoch)."""
 MAX_REPORTED = 20
+CSV_REASON = "ingested from CSV"
+"""The reason of every attempt read from a results table (CSV or Parquet: one contract)."""
+READ_BLOCK_BYTES = 4 << 20
+"""CSV bytes parsed per batch (about 100,000 rows of a typical results file)."""
+PARQUET_BATCH_ROWS = 100_000
 
 CSV_EXAMPLE = (
     "model,item_id,epoch,score,stratum,outcome,limit_type\n"
@@ -58,11 +73,14 @@ _CONTRACT = (
     "a results CSV has the columns model, item_id, epoch, score and optionally stratum, "
     "outcome, limit_type (evalsuite ingest --help shows their meaning and an example)"
 )
+_NUMBER = r"^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|inf|infinity)$"
+_WHOLE = r"^\+?[0-9]{1,9}$"
+Format = Literal["csv", "parquet"]
 
 
 @dataclass(frozen=True, slots=True)
 class CsvOptions:
-    """How to read a results CSV."""
+    """How to read a results table (CSV or Parquet)."""
 
     columns: Mapping[str, str]
     """evalsuite column -> column in the file."""
@@ -71,77 +89,6 @@ class CsvOptions:
     error_threshold: float = 0.05
     ignore: tuple[str, ...] = field(default=())
     """Columns of the file to drop (anything else unknown is refused)."""
-
-
-def _decode(path: Path, data: bytes) -> str:
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise ItemSourceError(
-            f"{path} is UTF-16 text; evalsuite reads CSV files as UTF-8. Save it as UTF-8 "
-            "(e.g. iconv -f UTF-16 -t UTF-8) and ingest it again"
-        )
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ItemSourceError(
-            f"{path}: line {line} is not UTF-8 (byte 0x{data[exc.start]:02x}); evalsuite reads "
-            "CSV files as UTF-8. Save the file as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8) and "
-            "ingest it again"
-        ) from None
-
-
-def _record_lines(text: str) -> list[int]:
-    """Line on which each CSV record ends (header first), skipping blank lines as the reader."""
-    reader = csv.reader(io.StringIO(text, newline=""))
-    return [reader.line_num for record in reader if record]
-
-
-def _header(path: Path, text: str) -> list[str]:
-    for record in csv.reader(io.StringIO(text, newline="")):
-        if record:
-            return [name.strip() for name in record]
-    raise ItemSourceError(  # pragma: no cover - _read refuses blank files first
-        f"{path} has no header line; {_CONTRACT}"
-    )
-
-
-def _parse(path: Path, text: str, header: list[str]) -> pa.Table:
-    bad: list[tuple[int | None, int, int]] = []
-
-    def invalid(row: Any) -> str:
-        bad.append((row.number, row.expected_columns, row.actual_columns))
-        return "skip"
-
-    try:
-        table = pa_csv.read_csv(
-            io.BytesIO(text.encode("utf-8")),
-            read_options=pa_csv.ReadOptions(use_threads=False, column_names=header, skip_rows=0),
-            parse_options=pa_csv.ParseOptions(newlines_in_values=True, invalid_row_handler=invalid),
-            convert_options=pa_csv.ConvertOptions(
-                column_types=dict.fromkeys(header, pa.string()),
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-            ),
-        )
-    except pa.ArrowInvalid as exc:
-        raise ItemSourceError(f"{path}: not a readable CSV ({exc}); {_CONTRACT}") from None
-    if bad:
-        lines = _record_lines(text)
-        messages = []
-        for number, expected, actual in bad[:MAX_REPORTED]:
-            where = _line(lines, number - 1) if number is not None else "a row"
-            fix = (
-                "extra fields are refused: quote a value that contains a comma"
-                if actual > expected
-                else "keep every comma, leaving optional cells empty"
-            )
-            messages.append(f"{where}: {actual} field(s), the header has {expected}; {fix}")
-        raise ItemSourceError(_listing(path, messages, len(bad)))
-    return table.slice(1)  # the header, read as a row because its names were given
-
-
-def _line(lines: list[int], record: int) -> str:
-    return f"line {lines[record]}" if 0 <= record < len(lines) else f"row {record + 1}"
 
 
 def _listing(path: Path, messages: list[str], total: int) -> str:
@@ -196,239 +143,524 @@ def _columns(path: Path, header: list[str], options: CsvOptions) -> dict[str, st
     return mapped
 
 
-class _Checks:
-    """Bad rows found by vectorised checks, reported together by line."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.found: list[tuple[int, str]] = []
-        self.total = 0
-        self._lines: list[int] | None = None
-
-    def line(self, row: int) -> str:
-        """Where data row `row` (0-based) is in the file, e.g. ``line 7``."""
-        if self._lines is None:
-            self._lines = _record_lines(self.text)
-        return _line(self._lines, row + 1)
-
-    def flag(self, mask: Any, message: Callable[[int], str]) -> None:
-        rows = np.flatnonzero(np.asarray(mask, dtype=bool))
-        self.total += len(rows)
-        self.found.extend((int(i), message(int(i))) for i in rows[:MAX_REPORTED])
-
-    def raise_if_any(self, path: Path) -> None:
-        if not self.total:
-            return
-        first = sorted(self.found)[:MAX_REPORTED]
-        messages = [f"{self.line(i)}: {message}" for i, message in first]
-        raise ItemSourceError(_listing(path, messages, self.total))
+# reading the file ----------------------------------------------------------------------
 
 
-def _read(path: Path) -> str:
+def _not_utf8(path: Path) -> ItemSourceError:
+    """The exact line and byte where `path` stops being UTF-8 (read in chunks)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line, offset = 1, 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                start = max(exc.start, 0)
+                line += chunk[:start].count(b"\n")
+                bad = chunk[start] if start < len(chunk) else 0
+                return ItemSourceError(
+                    f"{path}: line {line} is not UTF-8 (byte 0x{bad:02x}); evalsuite reads CSV "
+                    "files as UTF-8. Save the file as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8) and "
+                    "ingest it again"
+                )
+            line += chunk.count(b"\n")
+            offset += len(chunk)
+    return ItemSourceError(f"{path}: not UTF-8 text; save it as UTF-8 and ingest it again")
+
+
+def _check_readable(path: Path, kind: str) -> None:
     if not path.is_file():
-        raise NotFoundError(f"{path} does not exist (expected a results CSV file)")
+        raise NotFoundError(f"{path} does not exist (expected a results {kind} file)")
     try:
-        data = path.read_bytes()
+        with path.open("rb"):
+            pass
     except OSError as exc:
         raise ItemSourceError(f"{path}: cannot read it ({exc.strerror})") from None
-    text = _decode(path, data)
-    if not text.strip():
+
+
+def _csv_header(path: Path) -> list[str]:
+    """The header record, after refusing UTF-16, blank and non-UTF-8 files."""
+    with path.open("rb") as handle:
+        start = handle.read(4)
+        if start.startswith((b"\xff\xfe", b"\xfe\xff")):
+            raise ItemSourceError(
+                f"{path} is UTF-16 text; evalsuite reads CSV files as UTF-8. Save it as UTF-8 "
+                "(e.g. iconv -f UTF-16 -t UTF-8) and ingest it again"
+            )
+        handle.seek(0)
+        blank = True
+        while chunk := handle.read(1 << 16):
+            if chunk.replace(b"\xef\xbb\xbf", b"").strip():
+                blank = False
+                break
+    if blank:
         raise ItemSourceError(
             f"{path} is empty; {_CONTRACT}: a header line, then one row per attempt, e.g.\n"
             + CSV_EXAMPLE
         )
-    return text
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as text:
+            for record in csv.reader(text):
+                if record:
+                    return [name.strip() for name in record]
+    except UnicodeDecodeError:
+        raise _not_utf8(path) from None
+    except csv.Error as exc:
+        raise ItemSourceError(f"{path}: not a readable CSV ({exc}); {_CONTRACT}") from None
+    raise AssertionError("unreachable")  # pragma: no cover - a non-blank file has a record
 
 
-def read_results_csv(path: Path, options: CsvOptions) -> dict[str, list[AttemptRecord]]:
-    """The attempts of a results CSV, per model (sorted by model), in file order.
+def _record_lines(path: Path, records: set[int]) -> dict[int, int]:
+    """Line on which each wanted CSV record ends (record 0 is the header), read streaming."""
+    found: dict[int, int] = {}
+    if not records:
+        return found
+    last = max(records)
+    with path.open(encoding="utf-8-sig", newline="") as text:
+        reader = csv.reader(text)
+        index = 0
+        for record in reader:
+            if not record:
+                continue
+            if index in records:
+                found[index] = reader.line_num
+            if index >= last:
+                break
+            index += 1
+    return found
 
-    Raises:
-        NotFoundError: no such file.
-        ItemSourceError: empty, not UTF-8, missing or unknown columns, or bad rows (every
-            one named by line; nothing is returned unless every row is valid).
-        UsageError: ``--column``/``--ignore-column``/``--model`` do not fit the file.
-    """
-    if options.model is not None and not options.model.strip():
-        raise UsageError("--model is empty; give the model's name, e.g. --model gpt-4o")
-    text = _read(path)
-    header = _header(path, text)
-    mapped = _columns(path, header, options)
-    raw = _parse(path, text, header).to_pandas()
-    if not len(raw):
+
+def _as_text(column: pa.Array | pa.ChunkedArray, name: str, path: Path) -> pa.Array:
+    """A Parquet column as the text a CSV cell would hold (missing values empty)."""
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        column = pc.cast(column, kind.value_type)
+        kind = kind.value_type
+    if pa.types.is_floating(kind):
+        column = pc.if_else(pc.is_nan(column), None, column)  # pandas writes missing as NaN
+    if not (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_integer(kind)
+        or pa.types.is_floating(kind)
+        or pa.types.is_boolean(kind)
+        or pa.types.is_null(kind)
+    ):
         raise ItemSourceError(
-            f"{path}: no data rows after the header; expected one row per attempt, e.g.\n"
-            + CSV_EXAMPLE
+            f"{path}: column {name!r} has Parquet type {kind}; the results-table columns hold "
+            "text, numbers or booleans (see evalsuite ingest --help)"
         )
-    frame = pd.DataFrame({t: raw[s].astype(object).str.strip() for t, s in mapped.items()})
-    checks = _Checks(text)
-    if options.model is not None:
-        frame["model"] = options.model.strip()
-    _check_names(frame, checks)
-    epochs = _check_epochs(frame, checks, options.epoch_base)
-    outcome = frame["outcome"].replace("", "scored") if "outcome" in frame else "scored"
-    frame["outcome"] = outcome
-    checks.flag(
-        ~frame["outcome"].isin(OUTCOMES),
-        lambda i: f"outcome {frame['outcome'].iat[i]!r} is not one of {list(OUTCOMES)}",
-    )
-    scores = _check_scores(frame, checks)
-    limit_types = _check_limit_types(frame, checks)
-    frame["epoch_n"] = epochs
-    _check_duplicates(frame, checks)
-    checks.raise_if_any(path)
-    stratum = frame["stratum"].replace("", "all") if "stratum" in frame else "all"
-    frame["stratum"] = stratum
-    records = [
-        AttemptRecord(
-            item_id=item,
-            epoch=epoch,
-            stratum=stratum_,
-            outcome=cast(Outcome, outcome_),
-            score=score,
-            limit_type=limit_type,
-            reason="ingested from CSV",
+    return pc.fill_null(pc.cast(column, pa.string()), "")
+
+
+# checking batches ----------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Problems:
+    """Bad rows found so far: the first `MAX_REPORTED` by row, and how many in all."""
+
+    found: list[tuple[int, str]] = field(default_factory=list)
+    total: int = 0
+    shape: list[tuple[int | None, int, int]] = field(default_factory=list)
+    """CSV records with too many or too few fields: (record number, expected, actual)."""
+
+    def flag(self, offset: int, mask: pa.Array, message: Callable[[int], str]) -> None:
+        rows = pc.indices_nonzero(mask).to_numpy()
+        if not len(rows):
+            return
+        self.total += len(rows)
+        self.found.extend((offset + int(i), message(int(i))) for i in rows[:MAX_REPORTED])
+        self.found = sorted(self.found)[:MAX_REPORTED]
+
+
+class ResultsTable:
+    """A results file read batch by batch: the header checked at once, the rows as they come.
+
+    Iterate `batches` (pairs of model and a batch of `ATTEMPT_SCHEMA` rows), then call
+    `raise_problems`; batches stop coming at the first bad row (the rest is only checked).
+    """
+
+    def __init__(self, path: Path, options: CsvOptions, fmt: Format = "csv") -> None:
+        """Open `path` and check its columns against the contract and `options`."""
+        if options.model is not None and not options.model.strip():
+            raise UsageError("--model is empty; give the model's name, e.g. --model gpt-4o")
+        self.path, self.options, self.fmt = path, options, fmt
+        _check_readable(path, "CSV" if fmt == "csv" else "Parquet")
+        if fmt == "csv":
+            self.header = _csv_header(path)
+        else:
+            try:
+                self._parquet = pq.ParquetFile(path)
+            except (pa.ArrowInvalid, OSError) as exc:
+                raise ItemSourceError(
+                    f"{path}: not a readable Parquet file ({exc}); write the results table "
+                    "with pandas.DataFrame.to_parquet or pyarrow.parquet.write_table"
+                ) from None
+            self.header = [name.strip() for name in self._parquet.schema_arrow.names]
+        self.mapped = _columns(path, self.header, options)
+        self.problems = _Problems()
+        self.rows = 0
+
+    # raw batches: every mapped column as stripped text, keyed by evalsuite name
+
+    def _raw_batches(self) -> Iterator[dict[str, pa.Array]]:
+        if self.fmt == "parquet":
+            yield from self._parquet_batches()
+        else:
+            yield from self._csv_batches()
+
+    def _parquet_batches(self) -> Iterator[dict[str, pa.Array]]:
+        names = dict(zip(self.header, self._parquet.schema_arrow.names, strict=True))
+        wanted = sorted({names[s] for s in self.mapped.values()})
+        for batch in self._parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted):
+            yield {
+                target: pc.utf8_trim_whitespace(
+                    _as_text(batch.column(names[source]), source, self.path)
+                )
+                for target, source in self.mapped.items()
+            }
+
+    def _csv_batches(self) -> Iterator[dict[str, pa.Array]]:
+        shape = self.problems.shape
+
+        def invalid(row: Any) -> str:
+            shape.append((row.number, row.expected_columns, row.actual_columns))
+            return "skip"
+
+        try:
+            reader = pa_csv.open_csv(
+                self.path,
+                read_options=pa_csv.ReadOptions(
+                    use_threads=False, column_names=self.header, block_size=READ_BLOCK_BYTES
+                ),
+                parse_options=pa_csv.ParseOptions(
+                    newlines_in_values=True, invalid_row_handler=invalid
+                ),
+                convert_options=pa_csv.ConvertOptions(
+                    column_types=dict.fromkeys(self.header, pa.string()),
+                    include_columns=sorted(set(self.mapped.values())),
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                ),
+            )
+            first = True
+            for batch in reader:
+                if first:  # the header, read as a row because its names were given
+                    batch, first = batch.slice(1), False
+                yield {
+                    target: pc.utf8_trim_whitespace(batch.column(source))
+                    for target, source in self.mapped.items()
+                }
+        except pa.ArrowInvalid as exc:
+            if "UTF8" in str(exc) or "utf8" in str(exc).lower():
+                raise _not_utf8(self.path) from None
+            raise ItemSourceError(f"{self.path}: not a readable CSV ({exc}); {_CONTRACT}") from None
+
+    def batches(self) -> Iterator[tuple[str, pa.RecordBatch]]:
+        """(model, attempt rows) for every batch of the file, while every row so far is valid."""
+        for raw in self._raw_batches():
+            count = len(raw["item_id"])
+            offset, self.rows = self.rows, self.rows + count
+            if self.problems.shape:  # row numbers no longer match batch positions
+                continue
+            if not count:
+                continue
+            checked = self._check(raw, offset)
+            if self.problems.total or self.problems.shape:
+                continue
+            models = checked.pop("model")
+            batch = pa.RecordBatch.from_pydict(checked, schema=ATTEMPT_SCHEMA)
+            unique = pc.unique(models)
+            if len(unique) == 1:
+                yield unique[0].as_py(), batch
+                continue
+            for model in sorted(unique.to_pylist()):
+                yield model, batch.filter(pc.equal(models, model))
+
+    def _check(self, raw: dict[str, pa.Array], offset: int) -> dict[str, pa.Array]:
+        """Flag every bad row of a batch; return its columns as the store writes them."""
+        problems, count = self.problems, len(raw["item_id"])
+        model = (
+            pa.array([self.options.model.strip()] * count)
+            if self.options.model is not None
+            else raw["model"]
         )
-        for item, epoch, stratum_, outcome_, score, limit_type in zip(
-            frame["item_id"].tolist(),
-            epochs.tolist(),
-            frame["stratum"].tolist(),
-            frame["outcome"].tolist(),
-            scores.tolist(),
-            limit_types,
-            strict=True,
-        )
-    ]
-    by_model: dict[str, list[AttemptRecord]] = {}
-    for model, record in zip(frame["model"].tolist(), records, strict=True):
-        by_model.setdefault(model, []).append(record)
-    return dict(sorted(by_model.items()))
-
-
-def _check_names(frame: pd.DataFrame, checks: _Checks) -> None:
-    checks.flag(
-        frame["model"] == "",
-        lambda _: (
-            "model is empty; every row names its model (or drop the column and pass "
-            "--model NAME for a file of one model)"
-        ),
-    )
-    checks.flag(frame["item_id"] == "", lambda _: "item_id is empty; every row names its item")
-
-
-def _check_epochs(
-    frame: pd.DataFrame, checks: _Checks, base: Literal[0, 1]
-) -> np.ndarray[Any, Any]:
-    text = frame["epoch"]
-    whole = text.str.fullmatch(r"\+?[0-9]{1,9}").eq(True)
-    checks.flag(
-        ~whole,
-        lambda i: (
-            f"epoch {text.iat[i]!r} is not a whole number; expected the attempt's "
-            f"number at this item ({base}, {base + 1}, ...)"
-        ),
-    )
-    values = pd.to_numeric(text.where(whole, str(base))).astype("int64").to_numpy()
-    epochs = values + (1 - base)
-    checks.flag(
-        epochs < 1,
-        lambda i: (
-            f"epoch {text.iat[i]} is below {base}; epochs count from {base}"
-            + (" (pass --epoch-base 0 if this file counts from 0)" if base == 1 else "")
-        ),
-    )
-    checks.flag(
-        epochs > MAX_EPOCH,
-        lambda i: (
-            f"epoch {text.iat[i]} is implausibly large (at most {MAX_EPOCH} epochs per "
-            "item); check that this column holds the attempt number, not an id or a date"
-        ),
-    )
-    return np.where(whole.to_numpy(), epochs, 0)
-
-
-def _check_scores(frame: pd.DataFrame, checks: _Checks) -> np.ndarray[Any, Any]:
-    text, outcome = frame["score"], frame["outcome"]
-    lowered = text.str.lower()
-    boolean = lowered.isin(("true", "false"))
-    parsed = pd.to_numeric(text.where(~boolean, None), errors="coerce").astype(float)
-    numbers = parsed.where(~boolean, (lowered == "true").astype(float)).to_numpy()
-    error = (outcome == "harness_error").to_numpy()
-    empty = (text == "").to_numpy()
-    checks.flag(
-        error & ~empty,
-        lambda i: (
-            f"a harness_error row leaves score empty (got {text.iat[i]!r}): harness "
-            "errors are excluded from the score, never scored"
-        ),
-    )
-    checks.flag(
-        ~error & empty,
-        lambda i: (
-            f"score is empty on a {outcome.iat[i]} row; only harness_error rows have no score"
-        ),
-    )
-    unreadable = ~error & ~empty & np.isnan(numbers)
-    checks.flag(
-        unreadable,
-        lambda i: (
-            f"score {text.iat[i]!r} is not a number; expected a number in [0, 1] or true/false"
-        ),
-    )
-    with np.errstate(invalid="ignore"):
-        outside = ~error & ~np.isnan(numbers) & ~((numbers >= 0.0) & (numbers <= 1.0))
-        checks.flag(
-            outside,
-            lambda i: (
-                f"score {text.iat[i]} is outside [0, 1]; rescale it first (evalsuite never clips)"
+        problems.flag(
+            offset,
+            pc.equal(model, ""),
+            lambda _: (
+                "model is empty; every row names its model (or drop the column and pass "
+                "--model NAME for a file of one model)"
             ),
         )
-        limit = (outcome == "limit").to_numpy()
-        checks.flag(
-            limit & ~np.isnan(numbers) & (numbers != 0.0) & ~outside,
-            lambda i: f"a limit row scores 0 (got {text.iat[i]}): a limit is a model failure",
+        item = raw["item_id"]
+        problems.flag(
+            offset, pc.equal(item, ""), lambda _: "item_id is empty; every row names its item"
         )
-    return np.where(error, np.nan, numbers)
+        epochs = self._check_epochs(raw["epoch"], offset)
+        outcome = raw.get("outcome")
+        outcome = (
+            pa.array(["scored"] * count)
+            if outcome is None
+            else pc.if_else(pc.equal(outcome, ""), "scored", outcome)
+        )
+        problems.flag(
+            offset,
+            pc.invert(pc.is_in(outcome, pa.array(OUTCOMES))),
+            lambda i: f"outcome {outcome[i].as_py()!r} is not one of {list(OUTCOMES)}",
+        )
+        score = self._check_scores(raw["score"], outcome, offset)
+        limit_type = self._check_limit_types(raw.get("limit_type"), outcome, offset)
+        stratum = raw.get("stratum")
+        stratum = (
+            pa.array(["all"] * count)
+            if stratum is None
+            else pc.if_else(pc.equal(stratum, ""), "all", stratum)
+        )
+        nothing = pa.nulls(count, pa.string())
+        zeros = pa.array(np.zeros(count, dtype=np.int64))
+        return {
+            "model": model,
+            "item_id": item,
+            "item_hash": nothing,
+            "stratum": stratum,
+            "cluster": nothing,
+            "outcome": outcome,
+            "limit_type": limit_type,
+            "reason": pa.array([CSV_REASON] * count, pa.string()),
+            "checks": nothing,
+            "epoch": epochs,
+            "seed": pa.nulls(count, pa.int64()),
+            "retries": zeros,
+            "tokens": zeros,
+            "score": score,
+            "duration_s": pa.array(np.zeros(count)),
+        }
 
+    def _epoch_numbers(self, text: pa.Array) -> tuple[pa.Array, pa.Array]:
+        """(whole, epoch numbers counted from 1; 0 where the text is not a whole number)."""
+        base = self.options.epoch_base
+        whole = pc.match_substring_regex(text, _WHOLE)
+        digits = pc.if_else(whole, pc.replace_substring_regex(text, r"^\+", ""), str(base))
+        values = pc.add(pc.cast(digits, pa.int64()), 1 - base)
+        return whole, pc.if_else(whole, values, 0)
 
-def _check_limit_types(frame: pd.DataFrame, checks: _Checks) -> list[str | None]:
-    if "limit_type" not in frame:
-        return [None] * len(frame)
-    kind, outcome = frame["limit_type"], frame["outcome"]
-    limit = outcome == "limit"
-    checks.flag(
-        ~limit & (kind != ""),
-        lambda i: (
-            f"limit_type {kind.iat[i]!r} on a {outcome.iat[i]} row; only limit rows "
-            "have a limit type"
-        ),
-    )
-    checks.flag(
-        limit & (kind != "") & ~kind.isin(LIMIT_TYPES),
-        lambda i: (
-            f"limit_type {kind.iat[i]!r} is not one of {list(LIMIT_TYPES)}"
-            + (
-                " (an operator interrupt is a harness error: write outcome harness_error)"
-                if kind.iat[i] == "operator"
-                else ""
+    def _check_epochs(self, text: pa.Array, offset: int) -> pa.Array:
+        base, problems = self.options.epoch_base, self.problems
+        whole, epochs = self._epoch_numbers(text)
+        problems.flag(
+            offset,
+            pc.invert(whole),
+            lambda i: (
+                f"epoch {text[i].as_py()!r} is not a whole number; expected the attempt's "
+                f"number at this item ({base}, {base + 1}, ...)"
+            ),
+        )
+        problems.flag(
+            offset,
+            pc.and_(whole, pc.less(epochs, 1)),
+            lambda i: (
+                f"epoch {text[i].as_py()} is below {base}; epochs count from {base}"
+                + (" (pass --epoch-base 0 if this file counts from 0)" if base == 1 else "")
+            ),
+        )
+        problems.flag(
+            offset,
+            pc.greater(epochs, MAX_EPOCH),
+            lambda i: (
+                f"epoch {text[i].as_py()} is implausibly large (at most {MAX_EPOCH} epochs per "
+                "item); check that this column holds the attempt number, not an id or a date"
+            ),
+        )
+        return epochs
+
+    def _check_scores(self, text: pa.Array, outcome: pa.Array, offset: int) -> pa.Array:
+        problems = self.problems
+        lowered = pc.utf8_lower(text)
+        boolean = pc.is_in(lowered, pa.array(["true", "false"]))
+        numeric = pc.match_substring_regex(text, _NUMBER, ignore_case=True)
+        parsed = pc.cast(pc.if_else(numeric, text, "nan"), pa.float64())
+        numbers = pc.if_else(boolean, pc.cast(pc.equal(lowered, "true"), pa.float64()), parsed)
+        error = pc.equal(outcome, "harness_error")
+        empty = pc.equal(text, "")
+        problems.flag(
+            offset,
+            pc.and_(error, pc.invert(empty)),
+            lambda i: (
+                f"a harness_error row leaves score empty (got {text[i].as_py()!r}): harness "
+                "errors are excluded from the score, never scored"
+            ),
+        )
+        problems.flag(
+            offset,
+            pc.and_(pc.invert(error), empty),
+            lambda i: (
+                f"score is empty on a {outcome[i].as_py()} row; only harness_error rows have "
+                "no score"
+            ),
+        )
+        nan = pc.is_nan(numbers)
+        problems.flag(
+            offset,
+            pc.and_(pc.and_(pc.invert(error), pc.invert(empty)), nan),
+            lambda i: (
+                f"score {text[i].as_py()!r} is not a number; expected a number in [0, 1] or "
+                "true/false"
+            ),
+        )
+        inside = pc.and_(pc.greater_equal(numbers, 0.0), pc.less_equal(numbers, 1.0))
+        outside = pc.and_(pc.and_(pc.invert(error), pc.invert(nan)), pc.invert(inside))
+        problems.flag(
+            offset,
+            outside,
+            lambda i: (
+                f"score {text[i].as_py()} is outside [0, 1]; rescale it first (evalsuite never "
+                "clips)"
+            ),
+        )
+        limit = pc.equal(outcome, "limit")
+        problems.flag(
+            offset,
+            pc.and_(pc.and_(limit, pc.invert(nan)), pc.and_(pc.not_equal(numbers, 0.0), inside)),
+            lambda i: f"a limit row scores 0 (got {text[i].as_py()}): a limit is a model failure",
+        )
+        return pc.if_else(pc.or_(error, nan), None, numbers)
+
+    def _check_limit_types(self, kind: pa.Array | None, outcome: pa.Array, offset: int) -> pa.Array:
+        count = len(outcome)
+        if kind is None:
+            return pa.nulls(count, pa.string())
+        limit = pc.equal(outcome, "limit")
+        given = pc.not_equal(kind, "")
+        self.problems.flag(
+            offset,
+            pc.and_(pc.invert(limit), given),
+            lambda i: (
+                f"limit_type {kind[i].as_py()!r} on a {outcome[i].as_py()} row; only limit rows "
+                "have a limit type"
+            ),
+        )
+        self.problems.flag(
+            offset,
+            pc.and_(pc.and_(limit, given), pc.invert(pc.is_in(kind, pa.array(LIMIT_TYPES)))),
+            lambda i: (
+                f"limit_type {kind[i].as_py()!r} is not one of {list(LIMIT_TYPES)}"
+                + (
+                    " (an operator interrupt is a harness error: write outcome harness_error)"
+                    if kind[i].as_py() == "operator"
+                    else ""
+                )
+            ),
+        )
+        return pc.if_else(pc.and_(limit, given), kind, pa.scalar(None, pa.string()))
+
+    # reporting -------------------------------------------------------------------------
+
+    def where(self, rows: set[int]) -> dict[int, str]:
+        """``line N`` (CSV, as an editor shows it) or ``row N`` (Parquet) of data rows."""
+        if self.fmt == "parquet":
+            return {row: f"row {row + 1}" for row in rows}
+        lines = _record_lines(self.path, {row + 1 for row in rows})
+        return {
+            row: f"line {lines[row + 1]}" if row + 1 in lines else f"row {row + 1}" for row in rows
+        }
+
+    def raise_problems(self, duplicates: bool) -> None:
+        """Raise one `ItemSourceError` naming every problem found, if there is any.
+
+        Args:
+            duplicates: the store saw a repeated (model, item_id, epoch); with any other
+                problem they are looked for again over the whole file, so all are named.
+        """
+        if self.problems.shape:
+            self._raise_shape()
+        if not self.rows:
+            raise ItemSourceError(
+                f"{self.path}: no data rows after the header; expected one row per attempt, "
+                "e.g.\n" + CSV_EXAMPLE
             )
-        ),
-    )
-    return [k if (k and is_limit) else None for k, is_limit in zip(kind, limit, strict=True)]
+        if not (duplicates or self.problems.total):
+            return
+        duplicates_found = self._duplicates()
+        entries: list[tuple[int, str, int | None]] = [(r, m, None) for r, m in self.problems.found]
+        entries += [
+            (row, f"duplicate {key}, first at ", first) for row, first, key in duplicates_found
+        ]
+        entries = sorted(entries, key=lambda e: (e[0], e[1]))[:MAX_REPORTED]
+        places = self.where({e[0] for e in entries} | {e[2] for e in entries if e[2] is not None})
+        messages = [
+            f"{places[row]}: {message}"
+            + (f"{places[first]}; one row per attempt" if first is not None else "")
+            for row, message, first in entries
+        ]
+        total = self.problems.total + len(duplicates_found)
+        raise ItemSourceError(_listing(self.path, messages, total))
 
+    def _raise_shape(self) -> None:
+        shape = self.problems.shape
+        lines = _record_lines(self.path, {n - 1 for n, _, _ in shape[:MAX_REPORTED] if n})
+        messages = []
+        for number, expected, actual in shape[:MAX_REPORTED]:
+            record = number - 1 if number is not None else -1
+            where = f"line {lines[record]}" if record in lines else "a row"
+            fix = (
+                "extra fields are refused: quote a value that contains a comma"
+                if actual > expected
+                else "keep every comma, leaving optional cells empty"
+            )
+            messages.append(f"{where}: {actual} field(s), the header has {expected}; {fix}")
+        raise ItemSourceError(_listing(self.path, messages, len(shape)))
 
-def _check_duplicates(frame: pd.DataFrame, checks: _Checks) -> None:
-    keys = ["model", "item_id", "epoch_n"]
-    duplicated = frame.duplicated(subset=keys, keep="first").to_numpy()
-    if not duplicated.any():
-        return
-    group = frame.reset_index(drop=True).groupby(keys, sort=False).ngroup().to_numpy()
-    first_row = pd.Series(np.arange(len(frame))).groupby(group).transform("min").to_numpy()
-    checks.flag(
-        duplicated,
-        lambda i: (
-            f"duplicate (model, item_id, epoch) ({frame['model'].iat[i]!r}, "
-            f"{frame['item_id'].iat[i]!r}, {frame['epoch'].iat[i]}), first at "
-            f"{checks.line(int(first_row[i]))}; one row per attempt"
-        ),
-    )
+    def _keys(self) -> Iterator[tuple[int, pd.DataFrame]]:
+        """(offset, model/item_id/epoch of each row) over the whole file again."""
+        offset = 0
+        for raw in self._raw_batches():
+            count = len(raw["item_id"])
+            model = (
+                [self.options.model.strip()] * count
+                if self.options.model is not None
+                else raw["model"].to_pandas()
+            )
+            _, epochs = self._epoch_numbers(raw["epoch"])
+            yield (
+                offset,
+                pd.DataFrame(
+                    {
+                        "model": model,
+                        "item_id": raw["item_id"].to_pandas(),
+                        "epoch_n": epochs.to_numpy(),
+                        "epoch": raw["epoch"].to_pandas(),
+                    }
+                ),
+            )
+            offset += count
+
+    def _duplicates(self) -> list[tuple[int, int, str]]:
+        """(row, row of its first occurrence, key text) of every repeated key in the file.
+
+        Two passes, memory 8 bytes a row: hash every key, then read the keys of the rows whose
+        hash repeats and compare them exactly.
+        """
+        parts = []
+        for _, keys in self._keys():
+            hashed = pd.util.hash_pandas_object(keys[["model", "item_id", "epoch_n"]], index=False)
+            parts.append(hashed.to_numpy())
+        hashes = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+        _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
+        candidates = set(np.flatnonzero(counts[inverse] > 1).tolist())
+        if not candidates:
+            return []
+        first: dict[tuple[str, str, int], int] = {}
+        found = []
+        for offset, keys in self._keys():
+            rows = [i for i in range(len(keys)) if offset + i in candidates]
+            for i in rows:
+                model, item, epoch_n, epoch = keys.iloc[i]
+                key = (str(model), str(item), int(epoch_n))
+                if key in first:
+                    text = f"(model, item_id, epoch) ({model!r}, {item!r}, {epoch})"
+                    found.append((offset + i, first[key], text))
+                else:
+                    first[key] = offset + i
+        return found

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import Any, Literal
 
+import pandas as pd
 from filelock import FileLock, Timeout
 from inspect_ai import Task, task_with
 from inspect_ai import eval as inspect_eval
@@ -88,6 +89,15 @@ from evalsuite.run._privacy import private_inspect_env
 from evalsuite.run._provenance import collect_provenance
 from evalsuite.run._samples import item_to_sample
 from evalsuite.run._scores import ScorerInfo, ScoreRule, family_rules, scorer_infos
+from evalsuite.run._shards import (
+    Shard,
+    check_run_id,
+    finish_shard,
+    join_check,
+    resume_check,
+    start_shard,
+    stop_shard,
+)
 from evalsuite.run._spec import RunSpec
 from evalsuite.run._tasks import TaskReference, build_task, load_task_function
 from evalsuite.store import AttemptRecord, Health, RunRecord, Store, run_health
@@ -136,9 +146,28 @@ class RunResult:
     mean: float
     resumed: bool = False
     hook_errors: list[str] = field(default_factory=list)
+    shard: str | None = None
+    """``I/N`` for one shard of a sharded run (docs/design/sharded-runs.md)."""
+    run_complete: bool = True
+    """False while other shards of the run are unfinished: `health` and `mean` are then
+    those of this shard's share, not of the run."""
+    shards_complete: int | None = None
+    """How many of a sharded run's shards are complete."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The `run --json` payload (docs/cli.md, "run": run_id, valid, mean, harness)."""
+        """The `run --json` payload (docs/cli.md, "run": run_id, valid, mean, harness).
+
+        A shard of a sharded run adds ``shard``, ``run_complete`` and ``shards_complete``.
+        """
+        sharded = (
+            {
+                "shard": self.shard,
+                "run_complete": self.run_complete,
+                "shards_complete": self.shards_complete,
+            }
+            if self.shard is not None
+            else {}
+        )
         return {
             "run_id": self.run.run_id,
             "valid": self.health.valid,
@@ -152,7 +181,7 @@ class RunResult:
             "seed": self.run.seed,
             "resumed": self.resumed,
             "harness": self.health.to_dict(),
-        }
+        } | sharded
 
 
 def plan_attempts(items: Sequence[ManifestItem], spec: RunSpec) -> list[PlannedAttempt]:
@@ -666,7 +695,7 @@ def _access_fields(
     }
 
 
-def _reserve_look(
+def _reserve_look(  # noqa: PLR0913 - the run's parts the ledger entry records, one each
     layout: Layout,
     spec: RunSpec,
     manifest: Manifest,
@@ -674,6 +703,8 @@ def _reserve_look(
     resumed: bool,
     provenance: dict[str, Any],
     now: datetime,
+    *,
+    run_stored: Callable[[], bool] | None = None,
 ) -> LedgerEntry:
     """Check the budget and append the access in one step, under the ledger's lock.
 
@@ -683,6 +714,11 @@ def _reserve_look(
 
     A new run must fit its family's budget (or carry an override reason); a resumed run
     must hold a (not voided) access of its own, and spends no further look.
+
+    A shard of a sharded run (`run_stored` given: whether the run's row exists) takes the
+    run's one look: the first shard checks the budget and appends the access; every other
+    shard, resumed or not, finds that access and appends nothing. A stored run row without
+    an access means the ledger lost it (the access is appended before the row): refused.
     """
     with open_ledger(layout.ledger_file(manifest.suite)) as ledger:
         _state, problem = ledger_hash_check(
@@ -694,6 +730,19 @@ def _reserve_look(
         if problem:
             raise IntegrityError(f"refusing the holdout run (nothing was stored): {problem}")
         override: str | None = None
+        if run_stored is not None:
+            voided = voided_accesses(ledger.entries)
+            for entry in ledger.entries:
+                if entry.kind == "access" and entry.run_id == run_id and entry.seq not in voided:
+                    return entry  # one look per sharded run, whichever shard took it
+            if run_stored():
+                raise IntegrityError(
+                    f"holdout run {run_id} is stored but has no access in the ledger "
+                    f"{layout.ledger_file(manifest.suite)}: its entry was deleted, so no shard "
+                    "of it may run (nothing was run). Restore the ledger, or start a new run, "
+                    "which is budgeted."
+                )
+            resumed = False  # the first shard to get here takes the run's look
         if resumed:
             voided = voided_accesses(ledger.entries)
             granted = [
@@ -895,7 +944,7 @@ def _execute(
         )
 
 
-def run_suite(
+def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one each
     layout: Layout,
     spec: RunSpec,
     *,
@@ -903,6 +952,8 @@ def run_suite(
     store: Store,
     progress: bool = True,
     resume: str | None = None,
+    run_id: str | None = None,
+    shard: Shard | None = None,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> RunResult:
     """Run `spec` (or resume run `resume`) and store every attempt.
@@ -913,6 +964,10 @@ def run_suite(
     opened, tasks are built and the run row is stored; then inspect runs. A refusal or a
     failure before the run row leaves nothing stored, and a reserved look is voided.
 
+    With `shard` (docs/design/sharded-runs.md), this process runs only its share of run
+    `run_id` (or of run `resume`); the shards of one run share its row, and the run is
+    judged complete, over all its attempts, by the shard that finds every shard complete.
+
     Args:
         layout: The project.
         spec: What to run; ignored when resuming (the stored spec is used).
@@ -920,27 +975,30 @@ def run_suite(
         store: The results store.
         progress: Show a progress bar on stderr.
         resume: Id of an interrupted run to complete.
+        run_id: The new run's id (default: made from the time); required with `shard`.
+        shard: Run only this share of the run.
         now: Clock (tests).
 
     Returns:
         The run's record, health and mean. An invalid run is returned, not raised: the
-        caller decides (the CLI exits 5).
+        caller decides (the CLI exits 5). A shard whose run is not complete yet returns
+        the health and mean of its own share, with ``run_complete`` False.
 
     Raises:
         IntegrityError: the manifest does not verify or was edited, the ledger is damaged,
             or a resumed holdout run has no access in the ledger (exit 3).
         HoldoutAccessError: the budget is spent, or the model's family changed (exit 7).
-        UsageError: bad model, task file or task function.
+        UsageError: bad model, task file or task function; a shard whose settings differ
+            from its run's, or a run id that is taken.
         RunInterrupted: SIGINT or SIGTERM stopped the eval; resume with `resume=run_id`.
     """
-    record = _resumable(store, resume) if resume is not None else None
-    if record is not None:
-        spec = RunSpec.model_validate(record.spec)
-    spec = with_model_adapter(spec)
-    run_id = record.run_id if record is not None else _new_run_id(now())
-    with _run_lock(layout, run_id), _SignalGuard() as guard:
+    record, spec, run_id = _what_to_run(store, spec, resume, run_id, shard, now)
+    if record is not None and record.status == "complete" and shard is not None:
+        return _stored_result(store, record, shard)  # a finished shard's retry: nothing to do
+    lock = run_id if shard is None else f"{run_id}.{shard.lock_name}"
+    with _run_lock(layout, lock), _SignalGuard() as guard:
         try:
-            if record is not None:
+            if record is not None and shard is None:
                 record = _resumable(store, run_id)  # another process may have completed it
             prepared = _preflight(layout, spec, keys, store, record)
         except KeyboardInterrupt:
@@ -951,34 +1009,50 @@ def run_suite(
         if spec.split == "holdout":
             guard.shielded = True  # the access is appended whole, or not at all
             look = _reserve_look(
-                layout, spec, manifest, run_id, record is not None, provenance, now()
+                layout,
+                spec,
+                manifest,
+                run_id,
+                record is not None,
+                provenance,
+                now(),
+                run_stored=(lambda: store.find_run(run_id) is not None) if shard else None,
             )
             guard.shielded = False
+        # a sharded run's look is never voided: another shard may have opened the vault
+        voidable = look if shard is None else None
         try:
             if guard.signalled:
                 raise KeyboardInterrupt
             payloads = _open_items(layout, manifest, spec, keys)
             redact = _Redactor([p[1] for p in payloads.values()], active=look is not None)
             done = store.attempt_keys(run_id) if record is not None else set()
-            pending = [p for p in prepared.planned if p.key not in done]
+            share = shard.share(prepared.planned) if shard else prepared.planned
+            pending = [p for p in share if p.key not in done]
             tasks = _build_tasks(prepared, pending, payloads, spec, run_id, redact)
-            if record is None:
-                record = _start_record(
+            if record is None or shard is not None:
+                made = _start_record(
                     spec, manifest, run_id, len(prepared.planned), now(), provenance
                 )
-                store.create_run(record)
+                if shard is None:
+                    store.create_run(made)
+                    record = made
+                else:
+                    record = store.create_run_if_absent(made)
+                    join_check(record, spec, shard)  # another shard may have made it
+                    start_shard(store, record, shard)
         except BaseException as exc:
             guard.shielded = True
-            if look is not None:
+            if voidable is not None:
                 _void_look(
                     layout,
-                    look,
+                    voidable,
                     "the run failed before any holdout item reached the model: "
                     f"{type(exc).__name__}",
                     now(),
                 )
             if isinstance(exc, KeyboardInterrupt):
-                raise _not_started(run_id, guard, look) from None
+                raise _not_started(run_id, guard, voidable) from None
             raise
         job = _Job(
             layout,
@@ -991,8 +1065,46 @@ def run_suite(
             look,
             resume is not None,
             prepared.rules,
+            shard,
         )
         return _run_locked(job, tasks, redact, guard, progress=progress, now=now)
+
+
+def _what_to_run(
+    store: Store,
+    spec: RunSpec,
+    resume: str | None,
+    run_id: str | None,
+    shard: Shard | None,
+    now: Callable[[], datetime],
+) -> tuple[RunRecord | None, RunSpec, str]:
+    """(the stored run, if any; the spec to run; the run id), every refusal checked."""
+    if resume is not None:
+        record = _resumable(store, resume)
+        stored = RunSpec.model_validate(record.spec)
+        resume_check(record, stored, shard)
+        return record, with_model_adapter(stored), record.run_id
+    if shard is not None:
+        spec = spec.model_copy(update={"shards": shard.count})
+        if run_id is None:
+            raise UsageError(
+                f"--shard {shard} needs --run-id: every shard of a run is started with the "
+                "same run id (e.g. the job array's id), so that they fill one run"
+            )
+    spec = with_model_adapter(spec)
+    if run_id is None:
+        return None, spec, _new_run_id(now())
+    check_run_id(run_id)
+    found = store.find_run(run_id)
+    if found is None:
+        return None, spec, run_id
+    if shard is None:
+        raise UsageError(
+            f"run {run_id} already exists in the store {store.display_url}: complete it with "
+            f"`evalsuite run --resume {run_id}`, or give another --run-id"
+        )
+    join_check(found, spec, shard)
+    return found, spec, run_id
 
 
 def _not_started(run_id: str, guard: _SignalGuard, look: LedgerEntry | None) -> RunInterrupted:
@@ -1015,14 +1127,34 @@ class _Job:
     look: LedgerEntry | None
     resumed: bool
     rules: Mapping[str, ScoreRule] = field(default_factory=dict)
+    shard: Shard | None = None
+
+    @property
+    def share(self) -> list[PlannedAttempt]:
+        """The attempts this process runs: its shard's share, or the whole plan."""
+        return self.shard.share(self.planned) if self.shard else self.planned
+
+    def kept(self) -> int:
+        """Attempts of this process's share already stored."""
+        keys = self.store.attempt_keys(self.record.run_id)
+        return sum(p.key in keys for p in self.share)
 
 
 def _interrupted(job: _Job, guard: _SignalGuard) -> RunInterrupted:
     guard.shielded = True  # a second signal must not cut the status update short
     run_id = job.record.run_id
+    if job.shard is not None:
+        stop_shard(job.store, job.record, job.shard)
     job.store.update_run(run_id, status="interrupted")
-    kept = len(job.store.attempt_keys(run_id))
+    kept = job.kept()
     look = " (a resumed holdout run spends no further look)" if job.look is not None else ""
+    if job.shard is not None:
+        return RunInterrupted(
+            f"shard {job.shard} of run {run_id} was interrupted ({guard.name()}): {kept} of "
+            f"the {len(job.share)} attempts of its share finished and are kept; it is stored "
+            "as interrupted. Complete it by running the same command again, or "
+            f"`evalsuite run --resume {run_id} --shard {job.shard}`{look}."
+        )
     return RunInterrupted(
         f"run {run_id} was interrupted ({guard.name()}): {kept} of {len(job.planned)} "
         "attempts finished and are kept, the rest were not run; it is stored as interrupted. "
@@ -1034,7 +1166,16 @@ def _eval_failed(job: _Job, exc: Exception, redact: _Redactor, now: datetime) ->
     """The eval raised: keep what finished, or store nothing if nothing did."""
     run_id = job.record.run_id
     cause = redact(f"{type(exc).__name__}: {exc}")[:300]
-    kept = len(job.store.attempt_keys(run_id))
+    kept = job.kept()
+    if job.shard is not None:  # the run row is shared: never deleted by one shard
+        stop_shard(job.store, job.record, job.shard)
+        job.store.update_run(run_id, status="interrupted")
+        return EvalsuiteError(
+            f"shard {job.shard} of run {run_id} stopped: the eval failed ({cause}); {kept} "
+            "finished attempt(s) of its share are kept and the shard is stored as "
+            "interrupted. Fix the cause and run the same command again (or "
+            f"`evalsuite run --resume {run_id} --shard {job.shard}`)."
+        )
     if kept == 0 and not job.resumed:
         if job.look is not None:
             _void_look(job.layout, job.look, f"the eval failed to start: {cause}", now)
@@ -1062,13 +1203,14 @@ def _run_locked(
     now: Callable[[], datetime],
 ) -> RunResult:
     layout, spec, manifest = job.layout, job.spec, job.manifest
-    planned, store = job.planned, job.store
+    share, store = job.share, job.store
     run_id = job.record.run_id
-    by_sample = {p.sample_id: p for p in planned}
+    by_sample = {p.sample_id: p for p in share}
     label = f"{manifest.ref} {spec.split} · {spec.model}"
+    if job.shard is not None:
+        label += f" · shard {job.shard}"
     logs: list[EvalLog] = []
-    done = len(store.attempt_keys(run_id))
-    with _progress(len(planned), done, label, progress) as advance:
+    with _progress(len(share), job.kept(), label, progress) as advance:
         sink = _Sink(
             store,
             run_id,
@@ -1094,9 +1236,11 @@ def _run_locked(
             for sample in log.samples or []:
                 if str(sample.id) not in sink.seen:
                     sink.record(sample)
-        _record_never_ran(store, run_id, planned, logs, redact)
+        _record_never_ran(store, run_id, share, logs, redact)
+        if job.shard is not None and not finish_shard(store, job.record, job.shard):
+            return _shard_result(job, sink.errors)  # other shards are still running
         frame = store.attempts(run_id)
-        health = run_health(frame, planned=len(planned), threshold=spec.error_threshold)
+        health = run_health(frame, planned=len(job.planned), threshold=spec.error_threshold)
         store.update_run(
             run_id,
             status="complete",
@@ -1104,14 +1248,53 @@ def _run_locked(
             error_rate=health.error_rate,
             finished_at=now().isoformat(),
         )
-    counted = frame[frame["outcome"] != "harness_error"]["score"]
-    mean = float(counted.mean()) if len(counted) else math.nan
     return RunResult(
         run=store.get_run(run_id),
         health=health,
-        mean=mean,
+        mean=_mean(frame),
         resumed=job.resumed,
         hook_errors=sink.errors,
+        shard=str(job.shard) if job.shard else None,
+        shards_complete=job.shard.count if job.shard else None,
+    )
+
+
+def _mean(frame: pd.DataFrame) -> float:
+    """Mean score over scored and limit attempts (NaN without any)."""
+    counted = frame[frame["outcome"] != "harness_error"]["score"]
+    return float(counted.mean()) if len(counted) else math.nan
+
+
+def _shard_result(job: _Job, hook_errors: list[str]) -> RunResult:
+    """A shard's share is done, the run is not: the share's own health and mean."""
+    frame = job.store.attempts(job.record.run_id)
+    keys = {p.key for p in job.share}
+    pairs = zip(frame["item_id"], frame["epoch"], strict=True)
+    mask = pd.Series([(item, int(epoch)) in keys for item, epoch in pairs], dtype=bool)
+    mine = frame.loc[mask.to_numpy()]
+    health = run_health(mine, planned=len(job.share), threshold=job.spec.error_threshold)
+    complete = sum(s.status == "complete" for s in job.store.shards(job.record.run_id))
+    return RunResult(
+        run=job.store.get_run(job.record.run_id),
+        health=health,
+        mean=_mean(mine),
+        resumed=job.resumed,
+        hook_errors=hook_errors,
+        shard=str(job.shard) if job.shard else None,
+        run_complete=False,
+        shards_complete=complete,
+    )
+
+
+def _stored_result(store: Store, record: RunRecord, shard: Shard) -> RunResult:
+    """The result of a run that is complete already (a finished shard started again)."""
+    frame = store.attempts(record.run_id)
+    return RunResult(
+        run=record,
+        health=run_health(frame, planned=record.planned, threshold=record.error_threshold),
+        mean=_mean(frame),
+        shard=str(shard),
+        shards_complete=shard.count,
     )
 
 

@@ -56,6 +56,9 @@ class RunSpec(BaseModel):
     """Why this run was made (recorded in the holdout access ledger)."""
     override_reason: str | None = None
     """Reason for running past the holdout budget (recorded in the ledger)."""
+    shards: int | None = Field(default=None, ge=1)
+    """For a sharded run, the number of shards N it was split into (`run --shard I/N`,
+    docs/design/sharded-runs.md); None for a run made by one process."""
     model_adapter: str | None = None
     """What evalsuite added to the model so that it runs offline (set by the runner; e.g.
     mockllm's default output with token usage estimated, so no tokenizer is downloaded)."""

@@ -9,8 +9,18 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-__all__ = ["ErrorGroup", "Health", "advice_for", "error_groups", "error_kind", "run_health"]
+__all__ = [
+    "ErrorGroup",
+    "Health",
+    "HealthCounts",
+    "advice_for",
+    "error_groups",
+    "error_kind",
+    "run_health",
+]
 
 _KIND = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*):")
 
@@ -154,7 +164,16 @@ def error_groups(attempts: pd.DataFrame, *, planned: int, top: int = 5) -> list[
                     str(row["item"]) or None,
                     epoch if epoch >= 0 else None,
                 ]
-    missing = max(planned - len(attempts), 0)
+    return _ranked(groups, missing=max(planned - len(attempts), 0), top=top)
+
+
+def _ranked(groups: dict[str, list[Any]], *, missing: int, top: int) -> list[ErrorGroup]:
+    """Error groups ranked, most frequent first, as `ErrorGroup`s.
+
+    `groups` maps a key to [first reason, count, first item, first epoch]; `missing` planned
+    attempts without a row join the group "not run".
+    """
+    groups = {key: list(group) for key, group in groups.items()}
     if missing:
         reason = "not run: planned, but no attempt was recorded"
         groups.setdefault(reason, [reason, 0, None, None])[1] += missing
@@ -230,3 +249,90 @@ def run_health(attempts: pd.DataFrame, *, planned: int, threshold: float) -> Hea
         retried=retried,
         top_errors=error_groups(attempts, planned=planned) if errors else [],
     )
+
+
+@dataclass(slots=True)
+class HealthCounts:
+    """What run health needs from a run's attempts, added up batch by batch (constant memory).
+
+    The same computation as `run_health` (and `error_groups` for its top errors), for the bulk
+    ingest path, which never holds a whole run: memory grows with the number of distinct
+    error reasons, not with the rows.
+    """
+
+    rows: int = 0
+    scored: int = 0
+    limits: int = 0
+    harness_errors: int = 0
+    retried: int = 0
+    limit_types: Counter[str] = field(default_factory=Counter)
+    error_kinds: Counter[str] = field(default_factory=Counter)
+    groups: dict[str, list[Any]] = field(default_factory=dict)
+    """Error reason with numbers masked -> [first reason, count, first item, first epoch]."""
+
+    def add(self, batch: pa.RecordBatch | pa.Table) -> None:
+        """Count a batch with columns ``outcome``, ``limit_type``, ``reason``, ``retries``.
+
+        ``item_id`` and ``epoch``, when the batch has them, give the error groups' examples.
+        """
+        outcome = batch.column("outcome")
+        is_limit = pc.fill_null(pc.equal(outcome, "limit"), False)
+        is_error = pc.fill_null(pc.equal(outcome, "harness_error"), False)
+        self.rows += batch.num_rows
+        self.scored += pc.sum(pc.cast(pc.equal(outcome, "scored"), pa.int64())).as_py() or 0
+        self.limits += pc.sum(pc.cast(is_limit, pa.int64())).as_py() or 0
+        errors = pc.sum(pc.cast(is_error, pa.int64())).as_py() or 0
+        self.harness_errors += errors
+        retries = pc.fill_null(batch.column("retries"), 0)
+        self.retried += pc.sum(pc.cast(pc.greater(retries, 0), pa.int64())).as_py() or 0
+        types = pc.fill_null(pc.filter(batch.column("limit_type"), is_limit), "unspecified")
+        self.limit_types.update(str(t) for t in types.to_pylist())
+        if not errors:
+            return
+        names = set(batch.schema.names)
+        reasons = pc.filter(batch.column("reason"), is_error).to_pylist()
+        self.error_kinds.update(error_kind(r) for r in reasons)
+        items = (
+            pc.filter(batch.column("item_id"), is_error).to_pylist()
+            if "item_id" in names
+            else [None] * len(reasons)
+        )
+        epochs = (
+            pc.filter(batch.column("epoch"), is_error).to_pylist()
+            if "epoch" in names
+            else [None] * len(reasons)
+        )
+        for reason, item, epoch in zip(reasons, items, epochs, strict=True):
+            text = str(reason) if reason is not None else "unknown error"
+            group = self.groups.get(key := _NUMBER.sub("#", text))
+            if group is None:
+                self.groups[key] = [
+                    text,
+                    1,
+                    str(item) if item is not None and str(item) else None,
+                    int(epoch) if epoch is not None and int(epoch) >= 0 else None,
+                ]
+            else:
+                group[1] += 1
+
+    def health(self, *, planned: int, threshold: float) -> Health:
+        """The run's health, counting planned attempts without a row as harness errors."""
+        missing = max(planned - self.rows, 0)
+        errors = self.harness_errors + missing
+        rate = errors / planned if planned > 0 else math.nan
+        kinds = Counter(self.error_kinds)
+        if missing:
+            kinds["not run"] += missing
+        return Health(
+            planned=planned,
+            scored=self.scored,
+            limits=self.limits,
+            harness_errors=errors,
+            error_rate=rate,
+            threshold=threshold,
+            valid=bool(planned > 0 and rate <= threshold),
+            limits_by_type=dict(sorted(self.limit_types.items())),
+            errors_by_kind=dict(sorted(kinds.items())),
+            retried=self.retried,
+            top_errors=_ranked(self.groups, missing=missing, top=5) if errors else [],
+        )

@@ -1,11 +1,13 @@
 """Schema migrations of the results store: `MIGRATIONS[n]` upgrades version n to n + 1.
 
-Each runs inside the transaction that opens the store, after every missing table has been
-created, and never drops or rewrites a row it does not have to.
+Each runs inside the transaction that opens (or explicitly upgrades) the store, after every
+missing table has been created, and never drops or rewrites a row it does not have to. The
+same code runs on SQLite and PostgreSQL (both have transactional DDL).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 
 from sqlalchemy import Connection, select, text, update
@@ -13,41 +15,91 @@ from sqlalchemy import Connection, select, text, update
 from evalsuite.store._fingerprint import (
     ATTEMPT_CONTENT_COLUMNS,
     FINGERPRINTED_RUN_FIELDS,
-    ingest_fingerprint,
+    ContentFingerprint,
+    attempt_table,
 )
-from evalsuite.store._schema import attempts, ingest_claims, runs
+from evalsuite.store._schema import attempts, ingest_claims, run_shards, runs
 
-__all__ = ["MIGRATIONS"]
+__all__ = ["MIGRATIONS", "fingerprint_stored_run"]
+
+_READ_ROWS = 50_000
 
 
 def _v1_to_v2(conn: Connection) -> None:
-    """Add ``runs.content_hash`` (indexed) and ``ingest_claims``; fingerprint CSV runs.
+    """Add ``runs.content_hash`` (indexed) and ``ingest_claims``.
 
-    Runs ingested from a CSV before version 2 get the fingerprint their rows would get today,
-    so re-ingesting such a file is recognised. Runs ingested from inspect logs cannot: their
-    fingerprint includes the log's ``eval_id``, which version 1 did not keep. (A CSV run
-    with ``limit`` rows was stored with limit type ``custom`` before version 2; its file now
-    ingests with the types it states, i.e. as different content.)
+    Version 2 also fingerprinted the runs ingested from CSV here; since version 3 that is
+    done (with the scheme-2 fingerprint) by `_v2_to_v3`, which every version-1 store passes
+    through next.
     """
     conn.execute(text("ALTER TABLE runs ADD COLUMN content_hash VARCHAR(80)"))
     for index in runs.indexes:
         if [c.name for c in index.columns] == ["content_hash"]:
             index.create(conn)
     ingest_claims.create(conn, checkfirst=True)
-    header = [runs.c[name] for name in FINGERPRINTED_RUN_FIELDS]
-    csv_runs = conn.execute(select(runs.c.run_id, *header).where(runs.c.source == "csv"))
-    for run in csv_runs.fetchall():
-        rows = conn.execute(
-            select(*(attempts.c[name] for name in ATTEMPT_CONTENT_COLUMNS)).where(
-                attempts.c.run_id == run.run_id
-            )
-        ).fetchall()
-        columns = {name: [row._mapping[name] for row in rows] for name in ATTEMPT_CONTENT_COLUMNS}
-        fingerprint = ingest_fingerprint(dict(run._mapping), {}, columns)
+
+
+def fingerprint_stored_run(conn: Connection, run: Mapping[str, object]) -> str:
+    """Scheme-2 fingerprint of a stored run, read from its attempt rows in batches.
+
+    `run` holds the run's `FINGERPRINTED_RUN_FIELDS`, ``run_id``, ``source`` and ``spec``
+    (JSON text); an inspect run's identity is the ``eval_id`` its ingest kept in the spec.
+    """
+    spec = json.loads(str(run.get("spec") or "{}"))
+    identity = (
+        {"eval_id": str(spec["eval_id"])}
+        if run.get("source") == "inspect" and "eval_id" in spec
+        else {}
+    )
+    fingerprint = ContentFingerprint()
+    result = conn.execute(
+        select(*(attempts.c[name] for name in ATTEMPT_CONTENT_COLUMNS)).where(
+            attempts.c.run_id == run["run_id"]
+        )
+    )
+    while rows := result.fetchmany(_READ_ROWS):
+        columns = {name: [row[i] for row in rows] for i, name in enumerate(ATTEMPT_CONTENT_COLUMNS)}
+        fingerprint.add(attempt_table(columns))
+    return fingerprint.digest(run, identity)
+
+
+def _v2_to_v3(conn: Connection) -> None:
+    """Fingerprint ingested runs with scheme 2; drop the index that the unique key covers.
+
+    On PostgreSQL the ``seed`` columns become ``BIGINT``: a live run's per-attempt seeds are
+    63-bit, which its 32-bit ``INTEGER`` refused.
+
+    Every run that has a fingerprint (scheme 1), and every run ingested from CSV (a version-1
+    store's CSV runs have none yet), gets the scheme-2 fingerprint of its stored rows, so a
+    file ingested before the upgrade is still recognised after it. Runs ingested from inspect
+    logs that have no fingerprint (ingested before version 2, which did not keep the log's
+    ``eval_id``) keep none.
+    """
+    conn.execute(text("DROP INDEX IF EXISTS ix_attempts_run_id"))
+    if conn.dialect.name == "postgresql":  # SQLite's INTEGER is 64-bit already
+        for table in ("attempts", "runs"):
+            conn.execute(text(f"ALTER TABLE {table} ALTER COLUMN seed TYPE BIGINT"))
+    header = [runs.c[name] for name in FINGERPRINTED_RUN_FIELDS if name != "source"]
+    found = conn.execute(
+        select(runs.c.run_id, runs.c.source, runs.c.spec, *header).where(
+            (runs.c.content_hash.is_not(None)) | (runs.c.source == "csv")
+        )
+    ).fetchall()
+    for run in found:
+        fingerprint = fingerprint_stored_run(conn, dict(run._mapping))
         conn.execute(
             update(runs).where(runs.c.run_id == run.run_id).values(content_hash=fingerprint)
         )
 
 
-MIGRATIONS: Mapping[int, Callable[[Connection], None]] = {1: _v1_to_v2}
+def _v3_to_v4(conn: Connection) -> None:
+    """Add ``run_shards`` (the per-shard state of sharded runs); no row changes."""
+    run_shards.create(conn, checkfirst=True)
+
+
+MIGRATIONS: Mapping[int, Callable[[Connection], None]] = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+    3: _v3_to_v4,
+}
 """From-version -> upgrade to the next version (see `_schema.SCHEMA_VERSION`)."""

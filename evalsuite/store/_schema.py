@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     Float,
@@ -21,15 +22,23 @@ __all__ = [
     "meta",
     "metadata",
     "outcomes",
+    "run_shards",
     "runs",
 ]
 
-SCHEMA_VERSION = 2
-"""Bump with a migration in `_store.MIGRATIONS` whenever a table changes.
+SCHEMA_VERSION = 4
+"""Bump with a migration in `_migrations.MIGRATIONS` whenever a table changes.
 
 1. runs, attempts, outcomes, meta.
 2. ``runs.content_hash`` (fingerprint of an ingested run's stored content) and
    ``ingest_claims`` (docs/design/ingest.md).
+3. Content fingerprints of scheme 2 (computed batch by batch); the index on
+   ``attempts.run_id`` dropped, because the unique key (run_id, item_id, epoch) serves every
+   query by run (docs/design/store-scale.md); ``seed`` columns 64-bit (per-attempt seeds are
+   63-bit: PostgreSQL's 32-bit ``INTEGER`` refused them). ``meta.written_by`` names the
+   evalsuite version that created or last upgraded the store.
+4. ``run_shards``: one row per shard of a sharded run, with its status
+   (docs/design/sharded-runs.md).
 """
 
 metadata = MetaData()
@@ -52,7 +61,7 @@ runs = Table(
     Column("model", String(256), nullable=False),
     Column("model_args", Text, nullable=False, default="{}"),
     Column("epochs", Integer, nullable=False),
-    Column("seed", Integer),
+    Column("seed", BigInteger),
     Column("planned", Integer, nullable=False),
     Column("status", String(16), nullable=False),
     Column("valid", Boolean),
@@ -70,13 +79,13 @@ runs = Table(
 attempts = Table(
     "attempts",
     metadata,
-    Column("run_id", String(64), nullable=False, index=True),
+    Column("run_id", String(64), nullable=False),
     Column("item_id", String(256), nullable=False),
     Column("epoch", Integer, nullable=False),
     Column("item_hash", String(80)),
     Column("stratum", String(256), nullable=False),
     Column("cluster", String(256)),
-    Column("seed", Integer),
+    Column("seed", BigInteger),
     Column("outcome", String(16), nullable=False),
     Column("limit_type", String(16)),
     Column("score", Float),
@@ -112,3 +121,17 @@ ingest_claims = Table(
 )
 """One row per ingest fingerprint ever seen: the row an ingest locks (by writing it) before it
 looks for runs with the same content, so two concurrent ingests of one file store one run."""
+
+run_shards = Table(
+    "run_shards",
+    metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("shard", Integer, primary_key=True),
+    Column("shards", Integer, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("host", String(256)),
+    Column("started_at", String(40), nullable=False),
+    Column("finished_at", String(40)),
+)
+"""One row per (run, shard) of a sharded run: ``running``, ``interrupted`` or ``complete``;
+the run is complete when all ``shards`` rows are (docs/design/sharded-runs.md)."""

@@ -1,12 +1,15 @@
-"""The results store: SQLite under `.evalsuite/` by default, any SQLAlchemy URL otherwise.
+"""The results store: SQLite under `.evalsuite/` by default, or PostgreSQL (or another URL).
 
 Safe under concurrent writers: SQLite runs in WAL mode with a busy timeout, every write is
 one transaction, attempt rows are upserted on (run_id, item_id, epoch) so a resumed run never
 duplicates a row, outcomes are inserted-or-ignored on their fingerprint, and an ingested run
 is stored only if no run holds the same content (docs/design/ingest.md). Rows are written in
 bounded batches (`BATCH_ROWS` per executemany), so no statement grows with the run and no
-database's limit on bound parameters is reached. Errors of the database become `StoreError`
-with a one-line cause: never the SQL statement or its parameters.
+database's limit on bound parameters is reached. Ingests stream Arrow batches through the
+bulk path (`ingest_session`; `_bulk`): executemany of tuples on SQLite, COPY on PostgreSQL.
+Errors of the database become `StoreError` with a one-line cause: never the SQL statement or
+its parameters. The schema carries its version; `Store` upgrades an older store when it
+opens it and refuses a newer one (docs/store.md).
 """
 
 from __future__ import annotations
@@ -16,19 +19,37 @@ import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import pandas as pd
-from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    create_engine,
+    event,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import (
+    DBAPIError,
+    IntegrityError,
+    OperationalError,
+    ProgrammingError,
+    SQLAlchemyError,
+)
 
+from evalsuite import __version__
 from evalsuite.errors import NotFoundError, StoreError, UsageError
-from evalsuite.store._fingerprint import ATTEMPT_CONTENT_COLUMNS, ingest_fingerprint
+from evalsuite.store._bulk import IngestSession
+from evalsuite.store._fingerprint import ATTEMPT_CONTENT_COLUMNS, attempt_table
 from evalsuite.store._migrations import MIGRATIONS
 from evalsuite.store._schema import (
     SCHEMA_VERSION,
@@ -37,6 +58,7 @@ from evalsuite.store._schema import (
     meta,
     metadata,
     outcomes,
+    run_shards,
     runs,
 )
 
@@ -48,8 +70,11 @@ __all__ = [
     "IngestStored",
     "OutcomeRecord",
     "RunRecord",
+    "ShardState",
     "Store",
+    "StoreInfo",
     "default_store_url",
+    "engine_url",
 ]
 
 T = TypeVar("T")
@@ -64,6 +89,31 @@ BATCH_ROWS = 2000
 SQLite binds one row's 16 values per execution; PostgreSQL drivers fold a batch into
 multi-row VALUES pages of at most `_PG_PAGE_ROWS` rows (16,000 parameters, under its 65,535)."""
 _PG_PAGE_ROWS = 1000
+SQLITE_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA busy_timeout=60000",
+    "PRAGMA cache_size=-65536",
+    "PRAGMA temp_store=FILE",
+    "PRAGMA journal_size_limit=67108864",
+)
+"""Set on every SQLite connection: concurrent readers beside one writer (WAL), a commit
+that survives a crash of the process (NORMAL, in WAL mode), a minute's wait for the write
+lock, a 64 MiB page cache (bulk inserts touch many index pages), sorts spilled to disk, not
+memory, and a write-ahead log cut back to 64 MiB after a checkpoint (a bulk ingest grows it to
+its transaction's size) (docs/design/store-scale.md)."""
+
+
+def engine_url(url: str) -> str:
+    """The SQLAlchemy URL to connect with: ``postgresql://`` uses psycopg (version 3).
+
+    SQLAlchemy maps a bare ``postgresql://`` to psycopg2; evalsuite's PostgreSQL driver is
+    psycopg 3 (its bulk path uses psycopg's COPY protocol). An explicit driver is kept.
+    """
+    parsed = make_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    return url
 
 
 def _now() -> str:
@@ -206,16 +256,6 @@ def _latest_per_key(records: Sequence[AttemptRecord]) -> list[AttemptRecord]:
     return list(latest.values()) if len(latest) < len(records) else list(records)
 
 
-def _content_columns(records: Sequence[AttemptRecord]) -> dict[str, list[Any]]:
-    columns: dict[str, list[Any]] = {
-        name: [getattr(r, name) for r in records]
-        for name in ATTEMPT_CONTENT_COLUMNS
-        if name != "checks"
-    }
-    columns["checks"] = [_checks_text(r.checks) for r in records]
-    return columns
-
-
 def _cause(exc: SQLAlchemyError) -> str:
     """The database's own one-line reason, without the SQL statement or its parameters.
 
@@ -228,6 +268,56 @@ def _cause(exc: SQLAlchemyError) -> str:
     line = (text.strip().splitlines() or [type(exc).__name__])[0]
     line = line.split("[SQL:", 1)[0].strip()
     return line[:200] + ("…" if len(line) > 200 else "")
+
+
+@dataclass(frozen=True, slots=True)
+class ShardState:
+    """One shard of a sharded run (docs/design/sharded-runs.md)."""
+
+    run_id: str
+    shard: int
+    """1..shards."""
+    shards: int
+    status: Literal["running", "interrupted", "complete"]
+    host: str | None
+    started_at: str
+    finished_at: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreInfo:
+    """What `evalsuite store info` shows: where the store is, its schema, what it holds."""
+
+    url: str
+    """With the password hidden."""
+    backend: str
+    schema_version: int | None
+    """None: the database holds no evalsuite store yet."""
+    supported_version: int
+    written_by: str | None
+    """The evalsuite version that created or last upgraded the store (version 3 on)."""
+    runs: int
+    attempts: int
+    outcomes: int
+    size_bytes: int | None
+    """SQLite: the database file and its write-ahead log; PostgreSQL: the tables and indexes."""
+
+    @property
+    def state(self) -> str:
+        """``current``, ``older`` (upgrade it), ``newer`` (upgrade evalsuite) or ``empty``."""
+        if self.schema_version is None:
+            return "empty"
+        if self.schema_version < self.supported_version:
+            return "older"
+        return "newer" if self.schema_version > self.supported_version else "current"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``store info --json``)."""
+        return asdict(self) | {"state": self.state}
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,8 +334,13 @@ class IngestStored:
 class Store:
     """Runs, attempts and deployment outcomes in one database."""
 
-    def __init__(self, url: str) -> None:
-        """Open (and create or migrate) the store at SQLAlchemy `url`."""
+    def __init__(self, url: str, *, upgrade: bool = True, refuse_newer: bool = True) -> None:
+        """Open the store at SQLAlchemy `url`: create it, or upgrade an older schema.
+
+        With ``upgrade=False`` nothing is created or changed (`info` and `upgrade` use that).
+        A store of a newer schema is refused (`StoreError`) unless ``refuse_newer=False``
+        (only `info`, which reads nothing but the version and counts).
+        """
         self.url = url
         try:
             self.display_url = make_url(url).render_as_string(hide_password=True)
@@ -258,9 +353,12 @@ class Store:
                 raise StoreError(
                     f"results store {self.display_url}: the database driver it needs is not "
                     f"installed (no module {exc.name!r}); install it (for PostgreSQL: pip "
-                    "install 'psycopg[binary]') or use a sqlite:/// URL"
+                    "install 'evalsuite[postgres]', i.e. psycopg[binary]) or use a sqlite:/// URL"
                 ) from None
-            self._retrying(self._migrate)
+            if upgrade:
+                self._retrying(self._migrate)
+            elif refuse_newer:
+                self._check_not_newer()
 
     @staticmethod
     def _make_engine(url: str) -> Engine:
@@ -271,13 +369,14 @@ class Store:
             @event.listens_for(engine, "connect")
             def _pragmas(dbapi_connection: Any, _record: Any) -> None:
                 cursor = dbapi_connection.cursor()
-                cursor.execute("PRAGMA journal_mode=WAL")
-                cursor.execute("PRAGMA synchronous=NORMAL")
-                cursor.execute("PRAGMA busy_timeout=60000")
+                for pragma in SQLITE_PRAGMAS:
+                    cursor.execute(pragma)
                 cursor.close()
 
             return engine
-        return create_engine(url, pool_pre_ping=True, insertmanyvalues_page_size=_PG_PAGE_ROWS)
+        return create_engine(
+            engine_url(url), pool_pre_ping=True, insertmanyvalues_page_size=_PG_PAGE_ROWS
+        )
 
     @contextmanager
     def _errors(self, what: str) -> Iterator[None]:
@@ -307,42 +406,135 @@ class Store:
         with self.engine.begin() as conn:
             yield conn
 
-    def _migrate(self) -> None:
+    def _migrate(self) -> tuple[int | None, int]:
         # two processes may open a new store at once: the loser of a create/insert race
         # finds the winner's tables and row on its next try
         for attempt in range(5):
             try:
-                self._migrate_once()
-                return
-            except (OperationalError, IntegrityError) as exc:
+                return self._migrate_once()
+            except (OperationalError, IntegrityError, ProgrammingError) as exc:
+                # PostgreSQL reports a table created at the same moment as DuplicateTable (a
+                # ProgrammingError) or as a unique violation in its catalogue (IntegrityError)
                 racing = "already exists" in str(exc) or isinstance(exc, IntegrityError)
                 if not racing or attempt == 4:
                     raise
                 time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable")  # pragma: no cover
 
-    def _migrate_once(self) -> None:
+    def _newer_error(self, found: int, written_by: str | None) -> StoreError:
+        writer = f", written by evalsuite {written_by}" if written_by else ""
+        return StoreError(
+            f"the store at {self.display_url} has schema version {found}{writer}, newer than "
+            f"this evalsuite {__version__} understands (version {SCHEMA_VERSION}); it was not "
+            "changed. Upgrade evalsuite (pip install -U evalsuite) to the version that wrote "
+            "it or later, or point EVALSUITE_STORE at another store"
+        )
+
+    @staticmethod
+    def _read_meta(conn: Connection) -> dict[str, str]:
+        return {row.key: row.value for row in conn.execute(select(meta.c.key, meta.c.value))}
+
+    def _check_not_newer(self) -> None:
+        with self._tx() as conn:
+            if not self.engine.dialect.has_table(conn, "meta"):
+                return
+            found = self._read_meta(conn)
+        version = found.get("schema_version")
+        if version is not None and int(version) > SCHEMA_VERSION:
+            raise self._newer_error(int(version), found.get("written_by"))
+
+    def _migrate_once(self) -> tuple[int | None, int]:
+        """Create or upgrade the schema; return (version found, version now)."""
         key = meta.c.key == "schema_version"
         with self._tx() as conn:
             metadata.create_all(conn)
-            found = conn.execute(select(meta.c.value).where(key)).scalar_one_or_none()
-            if found is None:
-                conn.execute(meta.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
-                return
-            if int(found) > SCHEMA_VERSION:
-                raise StoreError(
-                    f"the store at {self.display_url} has schema version {found}, newer than "
-                    f"this evalsuite understands ({SCHEMA_VERSION}); upgrade evalsuite"
+            found = self._read_meta(conn)
+            if "schema_version" not in found:
+                conn.execute(
+                    meta.insert(),
+                    [
+                        {"key": "schema_version", "value": str(SCHEMA_VERSION)},
+                        {"key": "written_by", "value": __version__},
+                    ],
                 )
-            if int(found) == SCHEMA_VERSION:
-                return
+                return None, SCHEMA_VERSION
+            version = int(found["schema_version"])
+            if version > SCHEMA_VERSION:
+                raise self._newer_error(version, found.get("written_by"))
+            if version == SCHEMA_VERSION:
+                return version, version
             # write first: it takes the lock, so one process migrates and the others then
             # read the new version (SQLite: the database's write lock; PostgreSQL: the row)
             conn.execute(update(meta).where(key).values(value=meta.c.value))
-            version = int(conn.execute(select(meta.c.value).where(key)).scalar_one())
-            while version < SCHEMA_VERSION:
-                MIGRATIONS[version](conn)
-                version += 1
+            start = version = int(conn.execute(select(meta.c.value).where(key)).scalar_one())
+            try:
+                while version < SCHEMA_VERSION:
+                    MIGRATIONS[version](conn)
+                    version += 1
+            except SQLAlchemyError as exc:
+                raise StoreError(
+                    f"the store at {self.display_url} has schema version {start}; this evalsuite "
+                    f"uses version {SCHEMA_VERSION} and could not upgrade it ({_cause(exc)}); "
+                    "nothing was changed. Run `evalsuite store upgrade` as a user who may alter "
+                    "the database (PostgreSQL: the owner of its tables), then try again"
+                ) from exc
             conn.execute(update(meta).where(key).values(value=str(version)))
+            self._set_meta(conn, "written_by", __version__)
+            return start, version
+
+    def _set_meta(self, conn: Connection, key: str, value: str) -> None:
+        changed = conn.execute(update(meta).where(meta.c.key == key).values(value=value))
+        if changed.rowcount == 0:
+            conn.execute(meta.insert().values(key=key, value=value))
+
+    def upgrade(self) -> tuple[int | None, int]:
+        """Create or upgrade the schema now (`evalsuite store upgrade`).
+
+        Returns:
+            (version found, None for a new store; version now).
+        """
+        with self._errors("upgrade its schema"):
+            return self._retrying(self._migrate)
+
+    def info(self) -> StoreInfo:
+        """Where the store is, its schema version and what it holds; changes nothing."""
+        with self._errors("read its schema and counts"), self._tx() as conn:
+            exists = self.engine.dialect.has_table(conn, "meta")
+            found = self._read_meta(conn) if exists else {}
+            version = found.get("schema_version")
+            counts = {
+                name: int(conn.execute(select(func.count()).select_from(table)).scalar_one())
+                if exists and self.engine.dialect.has_table(conn, name)
+                else 0
+                for name, table in (("runs", runs), ("attempts", attempts), ("outcomes", outcomes))
+            }
+            size = self._size_bytes(conn) if exists else None
+        return StoreInfo(
+            url=self.display_url,
+            backend=self.engine.dialect.name,
+            schema_version=int(version) if version is not None else None,
+            supported_version=SCHEMA_VERSION,
+            written_by=found.get("written_by"),
+            size_bytes=size,
+            **counts,
+        )
+
+    def _size_bytes(self, conn: Connection) -> int | None:
+        if self.engine.dialect.name == "sqlite":
+            path = Path(str(self.engine.url.database))
+            files = [path, path.with_name(path.name + "-wal")]
+            return sum(f.stat().st_size for f in files if f.exists())
+        if self.engine.dialect.name == "postgresql":
+            total = conn.execute(
+                text(
+                    "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n "
+                    "ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname = "
+                    "current_schema() AND c.relname = ANY(:names)"
+                ),
+                {"names": [t.name for t in metadata.sorted_tables]},
+            ).scalar_one()
+            return int(total) if total is not None else None
+        return None  # pragma: no cover - other databases
 
     @property
     def schema_version(self) -> int:
@@ -362,6 +554,103 @@ class Store:
 
         with self._errors(f"record run {record.run_id}"):
             self._retrying(action)
+
+    def find_run(self, run_id: str) -> RunRecord | None:
+        """The run with exactly this id, or None (no prefix matching)."""
+        with self._errors("read runs"), self._tx() as conn:
+            row = conn.execute(select(runs).where(runs.c.run_id == run_id)).first()
+        return _run_from_row(row) if row is not None else None
+
+    def create_run_if_absent(self, record: RunRecord) -> RunRecord:
+        """Insert `record` unless a run with its id exists; return the stored run.
+
+        Atomic: of several processes creating the same run id at once (the shards of one
+        run), one inserts and all get the same stored record back.
+        """
+        row = _run_row(record)
+        dialect = self.engine.dialect.name
+
+        def action() -> None:
+            with self._tx() as conn:
+                if dialect == "postgresql":
+                    from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+                    conn.execute(pg_insert(runs).values(**row).on_conflict_do_nothing())
+                elif dialect == "sqlite":
+                    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+                    conn.execute(sqlite_insert(runs).values(**row).on_conflict_do_nothing())
+                else:  # pragma: no cover - other databases
+                    found = conn.execute(
+                        select(runs.c.run_id).where(runs.c.run_id == record.run_id)
+                    )
+                    if found.first() is None:
+                        conn.execute(runs.insert().values(**row))
+
+        with self._errors(f"record run {record.run_id}"):
+            self._retrying(action)
+        stored = self.find_run(record.run_id)
+        if stored is None:  # pragma: no cover - deleted in between
+            raise StoreError(f"run {record.run_id} vanished from {self.display_url} as it was made")
+        return stored
+
+    def set_shard(
+        self,
+        run_id: str,
+        shard: int,
+        shards: int,
+        status: Literal["running", "interrupted", "complete"],
+        *,
+        host: str | None = None,
+    ) -> None:
+        """Record shard `shard` of `shards` of a run as `status` (insert or update).
+
+        ``running`` (re)sets its start time and clears its finish time; ``complete`` sets
+        the finish time.
+        """
+        now = _now()
+        values: dict[str, Any] = {"shards": shards, "status": status}
+        if status == "running":
+            values |= {"started_at": now, "finished_at": None, "host": host}
+        elif status == "complete":
+            values["finished_at"] = now
+        key = (run_shards.c.run_id == run_id) & (run_shards.c.shard == shard)
+
+        def action() -> None:
+            with self._tx() as conn:
+                changed = conn.execute(update(run_shards).where(key).values(**values))
+                if changed.rowcount == 0:
+                    conn.execute(
+                        run_shards.insert().values(
+                            run_id=run_id,
+                            shard=shard,
+                            host=host,
+                            started_at=now,
+                            **{k: v for k, v in values.items() if k not in ("host", "started_at")},
+                        )
+                    )
+
+        with self._errors(f"record shard {shard}/{shards} of run {run_id}"):
+            self._retrying(action)
+
+    def shards(self, run_id: str) -> list[ShardState]:
+        """The recorded shards of a run, by shard number (empty for an unsharded run)."""
+        with self._errors(f"read the shards of run {run_id}"), self._tx() as conn:
+            rows = conn.execute(
+                select(run_shards).where(run_shards.c.run_id == run_id).order_by(run_shards.c.shard)
+            ).fetchall()
+        return [
+            ShardState(
+                run_id=r.run_id,
+                shard=int(r.shard),
+                shards=int(r.shards),
+                status=r.status,
+                host=r.host,
+                started_at=r.started_at,
+                finished_at=r.finished_at,
+            )
+            for r in rows
+        ]
 
     def update_run(self, run_id: str, **values: Any) -> None:
         """Update fields of a run (JSON fields given as Python objects)."""
@@ -460,6 +749,28 @@ class Store:
         updates = {c.name: stmt.excluded[c.name] for c in attempts.columns if c.name not in keys}
         return stmt.on_conflict_do_update(index_elements=keys, set_=updates)
 
+    @contextmanager
+    def ingest_session(self) -> Iterator[IngestSession]:
+        """One transaction that streams ingested runs in (`_bulk.IngestSession`).
+
+        Everything written in the block commits together when it ends, or not at all.
+        SQLite's write lock is held from the first row to the commit; PostgreSQL writers
+        run side by side and meet only on a content fingerprint's claim row.
+        """
+        with self._errors("record ingested runs"), self._tx() as conn:
+            if self.engine.dialect.name == "sqlite":
+                # take the write lock now (waiting up to the busy timeout), so no read in
+                # the session can make SQLite refuse its later writes
+                conn.execute(
+                    update(meta).where(meta.c.key == "schema_version").values(value=meta.c.value)
+                )
+            session = IngestSession(self, conn, _now())
+            try:
+                yield session
+            except BaseException as exc:
+                session.abort(exc)
+                raise
+
     def add_ingested_run(
         self,
         record: RunRecord,
@@ -470,32 +781,28 @@ class Store:
     ) -> IngestStored:
         """Store an ingested run and its attempts in one transaction, unless already stored.
 
-        The run's content fingerprint (`ingest_fingerprint` over the rows written) is
+        The run's content fingerprint (`ContentFingerprint` over the rows written) is
         recorded in ``runs.content_hash``. When a run with the same fingerprint exists and
         `again` is false, nothing is written and the existing runs are returned. The check
         and the insert hold one lock (the fingerprint's `ingest_claims` row), so concurrent
-        ingests of the same content store it once.
+        ingests of the same content store it once. `ingest_session` is the same path for
+        runs too large to hold as records.
 
         Raises:
             UsageError: two records share (item_id, epoch), or a record is not valid.
         """
         if len({(r.item_id, r.epoch) for r in records}) < len(records):
             raise UsageError(f"run {record.run_id}: two attempts share an (item_id, epoch)")
-        content_hash = ingest_fingerprint(asdict(record), identity, _content_columns(records))
-        stored = replace(record, content_hash=content_hash)
+        now = _now()
+        rows = [_attempt_row(record.run_id, r, now) for r in records]  # validates each
+        table = attempt_table(
+            {name: [row[name] for row in rows] for name in ATTEMPT_CONTENT_COLUMNS}
+        )
 
-        def action() -> IngestStored:
-            with self._tx() as conn:
-                self._claim(conn, content_hash)
-                existing = tuple(self._runs_with_content(conn, content_hash))
-                if existing and not again:
-                    return IngestStored(content_hash, None, existing)
-                conn.execute(runs.insert().values(**_run_row(stored)))
-                self._write_attempts(conn, record.run_id, records)
-                return IngestStored(content_hash, record.run_id, existing)
-
-        with self._errors(f"record ingested run {record.run_id}"):
-            return self._retrying(action)
+        with self.ingest_session() as session:
+            for batch in table.to_batches(max_chunksize=BATCH_ROWS):
+                session.add(record.run_id, batch)
+            return session.finish(record.run_id, lambda _: record, identity=identity, again=again)
 
     def _claim(self, conn: Connection, content_hash: str) -> None:
         """Write the fingerprint's claim row: a lock held until the transaction ends."""
@@ -554,12 +861,19 @@ class Store:
         return best
 
     def attempts(self, run_id: str) -> pd.DataFrame:
-        """The run's attempts as a DataFrame with `ATTEMPT_COLUMNS` (NaN score = excluded)."""
+        """The run's attempts as a DataFrame with `ATTEMPT_COLUMNS` (NaN score = excluded).
+
+        Ordered by item id (by code point, as SQLite compares text, whatever collation a
+        PostgreSQL database has: seeded analyses draw items in this order) and epoch.
+        """
+        item = attempts.c.item_id
+        if self.engine.dialect.name == "postgresql":
+            item = item.collate("C")  # type: ignore[assignment]
         with self._errors(f"read attempts of run {run_id}"), self._tx() as conn:
             frame = pd.read_sql(
                 select(attempts)
                 .where(attempts.c.run_id == run_id)
-                .order_by(attempts.c.item_id, attempts.c.epoch),
+                .order_by(item, attempts.c.epoch),
                 conn,
             )
         frame = frame[ATTEMPT_COLUMNS].copy()
@@ -573,6 +887,7 @@ class Store:
         def action() -> None:
             with self._tx() as conn:
                 conn.execute(attempts.delete().where(attempts.c.run_id == run_id))
+                conn.execute(run_shards.delete().where(run_shards.c.run_id == run_id))
                 conn.execute(runs.delete().where(runs.c.run_id == run_id))
 
         with self._errors(f"delete run {run_id}"):

@@ -1,7 +1,7 @@
 """What `evalsuite ingest` stores: any size, once per content, and flagged when invalid.
 
 Issue 10, items 8 (bounded batches), 10 (content fingerprint, `--again`) and 11 (invalid
-runs exit 5; `score` warns first).
+runs exit 5; `score` warns first). Every test runs on SQLite and on PostgreSQL (issue 12).
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ from tests.helpers import Project, json_out
 
 
 def _store(project: Project) -> Store:
-    return Store(default_store_url(Layout(project.root).state))
+    return Store(project.store_url or default_store_url(Layout(project.root).state))
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Project:
+def project(tmp_path: Path, store_url: str) -> Project:
     (tmp_path / "p").mkdir()
-    return Project(root=tmp_path / "p", key_dir=tmp_path / "keys")
+    url = None if store_url.startswith("sqlite") else store_url  # SQLite: the default store
+    return Project(root=tmp_path / "p", key_dir=tmp_path / "keys", store_url=url)
 
 
 def _csv(tmp_path: Path, text: str, name: str = "r.csv") -> Path:
@@ -153,12 +154,16 @@ def test_changed_content_is_a_new_run_and_again_forces_one(
     assert {s["model"]: len(s["existing_run_ids"]) for s in again["skipped"]} == {"a": 2, "b": 2}
 
 
-def test_an_inspect_log_is_the_same_content_in_either_log_format(tmp_path: Path) -> None:
+def test_an_inspect_log_is_the_same_content_in_either_log_format(
+    tmp_path: Path, store_url: str
+) -> None:
     from inspect_ai.log import read_eval_log, write_eval_log
 
     from tests.run.conftest import make_probe_project
 
     project = make_probe_project(tmp_path, n_per_stratum=3)
+    if not store_url.startswith("sqlite"):
+        project.store_url = store_url  # the live run and the ingests write to PostgreSQL
     out = json_out(
         project.invoke(
             "run", "probe@1.0.0", "--model", "fakeagent/x", "--epochs", "2", "--json",

@@ -83,3 +83,39 @@ def test_a_frame_with_outcomes_and_reasons_only_still_groups() -> None:
         None,
         None,
     )
+
+
+def test_health_counted_batch_by_batch_equals_run_health_top_errors_included() -> None:
+    """The bulk ingest path (HealthCounts over batches) judges a run as run_health does."""
+    import pyarrow as pa
+
+    from evalsuite.store import HealthCounts
+
+    rows = [("a", 1, "scored", None), ("a", 2, "limit", None)]
+    rows += [(f"i{n}", 1, "harness_error", f"TimeoutError: tool {n} timed out") for n in range(7)]
+    rows += [("z", 3, "harness_error", "ConnectionError: cannot reach the API")]
+    frame = _frame(rows)
+    counts = HealthCounts()
+    schema = pa.schema(
+        [
+            ("item_id", pa.string()),
+            ("epoch", pa.int64()),
+            ("outcome", pa.string()),
+            ("reason", pa.string()),
+            ("score", pa.float64()),
+            ("limit_type", pa.string()),
+            ("retries", pa.int64()),
+        ]
+    )
+    for start in range(0, len(frame), 3):  # batches that split the groups
+        part = frame.iloc[start : start + 3]
+        counts.add(pa.Table.from_pandas(part, schema=schema, preserve_index=False))
+    expected = run_health(frame, planned=len(frame) + 2, threshold=0.05)
+    got = counts.health(planned=len(frame) + 2, threshold=0.05)
+    assert got == expected
+    assert [(g.kind, g.count) for g in got.top_errors] == [
+        ("TimeoutError", 7),
+        ("not run", 2),
+        ("ConnectionError", 1),
+    ]
+    assert (got.top_errors[0].example_item, got.top_errors[0].example_epoch) == ("i0", 1)

@@ -1,4 +1,8 @@
-"""A store written at schema version 1 opens, upgrades in place, and loses nothing."""
+"""Stores written at schema versions 1 and 2 open, upgrade in place, and lose nothing.
+
+Every test runs on SQLite and on PostgreSQL (the dumps are loaded into PostgreSQL through
+SQLAlchemy reflection of the SQLite schema they describe).
+"""
 
 from __future__ import annotations
 
@@ -12,21 +16,61 @@ import pytest
 from evalsuite.store import SCHEMA_VERSION, Store
 from tests.helpers import Project, json_out
 
-V1_DUMP = Path(__file__).parent / "data" / "store_v1.sql"
+DATA = Path(__file__).parent / "data"
+V1_DUMP = DATA / "store_v1.sql"
+V2_DUMP = DATA / "store_v2.sql"
 TABLES = ("runs", "attempts", "outcomes")
 
 
-def _v1_store(path: Path) -> str:
-    with sqlite3.connect(path) as conn:
-        conn.executescript(V1_DUMP.read_text(encoding="utf-8"))
-    return f"sqlite:///{path}"
+def _load(url: str, dump: Path) -> str:
+    """Write the store that `dump` (an SQLite .dump) describes at `url` (SQLite or PostgreSQL)."""
+    script = dump.read_text(encoding="utf-8")
+    if url.startswith("sqlite:///"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            conn.executescript(script)
+        return url
+    from sqlalchemy import BigInteger, MetaData, create_engine
+
+    from evalsuite.store._store import engine_url
+
+    source = create_engine("sqlite://")
+    with source.connect() as conn:
+        conn.connection.driver_connection.executescript(script)  # type: ignore[union-attr]
+        tables = MetaData()
+        tables.reflect(conn)
+        rows = {
+            t.name: [dict(r._mapping) for r in conn.execute(t.select())]
+            for t in tables.sorted_tables
+        }
+    for table in tables.sorted_tables:
+        # a PostgreSQL store before version 3 could not hold a 63-bit seed (its INTEGER is
+        # 32-bit); the dumps, written on SQLite, have one: widen the column only then
+        if "seed" in table.c and any(abs(r["seed"] or 0) >= 2**31 for r in rows[table.name]):
+            table.c.seed.type = BigInteger()
+    target = create_engine(engine_url(url))
+    with target.begin() as conn:
+        tables.create_all(conn)
+        for table in tables.sorted_tables:
+            if rows[table.name]:
+                conn.execute(table.insert(), rows[table.name])
+    target.dispose()
+    return url
 
 
-def _rows(path: Path, table: str) -> list[tuple[object, ...]]:
-    with sqlite3.connect(path) as conn:
-        columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
-        keep = [c for c in columns if c != "content_hash"]
-        return sorted(conn.execute(f"SELECT {', '.join(keep)} FROM {table}").fetchall(), key=str)
+def _rows(url: str, table: str) -> list[tuple[object, ...]]:
+    """Every row of `table` but its content_hash, sorted, as plain values."""
+    from sqlalchemy import MetaData, Table, create_engine, select
+
+    from evalsuite.store._store import engine_url
+
+    engine = create_engine(engine_url(url))
+    with engine.connect() as conn:
+        reflected = Table(table, MetaData(), autoload_with=conn)
+        keep = [c for c in reflected.columns if c.name != "content_hash"]
+        found = conn.execute(select(*keep)).fetchall()
+    engine.dispose()
+    plain = [tuple(int(v) if isinstance(v, bool) else v for v in row) for row in found]
+    return sorted(plain, key=str)
 
 
 def test_every_version_has_a_migration() -> None:
@@ -35,14 +79,13 @@ def test_every_version_has_a_migration() -> None:
     assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION))
 
 
-def test_a_v1_store_is_upgraded_without_losing_a_row(tmp_path: Path) -> None:
-    path = tmp_path / "store.sqlite"
-    url = _v1_store(path)
-    before = {table: _rows(path, table) for table in TABLES}
+def test_a_v1_store_is_upgraded_without_losing_a_row(store_url: str) -> None:
+    url = _load(store_url, V1_DUMP)
+    before = {table: _rows(url, table) for table in TABLES}
     assert [len(before[t]) for t in TABLES] == [4, 13, 2]
     store = Store(url)
-    assert store.schema_version == SCHEMA_VERSION == 2
-    assert {table: _rows(path, table) for table in TABLES} == before
+    assert store.schema_version == SCHEMA_VERSION == 4
+    assert {table: _rows(url, table) for table in TABLES} == before
     runs = {r.model: r for r in store.list_runs()}
     # runs ingested from CSV get the fingerprint their rows would get today
     assert all(runs[m].content_hash for m in ("model-a", "model-b", "model-c"))
@@ -51,14 +94,14 @@ def test_a_v1_store_is_upgraded_without_losing_a_row(tmp_path: Path) -> None:
     assert len(store.attempts(runs["model-b"].run_id)) == 4
     assert len(store.outcomes("task_success")) == 2
     Store(url)  # opening again changes nothing
-    assert {table: _rows(path, table) for table in TABLES} == before
+    assert {table: _rows(url, table) for table in TABLES} == before
 
 
 def test_a_file_ingested_before_the_upgrade_is_recognised_after_it(tmp_path: Path) -> None:
     project = Project(root=tmp_path / "p", key_dir=tmp_path / "keys")
     state = project.root / ".evalsuite"
     state.mkdir(parents=True)
-    _v1_store(state / "results.sqlite")
+    _load(f"sqlite:///{state / 'results.sqlite'}", V1_DUMP)
     csv = tmp_path / "r2.csv"  # the file the v1 store's model-c run was ingested from
     csv.write_text("model,item_id,epoch,score\nmodel-c,q1,1,1\nmodel-c,q2,1,0\nmodel-c,q3,1,1\n")
     result = project.invoke("ingest", str(csv), "--format", "csv", "--json")
@@ -67,10 +110,9 @@ def test_a_file_ingested_before_the_upgrade_is_recognised_after_it(tmp_path: Pat
     assert json_out(result)["skipped"][0]["existing_run_ids"] == ["20261201-113832-f7ddd3"]
 
 
-def test_processes_opening_a_v1_store_at_once_migrate_it_once(tmp_path: Path) -> None:
-    path = tmp_path / "store.sqlite"
-    url = _v1_store(path)
-    before = {table: _rows(path, table) for table in TABLES}
+def test_processes_opening_a_v1_store_at_once_migrate_it_once(store_url: str) -> None:
+    url = _load(store_url, V1_DUMP)
+    before = {table: _rows(url, table) for table in TABLES}
     code = "import sys; from evalsuite.store import Store; print(Store(sys.argv[1]).schema_version)"
     procs = [
         subprocess.Popen(
@@ -84,17 +126,19 @@ def test_processes_opening_a_v1_store_at_once_migrate_it_once(tmp_path: Path) ->
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, [err[-500:] for _, err in outs]
     assert {out.strip() for out, _ in outs} == {str(SCHEMA_VERSION)}
-    assert {table: _rows(path, table) for table in TABLES} == before
+    assert {table: _rows(url, table) for table in TABLES} == before
 
 
 def test_a_failed_migration_leaves_the_v1_store_as_it_was(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalsuite.store import _migrations
+    from sqlalchemy import create_engine, inspect, text
 
-    path = tmp_path / "store.sqlite"
-    url = _v1_store(path)
-    before = {table: _rows(path, table) for table in TABLES}
+    from evalsuite.store import _migrations
+    from evalsuite.store._store import engine_url
+
+    url = _load(store_url, V1_DUMP)
+    before = {table: _rows(url, table) for table in TABLES}
 
     def broken(conn: object) -> None:
         original(conn)  # type: ignore[arg-type]
@@ -104,10 +148,124 @@ def test_a_failed_migration_leaves_the_v1_store_as_it_was(
     monkeypatch.setitem(_migrations.MIGRATIONS, 1, broken)  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="disk on fire"):
         Store(url)
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT value FROM meta").fetchone() == ("1",)
-        columns = [r[1] for r in conn.execute("PRAGMA table_info(runs)")]
+    engine = create_engine(engine_url(url))
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT value FROM meta")).fetchall() == [("1",)]
+        columns = [c["name"] for c in inspect(conn).get_columns("runs")]
+    engine.dispose()
     assert "content_hash" not in columns
-    assert {table: _rows(path, table) for table in TABLES} == before
+    assert {table: _rows(url, table) for table in TABLES} == before
     monkeypatch.undo()
     assert Store(url).schema_version == SCHEMA_VERSION
+
+
+# version 2 -> 3: scheme-2 fingerprints, the redundant index dropped ----------------------
+
+
+def test_a_v2_store_gets_scheme_2_fingerprints_of_its_stored_rows(store_url: str) -> None:
+    from sqlalchemy import create_engine, inspect
+
+    from evalsuite.store import attempt_table
+    from evalsuite.store._fingerprint import ATTEMPT_CONTENT_COLUMNS, ContentFingerprint
+    from evalsuite.store._store import engine_url
+
+    url = _load(store_url, V2_DUMP)
+    before = {table: _rows(url, table) for table in TABLES}
+    old = {r.run_id: r.content_hash for r in Store(url, upgrade=False).list_runs()}
+    assert all(h is None or h.startswith("sha256:") for h in old.values())
+    store = Store(url)
+    assert store.schema_version == SCHEMA_VERSION == 4
+    assert store.info().written_by  # the version that upgraded it is recorded
+    assert {table: _rows(url, table) for table in TABLES} == before  # no row changed
+    runs = {r.run_id: r for r in store.list_runs()}
+    assert runs["20261101-090000-abc123"].content_hash is None  # a live run has none
+    for run_id, run in runs.items():
+        if old[run_id] is None:
+            continue
+        # the fingerprint an ingest of the same rows computes today
+        frame = store.attempts(run_id)
+        fingerprint = ContentFingerprint()
+        fingerprint.add(attempt_table({c: list(frame[c]) for c in ATTEMPT_CONTENT_COLUMNS}))
+        identity = {"eval_id": "EvalId123"} if run.source == "inspect" else {}
+        expected = fingerprint.digest(run.to_dict(), identity)
+        assert run.content_hash == expected, run_id
+        assert store.runs_with_content(expected) == [run_id]
+    engine = create_engine(engine_url(url))
+    with engine.connect() as conn:
+        indexes = {i["name"] for i in inspect(conn).get_indexes("attempts")}
+    engine.dispose()
+    assert "ix_attempts_run_id" not in indexes
+
+
+def test_a_file_ingested_into_a_v2_store_is_recognised_after_the_upgrade(tmp_path: Path) -> None:
+    project = Project(root=tmp_path / "p", key_dir=tmp_path / "keys")
+    state = project.root / ".evalsuite"
+    state.mkdir(parents=True)
+    _load(f"sqlite:///{state / 'results.sqlite'}", V2_DUMP)
+    csv = tmp_path / "r2.csv"
+    csv.write_text("model,item_id,epoch,score\nmodel-c,q3,1,1\nmodel-c,q1,1,1.0\nmodel-c,q2,1,0\n")
+    result = project.invoke("ingest", str(csv), "--format", "csv", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json_out(result)["runs"] == []
+    assert json_out(result)["skipped"][0]["existing_run_ids"] == ["20261201-113832-f7ddd3"]
+
+
+@pytest.mark.postgres
+def test_postgres_seed_columns_become_64_bit(pg: object, tmp_path: Path) -> None:
+    from sqlalchemy import create_engine, text
+
+    from evalsuite.store import AttemptRecord, RunRecord
+    from evalsuite.store._store import engine_url
+
+    url = pg.new_database()  # type: ignore[attr-defined]
+    small = tmp_path / "v2-small-seeds.sql"
+    small.write_text(V2_DUMP.read_text(encoding="utf-8").replace("12345678901234", "1234"))
+    _load(url, small)
+
+    def seed_types() -> set[str]:
+        engine = create_engine(engine_url(url))
+        with engine.connect() as conn:
+            found = conn.execute(
+                text(
+                    "SELECT data_type FROM information_schema.columns "
+                    "WHERE column_name = 'seed' AND table_name IN ('runs', 'attempts')"
+                )
+            )
+            types = {row[0] for row in found}
+        engine.dispose()
+        return types
+
+    assert seed_types() == {"integer"}
+    store = Store(url)
+    assert seed_types() == {"bigint"}
+    run = RunRecord(
+        run_id="live", model="m", epochs=1, planned=1, status="running", source="evalsuite",
+        started_at="2026-01-01T00:00:00+00:00", seed=2**40,
+    )  # fmt: skip
+    store.create_run(run)
+    seed = 2**62 + 12345  # a per-attempt seed from derive_seed: 63 bits
+    store.record_attempts(
+        "live",
+        [AttemptRecord(item_id="i", epoch=1, stratum="s", outcome="scored", score=1.0, seed=seed)],
+    )
+    assert int(store.attempts("live")["seed"].iat[0]) == seed
+
+
+def test_a_v3_store_gains_the_shards_table(store_url: str) -> None:
+    from sqlalchemy import create_engine, inspect, text, update
+
+    from evalsuite.store._schema import meta
+    from evalsuite.store._store import engine_url
+
+    store = Store(store_url)
+    engine = create_engine(engine_url(store_url))
+    with engine.begin() as conn:  # the store as version 3 wrote it: no run_shards
+        conn.execute(text("DROP TABLE run_shards"))
+        conn.execute(update(meta).where(meta.c.key == "schema_version").values(value="3"))
+    assert Store(store_url, upgrade=False).info().schema_version == 3
+    assert Store(store_url).schema_version == SCHEMA_VERSION == 4
+    with engine.connect() as conn:
+        assert "run_shards" in inspect(conn).get_table_names()
+    engine.dispose()
+    store.set_shard("r", 1, 2, "running")  # usable at once
+    assert [s.status for s in store.shards("r")] == ["running"]

@@ -47,8 +47,9 @@ def _attempt(
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(f"sqlite:///{tmp_path / 's.sqlite'}")
+def store(store_url: str) -> Store:
+    """A new store on each backend: SQLite, and PostgreSQL (tests/conftest.py::store_url)."""
+    return Store(store_url)
 
 
 def test_round_trip_keeps_full_precision_and_nan(store: Store) -> None:
@@ -99,8 +100,8 @@ def test_get_run_by_prefix_and_errors(store: Store) -> None:
         store.get_run("zzz")
 
 
-def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'c.sqlite'}"
+def test_concurrent_writers_lose_nothing(store_url: str) -> None:
+    url = store_url
     Store(url).create_run(_run("a", planned=400))
     Store(url).create_run(_run("b", planned=400))
 
@@ -119,8 +120,8 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     assert len(store.attempts("b")) == 400
 
 
-def test_newer_schema_is_refused(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'n.sqlite'}"
+def test_newer_schema_is_refused(store_url: str) -> None:
+    url = store_url
     store = Store(url)
     with store.engine.begin() as conn:
         from sqlalchemy import update
@@ -157,11 +158,11 @@ def test_health_counts_missing_planned_attempts_as_errors() -> None:
     assert run_health(frame.iloc[:2], planned=2, threshold=0.05).valid is True
 
 
-def test_many_processes_opening_a_new_store_at_once(tmp_path: Path) -> None:
+def test_many_processes_opening_a_new_store_at_once(store_url: str) -> None:
     import subprocess
     import sys
 
-    url = f"sqlite:///{tmp_path / 'race.sqlite'}"
+    url = store_url
     code = (
         "import sys; from evalsuite.store import Store; s = Store(sys.argv[1]); "
         "print(s.schema_version)"
@@ -195,7 +196,9 @@ def test_record_attempts_of_any_size_in_bounded_batches(store: Store) -> None:
     @event.listens_for(store.engine, "before_cursor_execute")
     def _count(conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
         if statement.lstrip().upper().startswith("INSERT INTO ATTEMPTS"):
-            sizes.append(len(parameters) if executemany else 1)
+            # SQLite: one executemany per batch; PostgreSQL: SQLAlchemy's multi-row VALUES
+            # pages, whose parameters are one dict of 16 values per row
+            sizes.append(len(parameters) if executemany else len(parameters) // 16)
 
     written = store.record_attempts(
         "big", [_attempt(f"i{i:05d}", 1, score=i % 2) for i in range(n)]
@@ -252,7 +255,7 @@ def test_store_errors_name_no_sql_and_no_parameters(store: Store) -> None:
         assert "INSERT" not in message.upper()
         assert "parameters" not in message
         assert len(message) < 400
-        assert "constraint failed" in message  # the database's one-line reason is kept
+        assert "constraint" in message  # the database's one-line reason is kept
 
 
 def test_a_postgresql_detail_line_with_key_values_is_not_shown(store: Store) -> None:
@@ -296,12 +299,14 @@ print(stored.run_id or "skipped", ",".join(stored.existing))
 """
 
 
-def test_concurrent_ingests_of_the_same_content_store_it_once(tmp_path: Path) -> None:
+def test_concurrent_ingests_of_the_same_content_store_it_once(
+    tmp_path: Path, store_url: str
+) -> None:
     import subprocess
     import sys
     import time
 
-    url = f"sqlite:///{tmp_path / 'race.sqlite'}"
+    url = store_url
     Store(url)
     go = tmp_path / "go"
     procs = [
@@ -336,3 +341,123 @@ def test_concurrent_ingests_of_the_same_content_store_it_once(tmp_path: Path) ->
     store = Store(url)
     assert [r.run_id for r in store.list_runs()] == winners
     assert len(store.attempts(winners[0])) == 600
+
+
+# issue 12: the same order on every backend ------------------------------------------------
+
+
+def test_attempts_come_in_code_point_order_on_every_backend(store_url: str) -> None:
+    # a PostgreSQL database with a language collation sorts "a" before "B"; SQLite, and the
+    # seeded analyses that draw items in this order, need "B" before "a"
+    if store_url.startswith("postgresql"):
+        from tests.pg import PgServer
+
+        server = PgServer.of_url(store_url)
+        store_url = server.new_database(icu_locale="en-US")
+    store = Store(store_url)
+    store.create_run(_run())
+    items = ["a", "B", "item-10", "item_2", "é", "z"]
+    store.record_attempts("r1", [_attempt(i, 1) for i in reversed(items)])
+    assert store.attempts("r1")["item_id"].tolist() == sorted(items)
+
+
+def test_a_resumed_run_re_records_without_duplicates(store: Store) -> None:
+    store.create_run(_run(planned=40))
+    store.record_attempts("r1", [_attempt(f"i{i:02d}", 1, score=0.0) for i in range(25)])
+    # the resume re-runs the last attempts it cannot prove complete, then the rest
+    store.record_attempts("r1", [_attempt(f"i{i:02d}", 1, score=1.0) for i in range(20, 40)])
+    frame = store.attempts("r1")
+    assert len(frame) == 40
+    assert frame["score"].tolist() == [0.0] * 20 + [1.0] * 20
+    assert store.attempt_keys("r1") == {(f"i{i:02d}", 1) for i in range(40)}
+
+
+_WRITER = """
+import sys
+from evalsuite.store import AttemptRecord, Store
+url, run_id, first = sys.argv[1], sys.argv[2], int(sys.argv[3])
+store = Store(url)
+for start in range(first, first + 200, 10):
+    store.record_attempts(run_id, [
+        AttemptRecord(item_id=f"i{i:04d}", epoch=1, stratum="s", outcome="scored", score=1.0)
+        for i in range(start, start + 10)
+    ])
+"""
+
+
+def test_concurrent_writer_processes_lose_nothing(store_url: str) -> None:
+    import subprocess
+    import sys
+
+    store = Store(store_url)
+    store.create_run(_run("shared", planned=800))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, store_url, "shared", str(first)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for first in (0, 200, 400, 600)
+    ]
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [e[-500:] for e in errors]
+    assert store.attempt_keys("shared") == {(f"i{i:04d}", 1) for i in range(800)}
+
+
+def test_shards_of_a_run_create_it_once_and_record_their_states(store_url: str) -> None:
+    """Sharded runs (docs/design/sharded-runs.md): one run row whoever creates it first,
+    and a row per shard that moves running -> interrupted -> running -> complete."""
+    barrier = threading.Barrier(4)
+    got: list[RunRecord] = []
+
+    def create(n: int) -> None:
+        mine = Store(store_url)
+        barrier.wait()
+        got.append(mine.create_run_if_absent(_run("sh", planned=10 + n)))
+
+    threads = [threading.Thread(target=create, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    store = Store(store_url)
+    assert [r.run_id for r in store.list_runs()] == ["sh"]
+    assert len({r.planned for r in got}) == 1  # every caller got the one stored row
+    assert store.find_run("s") is None  # exact ids only, no prefix
+    assert store.shards("sh") == []
+    store.set_shard("sh", 2, 2, "running", host="h2")
+    store.set_shard("sh", 1, 2, "running", host="h1")
+    store.set_shard("sh", 2, 2, "interrupted")
+    states = {s.shard: s for s in store.shards("sh")}
+    assert [(s.shard, s.status, s.host) for s in states.values()] == [
+        (1, "running", "h1"),
+        (2, "interrupted", "h2"),
+    ]
+    store.set_shard("sh", 2, 2, "running", host="h3")
+    store.set_shard("sh", 2, 2, "complete")
+    final = store.shards("sh")[1]
+    assert (final.status, final.host, final.shards) == ("complete", "h3", 2)
+    assert final.finished_at is not None
+    store.delete_run("sh")
+    assert store.shards("sh") == []
+
+
+def test_a_table_created_by_another_process_at_the_same_moment_is_retried(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL reports that race as DuplicateTable, a ProgrammingError: opening retries."""
+    from sqlalchemy.exc import ProgrammingError
+
+    real = Store._migrate_once
+    calls = []
+
+    def racing(self: Store) -> tuple[int | None, int]:
+        calls.append(1)
+        if len(calls) == 1:
+            cause = Exception('relation "meta" already exists')
+            raise ProgrammingError("CREATE TABLE meta", {}, cause)
+        return real(self)
+
+    monkeypatch.setattr(Store, "_migrate_once", racing)
+    assert Store(store_url).schema_version == SCHEMA_VERSION
+    assert len(calls) == 2

@@ -1,0 +1,295 @@
+"""Sharded runs (docs/design/sharded-runs.md): N processes, one run, one look.
+
+The shards' attempts must be exactly those of the same run made by one process; the run is
+complete (and judged over all its attempts) only when every shard is; an interrupted shard
+resumes alone; a holdout run split into shards spends one look; bad --shard, a missing
+--run-id and shards started with other settings are refused before anything runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalsuite.errors import UsageError
+from evalsuite.holdout import read_ledger
+from evalsuite.run import Shard
+from tests.helpers import Project, json_out
+from tests.run.conftest import STABLE, make_probe_project
+from tests.run.processes import spawn
+
+BASE = (
+    "run",
+    "probe@1.0.0",
+    "--model",
+    "fakeagent/x",
+    "-M",
+    "accuracy=0.6",
+    "--epochs",
+    "3",
+    "--seed",
+    "11",
+    "--no-progress",
+    "--json",
+)
+PLANNED = 12  # 4 dev items x 3 epochs
+
+
+def _project(tmp_path: Path, store_url: str | None = None) -> Project:
+    project = make_probe_project(tmp_path, n_per_stratum=4)
+    project.store_url = store_url
+    return project
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+    """The same run made by one process."""
+    project = _project(tmp_path_factory.mktemp("reference"))
+    result = project.invoke(*BASE)
+    assert result.exit_code == 0, result.stderr
+    frame = project.store().attempts(json_out(result)["run_id"])[STABLE]
+    assert len(frame) == PLANNED
+    return frame
+
+
+def _together(
+    project: Project, scratch: Path, commands: list[tuple[str, ...]]
+) -> list[tuple[int, str, str]]:
+    """Run CLI commands as processes that start their work within milliseconds."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    go = scratch / "go"
+    env = {"EVALSUITE_STORE": project.store_url} if project.store_url else None
+    ready = [scratch / f"ready-{n}" for n in range(len(commands))]
+    procs = [
+        spawn(project, *command, env=env, go=go, ready=r)
+        for command, r in zip(commands, ready, strict=True)
+    ]
+    deadline = time.time() + 240
+    while not all(r.exists() or p.poll() is not None for r, p in zip(ready, procs, strict=True)):
+        assert time.time() < deadline, "the shard processes never got ready"
+        time.sleep(0.05)
+    go.touch()
+    outs = [p.communicate(timeout=600) for p in procs]
+    return [(p.returncode, out, err) for p, (out, err) in zip(procs, outs, strict=True)]
+
+
+# the share of a shard ----------------------------------------------------------------------
+
+
+def test_shares_are_disjoint_cover_the_plan_and_are_balanced() -> None:
+    plan = list(range(23))
+    for n in (1, 2, 3, 7, 23, 30):
+        shares = [Shard(i, n).share(plan) for i in range(1, n + 1)]
+        assert sorted(x for share in shares for x in share) == plan
+        assert max(map(len, shares)) - min(map(len, shares)) <= 1
+    assert Shard(2, 3).share(plan)[:3] == [1, 4, 7]  # every N-th from the I-th, in order
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("3/2", "I must be between 1 and N (2)"),
+        ("0/2", "JOB_COMPLETION_INDEX + 1"),
+        ("1/0", "N, the number of shards, must be at least 1"),
+        ("two/4", "--shard expects I/N"),
+        ("2", "--shard expects I/N"),
+        ("-1/2", "--shard expects I/N"),
+        ("1/2/3", "--shard expects I/N"),
+    ],
+)
+def test_a_bad_shard_says_what_was_expected(text: str, expected: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(expected)):
+        Shard.parse(text)
+
+
+def test_bad_shard_options_are_refused_before_anything_runs(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    cases = [
+        (("--shard", "3/2", "--run-id", "r1"), "I must be between 1 and N (2)"),
+        (("--shard", "0/2", "--run-id", "r1"), "count from 1"),
+        (("--shard", "x", "--run-id", "r1"), "--shard expects I/N"),
+        (("--shard", "1/2"), "--shard 1/2 needs --run-id"),
+        (("--shard", "1/2", "--run-id", "bad id/.."), "cannot name a run"),
+        (("--resume", "r1", "--run-id", "r1"), "give no --run-id"),
+    ]
+    for extra, message in cases:
+        result = project.invoke(*BASE, *extra)
+        assert result.exit_code == 2, (extra, result.stderr)
+        assert message in result.stderr, (extra, result.stderr)
+    assert project.store().list_runs() == []  # nothing stored
+
+
+# shards in turn, in process ----------------------------------------------------------------
+
+
+def test_shards_in_turn_fill_one_run_equal_to_an_unsharded_one(
+    tmp_path: Path, reference: pd.DataFrame
+) -> None:
+    project = _project(tmp_path)
+    store = project.store()
+    first = project.invoke(*BASE, "--run-id", "job-7", "--shard", "1/3")
+    assert first.exit_code == 0, first.stderr
+    out = json_out(first)
+    assert (out["run_id"], out["shard"], out["run_complete"]) == ("job-7", "1/3", False)
+    assert out["shards_complete"] == 1
+    assert out["harness"]["planned"] == 4  # its share, not the run
+    run = store.get_run("job-7")
+    assert (run.status, run.planned, run.valid) == ("running", PLANNED, None)
+    assert run.spec["shards"] == 3
+    assert len(store.attempts("job-7")) == 4
+    text = project.invoke(
+        *[a for a in BASE if a != "--json"], "--run-id", "job-7", "--shard", "2/3"
+    )
+    assert text.exit_code == 0, text.stderr
+    assert "shard 2/3 done" in text.stdout
+    assert "2 of 3 shards complete" in text.stdout
+    assert store.get_run("job-7").status == "running"
+
+    last = project.invoke(*BASE, "--run-id", "job-7", "--shard", "3/3")
+    assert last.exit_code == 0, last.stderr
+    out = json_out(last)
+    assert (out["run_complete"], out["shards_complete"]) == (True, 3)
+    assert out["harness"]["planned"] == PLANNED  # the whole run's health
+    run = store.get_run("job-7")
+    assert (run.status, run.valid) == ("complete", True)
+    assert [s.status for s in store.shards("job-7")] == ["complete"] * 3
+    pd.testing.assert_frame_equal(store.attempts("job-7")[STABLE], reference)
+    score = json_out(project.invoke("score", "job-7", "--json"))
+    assert score["harness"]["planned"] == PLANNED
+
+    again = project.invoke(*BASE, "--run-id", "job-7", "--shard", "2/3")  # a job retry
+    assert again.exit_code == 0, again.stderr
+    assert json_out(again)["run_complete"] is True
+    pd.testing.assert_frame_equal(store.attempts("job-7")[STABLE], reference)
+
+
+def test_shards_with_other_settings_cannot_join_the_run(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    assert project.invoke(*BASE, "--run-id", "j", "--shard", "1/2").exit_code == 0
+    epochs = [a if a != "3" else "2" for a in BASE]
+    other = project.invoke(*epochs, "--run-id", "j", "--shard", "2/2")
+    assert other.exit_code == 2
+    assert "epochs: the run has 3, this shard has 2" in other.stderr
+    model = [a if a != "fakeagent/x" else "fakeagent/y" for a in BASE]
+    other = project.invoke(*model, "--run-id", "j", "--shard", "2/2")
+    assert other.exit_code == 2
+    assert "model: the run has 'fakeagent/x', this shard has 'fakeagent/y'" in other.stderr
+    other = project.invoke(*BASE, "--run-id", "j", "--shard", "2/3")
+    assert other.exit_code == 2
+    assert "split into 2 shards" in other.stderr
+    plain = project.invoke(*BASE, "--run-id", "j")
+    assert plain.exit_code == 2
+    assert "already exists" in plain.stderr
+    # only the first shard's attempts are stored; the run is still open
+    assert len(project.store().attempts("j")) == 6
+    assert project.store().get_run("j").status == "running"
+    # per-process settings may differ
+    ok = project.invoke(*BASE, "--max-samples", "2", "--run-id", "j", "--shard", "2/2")
+    assert ok.exit_code == 0, ok.stderr
+    assert project.store().get_run("j").status == "complete"
+
+
+def test_resume_of_a_sharded_run_names_its_shard(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    assert project.invoke(*BASE, "--run-id", "k", "--shard", "1/2").exit_code == 0
+    no_shard = project.invoke("run", "--resume", "k", "--no-progress")
+    assert no_shard.exit_code == 2
+    assert "evalsuite run --resume k --shard I/2" in no_shard.stderr
+    wrong = project.invoke("run", "--resume", "k", "--shard", "1/4", "--no-progress")
+    assert wrong.exit_code == 2
+    assert "not 4" in wrong.stderr
+    resumed = project.invoke("run", "--resume", "k", "--shard", "2/2", "--json", "--no-progress")
+    assert resumed.exit_code == 0, resumed.stderr
+    assert json_out(resumed)["run_complete"] is True
+    assert project.store().get_run("k").status == "complete"
+
+
+# shards as processes at once, on SQLite and PostgreSQL -------------------------------------
+
+
+def test_shard_processes_at_once_fill_one_run(
+    tmp_path: Path, store_url: str, reference: pd.DataFrame
+) -> None:
+    project = _project(tmp_path, store_url)
+    shards = 3
+    commands = [(*BASE, "--run-id", "array-1", "--shard", f"{i}/{shards}") for i in (1, 2, 3)]
+    finished = _together(project, tmp_path / "race", commands)
+    assert [code for code, _, _ in finished] == [0] * shards, [e[-600:] for _, _, e in finished]
+    outs = [json.loads(out) for _, out, _ in finished]
+    assert sum(o["run_complete"] for o in outs) >= 1  # at least one shard saw the run whole
+    store = project.store()
+    assert [r.run_id for r in store.list_runs()] == ["array-1"]
+    run = store.get_run("array-1")
+    assert (run.status, run.valid, run.planned) == ("complete", True, PLANNED)
+    pd.testing.assert_frame_equal(store.attempts("array-1")[STABLE], reference)
+    # one shared log directory holds every shard's inspect logs
+    logs = list((project.root / ".evalsuite" / "logs" / "array-1").rglob("*.json"))
+    assert len(logs) >= shards
+
+
+def test_a_holdout_run_in_shards_spends_one_look(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    holdout = (*BASE, "--split", "holdout")
+    commands = [(*holdout, "--run-id", "ho-1", "--shard", f"{i}/3") for i in (1, 2, 3)]
+    finished = _together(project, tmp_path / "race", commands)
+    assert [code for code, _, _ in finished] == [0, 0, 0], [e[-600:] for _, _, e in finished]
+    ledger = read_ledger(project.root / "holdout" / "probe" / "ACCESS.jsonl")
+    assert [(e.kind, e.run_id) for e in ledger] == [("access", "ho-1")]
+    status = json_out(project.invoke("holdout", "status", "probe@1.0.0", "--json"))
+    assert status["families"] == [
+        {"model_family": "fakeagent/x", "runs": 1, "remaining": 2, "run_ids": ["ho-1"]}
+    ]
+    assert project.store().get_run("ho-1").status == "complete"
+    assert project.invoke("verify", "probe").exit_code == 0  # ledger and store agree
+
+
+def test_a_sharded_holdout_run_without_its_ledger_access_is_refused(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    holdout = (*BASE, "--split", "holdout")
+    assert project.invoke(*holdout, "--run-id", "ho-2", "--shard", "1/2").exit_code == 0
+    ledger = project.root / "holdout" / "probe" / "ACCESS.jsonl"
+    ledger.write_text("")  # the access is gone
+    refused = project.invoke(*holdout, "--run-id", "ho-2", "--shard", "2/2")
+    assert refused.exit_code == 3
+    assert "no access in the ledger" in refused.stderr
+    assert ledger.read_text() == ""  # no new look was taken
+    assert len(project.store().attempts("ho-2")) == 6
+
+
+# an interrupted shard resumes alone --------------------------------------------------------
+
+
+def test_an_interrupted_shard_resumes_alone_and_completes_the_run(
+    tmp_path: Path, reference: pd.DataFrame
+) -> None:
+    project = _project(tmp_path)
+    store = project.store()
+    slow = (*BASE, "-M", "delay=0.3", "--max-samples", "1")
+    victim = spawn(project, *slow, "--run-id", "r-int", "--shard", "1/2")
+    deadline = time.time() + 180
+    while not (store.find_run("r-int") and len(store.attempt_keys("r-int")) >= 2):
+        assert time.time() < deadline, "the shard never stored an attempt"
+        time.sleep(0.05)
+    victim.send_signal(signal.SIGINT)
+    _out, err = victim.communicate(timeout=120)
+    assert victim.returncode == 130, err
+    assert "shard 1/2 of run r-int was interrupted (SIGINT)" in err
+    assert "--resume r-int --shard 1/2" in err
+    assert [s.status for s in store.shards("r-int")] == ["interrupted"]
+
+    other = project.invoke(*slow, "--run-id", "r-int", "--shard", "2/2")
+    assert other.exit_code == 0, other.stderr
+    assert json_out(other)["run_complete"] is False  # shard 1 is not done
+    assert store.get_run("r-int").status == "interrupted"
+
+    again = project.invoke(*slow, "--run-id", "r-int", "--shard", "1/2")  # the same command
+    assert again.exit_code == 0, again.stderr
+    assert json_out(again)["run_complete"] is True
+    assert store.get_run("r-int").status == "complete"
+    pd.testing.assert_frame_equal(store.attempts("r-int")[STABLE], reference)
