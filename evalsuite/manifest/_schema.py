@@ -12,7 +12,6 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
-    field_validator,
     model_serializer,
     model_validator,
 )
@@ -20,9 +19,8 @@ from pydantic import (
 from evalsuite._core.hashing import content_hash
 from evalsuite._core.validation import describe_validation_error
 from evalsuite.errors import ManifestTamperedError, NotFoundError
-from evalsuite.manifest._score_decl import check_score_bounds, check_score_selector
+from evalsuite.manifest._family_fields import FamilyFieldChecks
 from evalsuite.manifest._split import Split
-from evalsuite.manifest._task_ref import check_run_args, check_task_args
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -60,7 +58,7 @@ class ManifestItem(_Frozen):
     cluster: str | None = None
 
 
-class ManifestFamily(_Frozen):
+class ManifestFamily(_Frozen, FamilyFieldChecks):
     """A family as frozen: name, version, where its task and items live, and which score counts.
 
     ``score`` and ``score_bounds`` (docs/design/scorers.md), ``task_args`` and ``run_args``
@@ -81,26 +79,6 @@ class ManifestFamily(_Frozen):
     """The action space frozen with the family: tool name -> hash of the schema a model is
     shown (docs/design/grader-audit.md); ``{}`` for a family without tools, absent for a
     family without a kit or a manifest frozen before action spaces were recorded."""
-
-    @field_validator("task_args")
-    @classmethod
-    def _check_task_args(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        return check_task_args(value)
-
-    @field_validator("run_args")
-    @classmethod
-    def _check_run_args(cls, value: list[str] | None) -> list[str] | None:
-        return check_run_args(value)
-
-    @field_validator("score")
-    @classmethod
-    def _check_score(cls, value: str | None) -> str | None:
-        return check_score_selector(value)
-
-    @field_validator("score_bounds")
-    @classmethod
-    def _check_bounds(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
-        return check_score_bounds(value)
 
     @model_serializer(mode="wrap")
     def _omit_undeclared(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

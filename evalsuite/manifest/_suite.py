@@ -12,15 +12,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evalsuite._core.layout import Layout
 from evalsuite._core.validation import describe_validation_error
 from evalsuite.errors import NotFoundError, SuiteConfigError
-from evalsuite.manifest._score_decl import check_score_bounds, check_score_selector
-from evalsuite.manifest._task_ref import check_run_args, check_task_args, check_task_reference
+from evalsuite.manifest._family_fields import FamilyFieldChecks
+from evalsuite.manifest._task_ref import check_task_reference
 
 __all__ = ["FamilyConfig", "SuiteConfig", "list_suite_names", "load_suite"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9_\-]*$")
 
 
-class FamilyConfig(BaseModel):
+class FamilyConfig(FamilyFieldChecks):
     """One task family of a suite."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -55,26 +55,6 @@ class FamilyConfig(BaseModel):
     @classmethod
     def _check_task(cls, value: str) -> str:
         return check_task_reference(value)
-
-    @field_validator("task_args")
-    @classmethod
-    def _check_task_args(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        return check_task_args(value)
-
-    @field_validator("run_args")
-    @classmethod
-    def _check_run_args(cls, value: list[str] | None) -> list[str] | None:
-        return check_run_args(value)
-
-    @field_validator("score")
-    @classmethod
-    def _check_score(cls, value: str | None) -> str | None:
-        return check_score_selector(value)
-
-    @field_validator("score_bounds")
-    @classmethod
-    def _check_bounds(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
-        return check_score_bounds(value)
 
     @field_validator("name")
     @classmethod
