@@ -27,13 +27,14 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# tests run on two processes (pytest-xdist): CI has two cores
 unit: install
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 --dist worksteal
 
 test: lint typecheck unit
 
 slow: install
-	$(BIN)/pytest -q --runslow -m slow
+	$(BIN)/pytest -q -n 2 --dist worksteal --runslow -m slow
 
 bench: install
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import REPO
 
 DOC = REPO / "docs" / "own-suite.md"
@@ -27,6 +29,7 @@ def test_shell_blocks_are_found() -> None:
     assert blocks == ["echo 1\n", "echo 2\n"]
 
 
+@pytest.mark.slow  # about 70 s: `make slow`, which CI runs after `make test`
 def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
     blocks = shell_blocks(DOC.read_text(encoding="utf-8"))
     script = "set -euo pipefail\n" + "".join(blocks)

@@ -46,6 +46,7 @@ def _run(code_root: Path, project: Path, cwd: Path, seed: str, *args: str) -> di
     return dict(json.loads(done.stdout))
 
 
+@pytest.mark.slow  # about 30 s: `make slow`, which CI runs after `make test`
 def test_shipped_suites_freeze_again_as_a_no_op_in_a_fresh_clone(tmp_path: Path) -> None:
     git = shutil.which("git")
     assert git and (REPO / ".git").exists(), "this test needs the project's git checkout"

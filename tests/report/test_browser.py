@@ -75,6 +75,7 @@ def _holdout_texts(project: Project) -> list[str]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow  # about 50 s: `make slow`, which CI runs after `make test`
 @pytest.mark.browser
 def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     executable = _require_browser()

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from evalsuite._core.layout import Layout
 from evalsuite.store import Store, default_store_url
@@ -39,6 +40,7 @@ def _store(project: Project) -> Store:
     return Store(default_store_url(Layout(project.root).state))
 
 
+@pytest.mark.slow  # about 40 s: `make slow`, which CI runs after `make test`
 def test_a_killed_run_resumes_to_the_same_attempts(tmp_path: Path) -> None:
     project = make_probe_project(tmp_path)
     args = (
