@@ -20,45 +20,30 @@ from inspect_ai.model import (
     GenerateConfig,
     ModelAPI,
     ModelOutput,
-    ModelUsage,
     modelapi,
 )
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer
 from inspect_ai.solver import TaskState, generate
-from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.tool import ToolInfo
 from inspect_ai.util import sandbox
+
+from tests.run.fake_models import FakeAPI
 
 DATA = Path(__file__).parent / "foreign_data" / "triage.jsonl"
 _SETTINGS = re.compile(r"(\w+)=(\S+)")
 
 
-class _Echo(ModelAPI):
+class _Echo(FakeAPI):
     """Answers ``yes`` plus the settings it got: ``seed=.. temperature=.. max_tokens=..``."""
 
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
-        **model_args: Any,
-    ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
-
-    async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
+    async def respond(
+        self, input: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
     ) -> ModelOutput:
         text = (
             f"yes seed={config.seed} temperature={config.temperature} "
             f"max_tokens={config.max_tokens} messages={len(input)}"
         )
-        output = ModelOutput.from_content(model="echo", content=text)
-        output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
-        return output
+        return ModelOutput.from_content(model="echo", content=text)
 
 
 @modelapi(name="fakeecho")

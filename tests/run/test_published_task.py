@@ -19,15 +19,15 @@ from inspect_ai.model import (
     GenerateConfig,
     ModelAPI,
     ModelOutput,
-    ModelUsage,
     modelapi,
 )
-from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.tool import ToolInfo
 
 import tests.run.foreign_tasks  # noqa: F401  (registers the fakeecho model)
 from evalsuite.manifest import read_manifest
 from evalsuite.store import Store, default_store_url
 from tests.helpers import CANARY, Project, json_out, write_jsonl
+from tests.run.fake_models import FakeAPI
 
 TASK = "inspect_evals/agent_threat_bench_memory_poison"
 
@@ -85,33 +85,20 @@ def test_a_published_task_with_a_dict_scorer_end_to_end(tmp_path: Path) -> None:
     assert (out / "index.html").is_file()
 
 
-class _Solver(ModelAPI):
+class _Solver(FakeAPI):
     """Answers a HumanEval problem with its canonical solution (looked up by its prompt)."""
 
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
-        **model_args: Any,
-    ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
+    def __init__(self, model_name: str, **kwargs: Any) -> None:
+        super().__init__(model_name, **kwargs)
         self.solutions = {r["prompt"]: r["canonical_solution"] for r in _humaneval_records()}
 
-    async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
+    async def respond(
+        self, input: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
     ) -> ModelOutput:
         asked = input[-1].text
         prompt = next(p for p in self.solutions if p in asked)
         code = f"```python\n{prompt}{self.solutions[prompt]}\n```"
-        output = ModelOutput.from_content(model="solver", content=code)
-        output.usage = ModelUsage(input_tokens=100, output_tokens=50, total_tokens=150)
-        return output
+        return ModelOutput.from_content(model="solver", content=code)
 
 
 @modelapi(name="humaneval-solver")
