@@ -131,20 +131,16 @@ def action_space_check(
 
 def determinism_check(main: Sweep, repeat: Sweep) -> Check:
     """Same seed, same final state and score: the repeated episodes match the first run."""
-    differing = []
-    compared = 0
-    for key, again in sorted(repeat.episodes.items()):
-        first = main.episodes.get(key)
-        if first is None:
-            continue
-        compared += 1
-        if (
-            first.outcome != again.outcome
-            or not _same(first.score, again.score)
-            or first.state_hash != again.state_hash
-            or first.raw != again.raw
-        ):
-            differing.append(key)
+    pairs = _pairs(main, repeat)
+    compared = len(pairs)
+    differing = [
+        key
+        for key, first, again in pairs
+        if first.outcome != again.outcome
+        or not _same(first.score, again.score)
+        or first.state_hash != again.state_hash
+        or first.raw != again.raw
+    ]
     items = sorted({item for item, _ in differing})
     summary = (
         f"{len(differing)} of {compared} repeated episodes (same seed) ended in another state "
@@ -163,15 +159,13 @@ def determinism_check(main: Sweep, repeat: Sweep) -> Check:
 
 def isolation_check(alone: Sweep, after: Sweep) -> Check:
     """An item run alone (first, in fresh family modules) ends as it does after other items."""
-    differing = []
-    compared = 0
-    for key, first in sorted(alone.episodes.items()):
-        later = after.episodes.get(key)
-        if later is None:
-            continue
-        compared += 1
-        if first.state_hash != later.state_hash or not _same(first.score, later.score):
-            differing.append(key)
+    pairs = _pairs(alone, after)
+    compared = len(pairs)
+    differing = [
+        key
+        for key, first, later in pairs
+        if first.state_hash != later.state_hash or not _same(first.score, later.score)
+    ]
     items = sorted({item for item, _ in differing})
     summary = (
         f"state leaks between episodes: {len(differing)} of {compared} episode(s) end "
@@ -186,6 +180,15 @@ def isolation_check(alone: Sweep, after: Sweep) -> Check:
         counts={"episodes": compared, "differing": len(differing)},
         items=items,
     )
+
+
+def _pairs(first: Sweep, second: Sweep) -> list[tuple[tuple[str, int], Episode, Episode]]:
+    """The episodes of each (item, epoch) both sweeps played, in key order."""
+    return [
+        (key, episode, second.episodes[key])
+        for key, episode in sorted(first.episodes.items())
+        if key in second.episodes
+    ]
 
 
 def _same(a: float, b: float) -> bool:
