@@ -41,7 +41,13 @@ from inspect_ai.log import (
 
 from evalsuite._core.layout import Layout
 from evalsuite.errors import HoldoutAccessError, ItemSourceError, NotFoundError
-from evalsuite.manifest import Manifest, frozen_versions, list_suite_names, load_manifest
+from evalsuite.manifest import (
+    Manifest,
+    ManifestItem,
+    frozen_versions,
+    list_suite_names,
+    load_manifest,
+)
 from evalsuite.run._episode import EPISODE_KEY
 from evalsuite.run._ingest_csv import CsvOptions, Format, ResultsTable
 from evalsuite.run._outcomes import classify_sample
@@ -164,6 +170,11 @@ class _Attach:
     split: str | None = None
     left_out: int = 0
     sides: Counter[str] = field(default_factory=Counter)
+    items: dict[str, ManifestItem] = field(init=False)
+    """The manifest's items by id (built once, read by every batch)."""
+
+    def __post_init__(self) -> None:
+        self.items = {i.id: i for i in self.manifest.items}
 
     def batch(self, batch: pa.RecordBatch) -> pa.RecordBatch | None:
         """The batch with the manifest's stratum, cluster and item hash (None: nothing kept).
@@ -172,8 +183,7 @@ class _Attach:
             ItemSourceError: an item id is not in the manifest, or a stratum given by the
                 file disagrees with the manifest's.
         """
-        manifest = self.manifest
-        items = {i.id: i for i in manifest.items}
+        manifest, items = self.manifest, self.items
         ids = batch.column("item_id").to_pylist()
         unknown = sorted(set(ids) - set(items))
         if unknown:
