@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from evalsuite.analyse._attempts import Health, ItemTable, item_table
+from evalsuite.analyse._attempts import Health, ItemTable, item_table, text_codes
 from evalsuite.analyse._estimates import StratumEstimate, estimate_mean, stratified_estimates
 from evalsuite.analyse._intervals import Estimate, IntervalMethod, check_level
 from evalsuite.analyse._passk import PassK, pass_at_k, pass_hat_k
@@ -259,7 +259,7 @@ def score_run(  # noqa: PLR0913 - the analysis options of `score`, one each
     rel = reliability_from_items(
         it, level=level, cost_ratio=1.0, model_corr=model_corr, alpha=alpha, retest=None
     )
-    epochs = int(pd.Series(attempts["item_id"]).astype(str).value_counts().max())
+    epochs = int(np.bincount(text_codes(pd.Series(attempts["item_id"]))[0]).max())
     return RunScore(
         run_id=it.run_id,
         input_hash=it.input_hash,

@@ -75,19 +75,22 @@ def secondary_estimates(
     check_level(level)
     if "checks" not in attempts.columns or len(attempts) == 0:
         return []
-    parsed = [secondary_values(raw) for raw in attempts["checks"]]
+    checks = attempts["checks"]
+    recorded = np.flatnonzero(checks.notna().to_numpy())  # most attempts have none
+    parsed = [secondary_values(raw) for raw in checks.iloc[recorded]]
     names = sorted({name for values, _ in parsed for name in values})
+    if not names:
+        return []
     scored = (attempts["outcome"] == "scored").to_numpy()
     out = []
     for name in names:
-        values = np.array(
-            [np.nan if v.get(name) is None else v[name] for v, _ in parsed], dtype=np.float64
-        )
+        values = np.full(len(attempts), np.nan)
+        values[recorded] = [np.nan if v.get(name) is None else v[name] for v, _ in parsed]
         missing = scored & np.isnan(values)
+        errors_at = dict(zip(recorded.tolist(), (e for _, e in parsed), strict=True))
         reasons = Counter(
-            errors.get(name, "no value recorded")
-            for (_, errors), miss in zip(parsed, missing, strict=True)
-            if miss
+            errors_at.get(row, {}).get(name, "no value recorded")
+            for row in np.flatnonzero(missing).tolist()
         )
         frame = attempts.copy()
         frame["score"] = np.where(scored, values, frame["score"].to_numpy(np.float64))

@@ -15,6 +15,12 @@ from evalsuite.manifest import load_manifest
 from evalsuite.report._health import audit_fields
 from evalsuite.store import RunRecord, Store, run_health
 
+COMPARE_COLUMNS = (
+    "run_id", "item_id", "item_hash", "stratum", "cluster", "epoch", "outcome", "limit_type",
+    "score",
+)  # fmt: skip
+"""The attempt columns a comparison reads (docs/design/analysis-scale.md)."""
+
 __all__ = [
     "AnalysisOptions",
     "Completeness",
@@ -125,8 +131,9 @@ def score_payload(
 ) -> dict[str, Any]:
     """The `score --json` payload of one stored run (flagged when the run is partial)."""
     run = store.get_run(run_id)
+    frame = store.attempt_columns(run.run_id)  # read once, column-wise, for every figure
     result = score_run(
-        store.attempts(run.run_id),
+        frame,
         weights=run.weights or None,
         planned=run.planned,
         level=options.level,
@@ -136,9 +143,7 @@ def score_payload(
     )
     payload = run_facts(run) | result.to_dict()
     payload["run_id"] = run.run_id
-    health = run_health(
-        store.attempts(run.run_id), planned=run.planned, threshold=run.error_threshold
-    )
+    health = run_health(frame, planned=run.planned, threshold=run.error_threshold)
     payload["harness"] |= {
         "errors_by_kind": health.errors_by_kind,
         "valid": health.valid,
@@ -160,7 +165,7 @@ def score_payload(
     payload["secondary"] = [
         s.to_dict()
         for s in secondary_estimates(
-            store.attempts(run.run_id),
+            frame,
             planned=run.planned,
             level=options.level,
             rng=np.random.default_rng(options.seed),
@@ -280,8 +285,8 @@ def compare_payload(
         others=store.list_runs(),
     )
     result = compare_runs(
-        store.attempts(base.run_id),
-        store.attempts(cand.run_id),
+        store.attempt_columns(base.run_id, COMPARE_COLUMNS),
+        store.attempt_columns(cand.run_id, COMPARE_COLUMNS),
         level=options.level,
         alpha=options.alpha,
         gate=Gate(margin=options.margin) if options.margin is not None else None,

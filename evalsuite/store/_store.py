@@ -14,6 +14,7 @@ opens it and refuses a newer one (docs/store.md).
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import time
@@ -25,6 +26,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import (
     Connection,
@@ -63,6 +65,7 @@ from evalsuite.store._schema import (
 )
 
 __all__ = [
+    "ANALYSIS_COLUMNS",
     "ATTEMPT_COLUMNS",
     "BATCH_ROWS",
     "MIGRATIONS",
@@ -83,6 +86,12 @@ ATTEMPT_COLUMNS = [
     "run_id", "item_id", "item_hash", "stratum", "cluster", "epoch", "seed", "outcome",
     "limit_type", "score", "reason", "retries", "duration_s", "tokens", "checks",
 ]  # fmt: skip
+ANALYSIS_COLUMNS = (
+    "run_id", "item_id", "item_hash", "stratum", "cluster", "epoch", "outcome", "limit_type",
+    "score", "reason", "retries", "checks",
+)  # fmt: skip
+"""What `score`, `compare` and `report` read of each attempt (`Store.attempt_columns`)."""
+_CATEGORICAL = frozenset({"item_id", "item_hash", "stratum", "cluster", "outcome"})
 BATCH_ROWS = 2000
 """Attempt rows per executemany call: bounds memory and every statement's parameters.
 
@@ -248,6 +257,17 @@ def _attempt_row(run_id: str, record: AttemptRecord, now: str) -> dict[str, Any]
     row.update(run_id=run_id, score=score, recorded_at=now)
     row["checks"] = _checks_text(record.checks)
     return row
+
+
+def _column(name: str, values: Sequence[Any]) -> Any:
+    """One column of `Store.attempt_columns`: categorical labels, numbers, or objects."""
+    if name in _CATEGORICAL:
+        return pd.Categorical(values)
+    if name == "score":
+        return np.array(values, dtype=np.float64)  # None -> NaN, as `attempts` gives
+    if name in ("epoch", "retries"):
+        return np.array(values, dtype=np.int64)
+    return np.array(values, dtype=object)
 
 
 def _latest_per_key(records: Sequence[AttemptRecord]) -> list[AttemptRecord]:
@@ -880,6 +900,49 @@ class Store:
         frame["score"] = frame["score"].astype(float)
         frame["epoch"] = frame["epoch"].astype(int)
         return frame.reset_index(drop=True)
+
+    def attempt_columns(
+        self, run_id: str, columns: Sequence[str] = ANALYSIS_COLUMNS
+    ) -> pd.DataFrame:
+        """The run's attempts, only `columns`, read column-wise for analysis at scale.
+
+        The same rows, order and values as `attempts` (docs/design/analysis-scale.md), but
+        built without SQLAlchemy's per-row objects: the driver's rows are turned into one
+        array per column, and the repeated labels (item id, stratum, cluster, outcome, item
+        hash) become pandas categoricals, so a run of 500,000 attempts holds a few integer
+        codes per row instead of Python strings. ``run_id`` is added as a constant column.
+
+        Raises:
+            UsageError: a column that is not an attempt column.
+        """
+        unknown = [c for c in columns if c not in ATTEMPT_COLUMNS]
+        if unknown:
+            raise UsageError(f"unknown attempt column(s) {unknown}; expected {ATTEMPT_COLUMNS}")
+        wanted = [c for c in ATTEMPT_COLUMNS if c in columns and c != "run_id"]
+        item = attempts.c.item_id
+        if self.engine.dialect.name == "postgresql":
+            item = item.collate("C")  # type: ignore[assignment]
+        query = (
+            select(*[attempts.c[c] for c in wanted])
+            .where(attempts.c.run_id == run_id)
+            .order_by(item, attempts.c.epoch)
+        )
+        paused = gc.isenabled()
+        gc.disable()  # millions of short-lived row tuples: no cycles, only collector passes
+        try:
+            with self._errors(f"read attempts of run {run_id}"), self._tx() as conn:
+                rows = conn.execute(query).cursor.fetchall()  # the driver's tuples, as is
+            data = list(zip(*rows, strict=True)) if rows else [()] * len(wanted)
+            del rows
+            frame = pd.DataFrame(
+                {name: _column(name, values) for name, values in zip(wanted, data, strict=True)}
+            )
+        finally:
+            if paused:
+                gc.enable()
+        if "run_id" in columns:
+            frame.insert(0, "run_id", pd.Categorical([run_id] * len(frame)))
+        return frame[[c for c in ATTEMPT_COLUMNS if c in columns]]
 
     def delete_run(self, run_id: str) -> None:
         """Remove a run and its attempts (used to undo a failed ingest)."""
