@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -239,10 +240,19 @@ def _validate(attempts: pd.DataFrame, what: str) -> _Columns:
     return cols
 
 
+_JSON_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+"""Characters `json.dumps(..., ensure_ascii=False)` escapes in a string; others pass as is."""
+
+
 def _json_texts(values: npt.NDArray[np.object_], *, prefix: str = "", suffix: str = "") -> Any:
-    """Each distinct value as its canonical JSON text, wrapped; an Arrow array to `take`."""
+    """Each distinct text as its canonical JSON string, wrapped; an Arrow array to `take`."""
     return pa.array(
-        [prefix + json.dumps(v, ensure_ascii=False) + suffix for v in values],
+        [
+            prefix
+            + (json.dumps(v, ensure_ascii=False) if _JSON_ESCAPED.search(v) else f'"{v}"')
+            + suffix
+            for v in values
+        ],
         type=pa.large_string(),
     )
 

@@ -228,6 +228,13 @@ def _is_set(value: object, unset: object) -> bool:
     return value != unset
 
 
+def _set_mask(values: np.ndarray, unset: object) -> np.ndarray:
+    """`_is_set` of every value, computed once per distinct value (labels repeat)."""
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
+    known = np.array([_is_set(v, unset) for v in uniques] + [False], dtype=bool)
+    return known[np.asarray(codes)]  # code -1 (None or NaN) picks the final False
+
+
 def _merge(
     name: str, shared: np.ndarray, x: np.ndarray, y: np.ndarray, unset: object
 ) -> np.ndarray:
@@ -235,9 +242,10 @@ def _merge(
 
     Raises `IncomparableRunsError` when both runs label an item and the labels differ.
     """
-    x_set = np.array([_is_set(v, unset) for v in x], dtype=bool)
-    y_set = np.array([_is_set(v, unset) for v in y], dtype=bool)
-    bad = x_set & y_set & (x.astype(str) != y.astype(str))
+    x_set, y_set = _set_mask(x, unset), _set_mask(y, unset)
+    both = np.flatnonzero(x_set & y_set)
+    bad = np.zeros(len(x), dtype=bool)
+    bad[both] = x[both].astype(str) != y[both].astype(str)
     if bad.any():
         raise IncomparableRunsError(
             f"item {shared[bad][0]!r} has a different {name} in the two runs ({x[bad][0]!r} vs "

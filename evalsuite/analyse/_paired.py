@@ -266,44 +266,61 @@ _ROWS_PER_CHUNK = 64
 """Sign patterns computed at once by `_sign_flip_null` (memory: 64 × units × 4 bytes)."""
 
 
-_FEW_VALUES = 64
-"""Up to this many distinct values, pattern sums are counted by value (popcounts)."""
+_COMMON_VALUES = 16
+"""Distinct values whose pattern sums are counted by popcount; the rest use byte tables."""
+
+
+def _bytes(bits: npt.NDArray[np.uint8], n_words: int) -> npt.NDArray[np.uint8]:
+    """0/1 matrix (patterns × items) packed 8 items to a byte, padded to 64-bit words."""
+    pad = n_words * 64 - bits.shape[1]
+    return np.packbits(np.pad(bits, ((0, 0), (0, pad))), axis=1, bitorder="little")
 
 
 def _kept_sum(
-    totals: npt.NDArray[np.float64], n_words: int
+    totals: npt.NDArray[np.float64],
 ) -> Callable[[npt.NDArray[np.uint8]], npt.NDArray[np.float64]]:
-    """``packed bits (patterns × n_words·8 bytes) -> Σ x_i over the items whose bit is 1``.
+    """``0/1 matrix (patterns × items) -> Σ x_i over the items whose bit is 1``, per pattern.
 
-    Few distinct values (item means of 0/1 scores over K epochs take at most 2K + 1): count
-    each value's set bits with a popcount over 64-bit words, then weight the counts. Many:
-    look each byte up in a table of the sums of its 8 items' values over all 256 patterns.
+    The most frequent values (item means of 0/1 scores over K epochs take few: multiples of
+    1/K) count their set bits with a popcount over 64-bit words and weight the counts; the
+    items with rarer values look each byte of their packed bits up in a table of the sums
+    of its 8 items' values over all 256 patterns.
     """
     n = len(totals)
-    values, inverse = np.unique(totals, return_inverse=True)
-    if len(values) <= _FEW_VALUES:
-        member = np.zeros((len(values), n_words * 64), dtype=np.uint8)
-        member[inverse, np.arange(n)] = 1
-        masks = np.packbits(member, axis=1, bitorder="little").view(np.uint64)
-
-        def by_value(packed: npt.NDArray[np.uint8]) -> npt.NDArray[np.float64]:
-            words = packed.view(np.uint64)
-            counts = np.stack(
-                [np.bitwise_count(words & m).sum(axis=1, dtype=np.int64) for m in masks], axis=1
-            )
-            return counts.astype(np.float64) @ values
-
-        return by_value
-    padded = np.zeros(n_words * 64)
-    padded[:n] = totals
+    values, inverse, counts = np.unique(totals, return_inverse=True, return_counts=True)
+    common = np.argsort(-counts, kind="stable")[:_COMMON_VALUES]
+    if counts[common].sum() * 2 < n:  # mostly distinct values: every item by table
+        common = common[:0]
+    n_words = -(-n // 64)
+    member = np.zeros((len(common), n_words * 64), dtype=np.uint8)
+    slot = np.full(len(values), -1)
+    slot[common] = np.arange(len(common))
+    rows = slot[inverse]
+    member[rows[rows >= 0], np.flatnonzero(rows >= 0)] = 1
+    masks = np.packbits(member, axis=1, bitorder="little").view(np.uint64)
+    weights = values[common]
+    rare = np.flatnonzero(rows < 0)
+    rare_words = -(-len(rare) // 64)
+    padded = np.zeros(rare_words * 64)
+    padded[: len(rare)] = totals[rare]
     bits = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float64)
     table = (bits @ padded.reshape(-1, 8).T).T.ravel()  # [byte position, bit pattern]
-    base = np.arange(n_words * 8, dtype=np.intp) * 256
+    base = np.arange(rare_words * 8, dtype=np.intp) * 256
 
-    def by_byte(packed: npt.NDArray[np.uint8]) -> npt.NDArray[np.float64]:
-        return np.asarray(table[packed.astype(np.intp) + base].sum(axis=1), dtype=np.float64)
+    def kept(low: npt.NDArray[np.uint8]) -> npt.NDArray[np.float64]:
+        out = np.zeros(len(low))
+        if len(masks):
+            words = _bytes(low, n_words).view(np.uint64)
+            tallies = np.stack(
+                [np.bitwise_count(words & m).sum(axis=1, dtype=np.int64) for m in masks], axis=1
+            )
+            out += tallies.astype(np.float64) @ weights
+        if len(rare):
+            subset = low if len(rare) == n else low[:, rare]
+            out += table[_bytes(subset, rare_words).astype(np.intp) + base].sum(axis=1)
+        return out
 
-    return by_byte
+    return kept
 
 
 def _streams_like_scipy(rng: np.random.Generator) -> bool:
@@ -326,8 +343,7 @@ def _sign_flip_null(
     the pair. At 100,000 items that is 1.6 GB of indices per batch and 7 GB in all. The same
     32-bit draws are taken here straight from the bit generator (PCG64 hands out the low,
     then the high half of each 64-bit output, and buffers a spare half between calls),
-    64 patterns at a time: their bits are packed 8 items to a byte and each byte looks up the
-    sum of its items' values in a 256-entry table, so a pattern's sum costs n/8 additions.
+    64 patterns at a time, and each pattern's sum is built from packed bits (`_kept_sum`).
     The generator is left exactly where scipy leaves it (whole batches are drawn), and the
     sums differ from scipy's only by rounding, which its tie tolerance absorbs
     (tests/analyse/test_scale_parity.py checks the p-values are equal).
@@ -335,8 +351,7 @@ def _sign_flip_null(
     n = len(totals)
     batch = min(SCIPY_BATCH, n_resamples)
     drawn = -(-n_resamples // batch) * batch  # scipy permutes whole batches
-    n_words = -(-n // 64)
-    kept_sum = _kept_sum(totals, n_words)
+    kept_sum = _kept_sum(totals)
     total = float(np.sum(totals))
     generator = rng.bit_generator
     state = generator.state
@@ -355,12 +370,7 @@ def _sign_flip_null(
         if keep <= 0:
             continue
         low = words.view(np.uint8)[: keep * n * 4 : 4] & 1  # lowest bit of each 32-bit draw
-        packed = np.packbits(
-            np.pad(low.reshape(keep, n), ((0, 0), (0, n_words * 64 - n))),
-            axis=1,
-            bitorder="little",
-        )
-        null[start : start + keep] = 2.0 * kept_sum(packed) - total
+        null[start : start + keep] = 2.0 * kept_sum(low.reshape(keep, n)) - total
     if carry:
         generator.state = generator.state | {"has_uint32": 1, "uinteger": carry[0]}
     return null

@@ -262,7 +262,8 @@ def _attempt_row(run_id: str, record: AttemptRecord, now: str) -> dict[str, Any]
 def _column(name: str, values: Sequence[Any]) -> Any:
     """One column of `Store.attempt_columns`: categorical labels, numbers, or objects."""
     if name in _CATEGORICAL:
-        return pd.Categorical(values)
+        codes, uniques = pd.factorize(np.array(values, dtype=object))  # None -> missing
+        return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
     if name == "score":
         return np.array(values, dtype=np.float64)  # None -> NaN, as `attempts` gives
     if name in ("epoch", "retries"):
