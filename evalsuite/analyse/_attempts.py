@@ -211,10 +211,8 @@ def _validate(attempts: pd.DataFrame, what: str) -> _Columns:
     dup = pd.DataFrame({"item": item_code, "epoch": epoch}).duplicated().to_numpy()
     if dup.any():
         row = int(np.argmax(dup))
-        raise _fail(
-            what,
-            f"duplicate (item_id, epoch) rows, e.g. {[str(item_ids[item_code[row]]), int(epoch[row])]}",
-        )
+        example = [str(item_ids[item_code[row]]), int(epoch[row])]
+        raise _fail(what, f"duplicate (item_id, epoch) rows, e.g. {example}")
     score = pd.to_numeric(df["score"], errors="coerce").to_numpy(np.float64)
     scored = outcome == 0
     with np.errstate(invalid="ignore"):

@@ -358,7 +358,7 @@ def _sign_flip_null(
     carry: list[int] = []
     if state.get("has_uint32"):
         carry = [int(state["uinteger"])]
-        generator.state = state | {"has_uint32": 0, "uinteger": 0}
+        generator.state = {**state, "has_uint32": 0, "uinteger": 0}
     null = np.empty(n_resamples)
     for start in range(0, drawn, _ROWS_PER_CHUNK):
         rows = min(_ROWS_PER_CHUNK, drawn - start)
@@ -369,10 +369,11 @@ def _sign_flip_null(
         keep = min(rows, n_resamples - start)
         if keep <= 0:
             continue
-        low = words.view(np.uint8)[: keep * n * 4 : 4] & 1  # lowest bit of each 32-bit draw
+        # the lowest bit of each 32-bit draw (its first byte, little-endian)
+        low = np.bitwise_and(words.view(np.uint8)[: keep * n * 4 : 4], np.uint8(1))
         null[start : start + keep] = 2.0 * kept_sum(low.reshape(keep, n)) - total
     if carry:
-        generator.state = generator.state | {"has_uint32": 1, "uinteger": carry[0]}
+        generator.state = {**generator.state, "has_uint32": 1, "uinteger": carry[0]}
     return null
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from evalsuite import __version__
@@ -41,48 +43,92 @@ class ReportData:
     figures: dict[str, str] = field(default_factory=dict)
 
 
-def item_rows(frames: dict[str, pd.DataFrame]) -> list[dict[str, Any]]:
+def _id_codes(ids: pd.Series) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]:
+    """Codes of the item ids as text, and the distinct ids sorted by code point."""
+    codes, uniques = pd.factorize(ids, sort=False)
+    texts = np.array([str(u) for u in uniques], dtype=object)
+    merged, ordered = pd.factorize(texts, sort=True)
+    return np.asarray(merged, dtype=np.intp)[codes], np.asarray(ordered, dtype=object)
+
+
+def _per_item(frame: pd.DataFrame) -> dict[str, Any] | None:
+    """One run's usable attempts per item (ids sorted): mean, flip, stratum, hash, epochs."""
+    usable = (frame["outcome"] != "harness_error").to_numpy()
+    if not usable.any():
+        return None
+    sub = frame.loc[usable]
+    codes, ids = _id_codes(sub["item_id"])
+    score = sub["score"].to_numpy(np.float64)
+    stats = (
+        pd.DataFrame({"item": codes, "score": score})
+        .groupby("item", sort=True)["score"]
+        .agg(["mean", "min", "max"])
+    )
+    order = np.argsort(codes, kind="stable")
+    first = order[np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0])]
+    hashes = np.full(len(ids), None, dtype=object)
+    if "item_hash" in sub:
+        known = np.flatnonzero(sub["item_hash"].notna().to_numpy())
+        found, at = np.unique(codes[known], return_index=True)  # first non-null, as `first`
+        hashes[found] = sub["item_hash"].iloc[known[at]].to_numpy(dtype=object)
+    return {
+        "ids": ids,
+        "mean": stats["mean"].to_numpy(np.float64),
+        # more than one distinct score (nunique > 1; NaN is no score)
+        "flip": ((stats["min"] != stats["max"]) & stats["min"].notna()).to_numpy(),
+        "stratum": sub["stratum"].iloc[first].astype(str).to_numpy(dtype=object),
+        "hash": hashes,
+        "epochs": np.bincount(codes, weights=sub["epoch"].notna().to_numpy()).astype(np.int64),
+    }
+
+
+def item_rows(frames: Mapping[str, pd.DataFrame]) -> list[dict[str, Any]]:
     """Per item: stratum, hash, difficulty, flip rate and mean per run (never any text).
 
     difficulty = 1 − the mean of the item's per-run means; flip rate = the share of runs in
-    which the item's usable epochs disagree; harness errors are excluded.
+    which the item's usable epochs disagree; harness errors are excluded. Stratum and hash
+    are those of the first run (in `frames` order) that has the item. Computed per run on
+    arrays, then merged by item id (docs/design/analysis-scale.md).
     """
-    per_run = []
-    for run_id, frame in frames.items():
-        usable = frame[frame["outcome"] != "harness_error"]
-        if usable.empty:
-            continue
-        grouped = usable.groupby("item_id").agg(
-            mean=("score", "mean"),
-            spread=("score", "nunique"),
-            stratum=("stratum", "first"),
-            item_hash=("item_hash", "first"),
-            epochs=("epoch", "count"),
-        )
-        grouped["run_id"] = run_id
-        per_run.append(grouped.reset_index())
-    if not per_run:
+    runs = [(str(r), t) for r, f in frames.items() if (t := _per_item(f)) is not None]
+    if not runs:
         return []
-    table = pd.concat(per_run)
-    rows = []
-    for item_id, group in table.groupby("item_id", sort=False):
-        means = {
-            str(run): float(value)
-            for run, value in zip(group["run_id"], group["mean"].astype(float), strict=True)
+    ids = np.unique(np.concatenate([t["ids"] for _, t in runs]))
+    n = len(ids)
+    present = np.zeros((len(runs), n), dtype=bool)
+    means = np.zeros((len(runs), n))
+    total = np.zeros(n)  # added in run order, as pandas' mean of the run means adds them
+    flips = np.zeros(n)
+    epochs = np.zeros(n, dtype=np.int64)
+    stratum = np.full(n, None, dtype=object)
+    hashes = np.full(n, None, dtype=object)
+    for r, (_, t) in enumerate(runs):
+        at = np.searchsorted(ids, t["ids"])
+        new = at[~present[:r, at].any(axis=0)] if r else at
+        first_here = np.isin(at, new)
+        stratum[at[first_here]] = t["stratum"][first_here]
+        hashes[at[first_here]] = t["hash"][first_here]
+        present[r, at] = True
+        means[r, at] = t["mean"]
+        total[at] += t["mean"]
+        flips[at] += t["flip"]
+        epochs[at] = np.maximum(epochs[at], t["epochs"])
+    count = present.sum(axis=0)
+    difficulty = 1.0 - total / count
+    flip_rate = flips / count
+    names = [run for run, _ in runs]
+    rows = [
+        {
+            "item_id": str(ids[i]),
+            "stratum": str(stratum[i]),
+            "item_hash": hashes[i] if pd.notna(hashes[i]) else None,
+            "difficulty": float(difficulty[i]),
+            "flip_rate": float(flip_rate[i]),
+            "epochs": int(epochs[i]),
+            "means": {names[r]: float(means[r, i]) for r in range(len(runs)) if present[r, i]},
         }
-        rows.append(
-            {
-                "item_id": str(item_id),
-                "stratum": str(group["stratum"].iloc[0]),
-                "item_hash": group["item_hash"].iloc[0]
-                if pd.notna(group["item_hash"].iloc[0])
-                else None,
-                "difficulty": 1.0 - float(group["mean"].mean()),
-                "flip_rate": float((group["spread"] > 1).mean()),
-                "epochs": int(group["epochs"].max()),
-                "means": means,
-            }
-        )
+        for i in range(n)
+    ]
     return sorted(rows, key=lambda r: (r["stratum"], r["item_id"]))
 
 
@@ -110,6 +156,7 @@ def _comparisons(
     *,
     layout: Layout,
     allow_partial: bool,
+    frames: Mapping[str, pd.DataFrame] | None = None,
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     baseline = runs[0]
@@ -123,6 +170,9 @@ def _comparisons(
                 allow_invalid=True,
                 allow_partial=allow_partial,
                 layout=layout,
+                attempts=None
+                if frames is None
+                else (frames[baseline["run_id"]], frames[candidate["run_id"]]),
             )
         except EvalsuiteError as exc:
             out.append(
@@ -170,7 +220,10 @@ def build_report(
     runs = []
     frames: dict[str, pd.DataFrame] = {}
     for record in records:
-        payload = score_payload(store, record.run_id, options, layout=layout)
+        frames[record.run_id] = store.attempt_columns(record.run_id)  # read once per run
+        payload = score_payload(
+            store, record.run_id, options, layout=layout, attempts=frames[record.run_id]
+        )
         payload |= {
             "model_args": record.model_args,
             "seed": record.seed,
@@ -182,8 +235,9 @@ def build_report(
             "manifest": _manifest_facts(layout, payload),
         }
         runs.append(payload)
-        frames[record.run_id] = store.attempts(record.run_id)
-    comparisons = _comparisons(store, runs, options, layout=layout, allow_partial=allow_partial)
+    comparisons = _comparisons(
+        store, runs, options, layout=layout, allow_partial=allow_partial, frames=frames
+    )
     if validity is None:
         validity = validity_sections(store, runs, options, layout=layout)
     canaries = sorted({r["manifest"]["canary"] for r in runs if r["manifest"]})

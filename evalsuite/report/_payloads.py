@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from evalsuite._core.layout import Layout
 from evalsuite.analyse import Gate, compare_runs, score_run, secondary_estimates
@@ -127,11 +128,20 @@ def run_facts(run: RunRecord) -> dict[str, Any]:
 
 
 def score_payload(
-    store: Store, run_id: str, options: AnalysisOptions, *, layout: Layout | None = None
+    store: Store,
+    run_id: str,
+    options: AnalysisOptions,
+    *,
+    layout: Layout | None = None,
+    attempts: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
-    """The `score --json` payload of one stored run (flagged when the run is partial)."""
+    """The `score --json` payload of one stored run (flagged when the run is partial).
+
+    `attempts`: the run's attempts when the caller has read them already
+    (`Store.attempt_columns`); None: read here, once, for every figure.
+    """
     run = store.get_run(run_id)
-    frame = store.attempt_columns(run.run_id)  # read once, column-wise, for every figure
+    frame = store.attempt_columns(run.run_id) if attempts is None else attempts
     result = score_run(
         frame,
         weights=run.weights or None,
@@ -263,7 +273,7 @@ def check_comparable(
     return notes
 
 
-def compare_payload(
+def compare_payload(  # noqa: PLR0913 - the options of `compare`, and the attempts if read
     store: Store,
     baseline: str,
     candidate: str,
@@ -272,8 +282,13 @@ def compare_payload(
     allow_invalid: bool,
     allow_partial: bool = False,
     layout: Layout | None = None,
+    attempts: tuple[pd.DataFrame, pd.DataFrame] | None = None,
 ) -> dict[str, Any]:
-    """The `compare --json` payload of two stored runs."""
+    """The `compare --json` payload of two stored runs.
+
+    `attempts`: (baseline, candidate) attempts already read (`Store.attempt_columns`);
+    None: read here, only the columns a comparison needs.
+    """
     base = store.get_run(baseline)
     cand = store.get_run(candidate)
     notes = check_comparable(
@@ -284,9 +299,13 @@ def compare_payload(
         layout=layout,
         others=store.list_runs(),
     )
+    if attempts is None:
+        attempts = (
+            store.attempt_columns(base.run_id, COMPARE_COLUMNS),
+            store.attempt_columns(cand.run_id, COMPARE_COLUMNS),
+        )
     result = compare_runs(
-        store.attempt_columns(base.run_id, COMPARE_COLUMNS),
-        store.attempt_columns(cand.run_id, COMPARE_COLUMNS),
+        *attempts,
         level=options.level,
         alpha=options.alpha,
         gate=Gate(margin=options.margin) if options.margin is not None else None,

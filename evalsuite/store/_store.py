@@ -942,7 +942,7 @@ class Store:
             if paused:
                 gc.enable()
         if "run_id" in columns:
-            frame.insert(0, "run_id", pd.Categorical([run_id] * len(frame)))
+            frame.insert(0, "run_id", pd.Series(pd.Categorical([run_id] * len(frame))))
         return frame[[c for c in ATTEMPT_COLUMNS if c in columns]]
 
     def delete_run(self, run_id: str) -> None:

@@ -1,0 +1,239 @@
+"""The column-wise analysis (docs/design/analysis-scale.md) gives the row-by-row numbers.
+
+The oracle is the pandas implementation it replaced (tests/analyse/reference_analysis.py)
+and scipy's own permutation test: item tables, input hashes, report item rows and
+sign-flip p-values must agree on small runs; scale itself is measured by
+benchmarks/bench_analysis_scale.py, never here.
+"""
+
+from __future__ import annotations
+
+import re
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evalsuite.analyse._attempts import ItemTable, item_table
+from evalsuite.analyse._paired import sign_flip_p
+from evalsuite.errors import UsageError
+from evalsuite.report._build import item_rows
+from evalsuite.store import AttemptRecord, RunRecord, Store
+from tests.analyse import reference_analysis as reference
+
+
+def attempts(
+    seed: int,
+    *,
+    n_items: int = 40,
+    epochs: int = 4,
+    clustered: bool = False,
+    continuous: bool = False,
+    run_id: str = "run-a",
+    items: range | None = None,
+) -> pd.DataFrame:
+    """A shuffled attempts table: limits, harness errors, an all-error item, odd item ids."""
+    rng = np.random.default_rng(seed)
+    rows: list[dict[str, Any]] = []
+    for i in items if items is not None else range(n_items):
+        for epoch in range(1, epochs + 1):
+            outcome = str(rng.choice(["scored", "limit", "harness_error"], p=[0.85, 0.1, 0.05]))
+            if i == 3:
+                outcome = "harness_error"  # every epoch: the item is excluded
+            value = float(rng.random()) if continuous else float(rng.random() < 0.6)
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "item_id": f'it-{i}-é"\\' if i % 5 == 0 else f"it-{i:03d}",
+                    "stratum": f"s{i % 3}",
+                    "cluster": f"c{i % 7}" if clustered else None,
+                    "epoch": epoch,
+                    "outcome": outcome,
+                    "limit_type": "time" if outcome == "limit" and rng.random() < 0.5 else None,
+                    "score": {"scored": value, "limit": 0.0}.get(outcome, np.nan),
+                    "item_hash": f"h{i}" if epoch > 1 else None,
+                }
+            )
+    return pd.DataFrame(rows).sample(frac=1.0, random_state=seed).reset_index(drop=True)
+
+
+def as_plain(table: ItemTable) -> dict[str, Any]:
+    """An item table's fields as comparable Python values (missing labels as None)."""
+    out: dict[str, Any] = {}
+    for name in ItemTable.__dataclass_fields__:
+        value = getattr(table, name)
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            out[name] = value
+        elif isinstance(value, np.ndarray):
+            out[name] = [None if v is None or v != v else v for v in value.tolist()]
+        else:
+            out[name] = value.to_dict() if hasattr(value, "to_dict") else value
+    return out
+
+
+def assert_same_table(new: ItemTable, old: ItemTable) -> None:
+    a, b = as_plain(new), as_plain(old)
+    for name, value in a.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_allclose(value, b[name], rtol=0, atol=1e-12, err_msg=name)
+        else:
+            assert value == b[name], name
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_item_table_matches_the_row_by_row_table(seed: int) -> None:
+    frame = attempts(seed, clustered=seed % 2 == 1, continuous=seed % 3 == 2)
+    planned = len(frame) + seed  # unrecorded attempts count as harness errors
+    new = item_table(frame, planned=planned)
+    assert_same_table(new, reference.item_table(frame, planned=planned))
+    assert new.input_hash == reference.item_table(frame, planned=planned).input_hash
+    assert new.health.n_items_excluded == 1
+
+
+def test_item_table_is_the_same_from_categorical_columns() -> None:
+    frame = attempts(11, clustered=True)
+    coded = frame.astype({c: "category" for c in ("item_id", "stratum", "cluster", "outcome")})
+    assert_same_table(item_table(coded), reference.item_table(frame))
+
+
+@pytest.mark.parametrize(
+    ("change", "column"),
+    [
+        (lambda f: f.assign(epoch=f["epoch"].where(f.index != 4, f["epoch"].iloc[5])), None),
+        (lambda f: f.assign(stratum=f["stratum"].where(f.index != 2, "other")), "stratum"),
+        (lambda f: f.assign(cluster=f["cluster"].where(f.index != 7, "x")), "cluster"),
+        (lambda f: f.assign(score=f["score"].where(f["outcome"] != "scored", 1.5)), None),
+        (lambda f: f.assign(outcome=f["outcome"].where(f.index != 1, "oops")), None),
+    ],
+)
+def test_item_table_refuses_what_the_row_by_row_table_refused(change: Any, column: Any) -> None:
+    base = attempts(5, clustered=True)
+    frame = change(base)
+    if column is None and "epoch" in frame and frame.equals(base):
+        pytest.fail("the change left the table as it was")
+    with pytest.raises(UsageError) as old:
+        reference.item_table(frame)
+    with pytest.raises(UsageError) as new:
+        item_table(frame)
+    # the old message printed a duplicate epoch as numpy's repr, np.int64(3); now 3
+    assert str(new.value) == re.sub(r"np\.int64\((\d+)\)", r"\1", str(old.value))
+
+
+def test_store_columns_give_the_table_of_the_full_read(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'results.sqlite'}")
+    frame = attempts(3, clustered=True)
+    store.create_run(
+        RunRecord(
+            run_id="run-a",
+            model="m",
+            epochs=4,
+            planned=len(frame) + 2,
+            status="complete",
+            source="csv",
+            started_at="2026-12-01T00:00:00+00:00",
+        )
+    )
+    rows: list[dict[Any, Any]] = frame.to_dict("records")
+    store.record_attempts(
+        "run-a",
+        [
+            AttemptRecord(
+                item_id=r["item_id"],
+                epoch=int(r["epoch"]),
+                stratum=r["stratum"],
+                outcome=r["outcome"],
+                score=float(r["score"]),
+                item_hash=r["item_hash"],
+                cluster=r["cluster"],
+                limit_type=r["limit_type"],
+            )
+            for r in rows
+        ],
+    )
+    full = store.attempts("run-a")  # the row-by-row read
+    columns = store.attempt_columns("run-a")
+    assert isinstance(columns["item_id"].dtype, pd.CategoricalDtype)
+    assert len(columns) == len(full)
+    for name in columns.columns:
+        left = columns[name].astype(object).where(columns[name].notna(), None).tolist()
+        right = full[name].astype(object).where(full[name].notna(), None).tolist()
+        assert left == right, name
+    assert_same_table(
+        item_table(columns, planned=len(frame) + 2), item_table(full, planned=len(frame) + 2)
+    )
+    with pytest.raises(UsageError, match="unknown attempt column"):
+        store.attempt_columns("run-a", ["item_id", "nope"])
+
+
+def test_report_item_rows_match_the_per_item_loop() -> None:
+    frames = {
+        "run-a": attempts(1, items=range(0, 30)),
+        "run-b": attempts(2, items=range(10, 40), run_id="run-b", continuous=True),
+        "run-c": attempts(3, items=range(5, 15), run_id="run-c").assign(item_hash=None),
+    }
+    new, old = item_rows(frames), reference.item_rows(frames)
+    assert [r["item_id"] for r in new] == [r["item_id"] for r in old]
+    for a, b in zip(new, old, strict=True):
+        assert a.keys() == b.keys()
+        for key in ("item_id", "stratum", "item_hash", "epochs", "flip_rate"):
+            assert a[key] == b[key], key
+        assert a["difficulty"] == pytest.approx(b["difficulty"], abs=1e-12)
+        assert list(a["means"]) == list(b["means"])
+        assert list(a["means"].values()) == pytest.approx(list(b["means"].values()), abs=1e-12)
+
+
+def scipy_p(d: np.ndarray, n_resamples: int, rng: np.random.Generator) -> float:
+    result = stats.permutation_test(
+        (d,),
+        lambda x, axis: np.sum(x, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        rng=rng,
+        batch=1000,
+    )
+    return min(1.0, float(result.pvalue))
+
+
+@pytest.mark.parametrize(
+    ("n", "n_resamples", "continuous", "buffered"),
+    [
+        (21, 9999, False, False),
+        (301, 9999, False, True),
+        (1001, 2500, True, False),
+        (77, 1500, True, True),
+        (4000, 999, False, True),
+    ],
+)
+def test_sign_flip_p_is_scipys_p_value(
+    n: int, n_resamples: int, continuous: bool, buffered: bool
+) -> None:
+    """Same draws as scipy's permutation test, so the same p-value and the same rng after."""
+    data = np.random.default_rng(n).normal(0.02, 0.3, n).clip(-1, 1)
+    d = data if continuous else np.round(data, 1)
+    ours, theirs = np.random.default_rng(7), np.random.default_rng(7)
+    if buffered:  # a spare 32-bit half waiting in the generator
+        ours.integers(0, 2**32, dtype=np.uint32)
+        theirs.integers(0, 2**32, dtype=np.uint32)
+    expected = scipy_p(d, n_resamples, theirs)
+    p, exact = sign_flip_p(d, None, n_resamples=n_resamples, rng=ours)
+    assert not exact
+    assert p == expected
+    assert ours.random(3).tolist() == theirs.random(3).tolist()
+
+
+def test_sign_flip_p_memory_is_bounded() -> None:
+    """20,000 units: scipy's batches of index arrays took 640 MB; the packed bits a few MB."""
+    d = np.round(np.random.default_rng(0).normal(0.0, 0.3, 20_000).clip(-1, 1), 1)
+    tracemalloc.start()
+    try:
+        sign_flip_p(d, None, n_resamples=999, rng=np.random.default_rng(1))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20, f"peak {peak / 2**20:.0f} MiB"
