@@ -117,17 +117,29 @@ def item_rows(frames: Mapping[str, pd.DataFrame]) -> list[dict[str, Any]]:
     difficulty = 1.0 - total / count
     flip_rate = flips / count
     names = [run for run, _ in runs]
+    columns = zip(
+        ids.tolist(),
+        stratum.tolist(),
+        hashes.tolist(),
+        pd.notna(hashes).tolist(),
+        difficulty.tolist(),
+        flip_rate.tolist(),
+        epochs.tolist(),
+        means.T.tolist(),
+        present.T.tolist(),
+        strict=True,
+    )
     rows = [
         {
-            "item_id": str(ids[i]),
-            "stratum": str(stratum[i]),
-            "item_hash": hashes[i] if pd.notna(hashes[i]) else None,
-            "difficulty": float(difficulty[i]),
-            "flip_rate": float(flip_rate[i]),
-            "epochs": int(epochs[i]),
-            "means": {names[r]: float(means[r, i]) for r in range(len(runs)) if present[r, i]},
+            "item_id": str(item),
+            "stratum": str(label),
+            "item_hash": item_hash if known else None,
+            "difficulty": hard,
+            "flip_rate": flip,
+            "epochs": most,
+            "means": {r: v for r, v, here in zip(names, row, row_in, strict=True) if here},
         }
-        for i in range(n)
+        for item, label, item_hash, known, hard, flip, most, row, row_in in columns
     ]
     return sorted(rows, key=lambda r: (r["stratum"], r["item_id"]))
 
