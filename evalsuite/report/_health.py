@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evalsuite._core.layout import Layout
@@ -78,9 +79,9 @@ def environment_health(
         status = suite_audit_status(layout, suite, version)
         families = _families(layout, suite, version)
         frame = frames[run["run_id"]]
-        family_of = pd.Series(
-            [families.get(str(i), "–") for i in frame["item_id"]], index=frame.index
-        )
+        codes, ids = pd.factorize(frame["item_id"])  # one lookup per item, not per attempt
+        by_id = np.array([families.get(str(i), "–") for i in ids] + ["–"], dtype=object)
+        family_of = pd.Series(by_id[codes], index=frame.index)
         for family in sorted(set(family_of)):
             key = (suite, version, family)
             section = sections.setdefault(

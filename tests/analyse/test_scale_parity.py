@@ -18,9 +18,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from evalsuite._core.layout import Layout
+from evalsuite.analyse import score_run
 from evalsuite.analyse._attempts import ItemTable, item_table
 from evalsuite.analyse._paired import sign_flip_p
 from evalsuite.errors import UsageError
+from evalsuite.report import AnalysisOptions, build_report, compare_payload, score_payload
 from evalsuite.report._build import item_rows
 from evalsuite.store import AttemptRecord, RunRecord, Store
 from tests.analyse import reference_analysis as reference
@@ -123,15 +126,14 @@ def test_item_table_refuses_what_the_row_by_row_table_refused(change: Any, colum
     assert str(new.value) == re.sub(r"np\.int64\((\d+)\)", r"\1", str(old.value))
 
 
-def test_store_columns_give_the_table_of_the_full_read(tmp_path: Path) -> None:
-    store = Store(f"sqlite:///{tmp_path / 'results.sqlite'}")
-    frame = attempts(3, clustered=True)
+def stored(store: Store, frame: pd.DataFrame, run_id: str, planned: int) -> None:
+    """Store `frame` as the attempts of a complete ingested run `run_id`."""
     store.create_run(
         RunRecord(
-            run_id="run-a",
-            model="m",
+            run_id=run_id,
+            model=run_id,
             epochs=4,
-            planned=len(frame) + 2,
+            planned=planned,
             status="complete",
             source="csv",
             started_at="2026-12-01T00:00:00+00:00",
@@ -139,7 +141,7 @@ def test_store_columns_give_the_table_of_the_full_read(tmp_path: Path) -> None:
     )
     rows: list[dict[Any, Any]] = frame.to_dict("records")
     store.record_attempts(
-        "run-a",
+        run_id,
         [
             AttemptRecord(
                 item_id=r["item_id"],
@@ -154,6 +156,12 @@ def test_store_columns_give_the_table_of_the_full_read(tmp_path: Path) -> None:
             for r in rows
         ],
     )
+
+
+def test_store_columns_give_the_table_of_the_full_read(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'results.sqlite'}")
+    frame = attempts(3, clustered=True)
+    stored(store, frame, "run-a", len(frame) + 2)
     full = store.attempts("run-a")  # the row-by-row read
     columns = store.attempt_columns("run-a")
     assert isinstance(columns["item_id"].dtype, pd.CategoricalDtype)
@@ -162,11 +170,43 @@ def test_store_columns_give_the_table_of_the_full_read(tmp_path: Path) -> None:
         left = columns[name].astype(object).where(columns[name].notna(), None).tolist()
         right = full[name].astype(object).where(full[name].notna(), None).tolist()
         assert left == right, name
-    assert_same_table(
-        item_table(columns, planned=len(frame) + 2), item_table(full, planned=len(frame) + 2)
-    )
+    planned = len(frame) + 2
+    assert_same_table(item_table(columns, planned=planned), item_table(full, planned=planned))
     with pytest.raises(UsageError, match="unknown attempt column"):
         store.attempt_columns("run-a", ["item_id", "nope"])
+
+
+def test_score_compare_and_report_read_each_run_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One column-wise read per run and command; the full row-by-row read never."""
+    store = Store(f"sqlite:///{tmp_path / 'results.sqlite'}")
+    base, cand = attempts(4), attempts(5, run_id="run-b")
+    stored(store, base, "run-a", len(base))
+    stored(store, cand, "run-b", len(cand))
+    options = AnalysisOptions(seed=3)
+    expected = score_run(store.attempts("run-a"), planned=len(base), rng=np.random.default_rng(3))
+    reads: list[str] = []
+    columnar = Store.attempt_columns
+
+    def counted(self: Store, run_id: str, *args: Any) -> pd.DataFrame:
+        reads.append(run_id)
+        return columnar(self, run_id, *args)
+
+    def refused(self: Store, run_id: str) -> pd.DataFrame:
+        raise AssertionError(f"the analysis read every column of {run_id} row by row")
+
+    monkeypatch.setattr(Store, "attempt_columns", counted)
+    monkeypatch.setattr(Store, "attempts", refused)
+    score = score_payload(store, "run-a", options)
+    assert reads == ["run-a"]
+    assert score["input_hash"] == expected.input_hash
+    assert score["overall"] == expected.overall.to_dict()
+    compare_payload(store, "run-a", "run-b", options, allow_invalid=True)
+    assert reads == ["run-a", "run-a", "run-b"]
+    report = build_report(store, Layout(tmp_path), ["run-a", "run-b"], options, validity=[])
+    assert reads == ["run-a", "run-a", "run-b", "run-a", "run-b"]
+    assert report.payload["runs"][0]["overall"] == expected.overall.to_dict()
 
 
 def test_report_item_rows_match_the_per_item_loop() -> None:
