@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 
 from evalsuite._core.atomic import atomic_write_text
 from evalsuite._core.jsonout import dumps_json
@@ -56,10 +57,35 @@ def _title(payload: dict[str, Any]) -> str:
     return f"evalsuite report: {', '.join(suites) or 'ingested runs'} · {models}"
 
 
+def _item_rows(payload: dict[str, Any]) -> markupsafe.Markup:
+    """The rows of the items table: one per item, with a mean per run.
+
+    Escaped as the template escapes; built here rather than by a template loop, which took
+    seconds at 100,000 items (docs/design/analysis-scale.md).
+    """
+    esc = markupsafe.escape
+    run_ids = [r["run_id"] for r in payload["runs"]]
+    rows = [
+        f'<tr><td class="mono">{esc(i["item_id"])}</td><td>{esc(i["stratum"])}</td>\n'
+        f'    <td class="mono">{esc((i["item_hash"] or "–")[:19])}</td>'
+        f'<td class="num">{esc(_fmt(i["difficulty"], 2))}</td>\n'
+        f'    <td class="num">{esc(_fmt(i["flip_rate"], 2))}</td>\n'
+        + "".join(f'<td class="num">{esc(_fmt(i["means"].get(r), 2))}</td>' for r in run_ids)
+        + "</tr>"
+        for i in payload["items"]
+    ]
+    return markupsafe.Markup("".join(rows))
+
+
 def render_html(report: ReportData) -> str:
     """One self-contained HTML page: inline CSS and inline SVG figures, no network fetches."""
     template = _environment().get_template("report.html.j2")
-    return template.render(p=report.payload, figures=report.figures, title=_title(report.payload))
+    return template.render(
+        p=report.payload,
+        figures=report.figures,
+        title=_title(report.payload),
+        item_rows=_item_rows(report.payload),
+    )
 
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

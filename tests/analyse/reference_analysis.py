@@ -200,3 +200,15 @@ def item_rows(frames: dict[str, pd.DataFrame]) -> list[dict[str, Any]]:
             }
         )
     return sorted(rows, key=lambda r: (r["stratum"], r["item_id"]))
+
+
+ITEM_ROWS_TEMPLATE = (
+    '  {% for i in p["items"] %}<tr><td class="mono">{{ i.item_id }}</td>'
+    "<td>{{ i.stratum }}</td>\n"
+    '    <td class="mono">{{ (i.item_hash or "–")[:19] }}</td>'
+    '<td class="num">{{ i.difficulty|fmt(2) }}</td>\n'
+    '    <td class="num">{{ i.flip_rate|fmt(2) }}</td>\n'
+    '    {% for r in p.runs %}<td class="num">{{ i.means.get(r.run_id)|fmt(2) }}</td>'
+    "{% endfor %}</tr>{% endfor %}\n"
+)
+"""The report template's item rows as a Jinja loop, before they were built in Python."""

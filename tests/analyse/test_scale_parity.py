@@ -13,6 +13,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import numpy as np
 import pandas as pd
 import pytest
@@ -25,6 +26,7 @@ from evalsuite.analyse._paired import sign_flip_p
 from evalsuite.errors import UsageError
 from evalsuite.report import AnalysisOptions, build_report, compare_payload, score_payload
 from evalsuite.report._build import item_rows
+from evalsuite.report._render import _fmt, _item_rows
 from evalsuite.store import AttemptRecord, RunRecord, Store
 from tests.analyse import reference_analysis as reference
 
@@ -139,7 +141,10 @@ def stored(store: Store, frame: pd.DataFrame, run_id: str, planned: int) -> None
             started_at="2026-12-01T00:00:00+00:00",
         )
     )
-    rows: list[dict[Any, Any]] = frame.to_dict("records")
+    rows: list[dict[Any, Any]] = [
+        {k: None if k != "score" and pd.isna(v) else v for k, v in r.items()}
+        for r in frame.to_dict("records")
+    ]
     store.record_attempts(
         run_id,
         [
@@ -224,6 +229,20 @@ def test_report_item_rows_match_the_per_item_loop() -> None:
         assert a["difficulty"] == pytest.approx(b["difficulty"], abs=1e-12)
         assert list(a["means"]) == list(b["means"])
         assert list(a["means"].values()) == pytest.approx(list(b["means"].values()), abs=1e-12)
+
+
+def test_report_html_item_rows_are_the_template_loops() -> None:
+    env = jinja2.Environment(
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
+    env.filters["fmt"] = _fmt
+    frames = {"run-a": attempts(1, items=range(0, 30)), "run-b": attempts(2, run_id="run-b")}
+    rows = item_rows(frames)
+    rows[0] |= {"item_id": "<b>&'\"", "stratum": "s<1>", "item_hash": "sha256:" + "ab" * 20}
+    rows[1] |= {"flip_rate": float("nan"), "item_hash": ""}
+    payload = {"items": rows, "runs": [{"run_id": "run-a"}, {"run_id": "run-b"}]}
+    loop = env.from_string(reference.ITEM_ROWS_TEMPLATE).render(p=payload)
+    assert str(_item_rows(payload)) == loop.removesuffix("\n")
 
 
 def scipy_p(d: np.ndarray, n_resamples: int, rng: np.random.Generator) -> float:
