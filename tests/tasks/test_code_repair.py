@@ -7,7 +7,6 @@ runner (tests/audit/test_shipped.py); the reference agents are tests/agents/.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections import Counter
