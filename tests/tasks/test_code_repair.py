@@ -249,3 +249,13 @@ def test_the_kit_declares_limits_tools_and_the_hackers_exploits() -> None:
     probes = {p.name for p in family.probes}
     assert {"hardcode_visible", "skip_tests", "delete_tests", "edit_tests"} <= probes
     assert family.task is task_module().code_repair
+
+
+def test_the_leak_audit_looks_for_the_patch_and_the_unseen_hidden_cases() -> None:
+    module = task_module()
+    for item in dev_items():
+        secrets = module.leak_secrets(item)
+        surface = "\n".join(module.leak_surface(item).values())
+        assert any(s.startswith("same(self, ") for s in secrets), item["id"]
+        assert json.loads(item["target"])["patch"][0]["after"].strip() in secrets
+        assert not any(s in surface for s in secrets), item["id"]
