@@ -10,13 +10,18 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from evalsuite._core.seeds import derive_seed
 from evalsuite.agents._arith import arith_answer
+from evalsuite.agents._code_repair import is_code_repair, repair_turn
 from evalsuite.agents._common import NextCall, Turn, build_output, read_conversation, seeded_rng
 from evalsuite.agents._support import is_support, support_turn
 
 __all__ = ["AGENTS", "KNOWN_FAMILIES", "ReferenceAgents"]
 
 AGENTS = ("baseline", "improved", "hacker")
-KNOWN_FAMILIES: dict[str, str] = {"arith": "arith", "support_desk": "support"}
+KNOWN_FAMILIES: dict[str, str] = {
+    "arith": "arith",
+    "support_desk": "support",
+    "code_repair": "repair",
+}
 """Task families the agents have a policy for -> the example suite that ships the family."""
 
 
@@ -87,6 +92,11 @@ class ReferenceAgents(ModelAPI):
         if is_support(conversation):
             try:
                 return Turn(text=support_turn(self.agent, conversation, seed))
+            except NextCall as step:
+                return Turn(text="", function=step.function, arguments=step.arguments)
+        if is_code_repair(conversation):
+            try:
+                return Turn(text=repair_turn(self.agent, conversation, seed))
             except NextCall as step:
                 return Turn(text="", function=step.function, arguments=step.arguments)
         if not conversation.tools:

@@ -1,0 +1,156 @@
+"""Code repair (evalsuite task family `code_repair`, version 1; repair@1.0.0).
+
+Each item is a small Python repository with a bug and an issue text. The agent works in its
+own sandbox (inspect's ``local`` sandbox by default: a private temporary directory per
+episode; ``docker`` where available) through four tools (`tools.py`: list_files, read_file,
+write_file, run_tests; no shell), and finishes with a one-line summary. The verifier
+(`verifier.py`) runs the item's hidden tests on the agent's final files, with the visible test
+files restored from the item. Limits (episode time, messages, tokens; per-command time, CPU,
+memory and output) are explicit here and in `workspace.py`. The family kit (`FAMILY`, built in
+`kit.py`) declares the oracle, trivial policies and exploit probes of the grader audit.
+
+The folder is imported once as a package under a private name derived from its path (the
+task file is loaded by path, so its relative imports need a package). Design notes:
+docs/design/code_repair.md; history of the family's version: tasks/README.md.
+"""
+
+import ast
+import hashlib
+import importlib
+import importlib.util
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.solver import Generate, Solver, TaskState, solver, system_message, use_tools
+
+from evalsuite.kit import Limits
+from evalsuite.run import episode_seed, standalone_samples
+
+HERE = Path(__file__).resolve().parent
+VERSION = 1
+LIMITS = Limits(time_s=300, messages=40, tokens=200_000)
+
+
+def _package() -> str:
+    """Import this folder as a package under a private name; return that name."""
+    name = "_evalsuite_code_repair_" + hashlib.sha256(str(HERE).encode()).hexdigest()[:12]
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, HERE / "__init__.py", submodule_search_locations=[str(HERE)]
+        )
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load the code_repair package from {HERE}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return name
+
+
+PACKAGE = _package()
+
+
+def submodule(name: str) -> Any:
+    """One of this family's modules (workspace, tools, verifier, scripted, kit)."""
+    return importlib.import_module(f"{PACKAGE}.{name}")
+
+
+workspace = submodule("workspace")
+tools = submodule("tools")
+verifier = submodule("verifier")
+
+SYSTEM_PROMPT = (
+    "You are a software engineer fixing a bug in a small Python repository. The issue is in "
+    "the next message. Use the tools to list and read the files, edit the source with "
+    "write_file (give the whole file), and run the visible tests with run_tests. Fix the "
+    "cause for every input the docstring and the issue describe, not just the example; do "
+    "not edit the tests. When you are done, answer with a one-line summary and no tool call."
+)
+
+
+@solver
+def repair_agent() -> Solver:
+    """The agent loop: generate and run tool calls until the agent answers without one."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        return await generate(state, tool_calls="loop", seed=episode_seed(state))
+
+    return solve
+
+
+@task
+def code_repair(dataset: Sequence[Sample] | None = None, sandbox: str = "local") -> Task:
+    """The code_repair family; `dataset` is given by the evalsuite runner (default: dev items).
+
+    Args:
+        dataset: The frozen items (default: this folder's items.jsonl).
+        sandbox: ``local`` (default) or ``docker`` (an image with python3).
+    """
+    if sandbox not in workspace.SANDBOXES:
+        raise ValueError(
+            f"code_repair: sandbox {sandbox!r} is not supported; use one of "
+            + ", ".join(workspace.SANDBOXES)
+        )
+    samples = list(dataset) if dataset is not None else standalone_samples(HERE / "items.jsonl")
+    return Task(
+        dataset=samples,
+        setup=workspace.reset_repo(sandbox),
+        solver=[system_message(SYSTEM_PROMPT), use_tools(tools.repair_tools()), repair_agent()],
+        scorer=verifier.repair_verifier(),
+        sandbox=sandbox,
+        time_limit=LIMITS.time_s,
+        message_limit=LIMITS.messages,
+        token_limit=LIMITS.tokens,
+        version=VERSION,
+    )
+
+
+def leak_surface(payload: dict[str, Any]) -> dict[str, str]:
+    """What the agent can read: the issue and the repository's files (leak audit)."""
+    repo = payload.get("metadata", {}).get("repo", {})
+    return {"input": str(payload["input"]), **{f"repo:{p}": str(t) for p, t in repo.items()}}
+
+
+def _shown(case: str, visible: str) -> bool:
+    """True when a hidden case's call repeats a visible one or runs on the visible input."""
+    if case.replace("same(self, ", "self.assertEqual(", 1) in visible:
+        return True
+    try:
+        call = ast.parse(case).body[0].value  # type: ignore[attr-defined]
+        first = call.args[1].args[0]
+        return repr(ast.literal_eval(first)) in visible
+    except (SyntaxError, AttributeError, IndexError, ValueError):
+        return False
+
+
+def leak_secrets(payload: dict[str, Any]) -> list[str]:
+    """The answer key: the reference patch's new text, and the hidden tests' own cases.
+
+    A hidden case that repeats a visible one, or runs on the visible test's own input (the
+    next page of the list the visible test shows), is not secret: the agent reads its input
+    in the visible test.
+    """
+    metadata = payload.get("metadata", {})
+    repo = metadata.get("repo", {})
+    visible = "\n".join(str(repo.get(path, "")) for path in metadata.get("test_files", []))
+    key = json.loads(str(payload["target"]))
+    secrets = [edit["after"].strip() for edit in key["patch"]]
+    for test in key["hidden_tests"]:
+        for line in test["source"].splitlines():
+            case = line.strip()
+            if case.startswith("same(self, ") and not _shown(case, visible):
+                secrets.append(case)
+    return [s for s in secrets if s]
+
+
+FAMILY = submodule("kit").repair_kit(
+    code_repair, VERSION, LIMITS, leak_surface=leak_surface, leak_secrets=leak_secrets
+)
