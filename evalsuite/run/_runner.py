@@ -80,6 +80,7 @@ from evalsuite.manifest import (
 )
 from evalsuite.manifest._schema import ManifestFamily
 from evalsuite.run._action import check_action_space
+from evalsuite.run._distributions import scan_distributions_once
 from evalsuite.run._episode import EPISODE_KEY, EpisodeSpec, episode_setup
 from evalsuite.run._hooks import active_sink
 from evalsuite.run._offline import inspect_model_args, with_model_adapter
@@ -920,6 +921,7 @@ def _execute(
     else:
         log_dir = spec.log_dir or str(layout.state / "logs" / run_id)
     samples = sum(len(task.dataset) for task in tasks)
+    scan_distributions_once()
     with private_inspect_env(holdout=holdout), active_sink(sink):
         return inspect_eval(
             tasks,

@@ -7,6 +7,7 @@ in-memory log keeps no samples, and a failed store write in the hook is still re
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 from pathlib import Path
 from typing import Any
@@ -103,3 +104,24 @@ def test_a_dev_run_with_a_log_dir_logs_the_samples_it_ran(
     log = json.loads(logs[0].read_text(encoding="utf-8"))
     assert log["eval"]["config"]["log_buffer"] == 4  # more than the run: never fills
     assert len(log["samples"]) == 3
+
+
+def test_runs_in_one_process_scan_the_installed_distributions_once(
+    probe_project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inspect_ai._util import package
+
+    scans: list[int] = []
+    scan = importlib.metadata.packages_distributions
+
+    def counting_scan() -> Any:
+        scans.append(1)
+        return scan()
+
+    monkeypatch.setattr(package, "packages_distributions", counting_scan)
+    first = _run(probe_project, "--limit", "2")
+    second = _run(probe_project, "--limit", "2", "--split", "holdout")
+    assert first["valid"] and second["valid"]
+    # inspect scans every installed distribution's files for each eval() of a suite's task
+    # file; the runner keeps the first scan
+    assert len(scans) == 1
