@@ -125,3 +125,28 @@ def test_runs_in_one_process_scan_the_installed_distributions_once(
     # inspect scans every installed distribution's files for each eval() of a suite's task
     # file; the runner keeps the first scan
     assert len(scans) == 1
+
+
+def test_package_versions_are_read_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalsuite.run import _provenance
+
+    reads: list[str] = []
+    real = _provenance.version
+
+    def counting_version(name: str) -> str:
+        reads.append(name)
+        return real(name)
+
+    monkeypatch.setattr(_provenance, "version", counting_version)
+    _provenance._versions_once.cache_clear()
+    try:
+        first = _provenance.package_versions()
+        first["numpy"] = "changed by a caller"  # a copy: the next run is not affected
+        second = _provenance.package_versions()
+    finally:
+        _provenance._versions_once.cache_clear()
+    assert second["inspect-ai"] == importlib.metadata.version("inspect-ai")
+    assert second["numpy"] == importlib.metadata.version("numpy")
+    assert second["python"]
+    # every run stores them in its provenance; the metadata is searched for the first only
+    assert sorted(reads) == sorted(_provenance._PACKAGES)
