@@ -31,7 +31,10 @@ typecheck: install
 unit: install
 	$(BIN)/pytest -q -n 2 --dist worksteal
 
-test: lint typecheck unit
+# the checks and the tests run side by side: mypy's one process fills the gaps of pytest's
+# two (--output-sync keeps each target's output together, printed as it ends)
+test: install
+	@$(MAKE) --no-print-directory --jobs=3 --output-sync=target lint typecheck unit
 
 slow: install
 	$(BIN)/pytest -q -n 2 --dist worksteal --runslow -m slow

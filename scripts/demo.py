@@ -8,6 +8,11 @@ The demo works in a scratch copy of the project (`.evalsuite/demo/`: the suites,
 and vaults, a fresh holdout ledger and store), so that running it again and again never
 spends this repository's holdout budget or writes to its ledger. It calls the real
 `evalsuite` command line, as a user would, and stops at the first failure.
+
+Steps that do not depend on each other run side by side (the two checkpoints' runs; then the
+read-only status, score, compare and report), each as its own process, so that both cores
+work; their output is printed in the demo's order, each with its own time
+(docs/design/run-speed.md).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,24 +31,51 @@ WORKSPACE = ROOT / ".evalsuite" / "demo"
 REPORT = ROOT / "reports" / "demo"
 EVALSUITE = str(Path(sys.executable).with_name("evalsuite"))
 SUITE = "support@2.0.0"
+COMMAND = [EVALSUITE, "--root", str(WORKSPACE)]
+"""What every step runs, followed by its arguments."""
 
 
-def step(title: str, *args: str) -> str:
-    """Run one `evalsuite` command in the demo workspace, echo it and its output."""
-    print(f"\n== {title}\n$ evalsuite {shlex.join(args)}", flush=True)
-    started = time.perf_counter()
-    proc = subprocess.run(
-        [EVALSUITE, "--root", str(WORKSPACE), *args],
+@dataclass
+class Step:
+    """One `evalsuite` command started in the demo workspace."""
+
+    title: str
+    args: tuple[str, ...]
+    proc: subprocess.Popen[str]
+    started: float
+
+
+def start(title: str, *args: str) -> Step:
+    """Start one `evalsuite` command in the demo workspace (it runs in the background)."""
+    proc = subprocess.Popen(
+        [*COMMAND, *args],
         text=True,
-        capture_output=True,
-        check=False,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
-    sys.stdout.write(proc.stdout)
-    sys.stderr.write(proc.stderr)
-    print(f"(exit {proc.returncode}, {time.perf_counter() - started:.1f} s)", flush=True)
-    if proc.returncode != 0:
-        sys.exit(proc.returncode)
-    return proc.stdout
+    return Step(title, args, proc, time.perf_counter())
+
+
+def finish(*steps: Step) -> list[str]:
+    """Wait for `steps` in order, echo each command and its output; stop at a failure.
+
+    A failed step stops the ones still running beside it, and the demo exits with its code.
+    """
+    outputs = []
+    for k, current in enumerate(steps):
+        stdout, stderr = current.proc.communicate()
+        print(f"\n== {current.title}\n$ evalsuite {shlex.join(current.args)}", flush=True)
+        sys.stdout.write(stdout)
+        sys.stderr.write(stderr)
+        code = current.proc.returncode
+        print(f"(exit {code}, {time.perf_counter() - current.started:.1f} s)", flush=True)
+        if code != 0:
+            for other in steps[k + 1 :]:
+                other.proc.kill()
+                other.proc.wait()
+            sys.exit(code)
+        outputs.append(stdout)
+    return outputs
 
 
 def fresh_workspace() -> None:
@@ -54,9 +87,9 @@ def fresh_workspace() -> None:
         shutil.copytree(ROOT / part, WORKSPACE / part, ignore=ignore)
 
 
-def run_holdout(model: str) -> str:
-    """Run `model` on the holdout with 3 epochs; return the run id."""
-    out = step(
+def run_holdout(model: str) -> Step:
+    """Start `model` on the holdout with 3 epochs (`run_id` reads its id once finished)."""
+    return start(
         f"Run {model} on the {SUITE} holdout, 3 epochs",
         "run",
         SUITE,
@@ -72,6 +105,10 @@ def run_holdout(model: str) -> str:
         "make demo",
         "--no-progress",
     )
+
+
+def run_id(out: str) -> str:
+    """The run id that `evalsuite run` printed."""
     match = re.search(r"^run (\S+)", out, re.MULTILINE)
     if match is None:
         sys.exit("could not read the run id from `evalsuite run`")
@@ -83,23 +120,30 @@ def main() -> None:
     started = time.perf_counter()
     fresh_workspace()
     print(f"demo workspace: {WORKSPACE} (a scratch copy; the repository's ledger is untouched)")
-    step("Suites and their frozen versions", "suites")
-    step("Verify every frozen suite: dev items, holdout vaults, manifest hashes", "verify")
-    baseline = run_holdout("evalsuite/baseline")
-    improved = run_holdout("evalsuite/improved")
-    step("Holdout use against the budget", "holdout", "status", SUITE)
-    step("Estimates of the improved checkpoint", "score", improved)
-    step(
-        "Is improved really better than baseline? (paired by item)",
-        "compare",
-        baseline,
-        improved,
-        "--gate",
-        "noninferior",
-        "--margin",
-        "0.02",
+    finish(
+        start("Suites and their frozen versions", "suites"),
+        start("Verify every frozen suite: dev items, holdout vaults, manifest hashes", "verify"),
     )
-    step("Report", "report", baseline, improved, "--out", str(REPORT))
+    # the two checkpoints' runs are independent: one process each, side by side
+    baseline, improved = (
+        run_id(out)
+        for out in finish(run_holdout("evalsuite/baseline"), run_holdout("evalsuite/improved"))
+    )
+    finish(
+        start("Holdout use against the budget", "holdout", "status", SUITE),
+        start("Estimates of the improved checkpoint", "score", improved),
+        start(
+            "Is improved really better than baseline? (paired by item)",
+            "compare",
+            baseline,
+            improved,
+            "--gate",
+            "noninferior",
+            "--margin",
+            "0.02",
+        ),
+        start("Report", "report", baseline, improved, "--out", str(REPORT)),
+    )
     print(f"\nreport: {REPORT / 'index.html'}")
     print(f"explore: evalsuite --root {WORKSPACE.relative_to(ROOT)} runs")
     print(f"demo finished in {time.perf_counter() - started:.1f} s")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import getpass
 import platform
 import socket
@@ -27,14 +28,24 @@ _PACKAGES = (
 
 
 def package_versions() -> dict[str, str]:
-    """Installed versions of evalsuite and the packages that can move a number."""
+    """Installed versions of evalsuite and the packages that can move a number.
+
+    Read once per process (each read searches the installed distributions' metadata): the
+    code a process has imported does not change when a package is upgraded under it, so the
+    first reading is also the right one for every later run of the process.
+    """
+    return dict(_versions_once())
+
+
+@functools.cache
+def _versions_once() -> tuple[tuple[str, str], ...]:
     out: dict[str, str] = {"python": platform.python_version()}
     for name in _PACKAGES:
         try:
             out[name] = version(name)
         except PackageNotFoundError:
             out[name] = "not installed"
-    return out
+    return tuple(out.items())
 
 
 def _git(root: Path, *args: str) -> str | None:

@@ -80,6 +80,7 @@ from evalsuite.manifest import (
 )
 from evalsuite.manifest._schema import ManifestFamily
 from evalsuite.run._action import check_action_space
+from evalsuite.run._distributions import scan_distributions_once
 from evalsuite.run._episode import EPISODE_KEY, EpisodeSpec, episode_setup
 from evalsuite.run._hooks import active_sink
 from evalsuite.run._offline import inspect_model_args, with_model_adapter
@@ -279,6 +280,9 @@ class _Sink:
     rules: Mapping[str, ScoreRule] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
     errors: list[str] = field(default_factory=list)
+    unrecorded: list[EvalSample] = field(default_factory=list)
+    """Samples whose hook write failed: recorded again once the eval has ended (a holdout
+    run's log keeps no samples to reconcile against, docs/design/run-speed.md)."""
 
     def record(self, sample: EvalSample) -> AttemptRecord | None:
         attempt = self.planned.get(str(sample.id))
@@ -322,6 +326,7 @@ class _Sink:
             record = self.record(sample)
         except Exception as exc:  # the hook must never fail the eval; reconciled afterwards
             self.errors.append(f"{type(exc).__name__}: {exc}")
+            self.unrecorded.append(sample)
             return
         if record is not None and str(sample.id) not in self.seen:
             self.seen.add(str(sample.id))
@@ -915,6 +920,8 @@ def _execute(
         log_dir = f"memory://evalsuite/{run_id}"
     else:
         log_dir = spec.log_dir or str(layout.state / "logs" / run_id)
+    samples = sum(len(task.dataset) for task in tasks)
+    scan_distributions_once()
     with private_inspect_env(holdout=holdout), active_sink(sink):
         return inspect_eval(
             tasks,
@@ -929,7 +936,12 @@ def _execute(
             log_dir=log_dir,
             log_format="json",
             log_realtime=False,
-            log_samples=spec.log_samples,
+            # a holdout run's log lives in memory and is never read: samples are not
+            # condensed into it; a dev run's JSON log is written whole when the eval ends
+            # (and by inspect's stale-flush timer), not rewritten every 10 samples: a
+            # buffer one larger than the run never fills (docs/design/run-speed.md)
+            log_samples=spec.log_samples and not holdout,
+            log_buffer=samples + 1,
             display="none",
             retry_on_error=spec.max_retries,
             fail_on_error=False,
@@ -1232,10 +1244,13 @@ def _run_locked(
         if guard.signalled or any(log.status == "cancelled" for log in logs):
             raise _interrupted(job, guard)
         guard.shielded = True
-        for log in logs:  # reconcile: samples the hook missed (a failed hook write)
-            for sample in log.samples or []:
-                if str(sample.id) not in sink.seen:
-                    sink.record(sample)
+        # reconcile: samples the hook missed (a failed hook write), kept by the sink and,
+        # for a dev run, in its log
+        missed = [*sink.unrecorded, *(s for log in logs for s in log.samples or [])]
+        for sample in missed:
+            if str(sample.id) not in sink.seen:
+                sink.seen.add(str(sample.id))
+                sink.record(sample)
         _record_never_ran(store, run_id, share, logs, redact)
         if job.shard is not None and not finish_shard(store, job.record, job.shard):
             return _shard_result(job, sink.errors)  # other shards are still running
