@@ -16,10 +16,11 @@ from rich.text import Text
 from evalsuite._core.layout import Layout
 from evalsuite.cli._common import Context, console, emit_json, err_console, exit_after_output
 from evalsuite.errors import EvalsuiteError, GraderAuditError, UsageError
-from evalsuite.manifest import FreezeAudit, Manifest, VerifyReport, load_manifest
+from evalsuite.manifest import FreezeAudit, load_manifest
 
 if TYPE_CHECKING:
     from evalsuite.audit import FreezeAuditor
+    from evalsuite.manifest import Manifest, VerifyReport
 
 __all__ = [
     "audit_field",
