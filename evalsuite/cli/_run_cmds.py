@@ -445,7 +445,8 @@ def runs_cmd(
     total = len(records) if full else reader.count(suite=suite)
     manifests: dict[tuple[str, str], Manifest | None] = {}
     completeness = {r.run_id: run_completeness(r, ctx.layout, manifests=manifests) for r in records}
-    audits = {(r.suite, r.version): audit_field(ctx, r.suite, r.version) for r in records}
+    versions = dict.fromkeys((r.suite, r.version) for r in records)  # each read once
+    audits = {(suite_, version): audit_field(ctx, suite_, version) for suite_, version in versions}
     top_error = reader.top_error_reasons([r.run_id for r in records if r.error_rate])
     if as_json:
         emit_json(

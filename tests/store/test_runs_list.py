@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from evalsuite.store import RunReader, RunRecord, Store
 from tests.helpers import Project, json_out
@@ -96,3 +99,21 @@ def test_a_file_that_is_not_a_store_is_reported_as_store_reports_it(tmp_path: Pa
     result = project.invoke("runs")
     assert result.exit_code != 0
     assert f"results store sqlite:///{path}" in result.stderr
+
+
+def test_each_suite_versions_audit_status_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evalsuite.manifest
+
+    project = _project(tmp_path, f"sqlite:///{tmp_path / 's.sqlite'}", 12)
+    real = evalsuite.manifest.suite_audit_status
+    calls: list[tuple[str | None, str | None]] = []
+
+    def counted(layout: Any, suite: str | None, version: str | None) -> Any:
+        calls.append((suite, version))
+        return real(layout, suite, version)
+
+    monkeypatch.setattr(evalsuite.manifest, "suite_audit_status", counted)
+    assert project.invoke("runs", "--all").exit_code == 0
+    assert len(calls) == 2 and set(calls) == {(None, None), ("other", None)}  # not 12
