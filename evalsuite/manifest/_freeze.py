@@ -26,6 +26,13 @@ from evalsuite.errors import (
 from evalsuite.manifest._catalog import frozen_versions, load_manifest
 from evalsuite.manifest._dev_items import render_dev_items
 from evalsuite.manifest._files import file_bytes
+from evalsuite.manifest._fingerprints import (
+    FINGERPRINT_FORMAT,
+    describe_difference,
+    file_format,
+    fingerprint_item,
+    render_fingerprints,
+)
 from evalsuite.manifest._freeze_audit import (
     AuditOutcome,
     FreezeAudit,
@@ -445,14 +452,6 @@ def _fingerprint_text(
     A frozen version keeps the fingerprint format it was frozen with, so that freezing it
     again with a newer evalsuite is still a no-op (docs/design/guard-normalisation.md).
     """
-    # here, not at the top: fingerprints need numpy, which `verify` and `suites` do not
-    from evalsuite.manifest._fingerprints import (
-        FINGERPRINT_FORMAT,
-        file_format,
-        fingerprint_item,
-        render_fingerprints,
-    )
-
     frozen = _frozen_fingerprints(layout, existing) if existing is not None else None
     fmt = (file_format(frozen) if frozen else None) or FINGERPRINT_FORMAT
     return render_fingerprints(
@@ -527,7 +526,6 @@ def _append_changelog(layout: Layout, suite: str, line: str) -> None:
     from filelock import FileLock  # here: `verify` imports this module and needs no lock
 
     path = layout.manifest_dir(suite) / "CHANGELOG.md"
-
     with FileLock(str(path) + ".lock"):
         text = (
             path.read_text(encoding="utf-8")
@@ -854,8 +852,6 @@ def _refuse_message(
     layout: Layout, existing: Manifest, content: Mapping[str, Any], fp_text: str
 ) -> str:
     """Why freezing `existing` again is refused: every field that differs, named."""
-    from evalsuite.manifest._fingerprints import describe_difference
-
     frozen_fp = _frozen_fingerprints(layout, existing)
     old = {i.id: i.hash for i in existing.items}
     new = {i["id"]: i["hash"] for i in content["items"]}
