@@ -1,10 +1,18 @@
-"""The command line starts at once: `--help` imports no command module and nothing heavy."""
+"""The command line starts at once: `--help` imports no command module and nothing heavy;
+`runs`, `suites` and `verify` import none of the analysis, database or harness libraries
+(docs/scale.md, "Start-up"). A regression that imports one of them again fails here; the
+CPU seconds are measured by benchmarks/bench_store_scale.py, not by tests."""
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import click
+import pytest
+from click.testing import CliRunner
 
 from evalsuite.cli import COMMANDS, cli
 
@@ -34,12 +42,13 @@ print("\\n@@MODULES@@" + json.dumps(sorted(sys.modules)))
 """
 
 
-def _modules_after(*argv: str) -> set[str]:
+def _modules_after(*argv: str, env: dict[str, str] | None = None) -> set[str]:
     out = subprocess.run(
         [sys.executable, "-c", _PROBE, json.dumps(list(argv))],
         capture_output=True,
         text=True,
         check=True,
+        env={**os.environ, **(env or {})},
     ).stdout
     return set(json.loads(out.split("@@MODULES@@", 1)[1]))
 
@@ -78,3 +87,74 @@ def test_an_unknown_command_is_a_usage_error() -> None:
     )
     assert result.returncode == 2
     assert "No such command 'frobnicate'" in result.stderr
+
+
+# Not imported by `runs`, `suites` and `verify` (`verify` opens the holdout vault, so it may
+# import cryptography; every command prints with rich and reads manifests with pydantic).
+NOT_AT_START = (
+    "pandas",
+    "numpy",
+    "scipy",
+    "statsmodels",
+    "matplotlib",
+    "sqlalchemy",
+    "inspect_ai",
+    "datasets",
+    "pyarrow",
+    "jinja2",
+    "psycopg",
+)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the shipped suites (arith, support) with a store of runs: one ingested run
+    attached to arith@2.0.0 (with a harness error) and one free-standing ingested run."""
+    root = tmp_path_factory.mktemp("startup") / "project"
+    for part in ("tasks", "manifests", "holdout"):
+        shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+    manifest = json.loads((root / "manifests/arith/2.0.0.json").read_text(encoding="utf-8"))
+    dev = [i["id"] for i in manifest["items"] if i["split"] == "dev"]
+    rows = ["model,item_id,epoch,score,outcome"]
+    rows += [f"acme/a,{item},1,1.0,scored" for item in dev[1:]]
+    rows.append(f"acme/a,{dev[0]},1,,harness_error")
+    (root / "suite.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (root / "free.csv").write_text("model,item_id,epoch,score\nacme/b,q1,1,0.5\n")
+    runner = CliRunner()
+    for args in (
+        ("ingest", str(root / "suite.csv"), "--format", "csv", "--suite", "arith@2.0.0"),
+        ("ingest", str(root / "free.csv"), "--format", "csv"),
+        ("verify",),  # records that the shipped families' tools agree with their manifests
+    ):
+        result = runner.invoke(cli, ["--root", str(root), *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    return root
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("runs",), ("runs", "--json"), ("runs", "--all"), ("suites",), ("verify",)],
+    ids=" ".join,
+)
+def test_runs_suites_and_verify_import_no_heavy_library(shipped: Path, argv: tuple[str]) -> None:
+    modules = _modules_after("--root", str(shipped), *argv)
+    assert _top(modules) & set(NOT_AT_START) == set()
+    if argv[0] != "verify":
+        assert "cryptography" not in _top(modules)
+
+
+def test_the_runs_the_fast_path_lists_are_those_store_lists(shipped: Path) -> None:
+    from evalsuite.store import RunReader, Store, default_store_url
+
+    url = default_store_url(shipped / ".evalsuite")
+    reader = RunReader(url)
+    stored = Store(url)
+    assert reader.runs() == stored.list_runs() and len(reader.runs()) == 2
+    assert reader.runs(newest=1) == stored.list_runs(newest=1) == stored.list_runs()[-1:]
+    assert reader.runs(suite="arith") == stored.list_runs(suite="arith")
+    assert reader.count() == stored.count_runs() == 2
+    assert reader.count(suite="arith") == stored.count_runs(suite="arith") == 1
+    ids = [r.run_id for r in stored.list_runs()]
+    assert reader.top_error_reasons(ids) == stored.top_error_reasons(ids) != {}
+    assert reader.fast

@@ -8,8 +8,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from filelock import FileLock
-
 __all__ = ["append_line_locked", "atomic_replace_dir", "atomic_write_bytes", "atomic_write_text"]
 
 
@@ -73,6 +71,8 @@ def append_line_locked(path: Path, line: str) -> None:
     """
     if "\n" in line:
         raise ValueError("append_line_locked takes exactly one line without a newline")
+    from filelock import FileLock  # here: importing filelock costs every command's start-up
+
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path) + ".lock"), path.open("a", encoding="utf-8") as handle:
         handle.write(line + "\n")

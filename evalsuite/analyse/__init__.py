@@ -10,20 +10,45 @@ analysis. Interval decisions: docs/design/intervals.md. Public API::
     report = validity_table(scores, outcomes, metric="task_success", rng=rng)
 """
 
-from evalsuite.analyse._compare import Comparison, Gate, GateResult, StratumDiff, compare_runs
-from evalsuite.analyse._estimates import StratumEstimate, estimate_mean, stratified_mean
-from evalsuite.analyse._intervals import Estimate
-from evalsuite.analyse._paired import PairedDiff, paired_difference
-from evalsuite.analyse._passk import PassK, pass_at_k, pass_hat_k
-from evalsuite.analyse._power import VarianceComponents, epochs_needed, items_needed, mde
-from evalsuite.analyse._reliability import Reliability, reliability
-from evalsuite.analyse._score import RunScore, score_run
-from evalsuite.analyse._secondary import SecondaryEstimate, secondary_estimates
-from evalsuite.analyse._table import Interval, Table
-from evalsuite.analyse._validity import Validity, validity
-from evalsuite.analyse._validity_compare import PredictorComparison, compare_predictors
-from evalsuite.analyse._validity_table import ValidityReport, validity_table
-from evalsuite.analyse._validity_time import ValidityOverTime, validity_over_time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalsuite.analyse._compare import Comparison, Gate, GateResult, StratumDiff, compare_runs
+    from evalsuite.analyse._estimates import StratumEstimate, estimate_mean, stratified_mean
+    from evalsuite.analyse._intervals import Estimate
+    from evalsuite.analyse._paired import PairedDiff, paired_difference
+    from evalsuite.analyse._passk import PassK, pass_at_k, pass_hat_k
+    from evalsuite.analyse._power import VarianceComponents, epochs_needed, items_needed, mde
+    from evalsuite.analyse._reliability import Reliability, reliability
+    from evalsuite.analyse._score import RunScore, score_run
+    from evalsuite.analyse._secondary import SecondaryEstimate, secondary_estimates
+    from evalsuite.analyse._table import Interval, Table
+    from evalsuite.analyse._validity import Validity, validity
+    from evalsuite.analyse._validity_compare import PredictorComparison, compare_predictors
+    from evalsuite.analyse._validity_table import ValidityReport, validity_table
+    from evalsuite.analyse._validity_time import ValidityOverTime, validity_over_time
+else:
+    from evalsuite._core.lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "._compare": ("Comparison", "Gate", "GateResult", "StratumDiff", "compare_runs"),
+            "._estimates": ("StratumEstimate", "estimate_mean", "stratified_mean"),
+            "._intervals": ("Estimate",),
+            "._paired": ("PairedDiff", "paired_difference"),
+            "._passk": ("PassK", "pass_at_k", "pass_hat_k"),
+            "._power": ("VarianceComponents", "epochs_needed", "items_needed", "mde"),
+            "._reliability": ("Reliability", "reliability"),
+            "._score": ("RunScore", "score_run"),
+            "._secondary": ("SecondaryEstimate", "secondary_estimates"),
+            "._table": ("Interval", "Table"),
+            "._validity": ("Validity", "validity"),
+            "._validity_compare": ("PredictorComparison", "compare_predictors"),
+            "._validity_table": ("ValidityReport", "validity_table"),
+            "._validity_time": ("ValidityOverTime", "validity_over_time"),
+        },
+    )
 
 __all__ = [
     "Comparison",

@@ -9,18 +9,41 @@ Results are stored with the version (`store_audit`); every command shows a versi
 (`evalsuite.manifest.audit_status`). See docs/design/grader-audit.md.
 """
 
-from evalsuite.audit._canary import CanaryProbe, canary_probe, split_canary
-from evalsuite.audit._graders import AuditOptions, audit_graders, audit_manifest, schedule_of
-from evalsuite.audit._leaks import (
-    LeakFinding,
-    LeakReport,
-    audit_leaks,
-    default_secrets,
-    default_surface,
-)
-from evalsuite.audit._record import audit_text, store_audit
-from evalsuite.audit._report import Check, FamilyAudit, GraderAudit
-from evalsuite.audit._staging import FreezeAuditor, declared_action_spaces
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalsuite.audit._canary import CanaryProbe, canary_probe, split_canary
+    from evalsuite.audit._graders import AuditOptions, audit_graders, audit_manifest, schedule_of
+    from evalsuite.audit._leaks import (
+        LeakFinding,
+        LeakReport,
+        audit_leaks,
+        default_secrets,
+        default_surface,
+    )
+    from evalsuite.audit._record import audit_text, store_audit
+    from evalsuite.audit._report import Check, FamilyAudit, GraderAudit
+    from evalsuite.audit._staging import FreezeAuditor, declared_action_spaces
+else:
+    from evalsuite._core.lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "._canary": ("CanaryProbe", "canary_probe", "split_canary"),
+            "._graders": ("AuditOptions", "audit_graders", "audit_manifest", "schedule_of"),
+            "._leaks": (
+                "LeakFinding",
+                "LeakReport",
+                "audit_leaks",
+                "default_secrets",
+                "default_surface",
+            ),
+            "._record": ("audit_text", "store_audit"),
+            "._report": ("Check", "FamilyAudit", "GraderAudit"),
+            "._staging": ("FreezeAuditor", "declared_action_spaces"),
+        },
+    )
 
 __all__ = [
     "AuditOptions",

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import click
 
-from evalsuite import __version__
-
 __all__ = ["COMMANDS", "cli", "main"]
 
 #: Every command: name -> (module, attribute, one-line help). A command's module (and what it
@@ -99,11 +97,28 @@ class _LazyGroup(click.Group):
             formatter.write_dl([(name, entry[2]) for name, entry in COMMANDS.items()])
 
 
+def _print_version(click_ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version``: read from the package metadata only when asked (start-up, docs/scale.md)."""
+    if not value or click_ctx.resilient_parsing:
+        return
+    from evalsuite import __version__
+
+    click.echo(f"evalsuite, version {__version__}")
+    click_ctx.exit()
+
+
 @click.group(
     cls=_LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(__version__, prog_name="evalsuite")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 @click.option(
     "--root",
     type=click.Path(file_okay=False, path_type=Path),

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import click
 from rich.console import Console
@@ -21,7 +21,9 @@ from rich.text import Text
 from evalsuite._core.jsonout import dumps_json
 from evalsuite._core.layout import Layout
 from evalsuite.errors import EvalsuiteError
-from evalsuite.manifest import KeySpec
+
+if TYPE_CHECKING:
+    from evalsuite.manifest import KeySpec
 
 __all__ = [
     "Context",
@@ -54,6 +56,8 @@ class Context:
 
     def keys(self, key_file: Path | None) -> KeySpec:
         """Key locations, with an explicit `--key-file` taking precedence."""
+        from evalsuite.manifest import KeySpec  # here: the vault (cryptography) only when used
+
         return KeySpec(key_dir=self.key_dir, key_file=key_file)
 
 

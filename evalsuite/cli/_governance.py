@@ -12,9 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
-
 from evalsuite.cli._common import Context
 from evalsuite.errors import LedgerError
 from evalsuite.holdout import (
@@ -26,12 +23,18 @@ from evalsuite.holdout import (
     store_hash_check,
     verify_ledger,
 )
+from evalsuite.store._reader import sqlite_file
 
 __all__ = ["GovernanceCheck", "check_governance", "store_label", "stored_runs"]
 
 
 def store_label(url: str) -> str:
     """The store's URL for messages, with any password hidden."""
+    if sqlite_file(url) is not None:
+        return url  # no password to hide, and no SQLAlchemy to import (`verify` starts fast)
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         return make_url(url).render_as_string(hide_password=True)
     except ArgumentError:
@@ -43,13 +46,13 @@ def stored_runs(ctx: Context) -> tuple[list[StoredRun], str]:
 
     A default store that does not exist yet holds no runs and is not created.
     """
-    from evalsuite.store import Store, default_store_url
+    from evalsuite.store import RunReader, default_store_url
 
     url = ctx.store_url or default_store_url(ctx.layout.state)
     label = store_label(url)
     if ctx.store_url is None and not (ctx.layout.state / "results.sqlite").exists():
         return [], f"{label} (does not exist: no runs stored)"
-    return list(Store(url).list_runs()), label
+    return list(RunReader(url).runs()), label
 
 
 @dataclass(slots=True)

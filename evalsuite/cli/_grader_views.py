@@ -16,10 +16,11 @@ from rich.text import Text
 from evalsuite._core.layout import Layout
 from evalsuite.cli._common import Context, console, emit_json, err_console, exit_after_output
 from evalsuite.errors import EvalsuiteError, GraderAuditError, UsageError
-from evalsuite.manifest import FreezeAudit, Manifest, VerifyReport, load_manifest
+from evalsuite.manifest import FreezeAudit, load_manifest
 
 if TYPE_CHECKING:
     from evalsuite.audit import FreezeAuditor
+    from evalsuite.manifest import Manifest, VerifyReport
 
 __all__ = [
     "audit_field",
@@ -79,7 +80,7 @@ def print_grader_audit(result: Mapping[str, Any]) -> None:
 def verify_audit(ctx: Context, report: VerifyReport) -> dict[str, Any] | None:
     """The audit status and action-space check of a verified version (problems added)."""
     from evalsuite.manifest import audit_status
-    from evalsuite.run import action_space_problems, load_task_function
+    from evalsuite.run._action_cache import verified_action_space_problems
 
     if report.version is None:
         return None
@@ -89,16 +90,8 @@ def verify_audit(ctx: Context, report: VerifyReport) -> dict[str, Any] | None:
         return None  # verify already says why
     status = audit_status(ctx.layout, manifest)
     report.problems.extend(status.problems)
-    functions = {}
-    for family in manifest.families:
-        if family.tools is None:
-            continue
-        try:
-            functions[family.name] = load_task_function(ctx.layout, manifest.suite, family)
-        except EvalsuiteError as exc:
-            report.problems.append(f"the tools of family {family.name!r} cannot be checked: {exc}")
-    drift = action_space_problems(manifest, functions)
-    report.problems.extend(drift)
+    unloadable, drift = verified_action_space_problems(ctx.layout, manifest)
+    report.problems.extend(unloadable + drift)
     recorded = [f.name for f in manifest.families if f.tools is not None]
     return status.to_dict() | {
         "action_space": "DRIFTED" if drift else ("agrees" if recorded else "not recorded"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
@@ -19,7 +20,6 @@ from evalsuite.cli._common import (
     key_file_option,
     pass_context,
 )
-from evalsuite.cli._governance import check_governance, stored_runs
 from evalsuite.cli._grader_views import (
     freeze_audit,
     freeze_audit_payload,
@@ -29,18 +29,13 @@ from evalsuite.cli._grader_views import (
     verify_audit,
 )
 from evalsuite.errors import GraderAuditError, IntegrityError, UsageError
-from evalsuite.manifest import (
-    TASK_REFERENCE_FORMS,
-    TaskRecords,
-    VerifyReport,
-    freeze,
-    frozen_versions,
-    list_suite_names,
-    load_manifest,
-    load_suite,
-    parse_ref,
-    verify,
-)
+from evalsuite.manifest import frozen_versions, list_suite_names, load_manifest, load_suite
+
+if TYPE_CHECKING:
+    from evalsuite.manifest import TaskRecords, VerifyReport
+
+# `freeze` and `verify` import their stages inside the command: `suites` needs neither
+# (start-up, docs/scale.md)
 
 __all__ = ["freeze_cmd", "suites_cmd", "verify_cmd"]
 
@@ -117,6 +112,7 @@ def _check_task_references(ctx: Context, suite: str) -> TaskRecords:
 
     manifest/ cannot do this itself: it never imports inspect.
     """
+    from evalsuite.manifest import TASK_REFERENCE_FORMS
     from evalsuite.run import load_task_function, suite_task_records
 
     config = load_suite(ctx.layout, suite)
@@ -167,6 +163,8 @@ def freeze_cmd(
     is given, which the manifest and the changelog record. Each family's tools are hashed
     into the manifest (action space).
     """
+    from evalsuite.manifest import freeze
+
     task_records = _check_task_references(ctx, suite)
     audit, auditor = freeze_audit(ctx, suite, skip_audit, reason)
     try:
@@ -283,6 +281,9 @@ def verify_cmd(
     Also checks the holdout access ledger (hash chain; against the results store both
     ways) and the manifest hash against its changelog line, git history, ledger and store.
     """
+    from evalsuite.cli._governance import check_governance, stored_runs
+    from evalsuite.manifest import parse_ref, verify
+
     targets: list[tuple[str, str | None]]
     if ref is None:
         targets = [

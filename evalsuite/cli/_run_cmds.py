@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from evalsuite.cli._common import (
@@ -27,16 +26,20 @@ from evalsuite.cli._common import (
 from evalsuite.cli._grader_views import audit_field, mark
 from evalsuite.errors import InvalidRunError, UsageError
 from evalsuite.manifest import Manifest, parse_ref
-from evalsuite.store import Store, default_store_url
+from evalsuite.store import default_store_url
 
 if TYPE_CHECKING:
+    from evalsuite.report import Completeness
     from evalsuite.run import RunResult
+    from evalsuite.store import RunRecord, Store
 
 __all__ = ["ingest_cmd", "open_store", "parse_model_args", "run_cmd", "runs_cmd"]
 
 
 def open_store(ctx: Context) -> Store:
     """The store of this project (``$EVALSUITE_STORE`` or `.evalsuite/results.sqlite`)."""
+    from evalsuite.store import Store  # here: SQLAlchemy and pandas, which `runs` does without
+
     return Store(ctx.store_url or default_store_url(ctx.layout.state))
 
 
@@ -402,20 +405,49 @@ def _print_shard(result: RunResult) -> None:
     )
 
 
+RUNS_SHOWN = 50
+"""Runs `evalsuite runs` shows by default (the newest); ``--all`` or ``--limit N`` for others."""
+
+_RUNS_HEADER = ("run", "suite", "split", "model", "epochs", "items", "status", "health", "started")
+
+
 @click.command("runs")
 @click.option("--suite", default=None, help="Only runs of this suite.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"Only the newest N runs (default: {RUNS_SHOWN} in the table, every run with --json).",
+)
+@click.option(
+    "--all", "show_all", is_flag=True, help=f"Every run (the table shows the newest {RUNS_SHOWN})."
+)
 @json_option
 @pass_context
 @handle_errors
-def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
-    """List stored runs, oldest first (partial runs, made with --limit, are flagged)."""
-    from evalsuite.report import run_completeness
+def runs_cmd(
+    ctx: Context, suite: str | None, limit: int | None, show_all: bool, as_json: bool
+) -> None:
+    """List stored runs, oldest first (partial runs, made with --limit, are flagged).
 
-    store = open_store(ctx)
-    records = [r for r in store.list_runs() if suite is None or r.suite == suite]
-    completeness = {r.run_id: run_completeness(r, ctx.layout) for r in records}
-    audits = {(r.suite, r.version): audit_field(ctx, r.suite, r.version) for r in records}
-    top_error = store.top_error_reasons([r.run_id for r in records if r.error_rate])
+    The table shows the newest 50 runs and says how many there are; --all shows every run,
+    --limit N the newest N. --json lists every run unless --limit N is given.
+    """
+    from evalsuite.report._completeness import run_completeness
+    from evalsuite.store import RunReader
+
+    if show_all and limit is not None:
+        raise UsageError("--all and --limit N exclude each other: give one of them")
+    newest = None if show_all or (as_json and limit is None) else (limit or RUNS_SHOWN)
+    reader = RunReader(ctx.store_url or default_store_url(ctx.layout.state))
+    records = reader.runs(suite=suite, newest=newest)
+    full = newest is None or len(records) < newest
+    total = len(records) if full else reader.count(suite=suite)
+    manifests: dict[tuple[str, str], Manifest | None] = {}
+    completeness = {r.run_id: run_completeness(r, ctx.layout, manifests=manifests) for r in records}
+    versions = dict.fromkeys((r.suite, r.version) for r in records)  # each read once
+    audits = {(suite_, version): audit_field(ctx, suite_, version) for suite_, version in versions}
+    top_error = reader.top_error_reasons([r.run_id for r in records if r.error_rate])
     if as_json:
         emit_json(
             [
@@ -444,25 +476,17 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
             ]
         )
         return
-    table = Table(
-        "run", "suite", "split", "model", "epochs", "items", "status", "health", "started"
-    )
-    for r in records:
-        health = "n/a" if r.valid is None else ("valid" if r.valid else "INVALID")
-        c = completeness[r.run_id]
-        items = str(c.n_items_run) + (f"/{c.n_items_split}" if c.n_items_split else "")
-        table.add_row(
-            r.run_id,
-            f"{r.suite}@{r.version}" if r.suite else "(ingested)",
-            r.split or "-",
-            r.model,
-            str(r.epochs),
-            items + (" PARTIAL" if c.partial else ""),
-            r.status,
-            health + _audit_tag(audits[(r.suite, r.version)]),
-            r.started_at[:19],
+    if not records:
+        click.echo("no runs stored yet" if suite is None else f"no runs of suite {suite} stored")
+        return
+    rows = [_runs_row(r, completeness[r.run_id], audits[(r.suite, r.version)]) for r in records]
+    click.echo(_columns([_RUNS_HEADER, *rows]))
+    if len(records) < total:
+        which = f"runs of suite {suite}" if suite else "runs"
+        click.echo(
+            f"{len(records):,} of {total:,} {which} shown (the newest); --all shows every run, "
+            "--limit N the newest N"
         )
-    console.print(table if records else "no runs stored yet")
     for r in records:
         if r.run_id in top_error:
             reason, count = top_error[r.run_id]
@@ -470,6 +494,36 @@ def runs_cmd(ctx: Context, suite: str | None, as_json: bool) -> None:
                 f"{r.run_id}: most frequent harness error ({count}×): {reason[:160]}"
                 f" (`evalsuite score {r.run_id}` says what to do)"
             )
+
+
+def _runs_row(r: RunRecord, c: Completeness, audit: dict[str, object]) -> tuple[str, ...]:
+    """One run's cells in `evalsuite runs`."""
+    health = "n/a" if r.valid is None else ("valid" if r.valid else "INVALID")
+    items = str(c.n_items_run) + (f"/{c.n_items_split}" if c.n_items_split else "")
+    return (
+        r.run_id,
+        f"{r.suite}@{r.version}" if r.suite else "(ingested)",
+        r.split or "-",
+        r.model,
+        str(r.epochs),
+        items + (" PARTIAL" if c.partial else ""),
+        r.status,
+        health + _audit_tag(audit),
+        r.started_at[:19],
+    )
+
+
+def _columns(rows: list[tuple[str, ...]]) -> str:
+    """Rows as left-aligned columns, one line per row, never wrapped (grep and pipe friendly).
+
+    Plain text rather than a rich table: rich measures and wraps every cell, which took
+    seconds for a store of thousands of runs (docs/scale.md, "Start-up").
+    """
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
 
 
 def _audit_tag(audit: dict[str, object]) -> str:

@@ -13,34 +13,73 @@ Usage::
     hits = screen_documents(documents, index)                       # one shard, any engine
 """
 
-from evalsuite.holdout._budget import (
-    BudgetStatus,
-    budget_status,
-    check_budget,
-    family_mapping,
-    resolve_family,
-    voided_accesses,
-)
-from evalsuite.holdout._governance import (
-    StoredRun,
-    ledger_hash_check,
-    ledger_store_problems,
-    store_hash_check,
-)
-from evalsuite.holdout._guard import GuardOptions, GuardReport, guard
-from evalsuite.holdout._index import FingerprintIndex, load_index
-from evalsuite.holdout._ledger import (
-    LedgerEntry,
-    LedgerReport,
-    LedgerTransaction,
-    append_entry,
-    model_family,
-    open_ledger,
-    read_ledger,
-    verify_ledger,
-    who,
-)
-from evalsuite.holdout._screen import DEFAULT_THRESHOLD, Hit, screen_documents
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalsuite.holdout._budget import (
+        BudgetStatus,
+        budget_status,
+        check_budget,
+        family_mapping,
+        resolve_family,
+        voided_accesses,
+    )
+    from evalsuite.holdout._governance import (
+        StoredRun,
+        ledger_hash_check,
+        ledger_store_problems,
+        store_hash_check,
+    )
+    from evalsuite.holdout._guard import GuardOptions, GuardReport, guard
+    from evalsuite.holdout._index import FingerprintIndex, load_index
+    from evalsuite.holdout._ledger import (
+        LedgerEntry,
+        LedgerReport,
+        LedgerTransaction,
+        append_entry,
+        model_family,
+        open_ledger,
+        read_ledger,
+        verify_ledger,
+        who,
+    )
+    from evalsuite.holdout._screen import DEFAULT_THRESHOLD, Hit, screen_documents
+else:
+    from evalsuite._core.lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "._budget": (
+                "BudgetStatus",
+                "budget_status",
+                "check_budget",
+                "family_mapping",
+                "resolve_family",
+                "voided_accesses",
+            ),
+            "._governance": (
+                "StoredRun",
+                "ledger_hash_check",
+                "ledger_store_problems",
+                "store_hash_check",
+            ),
+            "._guard": ("GuardOptions", "GuardReport", "guard"),
+            "._index": ("FingerprintIndex", "load_index"),
+            "._ledger": (
+                "LedgerEntry",
+                "LedgerReport",
+                "LedgerTransaction",
+                "append_entry",
+                "model_family",
+                "open_ledger",
+                "read_ledger",
+                "verify_ledger",
+                "who",
+            ),
+            "._screen": ("DEFAULT_THRESHOLD", "Hit", "screen_documents"),
+        },
+    )
 
 __all__ = [
     "DEFAULT_THRESHOLD",

@@ -33,8 +33,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from filelock import FileLock
-
 from evalsuite._core.atomic import atomic_write_text
 from evalsuite._core.hashing import canonical_json, sha256_bytes
 from evalsuite.errors import LedgerError
@@ -283,6 +281,8 @@ def open_ledger(path: Path) -> Iterator[LedgerTransaction]:
             written.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    from filelock import FileLock  # here: `verify` and `suites` start without it
+
     with FileLock(str(path) + ".lock"):
         report = verify_ledger(path)
         if not report.ok:

@@ -7,47 +7,105 @@ Public API::
     report = verify(layout, "support", "1.0.0", keys=keys)
 """
 
-from evalsuite.manifest._audit_record import (
-    AUDIT_UNHASHED,
-    AuditStatus,
-    audit_results_path,
-    audit_status,
-    read_audit_file,
-    suite_audit_status,
-)
-from evalsuite.manifest._catalog import frozen_versions, load_manifest, parse_ref
-from evalsuite.manifest._dev_items import read_frozen_dev_items
-from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT, NGRAM_SIZE, SHORT_MIN, item_texts
-from evalsuite.manifest._freeze import FreezeResult, freeze, load_holdout_items
-from evalsuite.manifest._freeze_audit import (
-    AuditOutcome,
-    FreezeAudit,
-    FreezeCandidate,
-    audit_file_path,
-)
-from evalsuite.manifest._history import HashSources, history_check
-from evalsuite.manifest._items import (
-    Item,
-    LoadedItem,
-    SandboxSpec,
-    TaskRecords,
-    item_hash,
-    load_family_items,
-    load_suite_items,
-    read_item_source,
-)
-from evalsuite.manifest._schema import (
-    AuditStamp,
-    Manifest,
-    ManifestItem,
-    compute_manifest_hash,
-    read_manifest,
-)
-from evalsuite.manifest._split import Split, split_salt, stratified_split
-from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, list_suite_names, load_suite
-from evalsuite.manifest._task_ref import TASK_REFERENCE_FORMS, task_reference_kind
-from evalsuite.manifest._vault import KeySpec, VaultKey, check_vault_key, open_vault, resolve_key
-from evalsuite.manifest._verify import ItemProblem, VerifyReport, verify
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalsuite.manifest._audit_record import (
+        AUDIT_UNHASHED,
+        AuditStatus,
+        audit_results_path,
+        audit_status,
+        read_audit_file,
+        suite_audit_status,
+    )
+    from evalsuite.manifest._catalog import frozen_versions, load_manifest, parse_ref
+    from evalsuite.manifest._dev_items import read_frozen_dev_items
+    from evalsuite.manifest._fingerprints import (
+        FINGERPRINT_FORMAT,
+        NGRAM_SIZE,
+        SHORT_MIN,
+        item_texts,
+    )
+    from evalsuite.manifest._freeze import FreezeResult, freeze, load_holdout_items
+    from evalsuite.manifest._freeze_audit import (
+        AuditOutcome,
+        FreezeAudit,
+        FreezeCandidate,
+        audit_file_path,
+    )
+    from evalsuite.manifest._history import HashSources, history_check
+    from evalsuite.manifest._items import (
+        Item,
+        LoadedItem,
+        SandboxSpec,
+        TaskRecords,
+        item_hash,
+        load_family_items,
+        load_suite_items,
+        read_item_source,
+    )
+    from evalsuite.manifest._schema import (
+        AuditStamp,
+        Manifest,
+        ManifestItem,
+        compute_manifest_hash,
+        read_manifest,
+    )
+    from evalsuite.manifest._split import Split, split_salt, stratified_split
+    from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, list_suite_names, load_suite
+    from evalsuite.manifest._task_ref import TASK_REFERENCE_FORMS, task_reference_kind
+    from evalsuite.manifest._vault import (
+        KeySpec,
+        VaultKey,
+        check_vault_key,
+        open_vault,
+        resolve_key,
+    )
+    from evalsuite.manifest._verify import ItemProblem, VerifyReport, verify
+else:
+    from evalsuite._core.lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "._audit_record": (
+                "AUDIT_UNHASHED",
+                "AuditStatus",
+                "audit_results_path",
+                "audit_status",
+                "read_audit_file",
+                "suite_audit_status",
+            ),
+            "._catalog": ("frozen_versions", "load_manifest", "parse_ref"),
+            "._dev_items": ("read_frozen_dev_items",),
+            "._fingerprints": ("FINGERPRINT_FORMAT", "NGRAM_SIZE", "SHORT_MIN", "item_texts"),
+            "._freeze": ("FreezeResult", "freeze", "load_holdout_items"),
+            "._freeze_audit": ("AuditOutcome", "FreezeAudit", "FreezeCandidate", "audit_file_path"),
+            "._history": ("HashSources", "history_check"),
+            "._items": (
+                "Item",
+                "LoadedItem",
+                "SandboxSpec",
+                "TaskRecords",
+                "item_hash",
+                "load_family_items",
+                "load_suite_items",
+                "read_item_source",
+            ),
+            "._schema": (
+                "AuditStamp",
+                "Manifest",
+                "ManifestItem",
+                "compute_manifest_hash",
+                "read_manifest",
+            ),
+            "._split": ("Split", "split_salt", "stratified_split"),
+            "._suite": ("FamilyConfig", "SuiteConfig", "list_suite_names", "load_suite"),
+            "._task_ref": ("TASK_REFERENCE_FORMS", "task_reference_kind"),
+            "._vault": ("KeySpec", "VaultKey", "check_vault_key", "open_vault", "resolve_key"),
+            "._verify": ("ItemProblem", "VerifyReport", "verify"),
+        },
+    )
 
 __all__ = [
     "AUDIT_UNHASHED",

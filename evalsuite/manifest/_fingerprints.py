@@ -21,11 +21,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalsuite._core.text import NGRAM_V2, NGRAM_V3, SPECS, NgramSpec, ngram_hashes
+from evalsuite._core.ngram_ids import NGRAM_V2, NGRAM_V3
 from evalsuite.manifest._items import Item
 from evalsuite.manifest._split import Split
+
+if TYPE_CHECKING:
+    from evalsuite._core.text import NgramSpec
+
+# evalsuite._core.text (numpy) is imported where fingerprints are computed, not here: `verify`
+# and `suites` import this module through the manifest and need none (docs/design/startup.md)
 
 __all__ = [
     "FINGERPRINT_FORMAT",
@@ -68,6 +74,8 @@ class FingerprintFormat:
     @property
     def spec(self) -> NgramSpec:
         """The text spec's implementation."""
+        from evalsuite._core.text import SPECS
+
         return SPECS[self.hash]
 
     def header(self) -> dict[str, Any]:
@@ -135,6 +143,8 @@ def fingerprint_item(
     item: Item, *, split: Split, stratum: str, format: str = FINGERPRINT_FORMAT
 ) -> FingerprintRecord:
     """Fingerprint one item in `format` (see `evalsuite._core.text` for the hashing specs)."""
+    from evalsuite._core.text import ngram_hashes
+
     fmt = FORMATS[format]
     texts = item_texts(item)
     grams: set[int] = set()

@@ -10,7 +10,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from filelock import FileLock
 from pydantic import ValidationError
 
 from evalsuite._core.atomic import atomic_write_text
@@ -524,6 +523,8 @@ def _complete_changelog(
 
 
 def _append_changelog(layout: Layout, suite: str, line: str) -> None:
+    from filelock import FileLock  # here: `verify` imports this module and needs no lock
+
     path = layout.manifest_dir(suite) / "CHANGELOG.md"
     with FileLock(str(path) + ".lock"):
         text = (

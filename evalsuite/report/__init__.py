@@ -6,24 +6,51 @@ Usage::
     paths = write_report(report, Path("reports/demo"))
 """
 
-from evalsuite.report._build import REPORT_FORMAT, ReportData, build_report, item_rows
-from evalsuite.report._payloads import (
-    AnalysisOptions,
-    Completeness,
-    check_comparable,
-    compare_payload,
-    run_completeness,
-    run_facts,
-    score_payload,
-)
-from evalsuite.report._render import render_html, render_markdown, write_report
-from evalsuite.report._validity import (
-    latest_outcomes,
-    read_scores_file,
-    suite_scores,
-    validity_section,
-    validity_sections,
-)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalsuite.report._build import REPORT_FORMAT, ReportData, build_report, item_rows
+    from evalsuite.report._completeness import Completeness, run_completeness
+    from evalsuite.report._payloads import (
+        AnalysisOptions,
+        check_comparable,
+        compare_payload,
+        run_facts,
+        score_payload,
+    )
+    from evalsuite.report._render import render_html, render_markdown, write_report
+    from evalsuite.report._validity import (
+        latest_outcomes,
+        read_scores_file,
+        suite_scores,
+        validity_section,
+        validity_sections,
+    )
+else:
+    from evalsuite._core.lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "._build": ("REPORT_FORMAT", "ReportData", "build_report", "item_rows"),
+            "._completeness": ("Completeness", "run_completeness"),
+            "._payloads": (
+                "AnalysisOptions",
+                "check_comparable",
+                "compare_payload",
+                "run_facts",
+                "score_payload",
+            ),
+            "._render": ("render_html", "render_markdown", "write_report"),
+            "._validity": (
+                "latest_outcomes",
+                "read_scores_file",
+                "suite_scores",
+                "validity_section",
+                "validity_sections",
+            ),
+        },
+    )
 
 __all__ = [
     "REPORT_FORMAT",

@@ -3,46 +3,97 @@
 This is the only stage (with task code and the reference agents) that imports `inspect_ai`.
 """
 
-from evalsuite.run._action import action_space_problems, check_action_space
-from evalsuite.run._episode import (
-    EPISODE_KEY,
-    GUARDED_KEY,
-    TOOL_LIMIT_KEY,
-    EpisodeSpec,
-    EpisodeState,
-    HarnessFault,
-    episode_seed,
-    episode_setup,
-    episode_spec,
-    guarded_call,
-)
-from evalsuite.run._hooks import SampleSink, active_sink
-from evalsuite.run._ingest import (
-    CsvOptions,
-    IngestedRun,
-    IngestReport,
-    SkippedRun,
-    ingest_csv,
-    ingest_inspect,
-    ingest_table,
-)
-from evalsuite.run._ingest_csv import CSV_COLUMNS, CSV_EXAMPLE
-from evalsuite.run._options import REFUSED_GENERATE, check_generate_config
-from evalsuite.run._outcomes import LIMIT_OUTCOME, SCORE_REASON_OUTCOME, classify_sample
-from evalsuite.run._runner import (
-    PlannedAttempt,
-    RunInterrupted,
-    RunResult,
-    load_task_function,
-    plan_attempts,
-    run_suite,
-)
-from evalsuite.run._samples import item_to_sample, standalone_samples
-from evalsuite.run._scores import ScoreRule, pick_scores, to_unit
-from evalsuite.run._shards import Shard
-from evalsuite.run._spec import RunSpec
-from evalsuite.run._task_samples import sample_records, suite_task_records
-from evalsuite.run._tasks import build_task, no_dataset_reads
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalsuite.run._action import action_space_problems, check_action_space
+    from evalsuite.run._episode import (
+        EPISODE_KEY,
+        GUARDED_KEY,
+        TOOL_LIMIT_KEY,
+        EpisodeSpec,
+        EpisodeState,
+        HarnessFault,
+        episode_seed,
+        episode_setup,
+        episode_spec,
+        guarded_call,
+    )
+    from evalsuite.run._hooks import SampleSink, active_sink
+    from evalsuite.run._ingest import (
+        CsvOptions,
+        IngestedRun,
+        IngestReport,
+        SkippedRun,
+        ingest_csv,
+        ingest_inspect,
+        ingest_table,
+    )
+    from evalsuite.run._ingest_csv import CSV_COLUMNS, CSV_EXAMPLE
+    from evalsuite.run._options import REFUSED_GENERATE, check_generate_config
+    from evalsuite.run._outcomes import LIMIT_OUTCOME, SCORE_REASON_OUTCOME, classify_sample
+    from evalsuite.run._runner import (
+        PlannedAttempt,
+        RunInterrupted,
+        RunResult,
+        load_task_function,
+        plan_attempts,
+        run_suite,
+    )
+    from evalsuite.run._samples import item_to_sample, standalone_samples
+    from evalsuite.run._scores import ScoreRule, pick_scores, to_unit
+    from evalsuite.run._shards import Shard
+    from evalsuite.run._spec import RunSpec
+    from evalsuite.run._task_samples import sample_records, suite_task_records
+    from evalsuite.run._tasks import build_task, no_dataset_reads
+else:
+    from evalsuite._core.lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "._action": ("action_space_problems", "check_action_space"),
+            "._episode": (
+                "EPISODE_KEY",
+                "GUARDED_KEY",
+                "TOOL_LIMIT_KEY",
+                "EpisodeSpec",
+                "EpisodeState",
+                "HarnessFault",
+                "episode_seed",
+                "episode_setup",
+                "episode_spec",
+                "guarded_call",
+            ),
+            "._hooks": ("SampleSink", "active_sink"),
+            "._ingest": (
+                "CsvOptions",
+                "IngestedRun",
+                "IngestReport",
+                "SkippedRun",
+                "ingest_csv",
+                "ingest_inspect",
+                "ingest_table",
+            ),
+            "._ingest_csv": ("CSV_COLUMNS", "CSV_EXAMPLE"),
+            "._options": ("REFUSED_GENERATE", "check_generate_config"),
+            "._outcomes": ("LIMIT_OUTCOME", "SCORE_REASON_OUTCOME", "classify_sample"),
+            "._runner": (
+                "PlannedAttempt",
+                "RunInterrupted",
+                "RunResult",
+                "load_task_function",
+                "plan_attempts",
+                "run_suite",
+            ),
+            "._samples": ("item_to_sample", "standalone_samples"),
+            "._scores": ("ScoreRule", "pick_scores", "to_unit"),
+            "._shards": ("Shard",),
+            "._spec": ("RunSpec",),
+            "._task_samples": ("sample_records", "suite_task_records"),
+            "._tasks": ("build_task", "no_dataset_reads"),
+        },
+    )
 
 __all__ = [
     "CSV_COLUMNS",

@@ -6,33 +6,71 @@ Usage::
     frame = store.attempts(run_id)     # columns: docs/design/attempts.md
 """
 
-from evalsuite.store._fingerprint import ATTEMPT_SCHEMA, attempt_table
-from evalsuite.store._health import (
-    ErrorGroup,
-    Health,
-    HealthCounts,
-    error_groups,
-    error_kind,
-    run_health,
-)
-from evalsuite.store._outcomes_io import (
-    OUTCOME_COLUMNS,
-    make_outcome,
-    outcome_fingerprint,
-    read_outcomes_file,
-)
-from evalsuite.store._schema import SCHEMA_VERSION
-from evalsuite.store._store import (
-    ATTEMPT_COLUMNS,
-    AttemptRecord,
-    IngestStored,
-    OutcomeRecord,
-    RunRecord,
-    ShardState,
-    Store,
-    StoreInfo,
-    default_store_url,
-)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalsuite.store._fingerprint import ATTEMPT_SCHEMA, attempt_table
+    from evalsuite.store._health import (
+        ErrorGroup,
+        Health,
+        HealthCounts,
+        error_groups,
+        error_kind,
+        run_health,
+    )
+    from evalsuite.store._outcomes_io import (
+        OUTCOME_COLUMNS,
+        make_outcome,
+        outcome_fingerprint,
+        read_outcomes_file,
+    )
+    from evalsuite.store._reader import RunReader
+    from evalsuite.store._records import RunRecord, default_store_url
+    from evalsuite.store._store import (
+        ATTEMPT_COLUMNS,
+        AttemptRecord,
+        IngestStored,
+        OutcomeRecord,
+        ShardState,
+        Store,
+        StoreInfo,
+    )
+    from evalsuite.store._version import SCHEMA_VERSION
+else:
+    from evalsuite._core.lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "._fingerprint": ("ATTEMPT_SCHEMA", "attempt_table"),
+            "._health": (
+                "ErrorGroup",
+                "Health",
+                "HealthCounts",
+                "error_groups",
+                "error_kind",
+                "run_health",
+            ),
+            "._outcomes_io": (
+                "OUTCOME_COLUMNS",
+                "make_outcome",
+                "outcome_fingerprint",
+                "read_outcomes_file",
+            ),
+            "._reader": ("RunReader",),
+            "._records": ("RunRecord", "default_store_url"),
+            "._store": (
+                "ATTEMPT_COLUMNS",
+                "AttemptRecord",
+                "IngestStored",
+                "OutcomeRecord",
+                "ShardState",
+                "Store",
+                "StoreInfo",
+            ),
+            "._version": ("SCHEMA_VERSION",),
+        },
+    )
 
 __all__ = [
     "ATTEMPT_COLUMNS",
@@ -45,6 +83,7 @@ __all__ = [
     "HealthCounts",
     "IngestStored",
     "OutcomeRecord",
+    "RunReader",
     "RunRecord",
     "ShardState",
     "Store",

@@ -15,6 +15,8 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+from evalsuite.store._version import SCHEMA_VERSION
+
 __all__ = [
     "SCHEMA_VERSION",
     "attempts",
@@ -25,21 +27,6 @@ __all__ = [
     "run_shards",
     "runs",
 ]
-
-SCHEMA_VERSION = 4
-"""Bump with a migration in `_migrations.MIGRATIONS` whenever a table changes.
-
-1. runs, attempts, outcomes, meta.
-2. ``runs.content_hash`` (fingerprint of an ingested run's stored content) and
-   ``ingest_claims`` (docs/design/ingest.md).
-3. Content fingerprints of scheme 2 (computed batch by batch); the index on
-   ``attempts.run_id`` dropped, because the unique key (run_id, item_id, epoch) serves every
-   query by run (docs/design/store-scale.md); ``seed`` columns 64-bit (per-attempt seeds are
-   63-bit: PostgreSQL's 32-bit ``INTEGER`` refused them). ``meta.written_by`` names the
-   evalsuite version that created or last upgraded the store.
-4. ``run_shards``: one row per shard of a sharded run, with its status
-   (docs/design/sharded-runs.md).
-"""
 
 metadata = MetaData()
 

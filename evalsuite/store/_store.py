@@ -20,7 +20,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
@@ -53,6 +53,12 @@ from evalsuite.errors import NotFoundError, StoreError, UsageError
 from evalsuite.store._bulk import IngestSession
 from evalsuite.store._fingerprint import ATTEMPT_CONTENT_COLUMNS, attempt_table
 from evalsuite.store._migrations import MIGRATIONS
+from evalsuite.store._records import (
+    JSON_RUN_FIELDS,
+    RunRecord,
+    default_store_url,
+    run_from_mapping,
+)
 from evalsuite.store._schema import (
     SCHEMA_VERSION,
     attempts,
@@ -129,48 +135,6 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def default_store_url(state_dir: Path) -> str:
-    """``sqlite:///<project>/.evalsuite/results.sqlite``."""
-    return f"sqlite:///{state_dir / 'results.sqlite'}"
-
-
-@dataclass(frozen=True, slots=True)
-class RunRecord:
-    """One run: what was run, how, and its health.
-
-    See docs/architecture.md, "Data model": Run health.
-    """
-
-    run_id: str
-    model: str
-    epochs: int
-    planned: int
-    status: Literal["running", "interrupted", "complete"]
-    source: Literal["evalsuite", "inspect", "csv"]
-    started_at: str
-    error_threshold: float = 0.05
-    suite: str | None = None
-    version: str | None = None
-    manifest_hash: str | None = None
-    split: str | None = None
-    model_args: dict[str, Any] = field(default_factory=dict)
-    seed: int | None = None
-    valid: bool | None = None
-    error_rate: float | None = None
-    weights: dict[str, float] = field(default_factory=dict)
-    spec: dict[str, Any] = field(default_factory=dict)
-    """The exact run spec (limits, retries, fault injection, ...), enough to resume."""
-    provenance: dict[str, Any] = field(default_factory=dict)
-    """Package versions, git revision, host, user, command line."""
-    finished_at: str | None = None
-    content_hash: str | None = None
-    """Ingested runs: fingerprint of the stored content (docs/design/ingest.md); else None."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
-
-
 @dataclass(frozen=True, slots=True)
 class AttemptRecord:
     """One (run, item, epoch) attempt; columns as in docs/design/attempts.md."""
@@ -205,22 +169,18 @@ class OutcomeRecord:
     source: str | None = None
 
 
-_JSON_RUN_FIELDS = ("model_args", "weights", "spec", "provenance")
 _ATTEMPT_FIELDS = tuple(f.name for f in fields(AttemptRecord))
 
 
 def _run_row(record: RunRecord) -> dict[str, Any]:
     row = {f.name: getattr(record, f.name) for f in fields(RunRecord)}
-    for name in _JSON_RUN_FIELDS:
+    for name in JSON_RUN_FIELDS:
         row[name] = json.dumps(row[name], sort_keys=True)
     return row
 
 
 def _run_from_row(row: Any) -> RunRecord:
-    data = dict(row._mapping)
-    for name in _JSON_RUN_FIELDS:
-        data[name] = json.loads(data[name] or "{}")
-    return RunRecord(**data)
+    return run_from_mapping(dict(row._mapping))
 
 
 T_co = TypeVar("T_co")
@@ -675,7 +635,7 @@ class Store:
 
     def update_run(self, run_id: str, **values: Any) -> None:
         """Update fields of a run (JSON fields given as Python objects)."""
-        for name in _JSON_RUN_FIELDS:
+        for name in JSON_RUN_FIELDS:
             if name in values:
                 values[name] = json.dumps(values[name], sort_keys=True)
 
@@ -703,11 +663,26 @@ class Store:
             f"run id prefix {run_id!r} is ambiguous: " + ", ".join(r.run_id for r in rows[:5])
         )
 
-    def list_runs(self) -> list[RunRecord]:
-        """All runs, oldest first."""
+    def list_runs(self, *, suite: str | None = None, newest: int | None = None) -> list[RunRecord]:
+        """All runs (of `suite`, when given), oldest first; the `newest` N only, when given."""
+        query = select(runs)
+        if suite is not None:
+            query = query.where(runs.c.suite == suite)
+        if newest is not None:
+            query = query.order_by(runs.c.started_at.desc(), runs.c.run_id.desc()).limit(newest)
+        else:
+            query = query.order_by(runs.c.started_at, runs.c.run_id)
         with self._errors("read runs"), self._tx() as conn:
-            rows = conn.execute(select(runs).order_by(runs.c.started_at, runs.c.run_id))
-            return [_run_from_row(r) for r in rows]
+            records = [_run_from_row(r) for r in conn.execute(query)]
+        return records[::-1] if newest is not None else records
+
+    def count_runs(self, *, suite: str | None = None) -> int:
+        """How many runs (of `suite`, when given) the store holds."""
+        query = select(func.count()).select_from(runs)
+        if suite is not None:
+            query = query.where(runs.c.suite == suite)
+        with self._errors("count runs"), self._tx() as conn:
+            return int(conn.execute(query).scalar_one())
 
     def runs_with_content(self, content_hash: str) -> list[str]:
         """Ids of the runs whose stored content has this fingerprint, oldest first."""

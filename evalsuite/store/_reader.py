@@ -1,0 +1,161 @@
+"""Reading the runs of a store quickly: `evalsuite runs` and `verify` without SQLAlchemy.
+
+Importing SQLAlchemy (and pandas, behind `Store`) costs more CPU than the whole of `runs`
+may spend (docs/scale.md, "Start-up"). `RunReader` reads an SQLite store whose file exists
+and whose schema is the current one through the standard library's `sqlite3`, opened
+read-only, with the same queries and the same records as `Store` (`RunRecord`). Every other
+store goes through `Store`: a PostgreSQL URL, a file that does not exist yet (`Store`
+creates it), an older schema (`Store` upgrades it), a newer one (`Store` refuses it and says
+what to do), or an SQLite file that cannot be opened or read (`Store` reports why). So the
+store contract is `Store`'s, whichever path reads. Design: docs/design/startup.md.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from evalsuite.store._records import RunRecord, run_from_mapping
+from evalsuite.store._version import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from evalsuite.store._store import Store
+
+__all__ = ["RunReader", "sqlite_file"]
+
+_CHUNK = 500
+"""Run ids per ``IN (...)`` list: under every SQLite's limit on bound parameters."""
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The database file of a plain ``sqlite:///PATH`` URL; None for any other URL.
+
+    URLs with a driver (``sqlite+pysqlite://``), options (``?``) or escapes (``%``), and
+    in-memory databases, are left to SQLAlchemy.
+    """
+    prefix = "sqlite:///"
+    if not url.startswith(prefix) or any(c in url for c in "?#%"):
+        return None
+    path = url.removeprefix(prefix)
+    return Path(path) if path and path != ":memory:" else None
+
+
+class RunReader:
+    """The runs of the store at `url`, read through sqlite3 when it can, else through `Store`."""
+
+    def __init__(self, url: str) -> None:
+        """Decide how to read the store at `url` (nothing is read or created yet)."""
+        self.url = url
+        self._file = sqlite_file(url)
+        self._store: Store | None = None
+
+    @property
+    def fast(self) -> bool:
+        """Whether this store is read without SQLAlchemy (decided on first read)."""
+        return self._store is None and self._file is not None
+
+    def _full(self) -> Store:
+        if self._store is None:
+            from evalsuite.store._store import Store
+
+            self._store = Store(self.url)
+        return self._store
+
+    @contextmanager
+    def _sqlite(self) -> Iterator[sqlite3.Connection | None]:
+        """A read-only connection to a current SQLite store, or None (read through `Store`)."""
+        if self._store is not None or self._file is None or not self._file.is_file():
+            yield None
+            return
+        uri = f"file:{quote(str(self._file.resolve()))}?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=60)
+        except sqlite3.Error:
+            yield None
+            return
+        with closing(conn):
+            try:
+                found = conn.execute(
+                    "SELECT value FROM meta WHERE key = 'schema_version'"
+                ).fetchone()
+            except sqlite3.Error:
+                found = None
+            yield conn if found is not None and found[0] == str(SCHEMA_VERSION) else None
+
+    def runs(self, *, suite: str | None = None, newest: int | None = None) -> list[RunRecord]:
+        """All runs (of `suite`, when given), oldest first; the `newest` N only, when given.
+
+        The same records, in the same order, as `Store.list_runs`.
+        """
+        where = "WHERE suite = ?" if suite is not None else ""
+        params: list[object] = [suite] if suite is not None else []
+        if newest is not None:
+            sql = f"SELECT * FROM runs {where} ORDER BY started_at DESC, run_id DESC LIMIT ?"
+            params = [*params, newest]
+        else:
+            sql = f"SELECT * FROM runs {where} ORDER BY started_at, run_id"
+        try:
+            with self._sqlite() as conn:
+                if conn is not None:
+                    cursor = conn.execute(sql, params)
+                    names = [d[0] for d in cursor.description]
+                    records = [_record(dict(zip(names, row, strict=True))) for row in cursor]
+                    return records[::-1] if newest is not None else records
+        except sqlite3.Error:
+            pass  # `Store` reads it again and reports what is wrong, as it always has
+        return self._full().list_runs(suite=suite, newest=newest)
+
+    def count(self, *, suite: str | None = None) -> int:
+        """How many runs (of `suite`, when given) the store holds."""
+        where, params = ("WHERE suite = ?", [suite]) if suite is not None else ("", [])
+        try:
+            with self._sqlite() as conn:
+                if conn is not None:
+                    return int(
+                        conn.execute(f"SELECT count(*) FROM runs {where}", params).fetchone()[0]
+                    )
+        except sqlite3.Error:
+            pass
+        return self._full().count_runs(suite=suite)
+
+    def top_error_reasons(self, run_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+        """Each run's most frequent harness error reason and its count, as `Store` gives it."""
+        if not run_ids:
+            return {}
+        best: dict[str, tuple[str, int]] = {}
+        try:
+            with self._sqlite() as conn:
+                if conn is not None:
+                    ids = list(dict.fromkeys(run_ids))
+                    for start in range(0, len(ids), _CHUNK):
+                        chunk = ids[start : start + _CHUNK]
+                        marks = ", ".join("?" * len(chunk))
+                        rows = conn.execute(
+                            "SELECT run_id, reason, count(*) FROM attempts "
+                            f"WHERE run_id IN ({marks}) AND outcome = 'harness_error' "
+                            "GROUP BY run_id, reason",
+                            chunk,
+                        )
+                        for run_id, raw, count in rows:
+                            reason, n = str(raw or "unknown error"), int(count)
+                            current = best.get(run_id)
+                            if current is None or (-n, reason) < (-current[1], current[0]):
+                                best[run_id] = (reason, n)
+                    return best
+        except sqlite3.Error:
+            pass
+        return self._full().top_error_reasons(run_ids)
+
+
+def _record(row: dict[str, Any]) -> RunRecord:
+    """A `RunRecord` from sqlite3's values, typed as SQLAlchemy's column types give them."""
+    if row["valid"] is not None:
+        row["valid"] = bool(row["valid"])
+    for name in ("error_rate", "error_threshold"):
+        if row[name] is not None:
+            row[name] = float(row[name])
+    return run_from_mapping(row)
