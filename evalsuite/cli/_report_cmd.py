@@ -66,7 +66,10 @@ def report_cmd(
     seed: int,
     as_json: bool,
 ) -> None:
-    """Write index.html, report.md and report.json for RUN_IDS (the first is the baseline)."""
+    """Write index.html, report.md and report.json for RUN_IDS.
+
+    Each run is compared with the first named run of its suite (docs/cli.md, "report").
+    """
     from evalsuite.report import AnalysisOptions, build_report, write_report
 
     store = open_store(ctx)

@@ -171,8 +171,21 @@ def _comparisons(
     frames: Mapping[str, pd.DataFrame] | None = None,
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    baseline = runs[0]
-    for candidate in runs[1:]:
+    baselines: dict[str, dict[str, Any]] = {}
+    pairs = []
+    for run in runs[1:]:
+        # each suite's first run is the baseline of its later runs; a run ingested
+        # without a suite is compared with the report's first run, item by item id
+        if not run.get("suite"):
+            pairs.append((runs[0], run))
+            continue
+        key = str(run["suite"])
+        first = runs[0] if runs[0].get("suite") == key else None
+        if first is not None or key in baselines:
+            pairs.append((first or baselines[key], run))
+        else:
+            baselines[key] = run
+    for baseline, candidate in pairs:
         try:
             payload = compare_payload(
                 store,
@@ -209,12 +222,15 @@ def build_report(
     now: datetime | None = None,
     allow_partial: bool = False,
 ) -> ReportData:
-    """Score every run, compare each later run with the first, and draw the figures.
+    """Score every run, compare each later run with its suite's first, draw the figures.
 
     Args:
         store: The results store.
         layout: The project (for manifests and canaries).
-        run_ids: Runs to report, the first is the baseline of every comparison.
+        run_ids: Runs to report. Each run is compared with the first named run of the same
+            suite (its baseline); runs of different suites are never compared, so
+            one report can hold several suites' runs side by side. A run ingested without
+            a suite is compared with the first run, by item id.
         options: Level, alpha, analysis seed and gate margin (recorded in the report).
         validity: Validity sections to include (default: every outcome metric recorded for
             the runs' suite versions, see `validity_sections`); ``[]`` for none.

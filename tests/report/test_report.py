@@ -230,3 +230,32 @@ def test_pass_k_figure_without_repeated_epochs_says_so_and_logs_no_legend_warnin
     plt.close(fig)
     assert "no pass@k estimate: needs repeated epochs" in texts
     assert not [r for r in caplog.records if "legend" in r.getMessage()]
+
+
+def test_each_run_is_compared_with_its_own_suites_first_run(monkeypatch) -> None:
+    """One report over several suites pairs runs within a suite, never across suites."""
+    from evalsuite.report import _build
+
+    pairs: list[tuple[str, str]] = []
+
+    def fake_compare(store, baseline, candidate, options, **kwargs):  # type: ignore[no-untyped-def]
+        pairs.append((baseline, candidate))
+        return {"baseline": baseline, "candidate": candidate}
+
+    monkeypatch.setattr(_build, "compare_payload", fake_compare)
+    runs = [
+        {"run_id": "s-base", "suite": "support", "version": "2.0.0"},
+        {"run_id": "r-base", "suite": "repair", "version": "1.0.0"},
+        {"run_id": "s-new", "suite": "support", "version": "2.0.0"},
+        {"run_id": "r-new", "suite": "repair", "version": "1.0.0"},
+        {"run_id": "ingested", "suite": None, "version": None},
+    ]
+    out = _build._comparisons(
+        None,  # type: ignore[arg-type]
+        runs,
+        _build.AnalysisOptions(),
+        layout=None,  # type: ignore[arg-type]
+        allow_partial=False,
+    )
+    assert pairs == [("s-base", "s-new"), ("r-base", "r-new"), ("s-base", "ingested")]
+    assert [c["candidate"] for c in out] == ["s-new", "r-new", "ingested"]
