@@ -1,8 +1,10 @@
 """`make demo`: the main job end to end on the embedded defaults.
 
 Evaluate two checkpoints (the offline reference agents `evalsuite/baseline` and
-`evalsuite/improved`) on the frozen holdout of the `support` suite with 3 epochs, measure
-them, compare them, and write the report to `reports/demo/`.
+`evalsuite/improved`) on the frozen holdouts of the three example suites (`support`: a
+customer-support desk; `records`: a records system with a stale cache and slow tools;
+`repair`: code repair with hidden tests) with 3 epochs, measure them, compare them suite by
+suite, and write one report of all six runs to `reports/demo/`.
 
 The demo works in a scratch copy of the project (`.evalsuite/demo/`: the suites, manifests
 and vaults, a fresh holdout ledger and store), so that running it again and again never
@@ -30,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKSPACE = ROOT / ".evalsuite" / "demo"
 REPORT = ROOT / "reports" / "demo"
 EVALSUITE = str(Path(sys.executable).with_name("evalsuite"))
-SUITE = "support@2.0.0"
+SUITES = ("support@2.0.0", "records@1.0.0", "repair@1.0.0")
+"""The example suites, each run by both checkpoints on its holdout."""
 COMMAND = [EVALSUITE, "--root", str(WORKSPACE)]
 """What every step runs, followed by its arguments."""
 
@@ -87,12 +90,12 @@ def fresh_workspace() -> None:
         shutil.copytree(ROOT / part, WORKSPACE / part, ignore=ignore)
 
 
-def run_holdout(model: str) -> Step:
-    """Start `model` on the holdout with 3 epochs (`run_id` reads its id once finished)."""
+def run_holdout(suite: str, model: str) -> Step:
+    """Start `model` on the holdout of `suite` with 3 epochs (`run_id` reads its id)."""
     return start(
-        f"Run {model} on the {SUITE} holdout, 3 epochs",
+        f"Run {model} on the {suite} holdout, 3 epochs",
         "run",
-        SUITE,
+        suite,
         "--split",
         "holdout",
         "--model",
@@ -124,25 +127,40 @@ def main() -> None:
         start("Suites and their frozen versions", "suites"),
         start("Verify every frozen suite: dev items, holdout vaults, manifest hashes", "verify"),
     )
-    # the two checkpoints' runs are independent: one process each, side by side
-    baseline, improved = (
+    # the six runs are independent: one process each, side by side
+    ids = [
         run_id(out)
-        for out in finish(run_holdout("evalsuite/baseline"), run_holdout("evalsuite/improved"))
-    )
+        for out in finish(
+            *(
+                run_holdout(suite, model)
+                for suite in SUITES
+                for model in ("evalsuite/baseline", "evalsuite/improved")
+            )
+        )
+    ]
+    pairs = list(zip(ids[::2], ids[1::2], strict=True))  # (baseline, improved) per suite
     finish(
-        start("Holdout use against the budget", "holdout", "status", SUITE),
-        start("Estimates of the improved checkpoint", "score", improved),
-        start(
-            "Is improved really better than baseline? (paired by item)",
-            "compare",
-            baseline,
-            improved,
-            "--gate",
-            "noninferior",
-            "--margin",
-            "0.02",
+        *(
+            start(f"Holdout use of {suite} against its budget", "holdout", "status", suite)
+            for suite in SUITES
         ),
-        start("Report", "report", baseline, improved, "--out", str(REPORT)),
+        start(f"Estimates of the improved checkpoint on {SUITES[0]}", "score", pairs[0][1]),
+        *(
+            start(
+                f"Is improved really better than baseline on {suite}? (paired by item)",
+                "compare",
+                baseline,
+                improved,
+                "--gate",
+                "noninferior",
+                "--margin",
+                "0.02",
+            )
+            for suite, (baseline, improved) in zip(SUITES, pairs, strict=True)
+        ),
+        start(
+            "Report: all six runs, compared suite by suite", "report", *ids, "--out", str(REPORT)
+        ),
     )
     print(f"\nreport: {REPORT / 'index.html'}")
     print(f"explore: evalsuite --root {WORKSPACE.relative_to(ROOT)} runs")
