@@ -90,19 +90,23 @@ def _scores(project: Project, run_id: str) -> Any:
     return json.loads(json.dumps(json_out(result)).replace(run_id, "<run>"))
 
 
-def _logged(location: str) -> tuple[Counter[tuple[str, int]], list[str]]:
-    """Every sample in the inspect logs at `location` by (item, epoch), and each log's status."""
+def _logged(location: str) -> tuple[Counter[tuple[str, int]], list[str], list[str]]:
+    """The inspect logs at `location`: their finished samples by (item, epoch), each log's
+    status, and how each sample cut off by an interrupt ended (``status: error``)."""
     files = find_inspect_logs(location)
     assert files, f"no inspect logs at {location}"
     samples: Counter[tuple[str, int]] = Counter()
-    statuses = []
+    statuses, cut_off = [], []
     for file in files:
         log = read_eval_log(file)
         statuses.append(log.status)
         for sample in log.samples or []:
+            if sample.error is not None:
+                cut_off.append(f"{log.status}: {sample.error.message}")
+                continue
             episode = (sample.metadata or {})[EPISODE_KEY]
             samples[(episode["item_id"], int(episode["epoch"]))] += 1
-    return samples, statuses
+    return samples, sorted(statuses), cut_off
 
 
 def _planned(frame: pd.DataFrame) -> Counter[tuple[str, int]]:
@@ -293,9 +297,8 @@ def test_shard_processes_at_once_fill_one_run(
     # health, estimates, strata and pass@k: those of the run made by one process
     assert _scores(project, "array-1") == _scores(*reference_run)
     # one shared log directory holds every shard's inspect logs, every attempt once
-    samples, statuses = _logged(str(project.root / ".evalsuite" / "logs" / "array-1"))
-    assert samples == _planned(reference)
-    assert statuses == ["success"] * shards
+    samples, statuses, cut_off = _logged(str(project.root / ".evalsuite" / "logs" / "array-1"))
+    assert (samples, statuses, cut_off) == (_planned(reference), ["success"] * shards, [])
 
 
 # one shared inspect log directory at any fsspec URL -----------------------------------------
@@ -337,9 +340,8 @@ def test_shard_processes_share_one_s3_log_directory_and_one_postgresql_store(
     assert not (project.root / ".evalsuite" / "logs").exists()  # nothing written locally
 
     # complete: every attempt of the run is one sample of the shards' logs in the bucket
-    samples, statuses = _logged(logs)
-    assert samples == _planned(reference)
-    assert statuses == ["success"] * 3
+    samples, statuses, cut_off = _logged(logs)
+    assert (samples, statuses, cut_off) == (_planned(reference), ["success"] * 3, [])
 
     # readable: evalsuite/replay answers the same items from the bucket, with the same scores
     replay = project.invoke(
@@ -368,9 +370,8 @@ def test_shards_share_a_file_url_log_directory(
     assert project.store().get_run("job-9").status == "complete"
     assert _scores(project, "job-9") == _scores(*reference_run)
     assert len(list((shared / "job-9").glob("*.json"))) == 3
-    samples, statuses = _logged(logs)
-    assert samples == _planned(reference)
-    assert statuses == ["success"] * 3
+    samples, statuses, cut_off = _logged(logs)
+    assert (samples, statuses, cut_off) == (_planned(reference), ["success"] * 3, [])
     replay = project.invoke(
         "run", "probe@1.0.0", "--model", "evalsuite/replay", "-M", f"log={logs}",
         "--epochs", "3", "--seed", "11", "--no-progress", "--json",
@@ -441,7 +442,18 @@ def test_an_interrupted_shard_resumes_alone_and_completes_the_run(
     assert json_out(again)["run_complete"] is True
     assert store.get_run("r-int").status == "complete"
     pd.testing.assert_frame_equal(store.attempts("r-int")[STABLE], reference)
-    # the interrupted eval's log keeps what it finished; the resumed one adds the rest
-    samples, statuses = _logged(logs)
+    # the interrupted eval's log keeps what it finished (and, as errors, the samples the
+    # interrupt cut off); the resumed eval logs the rest: every attempt finished once
+    samples, statuses, cut_off = _logged(logs)
     assert samples == _planned(reference), "an attempt is missing from the logs, or twice"
-    assert sorted(statuses) == ["cancelled", "success", "success"]
+    assert statuses == ["cancelled", "success", "success"]
+    assert set(cut_off) <= {"cancelled: CancelledError()"}, cut_off
+    # and they replay into a run with the same results (a cut-off sample is not replayed)
+    replay = project.invoke(
+        "run", "probe@1.0.0", "--model", "evalsuite/replay", "-M", f"log={logs}",
+        "--epochs", "3", "--seed", "11", "--no-progress", "--json",
+    )  # fmt: skip
+    assert replay.exit_code == 0, replay.stderr
+    replayed = store.attempts(json_out(replay)["run_id"])
+    columns = ["item_id", "epoch", "outcome", "score"]
+    assert replayed[columns].equals(store.attempts("r-int")[columns])
