@@ -1,9 +1,10 @@
 """``evalsuite/replay``: answer each sample with the output recorded in an earlier inspect log.
 
-``--model evalsuite/replay -M log=PATH`` (a log file, or a directory searched recursively)
-scores a new grader on old outputs without calling a model. Each generate call of a sample
-returns the next model output recorded for that sample (its model events before scoring, in
-order), so tool-calling transcripts replay turn by turn. Nothing is guessed:
+``--model evalsuite/replay -M log=PATH`` (a log file, or a directory searched recursively; a
+local path or any fsspec URL, such as the shared ``--log-dir`` of a sharded run) scores a new
+grader on old outputs without calling a model. Each generate call of a sample returns the next
+model output recorded for that sample (its model events before scoring, in order), so
+tool-calling transcripts replay turn by turn. Nothing is guessed:
 
 * samples are matched by sample id and epoch; logs written by ``evalsuite run`` name their
   samples ``<item>::<epoch>`` and match by item id and that epoch;
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from inspect_ai.event import ModelEvent, SpanBeginEvent
-from inspect_ai.log import EvalSample, list_eval_logs, read_eval_log
+from inspect_ai.log import EvalSample, read_eval_log
 from inspect_ai.model import (
     ChatCompletionChoice,
     ChatMessage,
@@ -42,6 +43,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from inspect_ai.util import store
 
 from evalsuite._core.hashing import content_hash
+from evalsuite.run._log_files import find_inspect_logs
 
 __all__ = ["Recording", "ReplayError", "ReplayModel", "input_hash", "load_recordings", "sample_key"]
 
@@ -164,19 +166,19 @@ def _recording(sample: EvalSample, source: str) -> Recording:
     return recording
 
 
-def _log_files(path: Path) -> list[str]:
-    if path.is_file():
-        return [str(path)]
-    if path.is_dir():
-        return sorted(info.name for info in list_eval_logs(str(path), recursive=True))
-    raise ValueError(
-        f"evalsuite/replay: log {str(path)!r} does not exist; give -M log=PATH with an inspect "
-        "log file or a directory of logs (e.g. .evalsuite/logs/<run_id>)"
-    )
+def _log_files(location: str) -> list[str]:
+    files = find_inspect_logs(location)
+    if files is None:
+        raise ValueError(
+            f"evalsuite/replay: log {location!r} does not exist; give -M log= an inspect log "
+            "file or a directory of logs, as a path or any fsspec URL (e.g. "
+            ".evalsuite/logs/<run_id>, or the run's --log-dir such as s3://bucket/logs/<run_id>)"
+        )
+    return files
 
 
-def load_recordings(path: Path) -> dict[tuple[str, int], Recording]:
-    """Every recorded sample of the log(s) at `path`, by (item id, epoch).
+def load_recordings(path: Path | str) -> dict[tuple[str, int], Recording]:
+    """Every recorded sample of the log(s) at `path` (a path or an fsspec URL), by (item, epoch).
 
     Where two logs record the same (item, epoch), the one that did not end in an error is
     kept; two clean recordings of one (item, epoch) are refused (which one to replay?).
@@ -184,7 +186,7 @@ def load_recordings(path: Path) -> dict[tuple[str, int], Recording]:
     Raises:
         ValueError: no such path, no log in it, or an (item, epoch) recorded twice.
     """
-    files = _log_files(path)
+    files = _log_files(str(path))
     recordings: dict[tuple[str, int], Recording] = {}
     for file in files:
         log = read_eval_log(file, resolve_attachments="core")
@@ -231,7 +233,7 @@ class ReplayModel(ModelAPI):
                 "logs) of an earlier run of the same items"
             )
         self.log = str(log)
-        self.recordings = load_recordings(Path(self.log))
+        self.recordings = load_recordings(self.log)
 
     def max_connections(self) -> int:
         """No remote service: allow plenty of concurrent samples."""

@@ -533,7 +533,8 @@ def _audit_tag(audit: dict[str, object]) -> str:
 
 _INGEST_HELP = """Store results produced elsewhere (inspect logs, a CSV or Parquet file) as runs.
 
-PATH is an inspect log (.eval or .json), a directory of logs, or a results table: a CSV
+PATH is an inspect log (.eval or .json) or a directory of logs, a local path or any fsspec
+URL (s3://bucket/logs/RUN, file:///...), or a local results table: a CSV
 (--format csv) or a Parquet file (--format parquet) with the same columns. Each log, and
 each model of a table, becomes one run. Content that is already stored (the same
 attempts, whatever the file is called) is reported with the run that holds it and
@@ -594,7 +595,7 @@ _CSV_TARGETS = ("model", "item_id", "epoch", "score", "stratum", "outcome", "lim
 
 
 @click.command("ingest", help=_INGEST_HELP)
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", metavar="PATH")
 @click.option("--format", "fmt", type=click.Choice(["inspect", "csv", "parquet"]), required=True)
 @click.option(
     "--column",
@@ -650,7 +651,7 @@ _CSV_TARGETS = ("model", "item_id", "epoch", "score", "stratum", "outcome", "lim
 @handle_errors
 def ingest_cmd(
     ctx: Context,
-    path: Path,
+    path: str,
     fmt: str,
     columns: tuple[str, ...],
     ignore_columns: tuple[str, ...],
@@ -663,9 +664,14 @@ def ingest_cmd(
     as_json: bool,
 ) -> None:
     """Store results produced elsewhere as runs (the help text is `_INGEST_HELP`)."""
-    from evalsuite.run import CsvOptions, ingest_inspect, ingest_table
+    from evalsuite.run import CsvOptions, ingest_inspect, ingest_table, is_url
 
     suite = _ingest_suite(ctx, suite_ref, split)
+    if fmt != "inspect" and is_url(path):
+        raise UsageError(
+            f"--format {fmt} reads a local file, not a URL ({path}); copy the file to this "
+            "machine first (inspect logs, --format inspect, may be read from any fsspec URL)"
+        )
 
     if fmt == "inspect":
         if columns or model or ignore_columns or epoch_base != "1":
@@ -704,7 +710,7 @@ def ingest_cmd(
         )
         store = open_store(ctx)
         report = ingest_table(
-            path,
+            Path(path),
             store,
             root=ctx.layout.root,
             options=options,

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         ingest_table,
     )
     from evalsuite.run._ingest_csv import CSV_COLUMNS, CSV_EXAMPLE
+    from evalsuite.run._log_files import find_inspect_logs, is_url
     from evalsuite.run._options import REFUSED_GENERATE, check_generate_config
     from evalsuite.run._outcomes import LIMIT_OUTCOME, SCORE_REASON_OUTCOME, classify_sample
     from evalsuite.run._runner import (
@@ -76,6 +77,7 @@ else:
                 "ingest_table",
             ),
             "._ingest_csv": ("CSV_COLUMNS", "CSV_EXAMPLE"),
+            "._log_files": ("find_inspect_logs", "is_url"),
             "._options": ("REFUSED_GENERATE", "check_generate_config"),
             "._outcomes": ("LIMIT_OUTCOME", "SCORE_REASON_OUTCOME", "classify_sample"),
             "._runner": (
@@ -127,10 +129,12 @@ __all__ = [
     "episode_seed",
     "episode_setup",
     "episode_spec",
+    "find_inspect_logs",
     "guarded_call",
     "ingest_csv",
     "ingest_inspect",
     "ingest_table",
+    "is_url",
     "item_to_sample",
     "load_task_function",
     "no_dataset_reads",

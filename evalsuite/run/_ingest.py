@@ -33,7 +33,6 @@ from typing import Any, Literal
 
 import pyarrow as pa
 from inspect_ai.log import (
-    list_eval_logs,
     read_eval_log,
     read_eval_log_sample_summaries,
     read_eval_log_samples_by_id,
@@ -50,6 +49,7 @@ from evalsuite.manifest import (
 )
 from evalsuite.run._episode import EPISODE_KEY
 from evalsuite.run._ingest_csv import CsvOptions, Format, ResultsTable
+from evalsuite.run._log_files import find_inspect_logs
 from evalsuite.run._outcomes import classify_sample
 from evalsuite.run._provenance import collect_provenance
 from evalsuite.run._runner import _new_run_id
@@ -365,15 +365,14 @@ def _finish(
 # inspect logs --------------------------------------------------------------------------
 
 
-def _log_paths(path: Path) -> list[Path]:
-    if path.is_file():
-        return [path]
-    if path.is_dir():
-        found = [Path(info.name.removeprefix("file://")) for info in list_eval_logs(str(path))]
-        if not found:
-            raise NotFoundError(f"no inspect logs (.eval or .json) in {path}")
-        return sorted(found)
-    raise NotFoundError(f"{path} does not exist")
+def _log_paths(location: str) -> list[str]:
+    """The logs at `location`: a log file, or a directory's logs; a path or any fsspec URL."""
+    found = find_inspect_logs(location)
+    if found is None:
+        raise NotFoundError(f"{location} does not exist")
+    if not found:
+        raise NotFoundError(f"no inspect logs (.eval or .json) in {location}")
+    return found
 
 
 def _sample_key(sample: Any) -> tuple[str, int, int | None]:
@@ -423,7 +422,7 @@ def _attempt_row(
     }
 
 
-def _samples(log_path: Path) -> Iterator[Any]:
+def _samples(log_path: str) -> Iterator[Any]:
     """Every sample of a log, without the fields the classification never reads.
 
     An ``.eval`` log (a zip of one entry per sample) is read `INSPECT_BATCH_SAMPLES` samples
@@ -431,7 +430,7 @@ def _samples(log_path: Path) -> Iterator[Any]:
     whether or not the eval finished. A ``.json`` log is one JSON document, which inspect
     reads whole.
     """
-    if log_path.suffix == ".eval":
+    if log_path.endswith(".eval"):
         keys = [(s.id, s.epoch) for s in read_eval_log_sample_summaries(str(log_path))]
         for start in range(0, len(keys), INSPECT_BATCH_SAMPLES):
             yield from read_eval_log_samples_by_id(
@@ -443,7 +442,7 @@ def _samples(log_path: Path) -> Iterator[Any]:
     yield from read_eval_log(str(log_path), exclude_fields=_SKIP_SAMPLE_FIELDS).samples or []
 
 
-def _stream_log(session: IngestSession, src: _Source, log_path: Path) -> None:
+def _stream_log(session: IngestSession, src: _Source, log_path: str) -> None:
     """Write every sample of one log into the session, `INSPECT_BATCH_SAMPLES` at a time.
 
     Scores are picked by the declarations of the linked manifest (or the one ``--suite``
@@ -487,7 +486,7 @@ def _stream_log(session: IngestSession, src: _Source, log_path: Path) -> None:
 
 
 def ingest_inspect(
-    path: Path,
+    path: Path | str,
     store: Store,
     *,
     root: Path,
@@ -496,7 +495,7 @@ def ingest_inspect(
     suite: Manifest | None = None,
     split: str | None = None,
 ) -> IngestReport:
-    """Store every inspect log under `path` as a run (one per log).
+    """Store every inspect log under `path` (a path or any fsspec URL) as a run (one per log).
 
     A log written by `evalsuite run` carries the manifest hash as its task version; when that
     manifest is frozen in this project, the run is linked to it (suite, version, item hashes,
@@ -509,7 +508,7 @@ def ingest_inspect(
     report = IngestReport()
     sources = []
     with store.ingest_session() as session:
-        for log_path in _log_paths(path):
+        for log_path in _log_paths(str(path)):
             try:
                 log = read_eval_log(str(log_path), header_only=True)
             except Exception as exc:

@@ -15,6 +15,7 @@ One run = (suite version, split, model, epochs, seed). The runner
 from __future__ import annotations
 
 import ast
+import asyncio
 import contextlib
 import math
 import re
@@ -867,11 +868,14 @@ class _SignalGuard:
     """SIGINT and SIGTERM during a run: remember the signal and stop the run cleanly.
 
     Installed (main thread only) from the moment a run holds its lock until it is recorded.
-    The first signal raises `KeyboardInterrupt` in the main thread (what Python does for
-    SIGINT by default; SIGTERM would otherwise kill the process with the run left
-    ``running``). Samples that end after it are cancellations, not results: the sink drops
-    their harness errors so that a resumed run executes them. While `shielded` (appending
-    to the ledger, recording the interruption), signals are only remembered.
+    The first signal stops the run (SIGTERM would otherwise kill the process with the run
+    left ``running``): while inspect's event loop runs, it cancels the loop's tasks, as
+    asyncio does for Ctrl-C, so inspect finishes every log as ``cancelled`` with the samples
+    that did finish (docs/design/sharded-runs.md, "The inspect log directory"); outside the
+    loop, or at a second signal, it raises `KeyboardInterrupt`. Samples that end after it
+    are cancellations, not results: the sink drops their harness errors so that a resumed
+    run executes them. While `shielded` (appending to the ledger, recording the
+    interruption), signals are only remembered.
     """
 
     def __init__(self) -> None:
@@ -885,10 +889,24 @@ class _SignalGuard:
         return self.signum is not None
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
-        if self.signum is None:
+        first = self.signum is None
+        if first:
             self.signum = signum
-        if not self.shielded:
-            raise KeyboardInterrupt
+        if self.shielded:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if first and loop is not None:
+            # inside inspect's event loop: cancel it, as asyncio does for Ctrl-C, so inspect
+            # finishes each task's log as "cancelled" with the samples that did finish (an
+            # exception thrown into the loop would leave the logs without them)
+            for task in asyncio.all_tasks(loop):
+                task.cancel()
+            loop.call_soon_threadsafe(lambda: None)  # wake a loop waiting in select()
+            return
+        raise KeyboardInterrupt
 
     def __enter__(self) -> _SignalGuard:
         if threading.current_thread() is threading.main_thread():
@@ -1236,7 +1254,7 @@ def _run_locked(
         try:
             if tasks:
                 logs = _execute(layout, tasks, spec, run_id, sink)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, asyncio.CancelledError):
             raise _interrupted(job, guard) from None
         except Exception as exc:
             guard.shielded = True

@@ -139,6 +139,40 @@ def test_inspect_logs_of_an_evalsuite_run_keep_items_and_epochs(tmp_path: Path) 
     assert (record.suite, record.version, record.split) == ("probe", "1.0.0", "dev")
 
 
+def test_inspect_logs_are_ingested_from_an_fsspec_url(tmp_path: Path) -> None:
+    from tests.run.conftest import make_probe_project
+
+    project = make_probe_project(tmp_path, n_per_stratum=2)
+    base = ("run", "probe@1.0.0", "--model", "fakeagent/x", "--epochs", "2", "--json")
+    store = _store(project)
+    # a non-local file system (fsspec's memory://, shared within this process)
+    logs = "memory://evalsuite-tests/ingest-url"
+    out = json_out(project.invoke(*base, "--log-dir", logs, "--no-progress"))
+    assert not (project.root / ".evalsuite" / "logs").exists()  # nothing written locally
+    ingested = json_out(project.invoke("ingest", logs, "--format", "inspect", "--json"))
+    (run,) = ingested["runs"]
+    assert (run["n_items"], run["epochs"], run["valid"]) == (2, 2, True)
+    original, copy = store.attempts(out["run_id"]), store.attempts(run["run_id"])
+    assert list(copy["item_id"]) == list(original["item_id"])
+    assert list(copy["score"]) == list(original["score"])
+    # a file:// URL of a local log directory (a space in it, percent-encoded in the URL)
+    local = tmp_path / "shared logs"
+    out = json_out(project.invoke(*base, "--seed", "5", "--log-dir", str(local), "--no-progress"))
+    ingested = json_out(project.invoke("ingest", local.as_uri(), "--format", "inspect", "--json"))
+    (run,) = ingested["runs"]
+    original, copy = store.attempts(out["run_id"]), store.attempts(run["run_id"])
+    assert list(copy["score"]) == list(original["score"])
+    missing = project.invoke("ingest", "memory://evalsuite-tests/none", "--format", "inspect")
+    assert missing.exit_code == 2
+    assert "memory://evalsuite-tests/none does not exist" in missing.stderr
+
+
+def test_a_results_table_at_a_url_is_refused(empty_project: Project) -> None:
+    result = empty_project.invoke("ingest", "s3://bucket/results.csv", "--format", "csv")
+    assert result.exit_code == 2
+    assert "--format csv reads a local file, not a URL (s3://bucket/results.csv)" in result.stderr
+
+
 def test_ingest_of_a_missing_path(empty_project: Project) -> None:
     result = empty_project.invoke("ingest", "nope", "--format", "inspect")
     assert result.exit_code == 2

@@ -12,17 +12,24 @@ import json
 import re
 import signal
 import time
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
+from inspect_ai.log import read_eval_log
 
 from evalsuite.errors import UsageError
 from evalsuite.holdout import read_ledger
-from evalsuite.run import Shard
+from evalsuite.run import EPISODE_KEY, Shard
+from evalsuite.run._log_files import find_inspect_logs
 from tests.helpers import Project, json_out
+from tests.pg import PgServer
 from tests.run.conftest import STABLE, make_probe_project
 from tests.run.processes import spawn
+from tests.s3 import S3Server, s3_server
 
 BASE = (
     "run",
@@ -41,6 +48,17 @@ BASE = (
 PLANNED = 12  # 4 dev items x 3 epochs
 
 
+@pytest.fixture(
+    params=["sqlite", pytest.param("postgresql", marks=[pytest.mark.postgres, pytest.mark.slow])]
+)
+def backend(request: pytest.FixtureRequest) -> str | None:
+    """The project's own SQLite store (None), and (slow) a new PostgreSQL database."""
+    if request.param == "sqlite":
+        return None
+    server: PgServer = request.getfixturevalue("pg")
+    return server.new_database()
+
+
 def _project(tmp_path: Path, store_url: str | None = None) -> Project:
     project = make_probe_project(tmp_path, n_per_stratum=4)
     project.store_url = store_url
@@ -48,23 +66,65 @@ def _project(tmp_path: Path, store_url: str | None = None) -> Project:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
-    """The same run made by one process."""
+def reference_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, str]:
+    """The same run made by one process: its project and run id."""
     project = _project(tmp_path_factory.mktemp("reference"))
     result = project.invoke(*BASE)
     assert result.exit_code == 0, result.stderr
-    frame = project.store().attempts(json_out(result)["run_id"])[STABLE]
+    return project, json_out(result)["run_id"]
+
+
+@pytest.fixture(scope="module")
+def reference(reference_run: tuple[Project, str]) -> pd.DataFrame:
+    """The attempts of the same run made by one process."""
+    project, run_id = reference_run
+    frame = project.store().attempts(run_id)[STABLE]
     assert len(frame) == PLANNED
     return frame
 
 
+def _scores(project: Project, run_id: str) -> Any:
+    """`evalsuite score RUN --json`: health, estimates, strata, pass@k (the run id left out)."""
+    result = project.invoke("score", run_id, "--json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(json.dumps(json_out(result)).replace(run_id, "<run>"))
+
+
+def _logged(location: str) -> tuple[Counter[tuple[str, int]], list[str], list[str]]:
+    """The inspect logs at `location`: their finished samples by (item, epoch), each log's
+    status, and how each sample cut off by an interrupt ended (``status: error``)."""
+    files = find_inspect_logs(location)
+    assert files, f"no inspect logs at {location}"
+    samples: Counter[tuple[str, int]] = Counter()
+    statuses, cut_off = [], []
+    for file in files:
+        log = read_eval_log(file)
+        statuses.append(log.status)
+        for sample in log.samples or []:
+            if sample.error is not None:
+                cut_off.append(f"{log.status}: {sample.error.message}")
+                continue
+            episode = (sample.metadata or {})[EPISODE_KEY]
+            samples[(episode["item_id"], int(episode["epoch"]))] += 1
+    return samples, sorted(statuses), cut_off
+
+
+def _planned(frame: pd.DataFrame) -> Counter[tuple[str, int]]:
+    return Counter(zip(frame["item_id"], frame["epoch"].astype(int), strict=True))
+
+
 def _together(
-    project: Project, scratch: Path, commands: list[tuple[str, ...]]
+    project: Project,
+    scratch: Path,
+    commands: list[tuple[str, ...]],
+    env: dict[str, str] | None = None,
 ) -> list[tuple[int, str, str]]:
     """Run CLI commands as processes that start their work within milliseconds."""
     scratch.mkdir(parents=True, exist_ok=True)
     go = scratch / "go"
-    env = {"EVALSUITE_STORE": project.store_url} if project.store_url else None
+    env = dict(env or {})
+    if project.store_url:
+        env["EVALSUITE_STORE"] = project.store_url
     ready = [scratch / f"ready-{n}" for n in range(len(commands))]
     procs = [
         spawn(project, *command, env=env, go=go, ready=r)
@@ -180,6 +240,9 @@ def test_shards_with_other_settings_cannot_join_the_run(tmp_path: Path) -> None:
     other = project.invoke(*model, "--run-id", "j", "--shard", "2/2")
     assert other.exit_code == 2
     assert "model: the run has 'fakeagent/x', this shard has 'fakeagent/y'" in other.stderr
+    other = project.invoke(*BASE, "--run-id", "j", "--shard", "2/2", "--log-dir", "s3://b/j")
+    assert other.exit_code == 2  # one shared log directory: another is refused
+    assert "log_dir: the run has None, this shard has 's3://b/j'" in other.stderr
     other = project.invoke(*BASE, "--run-id", "j", "--shard", "2/3")
     assert other.exit_code == 2
     assert "split into 2 shards" in other.stderr
@@ -214,7 +277,10 @@ def test_resume_of_a_sharded_run_names_its_shard(tmp_path: Path) -> None:
 
 
 def test_shard_processes_at_once_fill_one_run(
-    tmp_path: Path, store_url: str, reference: pd.DataFrame
+    tmp_path: Path,
+    store_url: str,
+    reference: pd.DataFrame,
+    reference_run: tuple[Project, str],
 ) -> None:
     project = _project(tmp_path, store_url)
     shards = 3
@@ -228,13 +294,94 @@ def test_shard_processes_at_once_fill_one_run(
     run = store.get_run("array-1")
     assert (run.status, run.valid, run.planned) == ("complete", True, PLANNED)
     pd.testing.assert_frame_equal(store.attempts("array-1")[STABLE], reference)
-    # one shared log directory holds every shard's inspect logs
-    logs = list((project.root / ".evalsuite" / "logs" / "array-1").rglob("*.json"))
-    assert len(logs) >= shards
+    # health, estimates, strata and pass@k: those of the run made by one process
+    assert _scores(project, "array-1") == _scores(*reference_run)
+    # one shared log directory holds every shard's inspect logs, every attempt once
+    samples, statuses, cut_off = _logged(str(project.root / ".evalsuite" / "logs" / "array-1"))
+    assert (samples, statuses, cut_off) == (_planned(reference), ["success"] * shards, [])
 
 
-def test_a_holdout_run_in_shards_spends_one_look(tmp_path: Path) -> None:
+# one shared inspect log directory at any fsspec URL -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[S3Server]:
+    """A local S3 server (moto) that the shard processes share, as a bucket would be."""
+    with s3_server() as server:
+        yield server
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+def test_shard_processes_share_one_s3_log_directory_and_one_postgresql_store(
+    tmp_path: Path,
+    pg: PgServer,
+    s3: S3Server,
+    reference: pd.DataFrame,
+    reference_run: tuple[Project, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import fsspec
+
+    for name, value in s3.env.items():
+        monkeypatch.setenv(name, value)
+    fsspec.filesystem("s3", skip_instance_cache=True).mkdir("evalsuite-logs")  # the bucket
+    logs = "s3://evalsuite-logs/runs/array-s3"
+    project = _project(tmp_path, pg.new_database())
+    commands = [
+        (*BASE, "--run-id", "array-s3", "--shard", f"{i}/3", "--log-dir", logs) for i in (1, 2, 3)
+    ]
+    finished = _together(project, tmp_path / "race", commands, env=s3.env)
+    assert [code for code, _, _ in finished] == [0] * 3, [e[-600:] for _, _, e in finished]
+    run = project.store().get_run("array-s3")
+    assert (run.status, run.valid, run.planned) == ("complete", True, PLANNED)
+    pd.testing.assert_frame_equal(project.store().attempts("array-s3")[STABLE], reference)
+    assert _scores(project, "array-s3") == _scores(*reference_run)
+    assert not (project.root / ".evalsuite" / "logs").exists()  # nothing written locally
+
+    # complete: every attempt of the run is one sample of the shards' logs in the bucket
+    samples, statuses, cut_off = _logged(logs)
+    assert (samples, statuses, cut_off) == (_planned(reference), ["success"] * 3, [])
+
+    # readable: evalsuite/replay answers the same items from the bucket, with the same scores
+    replay = project.invoke(
+        "run", "probe@1.0.0", "--model", "evalsuite/replay", "-M", f"log={logs}",
+        "--epochs", "3", "--seed", "11", "--no-progress", "--json",
+    )  # fmt: skip
+    assert replay.exit_code == 0, replay.stderr
+    out = json_out(replay)
+    assert (out["valid"], out["harness"]["harness_errors"]) == (True, 0)
+    replayed = project.store().attempts(out["run_id"])
+    recorded = project.store().attempts("array-s3")
+    assert replayed[["item_id", "epoch", "outcome", "score"]].equals(
+        recorded[["item_id", "epoch", "outcome", "score"]]
+    )
+
+
+def test_shards_share_a_file_url_log_directory(
+    tmp_path: Path, reference: pd.DataFrame, reference_run: tuple[Project, str]
+) -> None:
     project = _project(tmp_path)
+    shared = tmp_path / "shared logs"  # a space: the URL is not a plain path
+    logs = shared.as_uri() + "/job-9"
+    for i in (1, 2, 3):
+        result = project.invoke(*BASE, "--run-id", "job-9", "--shard", f"{i}/3", "--log-dir", logs)
+        assert result.exit_code == 0, result.stderr
+    assert project.store().get_run("job-9").status == "complete"
+    assert _scores(project, "job-9") == _scores(*reference_run)
+    assert len(list((shared / "job-9").glob("*.json"))) == 3
+    samples, statuses, cut_off = _logged(logs)
+    assert (samples, statuses, cut_off) == (_planned(reference), ["success"] * 3, [])
+    replay = project.invoke(
+        "run", "probe@1.0.0", "--model", "evalsuite/replay", "-M", f"log={logs}",
+        "--epochs", "3", "--seed", "11", "--no-progress", "--json",
+    )  # fmt: skip
+    assert replay.exit_code == 0, replay.stderr
+    assert json_out(replay)["harness"]["harness_errors"] == 0
+
+
+def test_a_holdout_run_in_shards_spends_one_look(tmp_path: Path, backend: str | None) -> None:
+    project = _project(tmp_path, backend)
     holdout = (*BASE, "--split", "holdout")
     commands = [(*holdout, "--run-id", "ho-1", "--shard", f"{i}/3") for i in (1, 2, 3)]
     finished = _together(project, tmp_path / "race", commands)
@@ -266,12 +413,14 @@ def test_a_sharded_holdout_run_without_its_ledger_access_is_refused(tmp_path: Pa
 
 
 def test_an_interrupted_shard_resumes_alone_and_completes_the_run(
-    tmp_path: Path, reference: pd.DataFrame
+    tmp_path: Path, backend: str | None, reference: pd.DataFrame
 ) -> None:
-    project = _project(tmp_path)
+    project = _project(tmp_path, backend)
     store = project.store()
-    slow = (*BASE, "-M", "delay=0.3", "--max-samples", "1")
-    victim = spawn(project, *slow, "--run-id", "r-int", "--shard", "1/2")
+    logs = f"file://{tmp_path}/logs/r-int"  # one shared log directory, as a URL
+    slow = (*BASE, "-M", "delay=0.3", "--max-samples", "1", "--log-dir", logs)
+    env = {"EVALSUITE_STORE": backend} if backend else None
+    victim = spawn(project, *slow, "--run-id", "r-int", "--shard", "1/2", env=env)
     deadline = time.time() + 180
     while not (store.find_run("r-int") and len(store.attempt_keys("r-int")) >= 2):
         assert time.time() < deadline, "the shard never stored an attempt"
@@ -293,3 +442,18 @@ def test_an_interrupted_shard_resumes_alone_and_completes_the_run(
     assert json_out(again)["run_complete"] is True
     assert store.get_run("r-int").status == "complete"
     pd.testing.assert_frame_equal(store.attempts("r-int")[STABLE], reference)
+    # the interrupted eval's log keeps what it finished (and, as errors, the samples the
+    # interrupt cut off); the resumed eval logs the rest: every attempt finished once
+    samples, statuses, cut_off = _logged(logs)
+    assert samples == _planned(reference), "an attempt is missing from the logs, or twice"
+    assert statuses == ["cancelled", "success", "success"]
+    assert set(cut_off) <= {"cancelled: CancelledError()"}, cut_off
+    # and they replay into a run with the same results (a cut-off sample is not replayed)
+    replay = project.invoke(
+        "run", "probe@1.0.0", "--model", "evalsuite/replay", "-M", f"log={logs}",
+        "--epochs", "3", "--seed", "11", "--no-progress", "--json",
+    )  # fmt: skip
+    assert replay.exit_code == 0, replay.stderr
+    replayed = store.attempts(json_out(replay)["run_id"])
+    columns = ["item_id", "epoch", "outcome", "score"]
+    assert replayed[columns].equals(store.attempts("r-int")[columns])
