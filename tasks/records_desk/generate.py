@@ -362,11 +362,8 @@ def merge_duplicates(world: World, condition: str) -> tuple[str, list[dict[str, 
             "Please merge them per the policy."
         )
     elif condition == "messy":
-        duplicate["created_at"] = (
-            messy_date(rng, newer_day)
-            if rng.random() < 0.5
-            else (date.fromisoformat(newer_day).strftime("%d/%m/%Y"))
-        )
+        # day 01-19 in dd/mm/yyyy: the string sorts before the survivor's ISO date
+        duplicate["created_at"] = date.fromisoformat(newer_day).strftime("%d/%m/%Y")
         duplicate["name"] = mojibake(name) if name != mojibake(name) else f"  {name.upper()} "
         body = (
             f"{name} seems to be on account {account['id']} twice "
