@@ -40,7 +40,9 @@ def _failed(audit: GraderAudit) -> dict[str, Any]:
     return {c.label: c for f in audit.families for c in f.checks if c.status == "failed"}
 
 
-@pytest.mark.parametrize(("ref", "per_stratum"), [("support@2.0.0", 1), ("arith@2.0.0", 2)])
+@pytest.mark.parametrize(
+    ("ref", "per_stratum"), [("support@2.0.0", 1), ("arith@2.0.0", 2), ("records@1.0.0", 1)]
+)
 def test_the_latest_shipped_versions_pass_their_grader_audit(
     shipped: Project, ref: str, per_stratum: int
 ) -> None:
@@ -95,6 +97,7 @@ def test_arith_1_0_0_relies_on_default_limits(shipped: Project) -> None:
     [
         ("support@2.0.0", "passed"),
         ("arith@2.0.0", "passed"),
+        ("records@1.0.0", "passed"),
         ("support@1.0.0", "failed"),
         ("arith@1.0.0", "failed"),
     ],
@@ -110,7 +113,9 @@ def test_every_shipped_version_carries_its_audit(ref: str, state: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("ref", ["support@2.0.0", "arith@2.0.0", "support@1.0.0", "arith@1.0.0"])
+@pytest.mark.parametrize(
+    "ref", ["support@2.0.0", "arith@2.0.0", "support@1.0.0", "arith@1.0.0", "records@1.0.0"]
+)
 def test_a_full_dev_audit_reproduces_the_stored_results(shipped: Project, ref: str) -> None:
     suite, _, version = ref.partition("@")
     audit = audit_graders(
@@ -130,5 +135,12 @@ def test_every_shipped_version_is_screened_in_the_current_fingerprint_format(
     assert result.exit_code == 0, result.stderr
     checked = {e["manifest"]: e["status"] for e in json_out(result)["fingerprints"]}
     assert checked == {
-        ref: "checked" for ref in ("arith@1.0.0", "arith@2.0.0", "support@1.0.0", "support@2.0.0")
+        ref: "checked"
+        for ref in (
+            "arith@1.0.0",
+            "arith@2.0.0",
+            "records@1.0.0",
+            "support@1.0.0",
+            "support@2.0.0",
+        )
     }
