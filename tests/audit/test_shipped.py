@@ -135,12 +135,5 @@ def test_every_shipped_version_is_screened_in_the_current_fingerprint_format(
     assert result.exit_code == 0, result.stderr
     checked = {e["manifest"]: e["status"] for e in json_out(result)["fingerprints"]}
     assert checked == {
-        ref: "checked"
-        for ref in (
-            "arith@1.0.0",
-            "arith@2.0.0",
-            "records@1.0.0",
-            "support@1.0.0",
-            "support@2.0.0",
-        )
+        ref: "checked" for ref in ("arith@1.0.0", "arith@2.0.0", "support@1.0.0", "support@2.0.0")
     }

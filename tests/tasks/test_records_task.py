@@ -93,13 +93,14 @@ def records_project(tmp_path_factory: pytest.TempPathFactory) -> Project:
 
 
 def _faulty_seed(project: Project, n_items: int) -> tuple[int, set[tuple[str, int]]]:
-    """The first run seed whose 2% fault plan hits one of the first `n_items` dev items."""
+    """The first run seed whose 2% fault plan hits exactly one of the first `n_items` dev
+    items (one in 24 attempts: under the 5% threshold, as 2% of a full run is)."""
     manifest = load_manifest(Layout(project.root), "records", "1.0.0")
     items = sorted(manifest.items_by_split("dev"), key=lambda i: i.id)[:n_items]
     for seed in range(500):
         spec = RunSpec(suite="records", version="1.0.0", model="x", seed=seed, fault_rate=0.02)
         faults = {(p.item.id, p.epoch) for p in plan_attempts(items, spec) if p.fault != "none"}
-        if faults:
+        if len(faults) == 1:
             return seed, faults
     raise AssertionError("no seed in 500 injects a fault")
 
@@ -113,8 +114,9 @@ def test_injected_faults_are_harness_errors_and_a_slow_search_is_a_labelled_limi
         "run", "records@1.0.0", "--model", "evalsuite/baseline", "--limit", str(n),
         "--seed", str(seed), "--inject-faults", "0.02", "--no-progress", "--json",
     )  # fmt: skip
-    assert result.exit_code in (0, 5), result.stderr
+    assert result.exit_code == 0, result.stderr
     out = json_out(result)
+    assert out["valid"] is True  # the run stays valid; the fault is counted, not scored
     frame = Store(default_store_url(Layout(records_project.root).state)).attempts(out["run_id"])
     assert len(frame) == n
     errors = frame[frame["outcome"] == "harness_error"]
