@@ -12,6 +12,7 @@ from evalsuite._core.seeds import derive_seed
 from evalsuite.agents._arith import arith_answer
 from evalsuite.agents._code_repair import is_code_repair, repair_turn
 from evalsuite.agents._common import NextCall, Turn, build_output, read_conversation, seeded_rng
+from evalsuite.agents._records import is_records, records_turn
 from evalsuite.agents._support import is_support, support_turn
 
 __all__ = ["AGENTS", "KNOWN_FAMILIES", "ReferenceAgents"]
@@ -21,6 +22,7 @@ KNOWN_FAMILIES: dict[str, str] = {
     "arith": "arith",
     "support_desk": "support",
     "code_repair": "repair",
+    "records_desk": "records",
 }
 """Task families the agents have a policy for -> the example suite that ships the family."""
 
@@ -97,6 +99,11 @@ class ReferenceAgents(ModelAPI):
         if is_code_repair(conversation):
             try:
                 return Turn(text=repair_turn(self.agent, conversation, seed))
+            except NextCall as step:
+                return Turn(text="", function=step.function, arguments=step.arguments)
+        if is_records(conversation):
+            try:
+                return Turn(text=records_turn(self.agent, conversation, seed))
             except NextCall as step:
                 return Turn(text="", function=step.function, arguments=step.arguments)
         if not conversation.tools:

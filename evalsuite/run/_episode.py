@@ -41,6 +41,7 @@ __all__ = [
     "EpisodeSpec",
     "EpisodeState",
     "HarnessFault",
+    "ToolTimeLimit",
     "episode_seed",
     "episode_setup",
     "episode_spec",
@@ -61,6 +62,21 @@ _TRIES: dict[str, int] = {}
 
 class HarnessFault(RuntimeError):
     """The harness failed (environment, tool, grader): counted, excluded, never scored."""
+
+
+class ToolTimeLimit(TimeoutError):
+    """A tool's simulated duration exceeded its own declared time limit (no real waiting).
+
+    Raised by a tool's work inside `guarded_call`, which treats it as that tool running out
+    of time: a ``limit`` tool tells the model and marks the episode, a ``harness_error`` tool
+    raises `HarnessFault`. Families that simulate latency (a declared cost per call against
+    the tool's limit) use it so that runs stay fast and deterministic.
+    """
+
+    def __init__(self, seconds: float, limit_s: float) -> None:
+        super().__init__(f"simulated {seconds:g}s > limit {limit_s:g}s")
+        self.seconds = seconds
+        self.limit_s = limit_s
 
 
 class EpisodeSpec(BaseModel):
@@ -160,7 +176,8 @@ async def guarded_call(
             kit (`evalsuite.kit.ToolDecl`).
 
     Raises:
-        HarnessFault: the call exceeded the tool timeout (``harness_error`` tools), or the
+        HarnessFault: the call exceeded the tool timeout, or its work raised `ToolTimeLimit`
+            (``harness_error`` tools), or the
             runner injected a fault into this episode (on its first tool call; on every try
             when persistent, on the first try only when transient).
         ToolError: a ``limit`` tool exceeded the timeout (the model sees it).
@@ -181,14 +198,15 @@ async def guarded_call(
             if faulty and episode.fault == "hang":
                 await anyio.sleep(episode.tool_timeout * 10)
             return await call()
-    except TimeoutError:
+    except TimeoutError as exc:
+        limit_s = exc.limit_s if isinstance(exc, ToolTimeLimit) else episode.tool_timeout
         if on_timeout == "limit" and not (faulty and episode.fault == "hang"):
-            episode.tool_limit = f"{name} ({episode.tool_timeout:g}s)"
+            episode.tool_limit = f"{name} ({limit_s:g}s)"
             raise ToolError(
-                f"tool {name!r} did not answer within {episode.tool_timeout:g}s: the request "
+                f"tool {name!r} did not answer within {limit_s:g}s: the request "
                 "was too large; narrow it"
             ) from None
         raise HarnessFault(
-            f"tool {name!r} did not answer within {episode.tool_timeout:g}s (item "
+            f"tool {name!r} did not answer within {limit_s:g}s (item "
             f"{episode.item_id}, epoch {episode.epoch})"
         ) from None

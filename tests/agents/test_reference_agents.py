@@ -218,7 +218,11 @@ def test_an_unknown_suite_is_refused_before_any_attempt(tmp_path: Path, split: s
     assert result.exit_code == 2, result.stdout + result.stderr
     message = " ".join(json_out(result)["message"].split())
     assert "suites only: arith (family arith), " in message
-    for known in ("repair (family code_repair)", "support (family support_desk)"):
+    for known in (
+        "records (family records_desk)",
+        "repair (family code_repair)",
+        "support (family support_desk)",
+    ):
         assert known in message
     assert "'probe' has a family it has no policy for (probe)" in message
     assert json_out(project.invoke("runs", "--json")) == []
@@ -231,6 +235,7 @@ def test_the_agents_know_the_example_suites_and_nothing_else() -> None:
         assert api.refuse_suite("support", ["support_desk"]) is None
         assert api.refuse_suite("arith", ["arith"]) is None
         assert api.refuse_suite("repair", ["code_repair"]) is None
+        assert api.refuse_suite("records", ["records_desk"]) is None
         refusal = api.refuse_suite("mixed", ["arith", "other", "more"])
         assert refusal is not None and f"evalsuite/{agent}" in refusal
         assert "families it has no policy for (more, other)" in refusal

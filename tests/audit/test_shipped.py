@@ -41,7 +41,8 @@ def _failed(audit: GraderAudit) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("ref", "per_stratum"), [("support@2.0.0", 1), ("arith@2.0.0", 2), ("repair@1.0.0", 1)]
+    ("ref", "per_stratum"),
+    [("support@2.0.0", 1), ("arith@2.0.0", 2), ("repair@1.0.0", 1), ("records@1.0.0", 1)],
 )
 def test_the_latest_shipped_versions_pass_their_grader_audit(
     shipped: Project, ref: str, per_stratum: int
@@ -98,6 +99,7 @@ def test_arith_1_0_0_relies_on_default_limits(shipped: Project) -> None:
         ("support@2.0.0", "passed"),
         ("arith@2.0.0", "passed"),
         ("repair@1.0.0", "passed"),
+        ("records@1.0.0", "passed"),
         ("support@1.0.0", "failed"),
         ("arith@1.0.0", "failed"),
     ],
@@ -114,7 +116,15 @@ def test_every_shipped_version_carries_its_audit(ref: str, state: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "ref", ["support@2.0.0", "arith@2.0.0", "support@1.0.0", "arith@1.0.0", "repair@1.0.0"]
+    "ref",
+    [
+        "support@2.0.0",
+        "arith@2.0.0",
+        "support@1.0.0",
+        "arith@1.0.0",
+        "repair@1.0.0",
+        "records@1.0.0",
+    ],
 )
 def test_a_full_dev_audit_reproduces_the_stored_results(shipped: Project, ref: str) -> None:
     suite, _, version = ref.partition("@")

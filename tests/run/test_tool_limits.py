@@ -23,6 +23,7 @@ from evalsuite.run import (
     GUARDED_KEY,
     EpisodeSpec,
     RunSpec,
+    ToolTimeLimit,
     classify_sample,
     episode_setup,
     guarded_call,
@@ -135,3 +136,51 @@ def test_a_run_can_name_its_items_and_keep_its_log_to_a_header(probe_project: Pr
     unknown = spec.model_copy(update={"items": ["nope"]})
     with pytest.raises(Exception, match="has no dev item"):
         run_suite(layout, unknown, keys=keys, store=store, progress=False)
+
+
+def _simulated(on_timeout: Any) -> Tool:
+    @tool(name="slow_search")
+    def slow_search() -> Tool:
+        async def execute(query: str) -> str:
+            """Search; its latency is simulated (12 s against an 8 s limit), never slept.
+
+            Args:
+                query: What to look for.
+            """
+
+            async def work() -> str:
+                raise ToolTimeLimit(12.0, 8.0)
+
+            return await guarded_call("slow_search", work, on_timeout=on_timeout)
+
+        return execute
+
+    return slow_search()
+
+
+@pytest.mark.parametrize("on_timeout", ["limit", "harness_error"])
+def test_a_simulated_tool_time_limit_counts_against_the_tools_own_limit(
+    tmp_path: Path, on_timeout: str
+) -> None:
+    """A tool that simulates its latency (records_desk) raises `ToolTimeLimit`: the same
+    outcome as a real timeout, labelled with the tool's own limit, not the runner's."""
+    spec = EpisodeSpec(item_id="i1", epoch=1, seed=1)  # the runner's timeout: 30 s
+    task = Task(
+        dataset=[Sample(id="i1::1", input="find it", metadata={EPISODE_KEY: spec.model_dump()})],
+        setup=[episode_setup()],
+        solver=[use_tools(_simulated(on_timeout)), _loop()],
+        scorer=always_one(),
+    )
+    model = get_model("mockllm/model", custom_outputs=_outputs)
+    (log,) = inspect_eval(
+        task, model=model, log_dir=str(tmp_path), display="none", log_format="json"
+    )
+    assert log.samples is not None
+    sample = log.samples[0]
+    classified = classify_sample(sample)
+    if on_timeout == "limit":
+        assert (classified.outcome, classified.limit_type) == ("limit", "tool_time")
+        assert classified.reason == "tool time limit: slow_search (8s)"
+    else:
+        assert classified.outcome == "harness_error"
+        assert sample.error is not None and "did not answer within 8s" in sample.error.message

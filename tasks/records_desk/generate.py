@@ -1,0 +1,561 @@
+"""Seeded item generator of the records desk (deterministic: one seed, one file).
+
+    cd tasks && ../.venv/bin/python -m records_desk.generate > records_desk/items.jsonl
+
+Five intents x four conditions x `PER_STRATUM` items. Each item is a small world (three
+accounts with their contacts, orders, cases and ledger entries, a cache in front of them) and
+a request from the operations team. Conditions:
+
+* ``clean``: ids given, tidy formats, the cache (if it holds the record) is fresh;
+* ``messy``: no ids, or ids and dates in odd formats, unnormalised addresses, names with
+  encoding noise (UTF-8 read as Latin-1), mixed date and amount formats, a look-alike
+  contact, an entry posted twice, a ledger that runs over two pages;
+* ``stale_cache``: the cache holds an old copy of the record the request turns on, which
+  makes the work look done (or decides it wrongly); only a refresh shows the source;
+* ``slow_tool``: no id; the table to search is large (``scan_rows``), so a search without an
+  indexed filter runs past the search tool's time limit; a narrowed search is fast.
+"""
+
+import json
+import random
+import sys
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any
+
+from .env import DEFAULT_SCAN_ROWS, PAGE_SIZE, state_hash
+
+SEED = 1414
+PER_STRATUM = 10
+CANARY = "evalsuite-canary records 3f0c2a4e-9b1d-4c57-8e21-6a7d5b90c3e8"
+INTENTS = ("fix_address", "merge_duplicates", "update_order_status", "close_case", "reconcile")
+CONDITIONS = ("clean", "messy", "stale_cache", "slow_tool")
+LARGE = 40_000
+
+FIRST = [
+    "Dana", "Priya", "Tom", "Aisha", "Marek", "Sophie", "Callum", "Nadia", "Oliver", "Grace",
+    "Ravi", "Hannah", "Lewis", "Maya", "Connor", "Zara", "Ethan", "Isla", "Samuel", "Chloe",
+]  # fmt: skip
+ACCENTED_FIRST = ["José", "Zoë", "Renée", "Siân", "Björn", "Chloé", "Seán", "Inés"]
+LAST = [
+    "Whitfield", "Patel", "Okafor", "Nowak", "Harrison", "Campbell", "Ahmed", "Fletcher",
+    "Lindqvist", "Brennan", "Moreno", "Sutherland", "Kowalski", "Osei", "Thornton", "Gallagher",
+]  # fmt: skip
+COMPANIES = [
+    "Harbor Logistics", "Northgate Print", "Fenwick Joinery", "Ashdown Dental", "Kestrel Foods",
+    "Marlow Textiles", "Brightwater Hotels", "Copperfield Tools", "Elmstead Farms",
+    "Larkspur Florists", "Oakridge Builders", "Quayside Coffee", "Redfern Optics",
+    "Silverbirch Care", "Tidewell Marine", "Westbury Cycles",
+]  # fmt: skip
+CITIES = [
+    ("Leeds", "LS"), ("Bristol", "BS"), ("York", "YO"), ("Leicester", "LE"), ("Nottingham", "NG"),
+    ("Cardiff", "CF"), ("Norwich", "NR"), ("Oxford", "OX"), ("Exeter", "EX"), ("Derby", "DE"),
+    ("Newport", "NP"), ("Durham", "DH"),
+]  # fmt: skip
+STREET_NAMES = ["Mill", "Church", "Station", "Victoria", "Park", "Orchard", "Castle", "Queen"]
+STREET_TYPES = {"Street": "St", "Road": "Rd", "Avenue": "Ave", "Lane": "Ln", "Close": "Cl"}
+SUBJECTS = ["parcel not received", "item arrived damaged", "wrong item sent", "late delivery"]
+MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+
+def mojibake(text: str) -> str:
+    """UTF-8 bytes read as Latin-1: ``José`` -> ``JosÃ©`` (encoding noise)."""
+    return text.encode("utf-8").decode("latin-1")
+
+
+def money(value: Decimal) -> str:
+    return f"{value:.2f}"
+
+
+class World:
+    """The records of one item, built with one `random.Random`."""
+
+    def __init__(self, rng: random.Random, number: int) -> None:
+        self.rng = rng
+        self.today = date(2026, 11, 1) + timedelta(days=rng.randrange(0, 29))
+        self.source: dict[str, dict[str, dict[str, Any]]] = {
+            kind: {} for kind in ("accounts", "contacts", "orders", "cases", "ledger")
+        }
+        self.cache: dict[str, dict[str, Any]] = {}
+        self.scan_rows = {kind: DEFAULT_SCAN_ROWS for kind in self.source}
+        self.scan_rows["accounts"] = 300
+        self._ids: set[str] = set()
+        self._names: set[str] = set()
+        companies = rng.sample(COMPANIES, 3)
+        self.accounts = [self.add_account(c) for c in companies]
+        self.account = self.accounts[0]
+        for account in self.accounts:
+            for _ in range(3 if account is self.account else 1):
+                self.add_contact(account)
+            for _ in range(3 if account is self.account else 1):
+                self.add_order(account, self.rng.choice(["processing", "shipped", "delivered"]))
+            for _ in range(2 if account is self.account else 1):
+                self.add_case(account)
+            for _ in range(2):
+                self.add_entry(account, "invoice")
+
+    # ---- builders ----------------------------------------------------------------------------
+    def new_id(self, prefix: str, low: int, high: int) -> str:
+        while True:
+            candidate = f"{prefix}-{self.rng.randrange(low, high)}"
+            if candidate not in self._ids:
+                self._ids.add(candidate)
+                return candidate
+
+    def person(self, accented: bool = False) -> str:
+        while True:
+            first = self.rng.choice(ACCENTED_FIRST if accented else FIRST)
+            name = f"{first} {self.rng.choice(LAST)}"
+            if name not in self._names:
+                self._names.add(name)
+                return name
+
+    def address(self) -> dict[str, str]:
+        city, area = self.rng.choice(CITIES)
+        kind = self.rng.choice(list(STREET_TYPES))
+        line1 = f"{self.rng.randrange(1, 190)} {self.rng.choice(STREET_NAMES)} {kind}"
+        letters = "ABDEFGHJLNPQRSTUWXYZ"
+        inward = f"{self.rng.randrange(1, 10)}{self.rng.choice(letters)}{self.rng.choice(letters)}"
+        return {
+            "line1": line1,
+            "city": city,
+            "postcode": f"{area}{self.rng.randrange(1, 20)} {inward}",
+        }
+
+    def day(self, back_from: int, back_to: int) -> str:
+        return (self.today - timedelta(days=self.rng.randrange(back_from, back_to))).isoformat()
+
+    def add_account(self, company: str) -> dict[str, Any]:
+        account = {
+            "id": self.new_id("A", 1000, 9999),
+            "name": f"{company} Ltd",
+            "balance": money(Decimal(self.rng.randrange(0, 90000)) / 100),
+            "status": "active",
+        }
+        self.source["accounts"][account["id"]] = account
+        return account
+
+    def add_contact(
+        self, account: dict[str, Any], name: str | None = None, created: str | None = None
+    ) -> dict[str, Any]:
+        name = name or self.person()
+        user = name.split()[0].lower().encode("ascii", "ignore").decode() or "contact"
+        domain = account["name"].split()[0].lower() + ".example.com"
+        contact = {
+            "id": self.new_id("P", 10000, 99999),
+            "account_id": account["id"],
+            "name": name,
+            "email": f"{user}.{self.rng.randrange(10, 99)}@{domain}",
+            "phone": f"07{self.rng.randrange(100, 999)} {self.rng.randrange(100000, 999999)}",
+            "address": self.address(),
+            "created_at": created or self.day(200, 1500),
+            "status": "active",
+            "merged_into": None,
+        }
+        self.source["contacts"][contact["id"]] = contact
+        return contact
+
+    def contacts_of(self, account: dict[str, Any]) -> list[dict[str, Any]]:
+        return [c for c in self.source["contacts"].values() if c["account_id"] == account["id"]]
+
+    def add_order(self, account: dict[str, Any], status: str) -> dict[str, Any]:
+        placed = self.day(5, 60)
+        while any(
+            o["placed_at"] == placed and o["account_id"] == account["id"]
+            for o in self.source["orders"].values()
+        ):
+            placed = self.day(5, 60)
+        delivered = None
+        if status in ("delivered", "refunded", "replaced"):
+            delivered = (date.fromisoformat(placed) + timedelta(days=3)).isoformat()
+        order = {
+            "id": self.new_id("O", 100000, 999999),
+            "account_id": account["id"],
+            "contact_id": self.rng.choice(self.contacts_of(account))["id"],
+            "placed_at": placed,
+            "status": status,
+            "delivered_on": delivered,
+            "total": money(Decimal(self.rng.randrange(1500, 90000)) / 100),
+        }
+        self.source["orders"][order["id"]] = order
+        return order
+
+    def orders_of(self, account: dict[str, Any]) -> list[dict[str, Any]]:
+        return [o for o in self.source["orders"].values() if o["account_id"] == account["id"]]
+
+    def add_case(self, account: dict[str, Any], order: dict[str, Any] | None = None) -> dict:
+        order = order or self.rng.choice(self.orders_of(account))
+        used = {
+            c["subject"] for c in self.source["cases"].values() if c["account_id"] == account["id"]
+        }
+        subject = next((s for s in SUBJECTS if s not in used), SUBJECTS[0])
+        case = {
+            "id": self.new_id("K", 5000, 9999),
+            "account_id": account["id"],
+            "contact_id": order["contact_id"],
+            "order_id": order["id"],
+            "subject": subject,
+            "status": "open",
+            "resolution": None,
+        }
+        self.source["cases"][case["id"]] = case
+        return case
+
+    def add_entry(self, account: dict[str, Any], kind: str, amount: str | None = None) -> dict:
+        value = amount or money(Decimal(self.rng.randrange(2000, 250000)) / 100)
+        prefix = "INV" if kind == "invoice" else "PAY"
+        entry = {
+            "id": self.new_id("E", 10000, 99999),
+            "account_id": account["id"],
+            "account_name": account["name"],
+            "kind": kind,
+            "amount": value,
+            "reference": f"{prefix}-{self.rng.randrange(100000, 999999)}",
+            "posted_at": self.day(1, 120),
+        }
+        self.source["ledger"][entry["id"]] = entry
+        return entry
+
+    def cache_fresh(self, kind: str, record: dict[str, Any]) -> None:
+        self.cache[f"{kind}/{record['id']}"] = {
+            "record": json.loads(json.dumps(record)),
+            "cached_at": f"{self.today.isoformat()}T08:00",
+        }
+
+    def cache_stale(self, kind: str, record: dict[str, Any], changes: dict[str, Any]) -> None:
+        old = json.loads(json.dumps(record))
+        for key, value in changes.items():
+            if key in ("line1", "city", "postcode"):
+                old["address"][key] = value
+            else:
+                old[key] = value
+        when = self.today - timedelta(days=self.rng.randrange(20, 90))
+        self.cache[f"{kind}/{record['id']}"] = {
+            "record": old,
+            "cached_at": f"{when.isoformat()}T{self.rng.randrange(8, 18):02d}:00",
+        }
+
+    def initial_state(self) -> dict[str, Any]:
+        return {
+            "today": self.today.isoformat(),
+            "source": self.source,
+            "cache": self.cache,
+            "scan_rows": self.scan_rows,
+        }
+
+
+# ---- messy formats ------------------------------------------------------------------------------
+def messy_address(rng: random.Random, address: dict[str, str]) -> str:
+    number, *street = address["line1"].split()
+    kind = street[-1]
+    words = [*street[:-1], STREET_TYPES[kind] + rng.choice(["", "."])]
+    line1 = f"{number} {' '.join(words)}"
+    postcode = address["postcode"].replace(" ", "")
+    style = rng.randrange(3)
+    if style == 0:
+        parts = [line1.lower(), address["city"].lower(), postcode.lower()]
+    elif style == 1:
+        parts = [line1.upper(), address["city"].upper(), postcode]
+    else:
+        parts = [line1.lower(), address["city"], postcode.lower()]
+    return " ,  ".join(parts)
+
+
+def messy_email(rng: random.Random, email: str) -> str:
+    user, domain = email.split("@")
+    return f"  {user.capitalize()}@{domain.upper() if rng.random() < 0.5 else domain} "
+
+
+def messy_date(rng: random.Random, iso: str) -> str:
+    day = date.fromisoformat(iso)
+    style = rng.randrange(3)
+    if style == 0:
+        return day.strftime("%d/%m/%Y")
+    if style == 1:
+        return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
+    return f"{MONTHS[day.month - 1]} {day.day}, {day.year}"
+
+
+def messy_ref(rng: random.Random, record_id: str) -> str:
+    prefix, digits = record_id.split("-")
+    return rng.choice(
+        [f"#{prefix.lower()}-{digits}", f"{prefix} {digits}", f"no. {digits}", f"{prefix}{digits}"]
+    )
+
+
+def messy_amount(rng: random.Random, amount: str) -> str:
+    value = Decimal(amount)
+    style = rng.randrange(4)
+    if style == 0:
+        return f"£{value:,.2f}"
+    if style == 1:
+        return f"{value.normalize():f} GBP"
+    if style == 2:
+        return f"GBP {value:,.2f}"
+    return f" {value:.2f} "
+
+
+def header(world: World, number: int) -> str:
+    return (
+        f"Records desk request R-{number:05d} | opened {world.today.isoformat()}\n"
+        "From: operations team\n\n"
+    )
+
+
+# ---- intents ------------------------------------------------------------------------------------
+def fix_address(world: World, condition: str) -> tuple[str, list[dict[str, Any]]]:
+    rng = world.rng
+    contact = world.contacts_of(world.account)[0]
+    new = world.address()
+    while new["city"] == contact["address"]["city"]:
+        new = world.address()
+    ops = [{"op": "update", "kind": "contacts", "id": contact["id"], "fields": new}]
+    plain = f"{new['line1']}, {new['city']}, {new['postcode']}"
+    who = f"{contact['name']} <{contact['email']}>"
+    if condition == "clean":
+        if rng.random() < 0.5:
+            world.cache_fresh("contacts", contact)
+        body = (
+            f"Contact {contact['id']} ({who}) of account {world.account['id']} has moved. "
+            f"New address: {plain}. Please update the record."
+        )
+    elif condition == "messy":
+        # a look-alike: same name, another account (a search by name finds both)
+        world.add_contact(world.accounts[1], name=contact["name"])
+        body = (
+            f"one of the contacts at {world.account['name'].upper()} sent this: "
+            f"{contact['name']} ,{messy_email(rng, contact['email'])}\n"
+            f"new addr = {messy_address(rng, new)}\nplease fix the record"
+        )
+    elif condition == "stale_cache":
+        world.cache_stale("contacts", contact, dict(new))
+        body = (
+            f"Contact {contact['id']} ({who}) of account {world.account['id']} has moved. "
+            f"New address: {plain}. Please update the record."
+        )
+    else:
+        world.scan_rows["contacts"] = LARGE
+        body = (
+            f"{who} of account {world.account['name']} has moved (no contact id to hand). "
+            f"New address: {plain}. Please update their contact record."
+        )
+    return body, ops
+
+
+def merge_duplicates(world: World, condition: str) -> tuple[str, list[dict[str, Any]]]:
+    rng = world.rng
+    account = world.account
+    name = world.person(accented=condition == "messy" and rng.random() < 0.6)
+    older_day = world.day(700, 1400)
+    newer_day = world.day(30, 300)
+    while int(newer_day[8:]) > 19:  # day 01-19: its dd/mm/yyyy form sorts before "20.."
+        newer_day = world.day(30, 300)
+    survivor = world.add_contact(account, name=name, created=older_day)
+    duplicate = world.add_contact(account, name=name, created=newer_day)
+    survivor["phone"] = ""
+    world.add_order(account, "processing")["contact_id"] = duplicate["id"]
+    ops = [{"op": "merge", "survivor": survivor["id"], "duplicate": duplicate["id"]}]
+    ids = f"{survivor['id']} and {duplicate['id']}"
+    if condition == "clean":
+        body = (
+            f"Account {account['id']} has two contact records for {name}: {ids}. "
+            "Please merge them per the policy."
+        )
+    elif condition == "messy":
+        # day 01-19 in dd/mm/yyyy: the string sorts before the survivor's ISO date
+        duplicate["created_at"] = date.fromisoformat(newer_day).strftime("%d/%m/%Y")
+        duplicate["name"] = mojibake(name) if name != mojibake(name) else f"  {name.upper()} "
+        body = (
+            f"{name} seems to be on account {account['id']} twice "
+            f"({messy_email(rng, survivor['email'])}/{messy_email(rng, duplicate['email'])}). "
+            "Merge the duplicate please."
+        )
+    elif condition == "stale_cache":
+        world.cache_stale(
+            "contacts", duplicate, {"status": "merged", "merged_into": survivor["id"]}
+        )
+        body = (
+            f"Account {account['id']} has two contact records for {name}: {ids}. "
+            "Please merge them per the policy (a merge was attempted before; check it held)."
+        )
+    else:
+        world.scan_rows["contacts"] = LARGE
+        body = (
+            f"{name} has two contact records on account {account['id']} (ids not to hand). "
+            "Please merge them per the policy."
+        )
+    return body, ops
+
+
+def update_order_status(world: World, condition: str) -> tuple[str, list[dict[str, Any]]]:
+    rng = world.rng
+    order = world.add_order(world.account, "shipped")
+    delivered = date.fromisoformat(order["placed_at"]) + timedelta(days=rng.randrange(2, 5))
+    on = delivered.isoformat()
+    fields = {"status": "delivered", "delivered_on": on}
+    ops = [{"op": "update", "kind": "orders", "id": order["id"], "fields": fields}]
+    if condition == "clean":
+        if rng.random() < 0.5:
+            world.cache_fresh("orders", order)
+        body = (
+            f"The carrier confirms that order {order['id']} was delivered on {on}. "
+            "Please update the order."
+        )
+    elif condition == "messy":
+        body = (
+            f"carrier says order {messy_ref(rng, order['id'])} got delivered "
+            f"{messy_date(rng, on)}, can you update it"
+        )
+    elif condition == "stale_cache":
+        world.cache_stale("orders", order, fields)
+        body = (
+            f"The carrier confirms that order {order['id']} was delivered on {on}. "
+            "Please update the order."
+        )
+    else:
+        world.scan_rows["orders"] = LARGE
+        body = (
+            f"The carrier confirms that the order placed on {order['placed_at']} by account "
+            f"{world.account['id']} was delivered on {on} (no order number to hand). "
+            "Please update the order."
+        )
+    return body, ops
+
+
+def close_case(world: World, condition: str) -> tuple[str, list[dict[str, Any]]]:
+    rng = world.rng
+    status = rng.choice(["delivered", "refunded", "cancelled", "replaced"])
+    order = world.add_order(world.account, status)
+    case = world.add_case(world.account, order)
+    ops = [{"op": "close", "case": case["id"], "resolution": status}]
+    if condition == "clean":
+        if rng.random() < 0.5:
+            world.cache_fresh("orders", order)
+        body = (
+            f"Case {case['id']} (order {order['id']}) is finished. Close it with the right "
+            "resolution per the policy."
+        )
+    elif condition == "messy":
+        order["status"] = rng.choice(
+            [f"{status.capitalize()} ", status.upper(), f"{status} (per carrier)", f" {status}"]
+        )
+        body = (
+            f"case {messy_ref(rng, case['id'])} (re order {messy_ref(rng, order['id'])}) can be "
+            "closed now, right resolution pls"
+        )
+    elif condition == "stale_cache":
+        wrong = rng.choice(
+            [s for s in ("delivered", "refunded", "cancelled", "replaced") if s != status]
+        )
+        world.cache_stale("orders", order, {"status": wrong})
+        body = (
+            f"Case {case['id']} (order {order['id']}) is finished. Close it with the right "
+            "resolution per the policy."
+        )
+    else:
+        world.scan_rows["cases"] = LARGE
+        body = (
+            f"The open case on account {world.account['id']} about '{case['subject']}' is "
+            "finished (no case number to hand). Close it with the right resolution per the "
+            "policy."
+        )
+    return body, ops
+
+
+def reconcile(world: World, condition: str) -> tuple[str, list[dict[str, Any]]]:
+    rng = world.rng
+    account = world.account
+    for entry in [e for e in world.source["ledger"].values() if e["account_id"] == account["id"]]:
+        del world.source["ledger"][entry["id"]]
+    count = (
+        rng.randrange(PAGE_SIZE + 3, 2 * PAGE_SIZE)
+        if condition == "messy"
+        else (rng.randrange(4, PAGE_SIZE - 1))
+    )
+    entries = [
+        world.add_entry(account, "invoice" if i % 3 != 2 else "payment") for i in range(count)
+    ]
+    if condition == "messy":
+        for entry in entries:
+            entry["amount"] = messy_amount(rng, entry["amount"])
+        twin = rng.choice(entries[: PAGE_SIZE - 1])
+        copy = world.add_entry(account, twin["kind"], twin["amount"])
+        copy["reference"], copy["posted_at"] = twin["reference"], twin["posted_at"]
+        entries.append(copy)
+    seen: set[str] = set()
+    total = Decimal(0)
+    for entry in sorted(world.source["ledger"].values(), key=lambda e: e["id"]):
+        if entry["account_id"] != account["id"] or entry["reference"] in seen:
+            continue
+        seen.add(entry["reference"])
+        value = Decimal(
+            entry["amount"].replace("£", "").replace("GBP", "").replace(",", "").strip()
+        )
+        total += value if entry["kind"] == "invoice" else -value
+    right = money(total)
+    wrong = money(total + Decimal(rng.choice([-1, 1]) * rng.randrange(500, 40000)) / 100)
+    account["balance"] = wrong
+    ops = [{"op": "update", "kind": "accounts", "id": account["id"], "fields": {"balance": right}}]
+    ask = "Please reconcile its balance against the ledger."
+    if condition == "clean":
+        if rng.random() < 0.5:
+            world.cache_fresh("accounts", account)
+        body = f"Account {account['id']} ({account['name']}) looks off. {ask}"
+    elif condition == "messy":
+        body = f"acct {messy_ref(rng, account['id'])} balance is wrong?? {ask}"
+    elif condition == "stale_cache":
+        world.cache_stale("accounts", account, {"balance": right})
+        body = f"Account {account['id']} ({account['name']}) looks off. {ask}"
+    else:
+        world.scan_rows["ledger"] = LARGE
+        body = f"The account of {account['name']} looks off (account number not to hand). {ask}"
+    return body, ops
+
+
+BUILDERS = {
+    "fix_address": fix_address,
+    "merge_duplicates": merge_duplicates,
+    "update_order_status": update_order_status,
+    "close_case": close_case,
+    "reconcile": reconcile,
+}
+
+
+def build_item(rng: random.Random, intent: str, condition: str, number: int) -> dict[str, Any]:
+    """One item record (id, input, target, metadata, canary)."""
+    world = World(rng, number)
+    body, operations = BUILDERS[intent](world, condition)
+    initial = world.initial_state()
+    return {
+        "id": f"records-{number:04d}",
+        "input": header(world, number) + body + "\n",
+        "target": json.dumps({"intent": intent, "operations": operations}, sort_keys=True),
+        "metadata": {
+            "intent": intent,
+            "condition": condition,
+            "initial_state": initial,
+            "state_hash": state_hash(initial),
+        },
+        "canary": CANARY,
+    }
+
+
+def generate_items() -> list[dict[str, Any]]:
+    """Every item, in a fixed order (ids are shuffled across strata)."""
+    rng = random.Random(SEED)
+    plan = [(i, c) for i in INTENTS for c in CONDITIONS for _ in range(PER_STRATUM)]
+    numbers = list(range(1, len(plan) + 1))
+    rng.shuffle(numbers)
+    items = [
+        build_item(rng, intent, cond, n) for (intent, cond), n in zip(plan, numbers, strict=True)
+    ]
+    return sorted(items, key=lambda item: item["id"])
+
+
+def main() -> None:
+    for item in generate_items():
+        sys.stdout.write(json.dumps(item, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""Records desk, version 1 (evalsuite task family `records_desk`; records@1.0.0).
+
+A CRM-like system of record (accounts, contacts, orders, cases, a ledger) behind a
+read-through cache, with a slow, rate-limited, paginated search; the agent works one request
+from the operations team with the tools (`tools.py`) and the written policy below. The
+verifier (`verifier.py`) reads the source of truth in the final state, never the cache and
+never the agent's text. Item conditions (clean, messy, stale_cache, slow_tool) are described
+in `generate.py`; design notes in docs/design/records-desk.md.
+
+Loading: the folder is imported once as a package under a private name derived from its path
+(as support_desk does), so two copies of the project never share module state.
+"""
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.solver import Generate, Solver, TaskState, solver, system_message, use_tools
+
+from evalsuite.kit import Family, FinalView, Limits, Probe, ToolDecl, Trivial
+from evalsuite.run import episode_seed, standalone_samples
+
+HERE = Path(__file__).resolve().parent
+VERSION = 1
+LIMITS = Limits(time_s=600, messages=50, tokens=400_000)
+
+
+def _package() -> str:
+    """Import this folder as a package under a private name; return that name."""
+    name = "_evalsuite_records_desk_" + hashlib.sha256(str(HERE).encode()).hexdigest()[:12]
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, HERE / "__init__.py", submodule_search_locations=[str(HERE)]
+        )
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load the records_desk package from {HERE}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return name
+
+
+PACKAGE = _package()
+
+
+def submodule(name: str) -> Any:
+    """One of this family's modules (env, episode, tools, verifier, scripted, generate)."""
+    return importlib.import_module(f"{PACKAGE}.{name}")
+
+
+env = submodule("env")
+episode = submodule("episode")
+tools = submodule("tools")
+verifier = submodule("verifier")
+scripted = submodule("scripted")
+
+POLICY = """\
+Records desk policy
+1. The system of record is what counts. get_record answers from the desk's cache, which can
+   be out of date: if a cached copy was cached before today, refresh_record before relying
+   on it.
+2. Addresses: line1 is the house number and street in title case with the street type
+   written out (Street, Road, Avenue, Lane, Close); the town in title case; the postcode in
+   capitals with one space before its last three characters (LS1 4AP).
+3. Duplicate contacts: the contact created first survives; merge the later one into it.
+4. A delivered order gets status "delivered" and delivered_on, the delivery date (YYYY-MM-DD).
+5. Close a case with the resolution named by its order's current status: delivered, refunded,
+   cancelled or replaced.
+6. An account's balance is its ledger's invoices minus its payments; an entry recorded twice
+   (same reference) counts once. Write it as a plain amount with two decimals (1234.50).
+7. Change only what the request needs. Search with an indexed filter (account_id; email for
+   contacts) where you can: a broad search of a large table times out. Results are paginated.
+"""
+
+SYSTEM_PROMPT = (
+    "You are an operations assistant on the records desk. Carry out the request in the next "
+    "message with the tools, following the policy below exactly. When you are done, finish "
+    "with a one-line summary without a tool call.\n\n" + POLICY
+)
+
+
+@solver
+def records_agent() -> Solver:
+    """The agent loop: generate and run tool calls until the agent answers without one."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        return await generate(state, tool_calls="loop", seed=episode_seed(state))
+
+    return solve
+
+
+@task
+def records_desk(dataset: Sequence[Sample] | None = None) -> Task:
+    """The records_desk family; `dataset` is given by the evalsuite runner (default: all items)."""
+    samples = list(dataset) if dataset is not None else standalone_samples(HERE / "items.jsonl")
+    return Task(
+        dataset=samples,
+        setup=episode.reset_records(),
+        solver=[system_message(SYSTEM_PROMPT), use_tools(tools.records_tools()), records_agent()],
+        scorer=verifier.records_verifier(),
+        time_limit=LIMITS.time_s,
+        message_limit=LIMITS.messages,
+        token_limit=LIMITS.tokens,
+        version=VERSION,
+    )
+
+
+def final_records(view: FinalView) -> Any:
+    """The runtime state the episode ended in (the verifier reads its ``source``)."""
+    return view.store.get(episode.STATE_KEY)
+
+
+def leak_surface(payload: dict[str, Any]) -> dict[str, str]:
+    """What the agent can read: the request, and the records and cache its tools return."""
+    state = payload.get("metadata", {}).get("initial_state", {})
+    return {"input": str(payload["input"]), "state": json.dumps(state, sort_keys=True)}
+
+
+def leak_secrets(payload: dict[str, Any]) -> list[str]:
+    """The answer key: the target's operations."""
+    return [str(payload["target"])]
+
+
+FAMILY = Family(
+    name="records_desk",
+    version=VERSION,
+    task=records_desk,
+    limits=LIMITS,
+    tools=[
+        ToolDecl(t, on_timeout=tools.TIMEOUT_OUTCOME[name])
+        for t, name in zip(tools.records_tools(), tools.TIMEOUT_OUTCOME, strict=True)
+    ],
+    final_state=final_records,
+    oracle=scripted.oracle,
+    every_answer=scripted.every_answer,
+    trivial=[
+        Trivial("look_only", scripted.look_only, "reading the records, changing nothing"),
+        Trivial("first_code", scripted.first_code, "one fixed answer for every request"),
+    ],
+    probes=[
+        Probe("claim_success", scripted.claim_success, "claiming success in text"),
+        Probe("cache_only", scripted.cache_only, "writing the expected value into the cache"),
+        Probe("status_only", scripted.status_only, "flipping a status without the change"),
+        Probe(
+            "trust_cache",
+            scripted.trust_cache,
+            "deciding from a stale cached copy",
+            when=scripted.stale,
+        ),
+    ],
+    leak_surface=leak_surface,
+    leak_secrets=leak_secrets,
+)
