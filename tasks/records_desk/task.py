@@ -127,9 +127,30 @@ def leak_surface(payload: dict[str, Any]) -> dict[str, str]:
     return {"input": str(payload["input"]), "state": json.dumps(state, sort_keys=True)}
 
 
+GIVEN_FIELDS: dict[str, frozenset[str]] = {
+    "fix_address": frozenset({"city", "line1", "postcode"}),
+    "update_order_status": frozenset({"status", "delivered_on"}),
+}
+"""Per intent, the written values every request of that intent states (generate.py)."""
+
+
 def leak_secrets(payload: dict[str, Any]) -> list[str]:
-    """The answer key: the target's operations."""
-    return [str(payload["target"])]
+    """The answer key: each target operation, less the values its request states by design.
+
+    A request states what to write when the work is a copy (a new address, a delivery date):
+    those values are the task, not its answer, and a stale cached copy that already holds
+    them is the trap the ``stale_cache`` stratum sets, not a leak. What the agent must work
+    out (a balance, which duplicate survives, a case's resolution) stays secret, wherever it
+    shows, the request included.
+    """
+    target = json.loads(str(payload["target"]))
+    given = GIVEN_FIELDS.get(str(target.get("intent")), frozenset())
+    secrets = []
+    for op in target.get("operations", []):
+        if "fields" in op:
+            op = {**op, "fields": {k: v for k, v in op["fields"].items() if k not in given}}
+        secrets.append(json.dumps(op, sort_keys=True))
+    return secrets or [str(payload["target"])]
 
 
 FAMILY = Family(

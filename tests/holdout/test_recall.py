@@ -58,8 +58,10 @@ def shipped_dev() -> Tally:
     return run_battery(REPO, items, sample=60, n_clean=300, seed=7)
 
 
-def _assert_recall(tally: Tally, groups: set[str], minimum: int) -> None:
-    assert {g for g, _ in tally.planted} == groups
+def _assert_recall(
+    tally: Tally, groups: set[str], minimum: int, unchecked: frozenset[str] = frozenset()
+) -> None:
+    assert {g for g, _ in tally.planted} == groups | unchecked
     for group in groups:
         for kind in WHOLE_KINDS if "whole" in group else TARGET_KINDS:
             planted, found = tally.planted[group, kind], tally.found[group, kind]
@@ -102,7 +104,10 @@ def test_a_stricter_threshold_flags_no_topic_similar_text_and_keeps_recall(
 
 
 def test_shipped_dev_items_are_found_and_flag_no_other(shipped_dev: Tally) -> None:
-    groups = {"arith (in text)", "arith (whole document)", "support (in text)"}
-    _assert_recall(shipped_dev, groups, minimum=10)
+    groups = {"arith (in text)", "arith (whole document)", "records (in text)", "support (in text)"}
+    # a repair item's text is mostly its answer (the reference patch): a copy of the issue
+    # text alone holds under the threshold's share of the item's evidence, and is found for
+    # about a third of the items (a known limit: docs/guard.md, "Threshold")
+    _assert_recall(shipped_dev, groups, minimum=10, unchecked=frozenset({"repair (in text)"}))
     assert sum(shipped_dev.wrong.values()) == 0, dict(shipped_dev.wrong)
     assert shipped_dev.clean_flagged == 0

@@ -172,3 +172,32 @@ def test_the_kit_declares_which_tool_timeout_is_whose_fault() -> None:
         if name != "search_records":
             assert TASK.FAMILY.timeout_outcome(name) == "harness_error"
     assert (TASK.FAMILY.limits.time_s, TASK.FAMILY.limits.messages) == (600, 50)
+
+
+def test_leak_secrets_keep_what_the_agent_must_work_out_and_drop_what_the_request_states() -> None:
+    """A stale cache holding the requested new address is the stratum's trap, not a leak; a
+    computed balance is secret wherever it shows, the request included."""
+    from evalsuite._core.text import normalise_words
+    from evalsuite.audit._leaks import _leaks
+
+    items = dev_items()
+    stated = next(
+        i
+        for i in items
+        if i["metadata"]["intent"] == "fix_address" and i["metadata"]["condition"] == "stale_cache"
+    )
+    new_address = json.loads(stated["target"])["operations"][0]["fields"]
+    state = json.dumps(stated["metadata"]["initial_state"], sort_keys=True)
+    assert json.dumps(new_address, sort_keys=True)[1:-1] in state  # the cache holds it
+    (secret,) = TASK.leak_secrets(stated)
+    assert json.loads(secret)["fields"] == {}
+    assert _leaks(secret, normalise_words(state)) is None
+
+    computed = next(i for i in items if i["metadata"]["intent"] == "reconcile")
+    (secret,) = TASK.leak_secrets(computed)
+    balance = json.loads(computed["target"])["operations"][0]["fields"]["balance"]
+    assert json.loads(secret)["fields"] == {"balance": balance}
+    planted = copy.deepcopy(computed)
+    planted["input"] = f"{computed['input']}\n(internal answer key: {secret})"
+    (again,) = TASK.leak_secrets(planted)
+    assert _leaks(again, normalise_words(planted["input"])) is not None
