@@ -171,20 +171,18 @@ def _comparisons(
     frames: Mapping[str, pd.DataFrame] | None = None,
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    baselines: dict[str, dict[str, Any]] = {}
+    # each suite's first run is the baseline of its later runs; a run ingested without a
+    # suite is compared with the report's first run, item by item id
+    baselines: dict[Any, dict[str, Any]] = {runs[0].get("suite"): runs[0]}
     pairs = []
     for run in runs[1:]:
-        # each suite's first run is the baseline of its later runs; a run ingested
-        # without a suite is compared with the report's first run, item by item id
-        if not run.get("suite"):
+        suite = run.get("suite")
+        if not suite:
             pairs.append((runs[0], run))
-            continue
-        key = str(run["suite"])
-        first = runs[0] if runs[0].get("suite") == key else None
-        if first is not None or key in baselines:
-            pairs.append((first or baselines[key], run))
+        elif suite in baselines:
+            pairs.append((baselines[suite], run))
         else:
-            baselines[key] = run
+            baselines[suite] = run
     for baseline, candidate in pairs:
         try:
             payload = compare_payload(
