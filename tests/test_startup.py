@@ -90,7 +90,8 @@ def test_an_unknown_command_is_a_usage_error() -> None:
 
 
 # Not imported by `runs`, `suites` and `verify` (`verify` opens the holdout vault, so it may
-# import cryptography; every command prints with rich and reads manifests with pydantic).
+# import cryptography, and checks items with the pydantic models; `runs` and `suites` import
+# neither; every command prints with rich).
 NOT_AT_START = (
     "pandas",
     "numpy",
@@ -142,6 +143,19 @@ def test_runs_suites_and_verify_import_no_heavy_library(shipped: Path, argv: tup
     assert _top(modules) & set(NOT_AT_START) == set()
     if argv[0] != "verify":
         assert "cryptography" not in _top(modules)
+        # manifests and suite files are summarised without the models (docs/design/startup.md)
+        assert "pydantic" not in _top(modules)
+
+
+def test_ingesting_a_table_imports_no_inspect(tmp_path: Path) -> None:
+    """A CSV or Parquet table needs none of inspect-ai (seconds of CPU): only logs do."""
+    table = tmp_path / "results.csv"
+    table.write_text("model,item_id,epoch,score\nacme/a,q1,1,0.5\n", encoding="utf-8")
+    root = tmp_path / "project"
+    root.mkdir()
+    modules = _modules_after("--root", str(root), "ingest", str(table), "--format", "csv")
+    assert "evalsuite.run._ingest" in modules
+    assert "inspect_ai" not in _top(modules)
 
 
 def test_the_runs_the_fast_path_lists_are_those_store_lists(shipped: Path) -> None:

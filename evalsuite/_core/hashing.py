@@ -37,7 +37,13 @@ def canonical_json(obj: Any) -> str:
         >>> canonical_json({"b": 1, "a": [1.5, "é"]})
         '{"a":[1.5,"é"],"b":1}'
     """
-    _reject_nan(obj)
+    try:  # the encoder refuses NaN and Infinity itself, at C speed; only then walk the value
+        return json.dumps(
+            obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except ValueError:
+        _reject_nan(obj)  # names the offending value's path
+    # not a NaN value (e.g. a NaN dict key, which JSON writes as a string): as before
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

@@ -16,11 +16,10 @@ from rich.text import Text
 from evalsuite._core.layout import Layout
 from evalsuite.cli._common import Context, console, emit_json, err_console, exit_after_output
 from evalsuite.errors import EvalsuiteError, GraderAuditError, UsageError
-from evalsuite.manifest import FreezeAudit, load_manifest
 
 if TYPE_CHECKING:
     from evalsuite.audit import FreezeAuditor
-    from evalsuite.manifest import Manifest, VerifyReport
+    from evalsuite.manifest import FreezeAudit, Manifest, VerifyReport
 
 __all__ = [
     "audit_field",
@@ -79,7 +78,7 @@ def print_grader_audit(result: Mapping[str, Any]) -> None:
 
 def verify_audit(ctx: Context, report: VerifyReport) -> dict[str, Any] | None:
     """The audit status and action-space check of a verified version (problems added)."""
-    from evalsuite.manifest import audit_status
+    from evalsuite.manifest import audit_status, load_manifest
     from evalsuite.run._action_cache import verified_action_space_problems
 
     if report.version is None:
@@ -145,6 +144,7 @@ def freeze_audit(
         UsageError: --skip-audit without --reason, or --reason without --skip-audit.
     """
     from evalsuite.audit import FreezeAuditor, declared_action_spaces
+    from evalsuite.manifest import FreezeAudit
 
     if skip and not (reason and reason.strip()):
         raise UsageError("--skip-audit needs --reason: say why the grader audit is skipped")

@@ -29,7 +29,7 @@ from evalsuite.cli._grader_views import (
     verify_audit,
 )
 from evalsuite.errors import GraderAuditError, IntegrityError, UsageError
-from evalsuite.manifest import frozen_versions, list_suite_names, load_manifest, load_suite
+from evalsuite.manifest import frozen_versions, list_suite_names
 
 if TYPE_CHECKING:
     from evalsuite.manifest import TaskRecords, VerifyReport
@@ -41,18 +41,21 @@ __all__ = ["freeze_cmd", "suites_cmd", "verify_cmd"]
 
 
 def _suite_summary(ctx: Context, name: str) -> dict[str, object]:
-    suite = load_suite(ctx.layout, name)
+    # summaries, not the pydantic models: `suites` starts at once (docs/design/startup.md)
+    from evalsuite.manifest import load_manifest_summary, load_suite_summary
+
+    suite = load_suite_summary(ctx.layout, name)
     versions = []
     for version in frozen_versions(ctx.layout, name):
-        manifest = load_manifest(ctx.layout, name, version, check_hash=False)
+        manifest = load_manifest_summary(ctx.layout, name, version, check_hash=False)
         versions.append(
             {
                 "version": manifest.version,
                 "manifest_hash": manifest.manifest_hash,
                 "frozen_at": manifest.frozen_at,
-                "n_items": len(manifest.items),
-                "n_dev": len(manifest.items_by_split("dev")),
-                "n_holdout": len(manifest.items_by_split("holdout")),
+                "n_items": manifest.n_items,
+                "n_dev": manifest.count("dev"),
+                "n_holdout": manifest.count("holdout"),
                 "strata": manifest.strata(),
                 "weights": manifest.weights,
             }
@@ -60,7 +63,7 @@ def _suite_summary(ctx: Context, name: str) -> dict[str, object]:
     return {
         "suite": name,
         "description": suite.description,
-        "families": [f.name for f in suite.families],
+        "families": list(suite.families),
         "versions": versions,
     }
 
@@ -112,7 +115,7 @@ def _check_task_references(ctx: Context, suite: str) -> TaskRecords:
 
     manifest/ cannot do this itself: it never imports inspect.
     """
-    from evalsuite.manifest import TASK_REFERENCE_FORMS
+    from evalsuite.manifest import TASK_REFERENCE_FORMS, load_suite
     from evalsuite.run import load_task_function, suite_task_records
 
     config = load_suite(ctx.layout, suite)

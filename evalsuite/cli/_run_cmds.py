@@ -25,10 +25,11 @@ from evalsuite.cli._common import (
 )
 from evalsuite.cli._grader_views import audit_field, mark
 from evalsuite.errors import InvalidRunError, UsageError
-from evalsuite.manifest import Manifest, parse_ref
+from evalsuite.manifest import parse_ref
 from evalsuite.store import default_store_url
 
 if TYPE_CHECKING:
+    from evalsuite.manifest import Manifest, ManifestSummary
     from evalsuite.report import Completeness
     from evalsuite.run import RunResult
     from evalsuite.store import RunRecord, Store
@@ -443,7 +444,7 @@ def runs_cmd(
     records = reader.runs(suite=suite, newest=newest)
     full = newest is None or len(records) < newest
     total = len(records) if full else reader.count(suite=suite)
-    manifests: dict[tuple[str, str], Manifest | None] = {}
+    manifests: dict[tuple[str, str], ManifestSummary | None] = {}
     completeness = {r.run_id: run_completeness(r, ctx.layout, manifests=manifests) for r in records}
     versions = dict.fromkeys((r.suite, r.version) for r in records)  # each read once
     audits = {(suite_, version): audit_field(ctx, suite_, version) for suite_, version in versions}

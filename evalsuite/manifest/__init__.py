@@ -18,7 +18,12 @@ if TYPE_CHECKING:
         read_audit_file,
         suite_audit_status,
     )
-    from evalsuite.manifest._catalog import frozen_versions, load_manifest, parse_ref
+    from evalsuite.manifest._catalog import (
+        frozen_versions,
+        load_manifest,
+        manifest_path,
+        parse_ref,
+    )
     from evalsuite.manifest._dev_items import read_frozen_dev_items
     from evalsuite.manifest._fingerprints import (
         FINGERPRINT_FORMAT,
@@ -44,6 +49,15 @@ if TYPE_CHECKING:
         load_suite_items,
         read_item_source,
     )
+    from evalsuite.manifest._lean import (
+        ManifestSummary,
+        StampSummary,
+        SuiteSummary,
+        list_suite_names,
+        load_manifest_summary,
+        load_suite_summary,
+        read_manifest_summary,
+    )
     from evalsuite.manifest._schema import (
         AuditStamp,
         Manifest,
@@ -52,7 +66,7 @@ if TYPE_CHECKING:
         read_manifest,
     )
     from evalsuite.manifest._split import Split, split_salt, stratified_split
-    from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, list_suite_names, load_suite
+    from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, load_suite
     from evalsuite.manifest._task_ref import TASK_REFERENCE_FORMS, task_reference_kind
     from evalsuite.manifest._vault import (
         KeySpec,
@@ -76,7 +90,7 @@ else:
                 "read_audit_file",
                 "suite_audit_status",
             ),
-            "._catalog": ("frozen_versions", "load_manifest", "parse_ref"),
+            "._catalog": ("frozen_versions", "load_manifest", "manifest_path", "parse_ref"),
             "._dev_items": ("read_frozen_dev_items",),
             "._fingerprints": ("FINGERPRINT_FORMAT", "NGRAM_SIZE", "SHORT_MIN", "item_texts"),
             "._freeze": ("FreezeResult", "freeze", "load_holdout_items"),
@@ -92,6 +106,15 @@ else:
                 "load_suite_items",
                 "read_item_source",
             ),
+            "._lean": (
+                "ManifestSummary",
+                "StampSummary",
+                "SuiteSummary",
+                "list_suite_names",
+                "load_manifest_summary",
+                "load_suite_summary",
+                "read_manifest_summary",
+            ),
             "._schema": (
                 "AuditStamp",
                 "Manifest",
@@ -100,7 +123,7 @@ else:
                 "read_manifest",
             ),
             "._split": ("Split", "split_salt", "stratified_split"),
-            "._suite": ("FamilyConfig", "SuiteConfig", "list_suite_names", "load_suite"),
+            "._suite": ("FamilyConfig", "SuiteConfig", "load_suite"),
             "._task_ref": ("TASK_REFERENCE_FORMS", "task_reference_kind"),
             "._vault": ("KeySpec", "VaultKey", "check_vault_key", "open_vault", "resolve_key"),
             "._verify": ("ItemProblem", "VerifyReport", "verify"),
@@ -127,9 +150,12 @@ __all__ = [
     "LoadedItem",
     "Manifest",
     "ManifestItem",
+    "ManifestSummary",
     "SandboxSpec",
     "Split",
+    "StampSummary",
     "SuiteConfig",
+    "SuiteSummary",
     "TaskRecords",
     "VaultKey",
     "VerifyReport",
@@ -147,14 +173,18 @@ __all__ = [
     "load_family_items",
     "load_holdout_items",
     "load_manifest",
+    "load_manifest_summary",
     "load_suite",
     "load_suite_items",
+    "load_suite_summary",
+    "manifest_path",
     "open_vault",
     "parse_ref",
     "read_audit_file",
     "read_frozen_dev_items",
     "read_item_source",
     "read_manifest",
+    "read_manifest_summary",
     "resolve_key",
     "split_salt",
     "stratified_split",

@@ -20,18 +20,20 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalsuite._core.hashing import content_hash
 from evalsuite._core.layout import Layout
 from evalsuite.errors import EvalsuiteError
-from evalsuite.manifest._catalog import load_manifest
-from evalsuite.manifest._freeze_audit import audit_file_path
-from evalsuite.manifest._schema import Manifest
+from evalsuite.manifest._lean import ManifestSummary, load_manifest_summary
+
+if TYPE_CHECKING:
+    from evalsuite.manifest._schema import Manifest
 
 __all__ = [
     "AUDIT_UNHASHED",
     "AuditStatus",
+    "audit_file_path",
     "audit_results_path",
     "audit_status",
     "read_audit_file",
@@ -41,6 +43,11 @@ __all__ = [
 StatusName = Literal["passed", "failed", "skipped", "unaudited", "damaged"]
 AUDIT_UNHASHED = ("runs", "seconds", "logs")
 """Fields of the results that vary between identical audits (left out of the hash)."""
+
+
+def audit_file_path(suite: str, version: str) -> str:
+    """``manifests/<suite>/<version>.audit.json`` (relative to the project)."""
+    return f"manifests/{suite}/{version}.audit.json"
 
 
 def audit_results_path(layout: Layout, suite: str, version: str, split: str = "dev") -> Path:
@@ -123,8 +130,8 @@ class AuditStatus:
         }
 
 
-def audit_status(layout: Layout, manifest: Manifest) -> AuditStatus:
-    """The audit status of a frozen version (see the module doc)."""
+def audit_status(layout: Layout, manifest: Manifest | ManifestSummary) -> AuditStatus:
+    """The audit status of a frozen version (see the module doc); the same for its summary."""
     stamp = manifest.audit
     data, problems = read_audit_file(layout, manifest.suite, manifest.version)
     if stamp is not None and stamp.status == "skipped":
@@ -164,7 +171,7 @@ def suite_audit_status(layout: Layout, suite: str | None, version: str | None) -
     if not suite or not version:
         return AuditStatus("unaudited", "not a run of a frozen suite version")
     try:
-        manifest = load_manifest(layout, suite, version)
+        manifest = load_manifest_summary(layout, suite, version)
     except EvalsuiteError as exc:
         return AuditStatus("unaudited", f"{suite}@{version} cannot be read ({exc})")
     return audit_status(layout, manifest)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalsuite._core.layout import Layout
 from evalsuite._core.semver import SemVer
 from evalsuite.errors import NotFoundError, UsageError, VersionError
-from evalsuite.manifest._schema import Manifest, read_manifest
 
-__all__ = ["frozen_versions", "load_manifest", "parse_ref"]
+if TYPE_CHECKING:
+    from evalsuite.manifest._schema import Manifest
+
+__all__ = ["frozen_versions", "load_manifest", "manifest_path", "parse_ref"]
 
 
 def parse_ref(ref: str) -> tuple[str, str | None]:
@@ -44,15 +47,12 @@ def frozen_versions(layout: Layout, suite: str) -> list[str]:
     return [str(v) for v in sorted(versions)]
 
 
-def load_manifest(
-    layout: Layout, suite: str, version: str | None = None, *, check_hash: bool = True
-) -> Manifest:
-    """The manifest of ``suite@version`` (the latest frozen version when `version` is None).
+def manifest_path(layout: Layout, suite: str, version: str | None = None) -> Path:
+    """The manifest file of ``suite@version`` (the latest frozen version when `version` is None).
 
     Raises:
         NotFoundError: the suite has no frozen version, or not this one (the message lists
             the versions that exist).
-        ManifestTamperedError: the manifest fails its schema or hash check.
     """
     versions = frozen_versions(layout, suite)
     if not versions:
@@ -65,5 +65,20 @@ def load_manifest(
         raise NotFoundError(
             f"{suite}@{chosen} is not frozen (frozen versions: {', '.join(versions)})"
         )
-    path: Path = layout.manifest_file(suite, chosen)
-    return read_manifest(path, check_hash=check_hash)
+    return layout.manifest_file(suite, chosen)
+
+
+def load_manifest(
+    layout: Layout, suite: str, version: str | None = None, *, check_hash: bool = True
+) -> Manifest:
+    """The manifest of ``suite@version`` (the latest frozen version when `version` is None).
+
+    Raises:
+        NotFoundError: the suite has no frozen version, or not this one (the message lists
+            the versions that exist).
+        ManifestTamperedError: the manifest fails its schema or hash check.
+    """
+    # the pydantic models only when a manifest is read in full (start-up, docs/scale.md)
+    from evalsuite.manifest._schema import read_manifest
+
+    return read_manifest(manifest_path(layout, suite, version), check_hash=check_hash)

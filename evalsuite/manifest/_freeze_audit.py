@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evalsuite.errors import GraderAuditError, UsageError
+from evalsuite.manifest._audit_record import audit_file_path
 from evalsuite.manifest._items import Item
 from evalsuite.manifest._schema import AuditStamp, Manifest
 
@@ -70,11 +71,6 @@ class FreezeAudit:
     """Runs the grader audit on the candidate version."""
     skip_reason: str | None = None
     """Freeze without the audit, for this reason (recorded in manifest and changelog)."""
-
-
-def audit_file_path(suite: str, version: str) -> str:
-    """``manifests/<suite>/<version>.audit.json`` (relative to the project)."""
-    return f"manifests/{suite}/{version}.audit.json"
 
 
 def audit_stamp(

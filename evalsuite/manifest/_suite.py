@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -13,11 +12,11 @@ from evalsuite._core.layout import Layout
 from evalsuite._core.validation import describe_validation_error
 from evalsuite.errors import NotFoundError, SuiteConfigError
 from evalsuite.manifest._family_fields import FamilyFieldChecks
+from evalsuite.manifest._lean import NAME_PATTERN as _NAME
+from evalsuite.manifest._lean import list_suite_names
 from evalsuite.manifest._task_ref import check_task_reference
 
 __all__ = ["FamilyConfig", "SuiteConfig", "list_suite_names", "load_suite"]
-
-_NAME = re.compile(r"^[a-z][a-z0-9_\-]*$")
 
 
 class FamilyConfig(FamilyFieldChecks):
@@ -158,10 +157,3 @@ def _parse_suite_file(path: Path, name: str) -> SuiteConfig:
     if duplicates:
         raise SuiteConfigError(f"{path}: family declared more than once: {duplicates}")
     return config
-
-
-def list_suite_names(layout: Layout) -> list[str]:
-    """Names of the suites declared in `tasks/`, sorted."""
-    if not layout.tasks.is_dir():
-        return []
-    return sorted(p.stem for p in layout.tasks.glob("*.toml"))

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from evalsuite._core.layout import Layout
 from evalsuite.errors import EvalsuiteError
-from evalsuite.manifest import load_manifest
+from evalsuite.manifest import load_manifest_summary
 
 if TYPE_CHECKING:
-    from evalsuite.manifest import Manifest
+    from evalsuite.manifest import ManifestSummary
     from evalsuite.store import RunRecord
 
 __all__ = ["Completeness", "run_completeness"]
@@ -61,7 +61,7 @@ def run_completeness(
     run: RunRecord,
     layout: Layout | None,
     *,
-    manifests: dict[tuple[str, str], Manifest | None] | None = None,
+    manifests: dict[tuple[str, str], ManifestSummary | None] | None = None,
 ) -> Completeness:
     """Whether `run` covered its split, derived from the stored run (no schema change).
 
@@ -78,12 +78,12 @@ def run_completeness(
     n_split: int | None = None
     if layout is not None and run.suite and run.version and run.split in ("dev", "holdout"):
         key = (run.suite, run.version)
-        manifest: Manifest | None
+        manifest: ManifestSummary | None
         if manifests is not None and key in manifests:
             manifest = manifests[key]
         else:
             try:
-                manifest = load_manifest(layout, run.suite, run.version)
+                manifest = load_manifest_summary(layout, run.suite, run.version)
             except EvalsuiteError:
                 manifest = None
             if manifests is not None:
@@ -91,6 +91,6 @@ def run_completeness(
         if manifest is not None and (
             not run.manifest_hash or run.manifest_hash == manifest.manifest_hash
         ):
-            n_split = len(manifest.items_by_split(run.split))  # type: ignore[arg-type]
+            n_split = manifest.count(run.split)
     partial = n_run < n_split if n_split is not None else limit is not None
     return Completeness(partial, n_run, n_split, limit)

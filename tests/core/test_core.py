@@ -35,6 +35,17 @@ def test_canonical_json_is_order_independent_and_rejects_nan() -> None:
         canonical_json({"a": [1.0, math.nan]})
 
 
+def test_canonical_json_names_every_non_finite_value_and_keeps_its_serialisation() -> None:
+    # the encoder's own refusal is the fast path; the path of the value is still named
+    with pytest.raises(UsageError, match=r"\$\.b\.c\[0\] is inf"):
+        canonical_json({"a": 1, "b": {"c": [math.inf]}})
+    with pytest.raises(UsageError, match=r"\$\[1\]\.x is -inf"):
+        canonical_json([{}, {"x": -math.inf}])
+    # a NaN dict key is not a value: serialised as it always was
+    assert canonical_json({math.nan: 1}) == '{"NaN":1}'
+    assert canonical_json({"é": [1.5, None, True]}) == '{"é":[1.5,null,true]}'
+
+
 def test_semver_parse_order_and_bumps() -> None:
     assert SemVer.parse("1.10.0") > SemVer.parse("1.9.9")
     assert SemVer.parse("1.0.0").bump_kind(SemVer.parse("1.1.0")) == "minor"
