@@ -29,14 +29,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
-from inspect_ai.log import (
-    read_eval_log,
-    read_eval_log_sample_summaries,
-    read_eval_log_samples_by_id,
-)
 
 from evalsuite._core.layout import Layout
 from evalsuite.errors import HoldoutAccessError, ItemSourceError, NotFoundError
@@ -47,15 +42,18 @@ from evalsuite.manifest import (
     list_suite_names,
     load_manifest,
 )
-from evalsuite.run._episode import EPISODE_KEY
 from evalsuite.run._ingest_csv import CsvOptions, Format, ResultsTable
 from evalsuite.run._log_files import find_inspect_logs
-from evalsuite.run._outcomes import classify_sample
 from evalsuite.run._provenance import collect_provenance
-from evalsuite.run._runner import _new_run_id
-from evalsuite.run._scores import ScoreRule
+from evalsuite.run._run_id import new_run_id as _new_run_id
 from evalsuite.store import RunRecord, Store, attempt_table
 from evalsuite.store._bulk import IngestSession, RunTally
+
+if TYPE_CHECKING:
+    from evalsuite.run._scores import ScoreRule
+
+# inspect-ai (seconds of CPU to import) only where logs are read: a CSV or Parquet table
+# needs none of it (docs/scale.md, "Ingest")
 
 __all__ = [
     "CsvOptions",
@@ -376,6 +374,8 @@ def _log_paths(location: str) -> list[str]:
 
 
 def _sample_key(sample: Any) -> tuple[str, int, int | None]:
+    from evalsuite.run._episode import EPISODE_KEY
+
     spec = (sample.metadata or {}).get(EPISODE_KEY)
     if isinstance(spec, dict) and "item_id" in spec:
         return str(spec["item_id"]), int(spec["epoch"]), spec.get("seed")
@@ -396,6 +396,8 @@ def _attempt_row(
     sample: Any, items: dict[str, Any], rules: dict[str, ScoreRule], families: dict[str, str]
 ) -> dict[str, Any]:
     """One attempt row; the score picked by the item's family declaration (`rules`)."""
+    from evalsuite.run._outcomes import classify_sample
+
     item_id, epoch, seed = _sample_key(sample)
     family = families.get(item_id)
     classified = classify_sample(sample, rule=rules.get(family) if family else None)
@@ -430,6 +432,12 @@ def _samples(log_path: str) -> Iterator[Any]:
     whether or not the eval finished. A ``.json`` log is one JSON document, which inspect
     reads whole.
     """
+    from inspect_ai.log import (
+        read_eval_log,
+        read_eval_log_sample_summaries,
+        read_eval_log_samples_by_id,
+    )
+
     if log_path.endswith(".eval"):
         keys = [(s.id, s.epoch) for s in read_eval_log_sample_summaries(str(log_path))]
         for start in range(0, len(keys), INSPECT_BATCH_SAMPLES):
@@ -449,6 +457,8 @@ def _stream_log(session: IngestSession, src: _Source, log_path: str) -> None:
     names): which score counts for each item's family (a dict value, several scorers;
     docs/design/scorers.md), as a live run of the suite would.
     """
+    from evalsuite.run._scores import ScoreRule
+
     manifest = src.manifest if src.attach is None else None
     scoring = src.manifest
     items = {i.id: i for i in manifest.items} if manifest else {}
@@ -504,6 +514,8 @@ def ingest_inspect(
     `split` keeps one split's items). Every log is read before anything commits; a log whose
     content is already stored is skipped (see the module).
     """
+    from inspect_ai.log import read_eval_log
+
     layout = Layout(root)
     report = IngestReport()
     sources = []

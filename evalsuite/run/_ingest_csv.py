@@ -27,7 +27,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from evalsuite.errors import ItemSourceError, NotFoundError, UsageError
-from evalsuite.run._outcomes import LIMIT_OUTCOME
+from evalsuite.run._limits import LIMIT_OUTCOME
 from evalsuite.store import ATTEMPT_SCHEMA
 
 __all__ = [

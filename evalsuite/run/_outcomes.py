@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from inspect_ai.log import EvalSample
 from inspect_ai.scorer import Score
 
 from evalsuite.run._episode import TOOL_LIMIT_KEY
+from evalsuite.run._limits import LIMIT_OUTCOME, OutcomeName
 from evalsuite.run._scores import (
     SECONDARY_ERRORS_KEY,
     SECONDARY_KEY,
@@ -44,21 +45,6 @@ __all__ = [
     "classify_sample",
     "score_to_float",
 ]
-
-OutcomeName = Literal["scored", "limit", "harness_error"]
-
-LIMIT_OUTCOME: Final[Mapping[str, OutcomeName]] = {
-    "context": "limit",
-    "time": "limit",
-    "working": "limit",
-    "message": "limit",
-    "token": "limit",
-    "turn": "limit",
-    "cost": "limit",
-    "custom": "limit",
-    "operator": "harness_error",
-}
-"""inspect's `EvalSampleLimit.type` -> outcome (exhaustively tested)."""
 
 SCORE_REASON_OUTCOME: Final[Mapping[str, OutcomeName]] = {
     "refusal": "scored",

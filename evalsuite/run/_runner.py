@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import math
 import re
-import secrets
 import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -89,6 +88,7 @@ from evalsuite.run._options import parse_sandbox
 from evalsuite.run._outcomes import classify_sample
 from evalsuite.run._privacy import private_inspect_env
 from evalsuite.run._provenance import collect_provenance
+from evalsuite.run._run_id import new_run_id as _new_run_id
 from evalsuite.run._samples import item_to_sample
 from evalsuite.run._scores import ScorerInfo, ScoreRule, family_rules, scorer_infos
 from evalsuite.run._shards import (
@@ -204,10 +204,6 @@ def plan_attempts(items: Sequence[ManifestItem], spec: RunSpec) -> list[PlannedA
                 )
             )
     return planned
-
-
-def _new_run_id(now: datetime) -> str:
-    return f"{now.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
 def _items_of_split(
