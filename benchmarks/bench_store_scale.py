@@ -15,7 +15,8 @@ Then it times, as child processes (start-up included), the median of three of ea
 `evalsuite runs` (the newest 50), `runs --all`, `runs --json`, `suites`, `verify` (after a
 first `verify` that records the action-space check) and `evalsuite score RUN` (the same run
 content in both stores), and in-process `Store.list_runs` and `Store.attempts(run)`. It prints
-each figure as a ratio to ``python -c pass`` measured in the same run, the ratios big / small
+each CPU figure as ratios to ``python -c pass`` and to `evalsuite --help` measured in the same
+run (the machine may be shared: the ratios move less than the seconds), the ratios big / small
 (targets: `--help`, `runs`, `suites`, `verify` <= 0.5 s of CPU; `runs` <= 1 s on the big
 store; `score` unaffected by the other runs), the bytes per attempt of the big store, and
 SQLite's query plan for one run's attempts.
@@ -198,19 +199,23 @@ def measure(root: Path, urls: dict[str, str], run_id: str) -> dict[str, dict[str
 
 
 def print_figures(figures: dict[str, dict[str, float]], runs: int) -> None:
-    """The figures with their ratios to `python -c pass` (CPU) and big / small."""
+    """The figures with their CPU ratios to `python -c pass` and `evalsuite --help`, and
+    big / small."""
     print()
     print(f"load average {os.getloadavg()[0]:.2f} (a shared machine: compare ratios)")
     print(
-        f"{'seconds (x python -c pass CPU)':36s} {'2 runs':>18s} {f'{runs} runs':>18s} "
-        f"{'big/small':>9s}"
+        f"{'seconds (CPU: x python -c pass, x --help)':42s} {'2 runs':>24s} "
+        f"{f'{runs} runs':>24s} {'big/small':>9s}"
     )
     for key in figures["small"]:
         s, b = figures["small"][key], figures["big"][key]
-        baseline = {n: figures[n]["python -c pass, cpu"] for n in figures}
-        rs = f" (x{s / baseline['small']:.1f})" if key.endswith("cpu") else ""
-        rb = f" (x{b / baseline['big']:.1f})" if key.endswith("cpu") else ""
-        print(f"{key:36s} {f'{s:.3f}s{rs}':>18s} {f'{b:.3f}s{rb}':>18s} {b / s:9.2f}")
+        cells = []
+        for name, value in (("small", s), ("big", b)):
+            python = figures[name]["python -c pass, cpu"]
+            usage = figures[name]["--help (start-up), cpu"]
+            ratio = f" (x{value / python:.1f}, x{value / usage:.1f})" if key.endswith("cpu") else ""
+            cells.append(f"{value:.3f}s{ratio}")
+        print(f"{key:42s} {cells[0]:>24s} {cells[1]:>24s} {b / s:9.2f}")
 
 
 def main() -> None:
