@@ -19,7 +19,9 @@ work; their output is printed in the demo's order, each with its own time
 
 from __future__ import annotations
 
+import os
 import re
+import resource
 import shlex
 import shutil
 import subprocess
@@ -34,6 +36,8 @@ REPORT = ROOT / "reports" / "demo"
 EVALSUITE = str(Path(sys.executable).with_name("evalsuite"))
 SUITES = ("support@2.0.0", "records@1.0.0", "repair@1.0.0")
 """The example suites, each run by both checkpoints on its holdout."""
+ACTION_CACHE = "action-spaces.json"
+"""`verify`'s action-space cache, in the workspace's state directory (`.evalsuite/`)."""
 COMMAND = [EVALSUITE, "--root", str(WORKSPACE)]
 """What every step runs, followed by its arguments."""
 
@@ -82,12 +86,24 @@ def finish(*steps: Step) -> list[str]:
 
 
 def fresh_workspace() -> None:
-    """Copy the suites, manifests and vaults; leave ledgers and results behind."""
+    """Copy the suites, manifests and vaults; leave ledgers and results behind.
+
+    The one thing kept from the previous demo is `verify`'s action-space cache (a digest of
+    the task files, the family kit, the installed packages and Python, per family whose
+    tools agreed with the frozen ones): with it, `verify` checks the tools without importing
+    inspect and every task module again, and any change to what the digest covers runs the
+    full check (docs/design/run-speed.md, "The demo").
+    """
+    cache = WORKSPACE / ".evalsuite" / ACTION_CACHE
+    kept = cache.read_bytes() if cache.is_file() else None
     if WORKSPACE.exists():
         shutil.rmtree(WORKSPACE)
     ignore = shutil.ignore_patterns("__pycache__", "*.lock", "ACCESS.jsonl")
     for part in ("tasks", "manifests", "holdout"):
         shutil.copytree(ROOT / part, WORKSPACE / part, ignore=ignore)
+    if kept is not None:
+        cache.parent.mkdir(parents=True)
+        cache.write_bytes(kept)
 
 
 def run_holdout(suite: str, model: str) -> Step:
@@ -164,7 +180,11 @@ def main() -> None:
     )
     print(f"\nreport: {REPORT / 'index.html'}")
     print(f"explore: evalsuite --root {WORKSPACE.relative_to(ROOT)} runs")
-    print(f"demo finished in {time.perf_counter() - started:.1f} s")
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(
+        f"demo finished in {time.perf_counter() - started:.1f} s "
+        f"({used.ru_utime + used.ru_stime:.0f} s of CPU in its {os.cpu_count()}-core machine)"
+    )
 
 
 if __name__ == "__main__":

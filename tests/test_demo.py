@@ -62,3 +62,27 @@ def test_a_failed_step_stops_the_demo_with_its_code_and_stops_the_steps_beside_i
     printed = capsys.readouterr().out
     assert "broken" in printed and "(exit 3," in printed
     assert "== hangs" not in printed
+
+
+def test_a_fresh_workspace_keeps_only_verifys_action_space_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    demo = _demo(monkeypatch)
+    root, workspace = tmp_path / "project", tmp_path / "demo"
+    for part in ("tasks", "manifests", "holdout"):
+        (root / part).mkdir(parents=True)
+        (root / part / "f.txt").write_text(part)
+    monkeypatch.setattr(demo, "ROOT", root)
+    monkeypatch.setattr(demo, "WORKSPACE", workspace)
+    demo.fresh_workspace()  # the first demo: no cache to keep
+    assert not (workspace / ".evalsuite").exists()
+    state = workspace / ".evalsuite"
+    state.mkdir()
+    (state / demo.ACTION_CACHE).write_text('{"agreed": ["d1"]}')
+    (state / "results.sqlite").write_text("an earlier demo's runs")
+    (workspace / "holdout" / "ACCESS.jsonl").write_text("an earlier demo's looks")
+    demo.fresh_workspace()
+    assert (state / demo.ACTION_CACHE).read_text() == '{"agreed": ["d1"]}'
+    assert sorted(p.name for p in state.iterdir()) == [demo.ACTION_CACHE]
+    assert not (workspace / "holdout" / "ACCESS.jsonl").exists()
+    assert (workspace / "tasks" / "f.txt").read_text() == "tasks"

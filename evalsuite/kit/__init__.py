@@ -19,6 +19,7 @@ is tasks/README.md; what the audit checks is docs/design/grader-audit.md.
 from evalsuite.kit._family import (
     Family,
     FamilyKitError,
+    FamilyParts,
     FinalView,
     Limits,
     Probe,
@@ -28,6 +29,7 @@ from evalsuite.kit._family import (
     family_of,
     family_of_task,
 )
+from evalsuite.kit._package import FamilyPackage, family_package, package_name
 from evalsuite.kit._plan import (
     APPLIES_KEY,
     POLICY_KEY,
@@ -46,6 +48,8 @@ __all__ = [
     "Episode",
     "Family",
     "FamilyKitError",
+    "FamilyPackage",
+    "FamilyParts",
     "FinalView",
     "Limits",
     "NextCall",
@@ -62,8 +66,10 @@ __all__ = [
     "empty_answer",
     "family_of",
     "family_of_task",
+    "family_package",
     "info_hash",
     "null_policy",
+    "package_name",
     "policy_plan",
     "tool_name_of",
 ]

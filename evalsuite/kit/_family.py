@@ -24,6 +24,7 @@ from evalsuite.kit._policy import Policy, empty_answer
 __all__ = [
     "Family",
     "FamilyKitError",
+    "FamilyParts",
     "FinalView",
     "Limits",
     "Probe",
@@ -186,3 +187,53 @@ def family_of_task(function: Callable[..., Task]) -> Family | None:
     """The kit of the module that defines the ``@task`` function `function`."""
     module = sys.modules.get(getattr(function, "__module__", ""))
     return family_of(module) if module is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyParts:
+    """What every version of a family shares, less what each version's task file declares.
+
+    A family with several versions (one task file each) declares its tools, final state and
+    scripted policies once, in its own ``kit.py``; each task file then builds its `Family`
+    with `family` from its task function, version, limits and leak functions. The tools are
+    made anew for each `Family`, as the task function makes them for each task.
+    """
+
+    name: str
+    """The family's name in the suite file."""
+    tools: Callable[[], Sequence[Tool]]
+    """Makes the family's tools (the action space), in the order the task offers them."""
+    oracle: Policy
+    every_answer: Policy
+    final_state: Callable[[FinalView], Any] = _completion_state
+    trivial: Sequence[Trivial] = ()
+    probes: Sequence[Probe] = ()
+    empty_answer: Policy = empty_answer
+    on_timeout: TimeoutOutcome = "harness_error"
+    """What a timeout of any of the tools is (`ToolDecl.on_timeout`)."""
+
+    def family(
+        self,
+        task: Callable[..., Task],
+        version: int,
+        limits: Limits,
+        *,
+        leak_surface: Callable[[dict[str, Any]], dict[str, str]] | None = None,
+        leak_secrets: Callable[[dict[str, Any]], list[str]] | None = None,
+    ) -> Family:
+        """The kit of one version of the family."""
+        return Family(
+            name=self.name,
+            version=version,
+            task=task,
+            limits=limits,
+            tools=[ToolDecl(t, on_timeout=self.on_timeout) for t in self.tools()],
+            final_state=self.final_state,
+            oracle=self.oracle,
+            every_answer=self.every_answer,
+            empty_answer=self.empty_answer,
+            trivial=self.trivial,
+            probes=self.probes,
+            leak_surface=leak_surface,
+            leak_secrets=leak_secrets,
+        )

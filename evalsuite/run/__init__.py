@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         episode_spec,
         guarded_call,
     )
+    from evalsuite.run._family_state import checked_initial_state, state_copy
     from evalsuite.run._hooks import SampleSink, active_sink
     from evalsuite.run._ingest import (
         CsvOptions,
@@ -68,6 +69,7 @@ else:
                 "episode_spec",
                 "guarded_call",
             ),
+            "._family_state": ("checked_initial_state", "state_copy"),
             "._hooks": ("SampleSink", "active_sink"),
             "._ingest": (
                 "CsvOptions",
@@ -128,6 +130,7 @@ __all__ = [
     "build_task",
     "check_action_space",
     "check_generate_config",
+    "checked_initial_state",
     "classify_sample",
     "episode_seed",
     "episode_setup",
@@ -146,6 +149,7 @@ __all__ = [
     "run_suite",
     "sample_records",
     "standalone_samples",
+    "state_copy",
     "suite_task_records",
     "to_unit",
 ]

@@ -15,11 +15,7 @@ docs/design/code_repair.md; history of the family's version: tasks/README.md.
 """
 
 import ast
-import hashlib
-import importlib
-import importlib.util
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +24,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
 from inspect_ai.solver import Generate, Solver, TaskState, solver, system_message, use_tools
 
-from evalsuite.kit import Limits
+from evalsuite.kit import Limits, family_package
 from evalsuite.run import episode_seed, standalone_samples
 
 HERE = Path(__file__).resolve().parent
@@ -36,31 +32,10 @@ VERSION = 1
 LIMITS = Limits(time_s=300, messages=40, tokens=200_000)
 
 
-def _package() -> str:
-    """Import this folder as a package under a private name; return that name."""
-    name = "_evalsuite_code_repair_" + hashlib.sha256(str(HERE).encode()).hexdigest()[:12]
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, HERE / "__init__.py", submodule_search_locations=[str(HERE)]
-        )
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load the code_repair package from {HERE}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
-    return name
-
-
-PACKAGE = _package()
-
-
-def submodule(name: str) -> Any:
-    """One of this family's modules (workspace, tools, verifier, scripted, kit)."""
-    return importlib.import_module(f"{PACKAGE}.{name}")
+_PACKAGE = family_package(HERE, "code_repair")
+PACKAGE = _PACKAGE.name
+"""The private module name this folder is imported under (`evalsuite.kit.family_package`)."""
+submodule = _PACKAGE.submodule
 
 
 workspace = submodule("workspace")

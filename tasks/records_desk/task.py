@@ -11,11 +11,7 @@ Loading: the folder is imported once as a package under a private name derived f
 (as support_desk does), so two copies of the project never share module state.
 """
 
-import hashlib
-import importlib
-import importlib.util
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +20,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
 from inspect_ai.solver import Generate, Solver, TaskState, solver, system_message, use_tools
 
-from evalsuite.kit import Family, FinalView, Limits, Probe, ToolDecl, Trivial
+from evalsuite.kit import Family, FinalView, Limits, Probe, ToolDecl, Trivial, family_package
 from evalsuite.run import episode_seed, standalone_samples
 
 HERE = Path(__file__).resolve().parent
@@ -32,31 +28,10 @@ VERSION = 1
 LIMITS = Limits(time_s=600, messages=50, tokens=400_000)
 
 
-def _package() -> str:
-    """Import this folder as a package under a private name; return that name."""
-    name = "_evalsuite_records_desk_" + hashlib.sha256(str(HERE).encode()).hexdigest()[:12]
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, HERE / "__init__.py", submodule_search_locations=[str(HERE)]
-        )
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load the records_desk package from {HERE}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
-    return name
-
-
-PACKAGE = _package()
-
-
-def submodule(name: str) -> Any:
-    """One of this family's modules (env, episode, tools, verifier, scripted, generate)."""
-    return importlib.import_module(f"{PACKAGE}.{name}")
+_PACKAGE = family_package(HERE, "records_desk")
+PACKAGE = _PACKAGE.name
+"""The private module name this folder is imported under (`evalsuite.kit.family_package`)."""
+submodule = _PACKAGE.submodule
 
 
 env = submodule("env")

@@ -4,7 +4,6 @@ No `from __future__ import annotations` here: a StoreModel defined under it brea
 inspect CLI (docs/inspect.md, point 11).
 """
 
-import copy
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -12,7 +11,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel, store_as
 from pydantic import Field
 
-from evalsuite.run import HarnessFault
+from evalsuite.run import HarnessFault, checked_initial_state, state_copy
 
 from .env import Shop, State, fresh_runtime, initial_view, state_hash
 
@@ -39,16 +38,9 @@ def build_episode(metadata: dict[str, Any]) -> State:
     Raises:
         HarnessFault: metadata lacks the state or its hash, or the hash does not match.
     """
-    initial = metadata.get("initial_state")
-    expected = metadata.get("state_hash")
-    if not isinstance(initial, dict) or not isinstance(expected, str):
-        raise HarnessFault("support_desk item has no initial_state/state_hash in its metadata")
-    actual = state_hash(initial)
-    if actual != expected:
-        raise HarnessFault(
-            f"initial shop state does not match its recorded hash (expected {expected[:19]}…, "
-            f"got {actual[:19]}…): the item or the environment was altered"
-        )
+    initial = checked_initial_state(
+        metadata, family="support_desk", what="shop state", state_hash=state_hash
+    )
     return fresh_runtime(initial)
 
 
@@ -80,9 +72,11 @@ def read_shop() -> State:
         HarnessFault: the shop was never set up for this sample.
     """
     store = shop_store()
-    if not store.state or not store.initial_hash:
-        raise HarnessFault("support_desk shop is not initialised (reset_shop did not run)")
-    return copy.deepcopy(store.state)
+    return state_copy(
+        store.state,
+        store.initial_hash,
+        unset="support_desk shop is not initialised (reset_shop did not run)",
+    )
 
 
 def with_shop(operation: Callable[[Shop], T], *, mutate: bool) -> T:
