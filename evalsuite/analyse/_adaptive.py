@@ -301,7 +301,8 @@ class AdaptiveRun:
         """Sampling probabilities of the next round (predictable: from attempts so far)."""
         p = self.predictions()
         spread = self.weights * np.sqrt(p * (1 - p))
-        return (1 - self.rule.mix) * spread / spread.sum() + self.rule.mix * self.weights
+        q: npt.NDArray[np.float64] = (1 - self.rule.mix) * spread / spread.sum()
+        return q + self.rule.mix * self.weights
 
     def next_round(self) -> list[int] | None:
         """Items of the next round, in order (an item may appear more than once), or None.

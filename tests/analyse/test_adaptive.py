@@ -36,7 +36,8 @@ def test_first_round_runs_every_item_once_in_a_seeded_order() -> None:
     assert sorted(first) == list(range(12))
     again = AdaptiveRun(_equal(12), AdaptiveRule(target_halfwidth=0.05, seed=7)).next_round()
     assert first == again
-    assert first != AdaptiveRun(_equal(12), AdaptiveRule(target_halfwidth=0.05, seed=8)).next_round()
+    other = AdaptiveRun(_equal(12), AdaptiveRule(target_halfwidth=0.05, seed=8))
+    assert first != other.next_round()
 
 
 def test_later_rounds_favour_mixed_outcome_items_but_never_drop_one() -> None:
