@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from evalsuite.analyse._confseq import BETTING_METHOD, BettingCS, hoeffding_inte
 from evalsuite.errors import UsageError
 
 
-def _reference_hedged(x: list[float], m: float, alpha: float, c: float = 0.5) -> float:
+def _reference_hedged(x: Sequence[float], m: float, alpha: float, c: float = 0.5) -> float:
     """Waudby-Smith & Ramdas (2024), hedged capital for [0, 1] data, written out by hand."""
     mu_hat, ss, total = 0.5, 0.25, 0.0
     up = down = 1.0
