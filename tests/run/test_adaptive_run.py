@@ -1,0 +1,90 @@
+"""`evalsuite run --adaptive` end to end (docs/design/adaptive.md).
+
+Rounds run through inspect into one run; a holdout run takes one look, with its stopping
+rule in the ledger; the flags' refusals.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evalsuite._core.layout import Layout
+from evalsuite.cli._adaptive_cmd import adaptive_file
+from evalsuite.holdout import read_ledger
+from tests.helpers import Project, json_out
+from tests.run.conftest import make_probe_project
+
+BASE = ("run", "probe@1.0.0", "--model", "fakeagent/x", "-M", "accuracy=0.6", "--no-progress")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    return make_probe_project(tmp_path_factory.mktemp("adaptive"), n_per_stratum=6)
+
+
+def test_adaptive_dev_run_plans_rounds_and_stops(project: Project) -> None:
+    result = project.invoke(
+        *BASE, "--adaptive", "--target-halfwidth", "0.3", "--max-epochs", "4", "--json"
+    )
+    assert result.exit_code == 0, result.stderr
+    out = json_out(result)
+    summary = out["adaptive"]
+    assert summary["method"] == "betting_cs_hedged"
+    assert summary["rounds"][0]["attempts"] == summary["items"]  # round 1: every item once
+    assert summary["calls"] <= 4 * summary["items"]
+    assert summary["stop_reason"].startswith(("target", "budget"))
+    frame = project.store().attempts(out["run_id"])
+    assert len(frame) == summary["calls"]
+    assert out["harness"]["planned"] == summary["calls"]
+    run = project.store().get_run(out["run_id"])
+    assert run.status == "complete"
+    assert run.spec["adaptive"]["target_halfwidth"] == 0.3
+    stored = json.loads(adaptive_file(Layout(project.root), out["run_id"]).read_text())
+    assert stored["rounds"] == summary["rounds"]
+
+
+def test_adaptive_holdout_run_is_one_look_with_its_rule(project: Project) -> None:
+    result = project.invoke(
+        *BASE,
+        "--split",
+        "holdout",
+        "--adaptive",
+        "--target-halfwidth",
+        "0.3",
+        "--max-calls",
+        "15",
+        "--json",
+    )
+    assert result.exit_code == 0, result.stderr
+    out = json_out(result)
+    assert len(out["adaptive"]["rounds"]) >= 2
+    entries = [
+        e
+        for e in read_ledger(Layout(project.root).ledger_file("probe"))
+        if e.run_id == out["run_id"]
+    ]
+    looks = [e for e in entries if e.kind == "access" and not e.resumed]
+    assert len(looks) == 1
+    assert looks[0].stopping_rule is not None
+    assert looks[0].stopping_rule["target_halfwidth"] == 0.3
+    assert looks[0].stopping_rule["max_calls"] == 15
+
+
+def test_adaptive_flags_without_adaptive_are_refused(project: Project) -> None:
+    result = project.invoke(*BASE, "--target-halfwidth", "0.1")
+    assert result.exit_code == 2
+    assert "add --adaptive" in result.stderr
+
+
+def test_adaptive_with_epochs_is_refused(project: Project) -> None:
+    result = project.invoke(*BASE, "--adaptive", "--target-halfwidth", "0.1", "--epochs", "3")
+    assert result.exit_code == 2
+    assert "drop --epochs" in result.stderr
+
+
+def test_adaptive_without_a_target_is_refused(project: Project) -> None:
+    result = project.invoke(*BASE, "--adaptive")
+    assert result.exit_code == 2
+    assert "--target-halfwidth H" in result.stderr
