@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,6 +23,7 @@ from evalsuite._core.layout import Layout
 from evalsuite.analyse._adaptive import AdaptiveRule, AdaptiveRun, Versus
 from evalsuite.errors import IncomparableRunsError, UsageError
 from evalsuite.manifest import ManifestItem, load_manifest
+from evalsuite.report._adaptive import adaptive_file
 
 if TYPE_CHECKING:
     from evalsuite.manifest import KeySpec
@@ -31,11 +31,6 @@ if TYPE_CHECKING:
     from evalsuite.store import Store
 
 __all__ = ["adaptive_file", "item_weights", "run_adaptive", "versus_results"]
-
-
-def adaptive_file(layout: Layout, run_id: str) -> Path:
-    """Where an adaptive run's rounds and intervals are kept (beside the store's state)."""
-    return layout.state / "adaptive" / f"{run_id}.json"
 
 
 def item_weights(

@@ -11,8 +11,8 @@ import json
 import pytest
 
 from evalsuite._core.layout import Layout
-from evalsuite.cli._adaptive_cmd import adaptive_file
 from evalsuite.holdout import read_ledger
+from evalsuite.report._adaptive import adaptive_file
 from tests.helpers import Project, json_out
 from tests.run.conftest import make_probe_project
 
@@ -43,6 +43,17 @@ def test_adaptive_dev_run_plans_rounds_and_stops(project: Project) -> None:
     assert run.spec["adaptive"]["target_halfwidth"] == 0.3
     stored = json.loads(adaptive_file(Layout(project.root), out["run_id"]).read_text())
     assert stored["rounds"] == summary["rounds"]
+    # the report shows the rounds, the intervals and why the run stopped
+    report_dir = project.root / "report-adaptive"
+    made = project.invoke("report", out["run_id"], "--out", str(report_dir))
+    assert made.exit_code == 0, made.stderr
+    markdown = (report_dir / "report.md").read_text()
+    assert "## Adaptive runs" in markdown
+    assert f"| 1 | {summary['items']} | {summary['items']} |" in markdown
+    assert f"Stopped: {summary['stop_reason']}." in markdown
+    html = (report_dir / "index.html").read_text()
+    assert 'id="adaptive"' in html
+    assert html.count('<tr><td class="num">') >= len(summary["rounds"])
 
 
 def test_adaptive_holdout_run_is_one_look_with_its_rule(project: Project) -> None:
