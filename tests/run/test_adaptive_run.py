@@ -99,3 +99,36 @@ def test_adaptive_without_a_target_is_refused(project: Project) -> None:
     result = project.invoke(*BASE, "--adaptive")
     assert result.exit_code == 2
     assert "--target-halfwidth H" in result.stderr
+
+
+def test_adaptive_versus_a_stored_run(project: Project) -> None:
+    base = project.invoke(*BASE, "--epochs", "2", "--json")
+    assert base.exit_code == 0, base.stderr
+    base_id = json_out(base)["run_id"]
+    result = project.invoke(
+        *BASE, "--adaptive", "--versus", base_id, "--max-calls", "30", "--seed", "3", "--json"
+    )
+    assert result.exit_code == 0, result.stderr
+    versus = json_out(result)["adaptive"]["versus"]
+    assert versus["run_id"] == base_id
+    assert versus["method"] == "hoeffding_fixed"
+    assert versus["verdict"] in ("better", "worse", "no_difference_beyond_margin", "undecided")
+
+
+def test_adaptive_versus_an_unknown_run_is_refused(project: Project) -> None:
+    result = project.invoke(*BASE, "--adaptive", "--versus", "no-such-run")
+    assert result.exit_code == 2
+    assert "no-such-run" in result.stderr
+
+
+def test_item_weights_share_each_stratum_weight() -> None:
+    from types import SimpleNamespace
+
+    from evalsuite.cli._adaptive_cmd import item_weights
+    from evalsuite.errors import UsageError
+
+    items = [SimpleNamespace(stratum=s) for s in ("a", "a", "b")]
+    weights = item_weights(items, {"a": 0.5, "b": 0.5})  # type: ignore[arg-type]
+    assert list(weights) == [0.25, 0.25, 0.5]
+    with pytest.raises(UsageError, match="no deployment weight for stratum 'b'"):
+        item_weights(items, {"a": 1.0})  # type: ignore[arg-type]
