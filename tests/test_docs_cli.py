@@ -27,3 +27,27 @@ def test_every_exit_code_of_the_error_tree_is_documented() -> None:
     }
     table = set(int(c) for c in re.findall(r"^\| (\d+) \|", text, flags=re.MULTILINE))
     assert codes <= table
+
+
+def test_the_adaptive_flags_of_run_are_documented() -> None:
+    from evalsuite.cli._run_cmds import run_cmd
+
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = text.split("### run\n", 1)[1].split("\n### ", 1)[0]
+    flags = {
+        opt
+        for param in run_cmd.params
+        for opt in param.opts
+        if opt
+        in {
+            "--adaptive",
+            "--target-halfwidth",
+            "--versus",
+            "--margin",
+            "--max-epochs",
+            "--max-calls",
+        }
+    }
+    assert len(flags) == 6, "run lost an adaptive flag"
+    missing = sorted(f for f in flags if f not in section)
+    assert missing == [], f"docs/cli.md, ### run, does not name {missing}"

@@ -7,7 +7,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.text import Text
@@ -29,9 +29,10 @@ from evalsuite.manifest import parse_ref
 from evalsuite.store import default_store_url
 
 if TYPE_CHECKING:
+    from evalsuite.analyse._adaptive import AdaptiveRule
     from evalsuite.manifest import Manifest, ManifestSummary
     from evalsuite.report import Completeness
-    from evalsuite.run import RunResult
+    from evalsuite.run import RunResult, RunSpec, Shard
     from evalsuite.store import RunRecord, Store
 
 __all__ = ["ingest_cmd", "open_store", "parse_model_args", "run_cmd", "runs_cmd"]
@@ -194,6 +195,46 @@ def _fmt(value: float, digits: int = 3) -> str:
         "processes with I = 1..N run it all into one store (docs/design/sharded-runs.md)."
     ),
 )
+@click.option(
+    "--adaptive",
+    is_flag=True,
+    help=(
+        "Plan attempts in rounds and stop at --target-halfwidth or a --versus verdict, with an "
+        "anytime-valid interval (docs/design/adaptive.md)."
+    ),
+)
+@click.option(
+    "--target-halfwidth",
+    type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
+    default=None,
+    help="With --adaptive: stop when the suite score's interval is at most +-H.",
+)
+@click.option(
+    "--versus",
+    "versus",
+    default=None,
+    metavar="RUN",
+    help="With --adaptive: stop at a verdict against stored run RUN (paired by item).",
+)
+@click.option(
+    "--margin",
+    type=click.FloatRange(0, 1, max_open=True),
+    default=0.02,
+    show_default=True,
+    help="With --versus: a difference within +-margin is 'no difference'.",
+)
+@click.option(
+    "--max-epochs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --adaptive: budget of at most max-epochs x items attempts (default 5 x items).",
+)
+@click.option(
+    "--max-calls",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --adaptive: budget of at most this many attempts (model calls).",
+)
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @key_file_option
 @json_option
@@ -236,6 +277,12 @@ def run_cmd(
     resume: str | None,
     run_id: str | None,
     shard_text: str | None,
+    adaptive: bool,
+    target_halfwidth: float | None,
+    versus: str | None,
+    margin: float,
+    max_epochs: int | None,
+    max_calls: int | None,
     no_progress: bool,
     key_file: Path | None,
     as_json: bool,
@@ -249,7 +296,7 @@ def run_cmd(
     recorded in the run's spec (docs/design/foreign-tasks.md, "Run options"). Task arguments
     are frozen with the suite; -T sets only those a family lists in run_args.
     """
-    from evalsuite.run import RunSpec, Shard, run_suite
+    from evalsuite.run import RunSpec, Shard
 
     generate = _generate_config(generate_arg, temperature, max_tokens, max_connections)
     options = {
@@ -311,14 +358,23 @@ def run_cmd(
                 "run runs as it was started)"
             )
         spec = RunSpec(suite="-", version="0.0.0", model="-")
-    store = open_store(ctx)
+    rule = _adaptive_rule(
+        adaptive,
+        target_halfwidth=target_halfwidth,
+        versus=versus,
+        margin=margin,
+        max_epochs=max_epochs,
+        max_calls=max_calls,
+        seed=seed,
+        conflicts={"--epochs": epochs != 1, "--resume": resume is not None, "--shard": shard},
+    )
     # inspect prints banners on stdout; keep stdout for our own output (JSON stays clean)
     with contextlib.redirect_stdout(sys.stderr):
-        result = run_suite(
-            ctx.layout,
+        result, summary = _execute(
+            ctx,
             spec,
-            keys=ctx.keys(key_file),
-            store=store,
+            rule,
+            key_file=key_file,
             progress=not no_progress and not as_json,
             resume=resume,
             run_id=run_id,
@@ -327,7 +383,7 @@ def run_cmd(
     health = result.health
     audit = audit_field(ctx, result.run.suite, result.run.version)
     if as_json:
-        emit_json(result.to_dict() | {"audit": audit})
+        emit_json(result.to_dict() | {"audit": audit} | ({"adaptive": summary} if summary else {}))
     elif not result.run_complete:
         _print_shard(result)
     else:
@@ -348,6 +404,8 @@ def run_cmd(
             f"({health.error_rate:.1%}; threshold {health.threshold:.0%})"
         )
         print_top_errors([g.to_dict() for g in health.top_errors])
+        if summary is not None:
+            _print_adaptive(summary)
     if not health.valid and result.run_complete:  # a shard's share alone judges nothing
         exit_after_output(
             InvalidRunError(
@@ -356,6 +414,114 @@ def run_cmd(
                 "and run again."
             )
         )
+
+
+def _execute(
+    ctx: Context,
+    spec: RunSpec,
+    rule: AdaptiveRule | None,
+    *,
+    key_file: Path | None,
+    progress: bool,
+    resume: str | None,
+    run_id: str | None,
+    shard: Shard | None,
+) -> tuple[RunResult, dict[str, Any] | None]:
+    """Run `spec`: adaptively under `rule`, or as planned (the adaptive summary, or None)."""
+    from evalsuite.run import run_suite
+
+    store = open_store(ctx)
+    if rule is not None:
+        from evalsuite.cli._adaptive_cmd import run_adaptive
+
+        return run_adaptive(
+            ctx.layout,
+            spec,
+            rule,
+            keys=ctx.keys(key_file),
+            store=store,
+            progress=progress,
+            run_id=run_id,
+        )
+    result = run_suite(
+        ctx.layout,
+        spec,
+        keys=ctx.keys(key_file),
+        store=store,
+        progress=progress,
+        resume=resume,
+        run_id=run_id,
+        shard=shard,
+    )
+    return result, None
+
+
+def _adaptive_rule(
+    adaptive: bool,
+    *,
+    target_halfwidth: float | None,
+    versus: str | None,
+    margin: float,
+    max_epochs: int | None,
+    max_calls: int | None,
+    seed: int,
+    conflicts: dict[str, object],
+) -> AdaptiveRule | None:
+    """The adaptive run's rule from `run`'s flags (None without --adaptive).
+
+    Raises:
+        UsageError: an adaptive flag without --adaptive, or --adaptive with a flag that
+            plans attempts another way (--epochs, --resume, --shard).
+    """
+    from evalsuite.analyse._adaptive import AdaptiveRule
+
+    if not adaptive:
+        given = [
+            flag
+            for flag, value in (
+                ("--target-halfwidth", target_halfwidth),
+                ("--versus", versus),
+                ("--max-epochs", max_epochs),
+                ("--max-calls", max_calls),
+            )
+            if value is not None
+        ]
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} only apply to adaptive runs: add --adaptive (or drop them)"
+            )
+        return None
+    clashing = [flag for flag, value in conflicts.items() if value]
+    if clashing:
+        raise UsageError(
+            f"--adaptive plans its own attempts in rounds; drop {', '.join(clashing)} (an "
+            "adaptive run cannot be resumed or sharded, and --max-epochs is its budget)"
+        )
+    return AdaptiveRule(
+        target_halfwidth=target_halfwidth,
+        versus=versus,
+        margin=margin,
+        max_epochs=max_epochs,
+        max_calls=max_calls,
+        seed=seed,
+    )
+
+
+def _print_adaptive(summary: dict[str, Any]) -> None:
+    """An adaptive run's rounds, intervals and why it stopped."""
+    rounds = summary["rounds"]
+    ci = summary["ci"]
+    console.print(
+        f"  adaptive ({summary['method']}): {summary['calls']} of {summary['budget']} attempts "
+        f"in {len(rounds)} round(s); suite score {_fmt(summary['estimate'])} "
+        f"[{_fmt(ci[0])}, {_fmt(ci[1])}] at {summary['level']:.0%}"
+    )
+    for r in rounds:
+        console.print(
+            f"    round {r['round']}: {r['attempts']} attempts on {r['items']} items → "
+            f"[{_fmt(r['ci'][0])}, {_fmt(r['ci'][1])}]"
+        )
+    console.print(f"  stopped: {summary['stop_reason']}")
 
 
 def _generate_config(

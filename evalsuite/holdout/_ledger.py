@@ -118,18 +118,24 @@ class LedgerEntry:
     `model_family` from now on (an audited re-mapping, with a `reason`)."""
     reason: str | None = None
     """Why a ``void`` or ``family`` event was recorded."""
+    stopping_rule: dict[str, Any] | None = None
+    """An adaptive run's stopping rule, target and budget, fixed before it starts
+    (docs/design/adaptive.md); left out of the hashed body when absent, so ledgers written
+    before it existed verify unchanged."""
 
     def body(self) -> dict[str, Any]:
         """Every field but `hash` (what the hash covers)."""
         body = {
             k: getattr(self, k)
             for k in self.__dataclass_fields__
-            if k not in ("hash", "kind", "reason")
+            if k not in ("hash", "kind", "reason", "stopping_rule")
         }
         if self.kind != "access":
             body["kind"] = self.kind
         if self.reason is not None:
             body["reason"] = self.reason
+        if self.stopping_rule is not None:
+            body["stopping_rule"] = self.stopping_rule
         return body
 
 

@@ -16,6 +16,7 @@ from evalsuite import __version__
 from evalsuite._core.layout import Layout
 from evalsuite.errors import EvalsuiteError, UsageError
 from evalsuite.manifest import load_manifest
+from evalsuite.report._adaptive import adaptive_sections
 from evalsuite.report._figures import (
     comparison_forest,
     pass_k_curves,
@@ -287,6 +288,7 @@ def build_report(
         "invalid_runs": [r["run_id"] for r in runs if not r["valid"]],
         "partial_runs": [r["run_id"] for r in runs if r["partial"]],
         "environment_health": health,
+        "adaptive": adaptive_sections(layout, runs),
         "unaudited_runs": [
             {"run_id": r["run_id"], "marker": r["audit"]["marker"], "suite": r["suite"]}
             | {"version": r["version"], "detail": r["audit"]["detail"]}

@@ -12,6 +12,7 @@ import markupsafe
 
 from evalsuite._core.atomic import atomic_write_text
 from evalsuite._core.jsonout import dumps_json
+from evalsuite.report._adaptive import md_adaptive
 from evalsuite.report._build import ReportData
 
 __all__ = ["render_html", "render_markdown", "write_report"]
@@ -302,6 +303,7 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
         ]
     lines += [f"> {note}" for note in p["notes"]] + ([""] if p["notes"] else [])
     lines += _md_health(p.get("environment_health") or [])
+    lines += md_adaptive(p.get("adaptive") or [])
     for r in p["runs"]:
         lines += _md_run(r, level)
     for name, path in figure_files.items():

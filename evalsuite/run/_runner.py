@@ -23,7 +23,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from types import FrameType
 from typing import Any, Literal
@@ -186,24 +186,36 @@ class RunResult:
         } | sharded
 
 
-def plan_attempts(items: Sequence[ManifestItem], spec: RunSpec) -> list[PlannedAttempt]:
-    """Every (item, epoch) of the run with its seed and injected fault, in a stable order."""
-    planned = []
-    for item in sorted(items, key=lambda i: i.id):
-        for epoch in range(1, spec.epochs + 1):
-            draw = derive_seed(spec.seed, "fault", item.id, epoch) / 2**63
-            fault: Literal["none", "error", "hang"] = (
-                spec.fault_kind if draw < spec.fault_rate else "none"
-            )
-            planned.append(
-                PlannedAttempt(
-                    item=item,
-                    epoch=epoch,
-                    seed=derive_seed(spec.seed, item.id, epoch),
-                    fault=fault,
-                )
-            )
-    return planned
+def _planned(item: ManifestItem, epoch: int, spec: RunSpec) -> PlannedAttempt:
+    """(item, epoch) with its seed and injected fault, derived from the run's seed."""
+    draw = derive_seed(spec.seed, "fault", item.id, epoch) / 2**63
+    fault: Literal["none", "error", "hang"] = spec.fault_kind if draw < spec.fault_rate else "none"
+    return PlannedAttempt(
+        item=item, epoch=epoch, seed=derive_seed(spec.seed, item.id, epoch), fault=fault
+    )
+
+
+def plan_attempts(
+    items: Sequence[ManifestItem],
+    spec: RunSpec,
+    keys: Sequence[tuple[str, int]] | None = None,
+) -> list[PlannedAttempt]:
+    """Every (item, epoch) of the run with its seed and injected fault, in a stable order.
+
+    With `keys` (an adaptive run's attempts so far, docs/design/adaptive.md): exactly those
+    (item id, epoch) pairs, sorted, instead of `spec.epochs` per item.
+
+    Raises:
+        UsageError: a key names an item the run does not have, or an epoch below 1.
+    """
+    ordered = sorted(items, key=lambda i: i.id)
+    if keys is None:
+        return [_planned(item, e, spec) for item in ordered for e in range(1, spec.epochs + 1)]
+    by_id = {item.id: item for item in ordered}
+    unknown = sorted({i for i, e in keys if i not in by_id or e < 1})
+    if unknown:
+        raise UsageError(f"planned attempts name unknown items or epochs: {unknown[:5]}")
+    return [_planned(by_id[i], e, spec) for i, e in sorted(set(keys))]
 
 
 def _items_of_split(
@@ -694,7 +706,7 @@ def _access_fields(
         "user": str(provenance.get("user", "unknown")),
         "host": str(provenance.get("host", "unknown")),
         "purpose": spec.purpose,
-    }
+    } | ({"stopping_rule": spec.adaptive} if spec.adaptive is not None else {})
 
 
 def _reserve_look(  # noqa: PLR0913 - the run's parts the ledger entry records, one each
@@ -981,6 +993,8 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
     run_id: str | None = None,
     shard: Shard | None = None,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    attempts: Sequence[tuple[str, int]] | None = None,
+    finish: bool = True,
 ) -> RunResult:
     """Run `spec` (or resume run `resume`) and store every attempt.
 
@@ -1004,6 +1018,11 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
         run_id: The new run's id (default: made from the time); required with `shard`.
         shard: Run only this share of the run.
         now: Clock (tests).
+        attempts: An adaptive run's (item id, epoch) attempts so far, this round's
+            included (docs/design/adaptive.md): they replace ``epochs`` per item, and the
+            ones already stored are not run again.
+        finish: False for an adaptive run's round that may not be its last: the run stays
+            ``running`` (its next round resumes it, spending no further holdout look).
 
     Returns:
         The run's record, health and mean. An invalid run is returned, not raised: the
@@ -1019,6 +1038,7 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
         RunInterrupted: SIGINT or SIGTERM stopped the eval; resume with `resume=run_id`.
     """
     record, spec, run_id = _what_to_run(store, spec, resume, run_id, shard, now)
+    _check_adaptive(spec, run_id, attempts, shard)
     if record is not None and record.status == "complete" and shard is not None:
         return _stored_result(store, record, shard)  # a finished shard's retry: nothing to do
     lock = run_id if shard is None else f"{run_id}.{shard.lock_name}"
@@ -1026,7 +1046,7 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
         try:
             if record is not None and shard is None:
                 record = _resumable(store, run_id)  # another process may have completed it
-            prepared = _preflight(layout, spec, keys, store, record)
+            prepared = _adaptive_plan(_preflight(layout, spec, keys, store, record), spec, attempts)
         except KeyboardInterrupt:
             raise _not_started(run_id, guard, None) from None
         manifest = prepared.manifest
@@ -1093,7 +1113,30 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
             prepared.rules,
             shard,
         )
-        return _run_locked(job, tasks, redact, guard, progress=progress, now=now)
+        if record is not None and record.planned != len(prepared.planned):
+            store.update_run(run_id, planned=len(prepared.planned))  # an adaptive round
+        return _run_locked(job, tasks, redact, guard, progress=progress, now=now, finish=finish)
+
+
+def _check_adaptive(
+    spec: RunSpec, run_id: str, attempts: Sequence[tuple[str, int]] | None, shard: Shard | None
+) -> None:
+    """Refuse to resume or shard an adaptive run: only its own rounds plan its attempts."""
+    if spec.adaptive is not None and (attempts is None or shard is not None):
+        raise UsageError(
+            f"run {run_id} is adaptive: its rounds are planned by `evalsuite run --adaptive`, "
+            "so it cannot be resumed or sharded (start a new adaptive run)"
+        )
+
+
+def _adaptive_plan(
+    prepared: _Prepared, spec: RunSpec, attempts: Sequence[tuple[str, int]] | None
+) -> _Prepared:
+    """`prepared` with an adaptive run's attempts so far as its plan (None: unchanged)."""
+    if attempts is None:
+        return prepared
+    items = list({p.item.id: p.item for p in prepared.planned}.values())
+    return replace(prepared, planned=plan_attempts(items, spec, attempts))
 
 
 def _what_to_run(
@@ -1227,6 +1270,7 @@ def _run_locked(
     *,
     progress: bool,
     now: Callable[[], datetime],
+    finish: bool = True,
 ) -> RunResult:
     layout, spec, manifest = job.layout, job.spec, job.manifest
     share, store = job.share, job.store
@@ -1270,13 +1314,14 @@ def _run_locked(
             return _shard_result(job, sink.errors)  # other shards are still running
         frame = store.attempts(run_id)
         health = run_health(frame, planned=len(job.planned), threshold=spec.error_threshold)
-        store.update_run(
-            run_id,
-            status="complete",
-            valid=health.valid,
-            error_rate=health.error_rate,
-            finished_at=now().isoformat(),
-        )
+        if finish:
+            store.update_run(
+                run_id,
+                status="complete",
+                valid=health.valid,
+                error_rate=health.error_rate,
+                finished_at=now().isoformat(),
+            )
     return RunResult(
         run=store.get_run(run_id),
         health=health,

@@ -59,6 +59,10 @@ class RunSpec(BaseModel):
     shards: int | None = Field(default=None, ge=1)
     """For a sharded run, the number of shards N it was split into (`run --shard I/N`,
     docs/design/sharded-runs.md); None for a run made by one process."""
+    adaptive: dict[str, Any] | None = None
+    """An adaptive run's stopping rule, target and budget (`run --adaptive`,
+    docs/design/adaptive.md): recorded with the run and in the holdout ledger before the
+    run starts. Its attempts are planned in rounds, not as ``epochs`` per item."""
     model_adapter: str | None = None
     """What evalsuite added to the model so that it runs offline (set by the runner; e.g.
     mockllm's default output with token usage estimated, so no tokenizer is downloaded)."""

@@ -1,0 +1,102 @@
+"""An adaptive run's stopping rule and budget (docs/design/adaptive.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from evalsuite.analyse._confseq import BETTING_METHOD
+from evalsuite.errors import UsageError
+
+__all__ = ["DEFAULT_MAX_EPOCHS", "AdaptiveRule"]
+
+DEFAULT_MAX_EPOCHS = 5
+"""Budget when none is given: the attempts of a fixed 5-epoch run (N items x 5)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdaptiveRule:
+    """An adaptive run's stopping rule and budget, fixed before the run starts.
+
+    Attributes:
+        target_halfwidth: stop when the suite score's interval is at most +-H (or None).
+        versus: run id of a stored run to compare with (or None); stop at a verdict.
+        margin: with `versus`: a difference inside +-margin is "no difference".
+        max_epochs: budget as attempts of a fixed run: at most ``max_epochs x items`` calls.
+        max_calls: budget in attempts (model calls); the smaller budget applies.
+        alpha: 1 - confidence level of the confidence sequence.
+        seed: seed of the item order and the draws (recorded with the run).
+        mix: gamma, the share of each round drawn by deployment weight alone.
+        round_share: draws per round after the pilot, as a share of the items.
+        prior_strength: k of the item predictions (sum + k/2) / (attempts + k).
+    """
+
+    target_halfwidth: float | None = None
+    versus: str | None = None
+    margin: float = 0.02
+    max_epochs: int | None = None
+    max_calls: int | None = None
+    alpha: float = 0.05
+    seed: int = 0
+    mix: float = 0.1
+    round_share: float = 0.25
+    prior_strength: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.target_halfwidth is None and self.versus is None:
+            raise UsageError(
+                "--adaptive needs a target: --target-halfwidth H (stop when the interval is "
+                "at most +-H) or --versus RUN (stop at a verdict against a stored run)"
+            )
+        if self.target_halfwidth is not None and not 0 < self.target_halfwidth < 0.5:
+            raise UsageError(
+                f"--target-halfwidth must be in (0, 0.5), e.g. 0.03 (got {self.target_halfwidth})"
+            )
+        if not 0 <= self.margin < 1:
+            raise UsageError(f"--margin must be in [0, 1), e.g. 0.02 (got {self.margin})")
+        if self.max_epochs is not None and self.max_epochs < 1:
+            raise UsageError(f"--max-epochs must be at least 1 (got {self.max_epochs})")
+        if self.max_calls is not None and self.max_calls < 1:
+            raise UsageError(f"--max-calls must be at least 1 (got {self.max_calls})")
+        if not 0 < self.alpha < 1:
+            raise UsageError(f"alpha must be in (0, 1) (got {self.alpha})")
+        if not 0 < self.mix <= 1:
+            raise UsageError(f"mix must be in (0, 1] (got {self.mix})")
+        if not self.prior_strength > 0:
+            raise UsageError(f"prior_strength must be positive (got {self.prior_strength})")
+        if not self.round_share > 0:
+            raise UsageError(f"round_share must be positive (got {self.round_share})")
+
+    def budget(self, n_items: int) -> int:
+        """Most attempts the run may make: the smaller of the two budgets (default 5 x N)."""
+        limits = []
+        if self.max_epochs is not None:
+            limits.append(self.max_epochs * n_items)
+        if self.max_calls is not None:
+            limits.append(self.max_calls)
+        return min(limits) if limits else DEFAULT_MAX_EPOCHS * n_items
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rule as recorded in the run's spec and the holdout ledger."""
+        return {
+            "target_halfwidth": self.target_halfwidth,
+            "versus": self.versus,
+            "margin": self.margin,
+            "max_epochs": self.max_epochs,
+            "max_calls": self.max_calls,
+            "alpha": self.alpha,
+            "seed": self.seed,
+            "mix": self.mix,
+            "round_share": self.round_share,
+            "prior_strength": self.prior_strength,
+            "method": BETTING_METHOD,
+        }
+
+    def describe(self) -> str:
+        """One line: the stopping rule and budget."""
+        target = (
+            f"interval at most +-{self.target_halfwidth:g}"
+            if self.target_halfwidth is not None
+            else f"a verdict against run {self.versus} (margin {self.margin:g})"
+        )
+        return f"stop at {target}; confidence {1 - self.alpha:.0%}; method {BETTING_METHOD}"

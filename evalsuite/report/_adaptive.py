@@ -1,0 +1,91 @@
+"""The report's "Adaptive runs" section: rounds, where attempts went, intervals, why it stopped.
+
+An adaptive run (`evalsuite run --adaptive`, docs/design/adaptive.md) keeps its summary in
+`adaptive_file`; this module reads it for the report and renders it as Markdown (the HTML is
+the template include ``_adaptive.html.j2``). Self-contained: the report's layout only
+includes it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evalsuite._core.layout import Layout
+from evalsuite.errors import IntegrityError
+
+__all__ = ["adaptive_file", "adaptive_sections", "md_adaptive"]
+
+
+def adaptive_file(layout: Layout, run_id: str) -> Path:
+    """Where an adaptive run's rounds and intervals are kept (beside the store's state)."""
+    return layout.state / "adaptive" / f"{run_id}.json"
+
+
+def adaptive_sections(layout: Layout, runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The summaries of the adaptive runs among `runs` (payloads with ``spec``), in order.
+
+    Raises:
+        IntegrityError: an adaptive run's summary is missing or unreadable.
+    """
+    sections = []
+    for run in runs:
+        if not (run.get("spec") or {}).get("adaptive"):
+            continue
+        path = adaptive_file(layout, run["run_id"])
+        try:
+            sections.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise IntegrityError(
+                f"adaptive run {run['run_id']}: its rounds summary {path} cannot be read "
+                f"({type(exc).__name__}); it is written when the run finishes, so the run was "
+                "stopped early or the file was removed. Report the run without it by "
+                "re-running it adaptively, or restore the file."
+            ) from None
+    return sections
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+def md_adaptive(sections: Sequence[dict[str, Any]]) -> list[str]:
+    """Markdown lines of the section (none without adaptive runs)."""
+    if not sections:
+        return []
+    lines = ["## Adaptive runs", ""]
+    for s in sections:
+        per_item = s["attempts_per_item"]
+        lines += [
+            f"### {s['run_id']}",
+            "",
+            f"Method `{s['method']}` at {s['level']:.0%}: suite score {_num(s['estimate'])} "
+            f"[{_num(s['ci'][0])}, {_num(s['ci'][1])}]; {s['calls']} of {s['budget']} "
+            f"attempts on {s['items']} items (per item: min {per_item['min']}, median "
+            f"{per_item['median']:g}, max {per_item['max']}).",
+            "",
+            f"Stopped: {s['stop_reason']}.",
+            "",
+            "| round | attempts | items | harness errors | estimate | interval | calls |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['round']} | {r['attempts']} | {r['items']} | {r['harness_errors']} | "
+            f"{_num(r['estimate'])} | [{_num(r['ci'][0])}, {_num(r['ci'][1])}] | {r['calls']} |"
+            for r in s["rounds"]
+        ]
+        lines.append("")
+        if s.get("versus"):
+            v = s["versus"]
+            lines += [
+                f"Against run {v['run_id']} ({v['method']}: {_num(v['estimate'])} "
+                f"[{_num(v['ci'][0])}, {_num(v['ci'][1])}]): verdict **{v['verdict']}** "
+                f"(margin {v['margin']:g}).",
+                "",
+            ]
+    return lines

@@ -1,0 +1,116 @@
+"""The betting confidence sequence (evalsuite/analyse/_confseq.py, docs/design/adaptive.md)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from evalsuite.analyse._confseq import BETTING_METHOD, BettingCS, hoeffding_interval
+from evalsuite.errors import UsageError
+
+
+def _reference_hedged(x: Sequence[float], m: float, alpha: float, c: float = 0.5) -> float:
+    """Waudby-Smith & Ramdas (2024), hedged capital for [0, 1] data, written out by hand."""
+    mu_hat, ss, total = 0.5, 0.25, 0.0
+    up = down = 1.0
+    best = 0.0
+    for t, xi in enumerate(x, start=1):
+        lam = math.sqrt(2 * math.log(2 / alpha) / (ss / t * t * math.log(1 + t)))
+        up *= 1 + min(lam, c / m) * (xi - m)
+        down *= 1 - min(lam, c / (1 - m)) * (xi - m)
+        best = max(best, 0.5 * up + 0.5 * down)
+        total += xi
+        ss += (xi - mu_hat) ** 2
+        mu_hat = (0.5 + total) / (t + 1)
+    return best
+
+
+def test_agrees_with_the_papers_formula_on_a_worked_example() -> None:
+    x = [1, 0, 1, 1, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1, 1] * 3
+    cs = BettingCS(alpha=0.05, grid=401)
+    cs.update(x, 0.0, 1.0)
+    lower, upper = cs.interval()
+    step = 1 / 400
+    # every grid point the hand-written capital never drives to 1/alpha is kept, and only those
+    kept = [m for m in np.linspace(0, 1, 401)[1:-1] if _reference_hedged(x, m, 0.05) < 20]
+    assert lower == pytest.approx(max(0.0, min(kept) - step))
+    assert upper == pytest.approx(min(1.0, max(kept) + step))
+    assert lower < np.mean(x) < upper
+    assert cs.method == BETTING_METHOD
+
+
+def test_batches_give_the_same_interval_as_one_at_a_time() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.random(300)
+    whole = BettingCS()
+    whole.update(x, 0.0, 1.0)
+    pieces = BettingCS()
+    for chunk in np.array_split(x, 7):
+        pieces.update(chunk, 0.0, 1.0)
+    assert whole.interval() == pieces.interval()
+
+
+def test_covers_at_every_time_on_simulated_data() -> None:
+    # time-uniform: the fraction of paths that EVER exclude the truth is at most alpha
+    rng = np.random.default_rng(20261201)
+    misses = 0
+    reps = 200
+    for _ in range(reps):
+        mu = rng.uniform(0.05, 0.95)
+        cs = BettingCS(alpha=0.1, grid=501)
+        for _ in range(10):
+            cs.update(rng.binomial(1, mu, 50).astype(float), 0.0, 1.0)
+            lower, upper = cs.interval()
+            if not lower <= mu <= upper:
+                misses += 1
+                break
+    assert misses / reps <= 0.1
+
+
+def test_width_shrinks_like_sqrt_log_n_over_n() -> None:
+    rng = np.random.default_rng(5)
+    cs = BettingCS(grid=4001)
+    widths = {}
+    x = rng.binomial(1, 0.4, 16000).astype(float)
+    done = 0
+    for n in (1000, 4000, 16000):
+        cs.update(x[done:n], 0.0, 1.0)
+        done = n
+        lower, upper = cs.interval()
+        widths[n] = upper - lower
+    # four times the data: width / sqrt(log n / n) stays within a narrow band
+    scaled = [widths[n] / math.sqrt(math.log(n) / n) for n in widths]
+    assert max(scaled) / min(scaled) < 1.35
+    assert widths[16000] < widths[4000] < widths[1000]
+
+
+def test_predictable_ranges_exclude_impossible_means() -> None:
+    cs = BettingCS()
+    cs.update([0.7, 0.72], [0.6, 0.6], [0.9, 0.9])  # the mean lies in the declared range
+    lower, upper = cs.interval()
+    assert lower >= 0.6 - 1e-3
+    assert upper <= 0.9 + 1e-3
+
+
+def test_refuses_an_observation_outside_its_range() -> None:
+    with pytest.raises(UsageError, match="outside the range"):
+        BettingCS().update([1.5], 0.0, 1.0)
+
+
+def test_refuses_bad_settings() -> None:
+    with pytest.raises(UsageError, match="alpha"):
+        BettingCS(alpha=1.5)
+    with pytest.raises(UsageError, match="low < high"):
+        BettingCS(low=1.0, high=0.0)
+
+
+def test_hoeffding_interval_formula() -> None:
+    est, lo, hi = hoeffding_interval([0.2, 0.8], [4, 4], [0.5, 0.5], alpha=0.05)
+    half = math.sqrt(math.log(40) / 2 * (0.25 / 4 * 2))
+    assert est == pytest.approx(0.5)
+    assert (lo, hi) == pytest.approx((0.5 - half, 0.5 + half))
+    with pytest.raises(UsageError, match="sum to 1"):
+        hoeffding_interval([0.2], [1], [0.3], alpha=0.05)

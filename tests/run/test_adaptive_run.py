@@ -1,0 +1,134 @@
+"""`evalsuite run --adaptive` end to end (docs/design/adaptive.md).
+
+Rounds run through inspect into one run; a holdout run takes one look, with its stopping
+rule in the ledger; the flags' refusals.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evalsuite._core.layout import Layout
+from evalsuite.holdout import read_ledger
+from evalsuite.report._adaptive import adaptive_file
+from tests.helpers import Project, json_out
+from tests.run.conftest import make_probe_project
+
+BASE = ("run", "probe@1.0.0", "--model", "fakeagent/x", "-M", "accuracy=0.6", "--no-progress")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    return make_probe_project(tmp_path_factory.mktemp("adaptive"), n_per_stratum=6)
+
+
+def test_adaptive_dev_run_plans_rounds_and_stops(project: Project) -> None:
+    result = project.invoke(
+        *BASE, "--adaptive", "--target-halfwidth", "0.3", "--max-epochs", "4", "--json"
+    )
+    assert result.exit_code == 0, result.stderr
+    out = json_out(result)
+    summary = out["adaptive"]
+    assert summary["method"] == "betting_cs_hedged"
+    assert summary["rounds"][0]["attempts"] == summary["items"]  # round 1: every item once
+    assert summary["calls"] <= 4 * summary["items"]
+    assert summary["stop_reason"].startswith(("target", "budget"))
+    frame = project.store().attempts(out["run_id"])
+    assert len(frame) == summary["calls"]
+    assert out["harness"]["planned"] == summary["calls"]
+    run = project.store().get_run(out["run_id"])
+    assert run.status == "complete"
+    assert run.spec["adaptive"]["target_halfwidth"] == 0.3
+    stored = json.loads(adaptive_file(Layout(project.root), out["run_id"]).read_text())
+    assert stored["rounds"] == summary["rounds"]
+    # the report shows the rounds, the intervals and why the run stopped
+    report_dir = project.root / "report-adaptive"
+    made = project.invoke("report", out["run_id"], "--out", str(report_dir))
+    assert made.exit_code == 0, made.stderr
+    markdown = (report_dir / "report.md").read_text()
+    assert "## Adaptive runs" in markdown
+    assert f"| 1 | {summary['items']} | {summary['items']} |" in markdown
+    assert f"Stopped: {summary['stop_reason']}." in markdown
+    html = (report_dir / "index.html").read_text()
+    assert 'id="adaptive"' in html
+    assert html.count('<tr><td class="num">') >= len(summary["rounds"])
+
+
+def test_adaptive_holdout_run_is_one_look_with_its_rule(project: Project) -> None:
+    result = project.invoke(
+        *BASE,
+        "--split",
+        "holdout",
+        "--adaptive",
+        "--target-halfwidth",
+        "0.3",
+        "--max-calls",
+        "15",
+        "--json",
+    )
+    assert result.exit_code == 0, result.stderr
+    out = json_out(result)
+    assert len(out["adaptive"]["rounds"]) >= 2
+    entries = [
+        e
+        for e in read_ledger(Layout(project.root).ledger_file("probe"))
+        if e.run_id == out["run_id"]
+    ]
+    looks = [e for e in entries if e.kind == "access" and not e.resumed]
+    assert len(looks) == 1
+    assert looks[0].stopping_rule is not None
+    assert looks[0].stopping_rule["target_halfwidth"] == 0.3
+    assert looks[0].stopping_rule["max_calls"] == 15
+
+
+def test_adaptive_flags_without_adaptive_are_refused(project: Project) -> None:
+    result = project.invoke(*BASE, "--target-halfwidth", "0.1")
+    assert result.exit_code == 2
+    assert "add --adaptive" in result.stderr
+
+
+def test_adaptive_with_epochs_is_refused(project: Project) -> None:
+    result = project.invoke(*BASE, "--adaptive", "--target-halfwidth", "0.1", "--epochs", "3")
+    assert result.exit_code == 2
+    assert "drop --epochs" in result.stderr
+
+
+def test_adaptive_without_a_target_is_refused(project: Project) -> None:
+    result = project.invoke(*BASE, "--adaptive")
+    assert result.exit_code == 2
+    assert "--target-halfwidth H" in result.stderr
+
+
+def test_adaptive_versus_a_stored_run(project: Project) -> None:
+    base = project.invoke(*BASE, "--epochs", "2", "--json")
+    assert base.exit_code == 0, base.stderr
+    base_id = json_out(base)["run_id"]
+    result = project.invoke(
+        *BASE, "--adaptive", "--versus", base_id, "--max-calls", "30", "--seed", "3", "--json"
+    )
+    assert result.exit_code == 0, result.stderr
+    versus = json_out(result)["adaptive"]["versus"]
+    assert versus["run_id"] == base_id
+    assert versus["method"] == "hoeffding_fixed"
+    assert versus["verdict"] in ("better", "worse", "no_difference_beyond_margin", "undecided")
+
+
+def test_adaptive_versus_an_unknown_run_is_refused(project: Project) -> None:
+    result = project.invoke(*BASE, "--adaptive", "--versus", "no-such-run")
+    assert result.exit_code == 2
+    assert "no-such-run" in result.stderr
+
+
+def test_item_weights_share_each_stratum_weight() -> None:
+    from types import SimpleNamespace
+
+    from evalsuite.cli._adaptive_cmd import item_weights
+    from evalsuite.errors import UsageError
+
+    items = [SimpleNamespace(stratum=s) for s in ("a", "a", "b")]
+    weights = item_weights(items, {"a": 0.5, "b": 0.5})  # type: ignore[arg-type]
+    assert list(weights) == [0.25, 0.25, 0.5]
+    with pytest.raises(UsageError, match="no deployment weight for stratum 'b'"):
+        item_weights(items, {"a": 1.0})  # type: ignore[arg-type]
