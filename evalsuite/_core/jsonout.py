@@ -20,7 +20,7 @@ _PLAIN = frozenset({str, int, float, bool, type(None)})
 _COLUMN = json.JSONEncoder(separators=("\n", ":"), allow_nan=False)
 """Encodes a list of plain values one per line: every encoded value is ASCII without a raw
 line break (``ensure_ascii`` escapes control characters), so the lines are the values."""
-_string = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_string = json.encoder.encode_basestring_ascii
 
 
 def jsonable(value: Any) -> Any:
@@ -77,8 +77,11 @@ def _encode(value: Any, level: int, step: str) -> str:
 
 
 def _column(values: list[Any] | tuple[Any, ...], level: int, step: str) -> list[str]:
-    """Each of `values` encoded at `level`: plain values by one C-encoder call, a table's
-    rows column by column, anything else value by value."""
+    """Each of `values` encoded at `level`.
+
+    Plain values by one C-encoder call, a table's rows column by column, anything else
+    value by value.
+    """
     types = set(map(type, values))
     if types <= _PLAIN:
         try:

@@ -50,7 +50,7 @@ VALUES: list[Any] = [
     rows(1, 2),
     [{"a": 1, "b": 2}, {"b": 2, "a": 1}],  # the same keys in another order: not one table
     [{"a": 1}, {"a": 2, "b": 3}, {}],
-    [{1: "int key", None: "none key", True: "bool key", 2.5: "float key"}] * 3,
+    [{1: "int key", None: "none key", False: "bool key", 2.5: "float key"}] * 3,
     [{"nested": rows(3, s)} for s in range(4)],  # tables inside a table
     [np.float64(math.nan), np.float64(0.1), np.int64(7), np.float32(0.5), Path("a/b")] * 2,
     [True, 1, 1.0, None, "1", False, 0],
