@@ -27,7 +27,7 @@ TEXTS = ["plain", 'quote " and \\', "line\nbreak\ttab\x00nul", "é ü 漢字 �
 def rows(n: int, seed: int) -> list[dict[str, Any]]:
     """A report-like table: every column kind, NaN and infinities, nested dicts and lists."""
     rng = np.random.default_rng(seed)
-    out = []
+    out: list[dict[str, Any]] = []
     for i in range(n):
         score = float(rng.random())
         out.append(
