@@ -1,7 +1,7 @@
 """Wall time, CPU and peak memory of `score`, `compare` and `report` on two 500,000-attempt runs.
 
     .venv/bin/python benchmarks/bench_analysis_scale.py [--rows 500000] [--baseline-rows 7000]
-        [--seed 12] [--keep DIR]
+        [--baseline-ref 91ad9dd] [--seed 12] [--keep DIR]
 
 Generates, from a fixed seed, a results table of two models on the same items (``--rows``
 attempts each: items x 5 epochs, 10 strata, item difficulties spread on the logit scale so
@@ -11,19 +11,26 @@ limits and 1% harness errors), writes it as Parquet and ingests it with `evalsui
 included, and prints its wall time, CPU time (user + system) and peak RSS against the issue's
 target (10 s each) and against the same command on two runs of ``--baseline-rows`` attempts
 (7,000: the size the README's first figures were measured at) measured in the same run, to
-show how the time scales with the run. The machine's load average is printed with the
-figures: on a shared host wall time is indicative only, CPU time less so.
+show how the time scales with the run. With ``--baseline-ref`` (a git commit; ``none`` to
+skip) the same commands are also run, interleaved, with the package as it was at that commit
+on the same stores, the ratios printed, and every output compared: `score --json`,
+`compare --json` and `report.json` must be equal field by field (the generation time apart).
+`score` and `compare` are measured with ``--json`` (the figures the tools read), `report`
+as a user runs it. The machine's load average is printed with the figures: on a shared host
+wall time is indicative only, CPU time less so.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,7 +38,22 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ingest import evalsuite_cli, load, measure
+from bench_ingest import PYTHON, baseline_checkout, load
+
+_CLI = "import sys; from evalsuite.cli import cli; cli.main(sys.argv[1:], prog_name='evalsuite')"
+_MEASURE = """
+import resource, subprocess, sys, time
+started = time.perf_counter()
+with open(sys.argv[1], "wb") as out:
+    done = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.PIPE)
+wall = time.perf_counter() - started
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime, done.returncode)
+sys.stderr.write(done.stderr.decode()[-2000:])
+"""
+"""Runs one command as a child, its standard output to a file; prints wall, RSS, CPU, code."""
+VOLATILE = ("generated_at",)
+"""Output fields that differ from one run of a command to the next."""
 
 TARGET_S = 10.0
 EPOCHS = 5
@@ -81,7 +103,9 @@ def build_store(rows: int, seed: int, root: Path) -> tuple[str, str]:
     pq.write_table(pa.Table.from_pandas(make_runs(rows, seed), preserve_index=False), table)
     done = subprocess.run(
         [
-            *evalsuite_cli(),
+            PYTHON,
+            "-c",
+            _CLI,
             "--root",
             str(root),
             "ingest",
@@ -98,38 +122,93 @@ def build_store(rows: int, seed: int, root: Path) -> tuple[str, str]:
     return by_model["model-a"], by_model["model-b"]
 
 
+def measure(command: list[str], out: Path, code: Path | None) -> tuple[float, float, float]:
+    """(wall s, peak RSS MB, CPU s) of the CLI with `command`; stdout to `out`.
+
+    `code`: the package directory to run instead of this checkout's (``python -P``, so the
+    working directory does not come first on the path).
+    """
+    cli = [PYTHON, "-P", "-c", _CLI] if code else [PYTHON, "-c", _CLI]
+    env = {**os.environ, "PYTHONPATH": str(code)} if code else None
+    result = subprocess.run(
+        [PYTHON, "-c", _MEASURE, str(out), *cli, *command],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    wall, rss_kb, cpu, exit_code = result.stdout.split()
+    if int(exit_code) != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({exit_code}):\n{result.stderr}")
+    return float(wall), int(rss_kb) / 1024, float(cpu)
+
+
 def commands(root: Path, a: str, b: str, out: Path) -> dict[str, list[str]]:
-    cli = [*evalsuite_cli(), "--root", str(root)]
+    cli = ["--root", str(root)]
     return {
-        "score": [*cli, "score", a],
-        "compare": [*cli, "compare", a, b],
+        "score": [*cli, "score", a, "--json"],
+        "compare": [*cli, "compare", a, b, "--json"],
         "report": [*cli, "report", a, b, "--out", str(out)],
     }
+
+
+def output(name: str, stdout: Path, report_dir: Path) -> Any:
+    """The command's JSON output (report: its report.json), without `VOLATILE` fields."""
+    text = (report_dir / "report.json" if name == "report" else stdout).read_text()
+    data = json.loads(text)
+    return {k: v for k, v in data.items() if k not in VOLATILE} if isinstance(data, dict) else data
+
+
+def differing(ours: Any, theirs: Any) -> list[str]:
+    """The top-level fields (or the whole output) that are not equal."""
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        keys = list(dict.fromkeys([*ours, *theirs]))
+        return [k for k in keys if json.dumps(ours.get(k)) != json.dumps(theirs.get(k))]
+    return [] if json.dumps(ours) == json.dumps(theirs) else ["(output)"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=500_000, help="attempts per run")
     parser.add_argument("--baseline-rows", type=int, default=7_000, help="attempts per run")
+    parser.add_argument(
+        "--baseline-ref",
+        default="91ad9dd",
+        help="git commit whose package is measured on the same stores ('none': skip)",
+    )
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--keep", type=Path, default=None, help="keep the stores here")
     args = parser.parse_args()
     print(f"load average at start {load()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-analysis-") as tmp_name:
         tmp = args.keep or Path(tmp_name)
-        figures: dict[tuple[str, int], tuple[float, float, float]] = {}
-        for rows in (args.baseline_rows, args.rows):
+        tmp.mkdir(parents=True, exist_ok=True)
+        versions: dict[str, Path | None] = {"this code": None}
+        if args.baseline_ref != "none":
+            shutil.rmtree(tmp / "baseline", ignore_errors=True)
+            versions[f"at {args.baseline_ref}"] = baseline_checkout(args.baseline_ref, tmp)
+        figures: dict[tuple[str, str, int], tuple[float, float, float]] = {}
+        mismatches: list[str] = []
+        for rows in (args.rows, args.baseline_rows):  # the large runs first
             root = tmp / f"runs-{rows}"
             a, b = build_store(rows, args.seed, root)
             print(f"two runs of {rows:,} attempts ingested ({a}, {b})", flush=True)
             for name, command in commands(root, a, b, tmp / f"report-{rows}").items():
-                wall, rss, cpu = measure(command)
-                figures[name, rows] = (wall, rss, cpu)
-                print(
-                    f"{name:8s} {rows:>9,} attempts/run: {wall:6.2f} s wall {cpu:6.2f} s cpu "
-                    f"{rss:6.0f} MB peak RSS  (load {load()})",
-                    flush=True,
-                )
+                outputs: list[Any] = []
+                for label, code in versions.items():  # interleaved: the same load for both
+                    report_dir = tmp / f"report-{rows}"
+                    stdout = tmp / f"{name}-{rows}-{len(outputs)}.out"
+                    wall, rss, cpu = measure(command, stdout, code)
+                    figures[label, name, rows] = (wall, rss, cpu)
+                    outputs.append(output(name, stdout, report_dir))
+                    print(
+                        f"{name:8s} {rows:>9,} attempts/run {label:14s}: {wall:6.2f} s wall "
+                        f"{cpu:6.2f} s cpu {rss:6.0f} MB peak RSS  (load {load()})",
+                        flush=True,
+                    )
+                for other in outputs[1:]:
+                    if fields := differing(outputs[0], other):
+                        mismatches.append(f"{name} at {rows:,}: {', '.join(fields)}")
     print()
     ratio = args.rows / args.baseline_rows
     print(
@@ -137,14 +216,29 @@ def main() -> None:
         f"and the {ratio:.0f}x smaller runs:"
     )
     for name in ("score", "compare", "report"):
-        wall, rss, cpu = figures[name, args.rows]
-        base_wall, _, base_cpu = figures[name, args.baseline_rows]
+        wall, rss, cpu = figures["this code", name, args.rows]
+        base_wall, _, base_cpu = figures["this code", name, args.baseline_rows]
         verdict = "meets" if wall <= TARGET_S else "OVER"
         print(
             f"{name:8s} {wall:6.2f} s wall ({verdict} {TARGET_S:.0f} s), {cpu:6.2f} s cpu, "
             f"{rss:5.0f} MB; x{wall / base_wall:.1f} wall and x{cpu / base_cpu:.1f} cpu "
             f"for x{ratio:.0f} attempts"
         )
+    for label in list(versions)[1:]:
+        print(f"\nthis code against the code {label}, same stores, same run:")
+        for name in ("score", "compare", "report"):
+            wall, rss, cpu = figures["this code", name, args.rows]
+            old_wall, old_rss, old_cpu = figures[label, name, args.rows]
+            print(
+                f"{name:8s} {old_cpu:6.2f} -> {cpu:6.2f} s cpu (x{old_cpu / cpu:.2f} faster), "
+                f"{old_wall:6.2f} -> {wall:6.2f} s wall, {old_rss:5.0f} -> {rss:5.0f} MB"
+            )
+        print(
+            "outputs equal, field by field: "
+            + ("yes" if not mismatches else "NO: " + "; ".join(mismatches))
+        )
+    if mismatches:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

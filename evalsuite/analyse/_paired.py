@@ -272,8 +272,10 @@ _COMMON_VALUES = 16
 
 def _bytes(bits: npt.NDArray[np.uint8], n_words: int) -> npt.NDArray[np.uint8]:
     """0/1 matrix (patterns × items) packed 8 items to a byte, padded to 64-bit words."""
-    pad = n_words * 64 - bits.shape[1]
-    return np.packbits(np.pad(bits, ((0, 0), (0, pad))), axis=1, bitorder="little")
+    packed = np.packbits(bits, axis=1, bitorder="little")  # the last byte zero-filled
+    out = np.zeros((bits.shape[0], n_words * 8), dtype=np.uint8)
+    out[:, : packed.shape[1]] = packed
+    return out
 
 
 def _kept_sum(
@@ -369,8 +371,8 @@ def _sign_flip_null(
         keep = min(rows, n_resamples - start)
         if keep <= 0:
             continue
-        # the lowest bit of each 32-bit draw (its first byte, little-endian)
-        low = np.bitwise_and(words.view(np.uint8)[: keep * n * 4 : 4], np.uint8(1))
+        low = words[: keep * n].astype(np.uint8)  # the lowest bit of each 32-bit draw
+        low &= 1
         null[start : start + keep] = 2.0 * kept_sum(low.reshape(keep, n)) - total
     if carry:
         generator.state = {**generator.state, "has_uint32": 1, "uinteger": carry[0]}

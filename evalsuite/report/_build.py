@@ -89,12 +89,18 @@ def item_rows(frames: Mapping[str, pd.DataFrame]) -> list[dict[str, Any]]:
     difficulty = 1 − the mean of the item's per-run means; flip rate = the share of runs in
     which the item's usable epochs disagree; harness errors are excluded. Stratum and hash
     are those of the first run (in `frames` order) that has the item. Computed per run on
-    arrays, then merged by item id (docs/design/analysis-scale.md).
+    arrays, then merged by item id, hashing the ids rather than comparing them, and ordered
+    by stratum codes over the sorted ids (docs/design/analysis-scale.md).
     """
     runs = [(str(r), t) for r, f in frames.items() if (t := _per_item(f)) is not None]
     if not runs:
         return []
-    ids = np.unique(np.concatenate([t["ids"] for _, t in runs]))
+    first_ids = runs[0][1]["ids"]
+    if all(len(t["ids"]) == len(first_ids) and (t["ids"] == first_ids).all() for _, t in runs):
+        ids = first_ids  # every run has the same items (each run's ids are sorted)
+    else:
+        ids = np.array(sorted(set().union(*(t["ids"].tolist() for _, t in runs))), dtype=object)
+    position = pd.Index(ids)
     n = len(ids)
     present = np.zeros((len(runs), n), dtype=bool)
     means = np.zeros((len(runs), n))
@@ -104,9 +110,8 @@ def item_rows(frames: Mapping[str, pd.DataFrame]) -> list[dict[str, Any]]:
     stratum = np.full(n, None, dtype=object)
     hashes = np.full(n, None, dtype=object)
     for r, (_, t) in enumerate(runs):
-        at = np.searchsorted(ids, t["ids"])
-        new = at[~present[:r, at].any(axis=0)] if r else at
-        first_here = np.isin(at, new)
+        at = np.arange(n) if t["ids"] is ids else position.get_indexer(t["ids"])
+        first_here = ~present[:r, at].any(axis=0) if r else np.ones(len(at), dtype=bool)
         stratum[at[first_here]] = t["stratum"][first_here]
         hashes[at[first_here]] = t["hash"][first_here]
         present[r, at] = True
@@ -118,31 +123,46 @@ def item_rows(frames: Mapping[str, pd.DataFrame]) -> list[dict[str, Any]]:
     difficulty = 1.0 - total / count
     flip_rate = flips / count
     names = [run for run, _ in runs]
+    # rows by (stratum, item id): the ids are sorted, so a stable sort on stratum codes
+    labels = [str(s) for s in stratum.tolist()]
+    rank = {label: k for k, label in enumerate(sorted(set(labels)))}
+    order = np.argsort(np.array([rank[s] for s in labels], dtype=np.intp), kind="stable")
+    known = pd.notna(hashes)
+    everywhere = bool(present.all())
+    per_run = [means[r, order].tolist() for r in range(len(runs))]
+    run_means = (
+        [dict(zip(names, row, strict=True)) for row in zip(*per_run, strict=True)]
+        if everywhere
+        else [
+            {r: v for r, v, here in zip(names, row, row_in, strict=True) if here}
+            for row, row_in in zip(
+                zip(*per_run, strict=True), present[:, order].T.tolist(), strict=True
+            )
+        ]
+    )
     columns = zip(
-        ids.tolist(),
-        stratum.tolist(),
-        hashes.tolist(),
-        pd.notna(hashes).tolist(),
-        difficulty.tolist(),
-        flip_rate.tolist(),
-        epochs.tolist(),
-        means.T.tolist(),
-        present.T.tolist(),
+        ids[order].tolist(),
+        [labels[k] for k in order.tolist()],
+        hashes[order].tolist(),
+        known[order].tolist(),
+        difficulty[order].tolist(),
+        flip_rate[order].tolist(),
+        epochs[order].tolist(),
+        run_means,
         strict=True,
     )
-    rows = [
+    return [
         {
             "item_id": str(item),
-            "stratum": str(label),
+            "stratum": label,
             "item_hash": item_hash if known else None,
             "difficulty": hard,
             "flip_rate": flip,
             "epochs": most,
-            "means": {r: v for r, v, here in zip(names, row, row_in, strict=True) if here},
+            "means": means_of_item,
         }
-        for item, label, item_hash, known, hard, flip, most, row, row_in in columns
+        for item, label, item_hash, known, hard, flip, most, means_of_item in columns
     ]
-    return sorted(rows, key=lambda r: (r["stratum"], r["item_id"]))
 
 
 def _manifest_facts(layout: Layout, run: dict[str, Any]) -> dict[str, Any] | None:

@@ -27,10 +27,12 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from sqlalchemy import (
     Connection,
     Engine,
+    case,
     create_engine,
     event,
     func,
@@ -98,6 +100,10 @@ ANALYSIS_COLUMNS = (
 )  # fmt: skip
 """What `score`, `compare` and `report` read of each attempt (`Store.attempt_columns`)."""
 _CATEGORICAL = frozenset({"item_id", "item_hash", "stratum", "cluster", "outcome"})
+_OUTCOMES = ("scored", "limit", "harness_error")
+"""The outcomes the store writes; `attempt_columns` reads them as their positions."""
+_READ_TRIES = 3
+"""Reads of a run by `attempt_columns` before it gives up on a run still being written."""
 BATCH_ROWS = 2000
 """Attempt rows per executemany call: bounds memory and every statement's parameters.
 
@@ -229,6 +235,22 @@ def _column(name: str, values: Sequence[Any]) -> Any:
     if name in ("epoch", "retries"):
         return np.array(values, dtype=np.int64)
     return np.array(values, dtype=object)
+
+
+def _outcome_column(codes: npt.NDArray[np.int64]) -> pd.Categorical | None:
+    """Outcome codes (`_OUTCOMES` positions) as the categorical `_column` makes of the text.
+
+    Categories in order of first appearance. None if a code is -1 (another label).
+    """
+    if len(codes) and codes.min() < 0:
+        return None
+    seen, first = np.unique(codes, return_index=True)
+    order = seen[np.argsort(first)]  # the labels in order of first appearance
+    remap = np.zeros(len(_OUTCOMES), dtype=np.int64)
+    remap[order] = np.arange(len(order))
+    return pd.Categorical.from_codes(
+        remap[codes], categories=pd.Index([_OUTCOMES[k] for k in order], dtype=object)
+    )
 
 
 def _latest_per_key(records: Sequence[AttemptRecord]) -> list[AttemptRecord]:
@@ -895,30 +917,88 @@ class Store:
         if unknown:
             raise UsageError(f"unknown attempt column(s) {unknown}; expected {ATTEMPT_COLUMNS}")
         wanted = [c for c in ATTEMPT_COLUMNS if c in columns and c != "run_id"]
-        item = attempts.c.item_id
-        if self.engine.dialect.name == "postgresql":
-            item = item.collate("C")  # type: ignore[assignment]
-        query = (
-            select(*[attempts.c[c] for c in wanted])
-            .where(attempts.c.run_id == run_id)
-            .order_by(item, attempts.c.epoch)
-        )
         paused = gc.isenabled()
         gc.disable()  # millions of short-lived row tuples: no cycles, only collector passes
         try:
-            with self._errors(f"read attempts of run {run_id}"), self._tx() as conn:
-                rows = conn.execute(query).cursor.fetchall()  # the driver's tuples, as is
-            data = list(zip(*rows, strict=True)) if rows else [()] * len(wanted)
-            del rows
-            frame = pd.DataFrame(
-                {name: _column(name, values) for name, values in zip(wanted, data, strict=True)}
-            )
+            with self._errors(f"read attempts of run {run_id}"):
+                for _ in range(_READ_TRIES):
+                    data = self._read_columns(run_id, wanted)
+                    if data is not None:
+                        break
+                else:
+                    raise StoreError(
+                        f"the attempts of run {run_id} changed while they were read "
+                        f"({_READ_TRIES} times): run the command again when the run's "
+                        "writer has finished"
+                    )
+            frame = pd.DataFrame(data)
         finally:
             if paused:
                 gc.enable()
         if "run_id" in columns:
-            frame.insert(0, "run_id", pd.Series(pd.Categorical([run_id] * len(frame))))
+            run = pd.Categorical.from_codes(
+                np.zeros(len(frame), dtype=np.int8), categories=pd.Index([run_id])
+            )
+            frame.insert(0, "run_id", pd.Series(run))
         return frame[[c for c in ATTEMPT_COLUMNS if c in columns]]
+
+    def _read_columns(self, run_id: str, wanted: list[str]) -> dict[str, Any] | None:
+        """`wanted` as arrays (`attempt_columns`); None if attempts were added meanwhile.
+
+        The item ids come from one row per item (``GROUP BY``, with its count) and are
+        spread over the item's rows by the order both queries share; the outcome comes as
+        a small integer. The two statements may see different snapshots (a run being
+        resumed gains attempts; none is ever removed but with its run), so the counts must
+        add up to the rows read, or the caller reads again.
+        """
+        item = attempts.c.item_id
+        if self.engine.dialect.name == "postgresql":
+            item = item.collate("C")  # type: ignore[assignment]
+        mine = attempts.c.run_id == run_id
+        outcome_code = case(
+            *[(attempts.c.outcome == o, k) for k, o in enumerate(_OUTCOMES)], else_=-1
+        )
+        selected = [c for c in wanted if c != "item_id"]
+        row_query = (
+            select(*[outcome_code if c == "outcome" else attempts.c[c] for c in selected])
+            .where(mine)
+            .order_by(item, attempts.c.epoch)
+        )
+        with self._tx() as conn:
+            per_item = (
+                conn.execute(
+                    select(item, func.count()).where(mine).group_by(item).order_by(item)
+                ).cursor.fetchall()
+                if "item_id" in wanted
+                else []
+            )
+            rows = conn.execute(row_query).cursor.fetchall()  # the driver's tuples, as is
+        values = list(zip(*rows, strict=True)) if rows else [()] * len(selected)
+        n = len(rows)
+        del rows
+        out: dict[str, Any] = {}
+        if "item_id" in wanted:
+            ids, counts = zip(*per_item, strict=True) if per_item else ((), ())
+            if sum(counts) != n:
+                return None
+            codes = np.repeat(np.arange(len(ids), dtype=np.int64), np.asarray(counts, np.int64))
+            out["item_id"] = pd.Categorical.from_codes(
+                codes, categories=pd.Index(list(ids), dtype=object)
+            )
+        for name, column in zip(selected, values, strict=True):
+            if name == "outcome":
+                out[name] = _outcome_column(np.asarray(column, dtype=np.int64))
+                if out[name] is None:  # a label the store does not write: read it as text
+                    with self._tx() as conn:
+                        text_rows = conn.execute(
+                            select(attempts.c.outcome).where(mine).order_by(item, attempts.c.epoch)
+                        ).cursor.fetchall()
+                    if len(text_rows) != n:
+                        return None
+                    out[name] = _column(name, [r[0] for r in text_rows])
+            else:
+                out[name] = _column(name, column)
+        return {name: out[name] for name in wanted}
 
     def delete_run(self, run_id: str) -> None:
         """Remove a run and its attempts (used to undo a failed ingest)."""

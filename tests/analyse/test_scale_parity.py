@@ -214,12 +214,19 @@ def test_score_compare_and_report_read_each_run_once(
     assert report.payload["runs"][0]["overall"] == expected.overall.to_dict()
 
 
-def test_report_item_rows_match_the_per_item_loop() -> None:
+@pytest.mark.parametrize("same_items", [False, True])
+def test_report_item_rows_match_the_per_item_loop(same_items: bool) -> None:
+    """Runs of different items (merged by id) and of the same items (the shortcut)."""
     frames = {
         "run-a": attempts(1, items=range(0, 30)),
         "run-b": attempts(2, items=range(10, 40), run_id="run-b", continuous=True),
         "run-c": attempts(3, items=range(5, 15), run_id="run-c").assign(item_hash=None),
     }
+    if same_items:
+        frames = {
+            "run-a": attempts(1, items=range(0, 30)),
+            "run-b": attempts(2, items=range(0, 30), run_id="run-b", continuous=True),
+        }
     new, old = item_rows(frames), reference.item_rows(frames)
     assert [r["item_id"] for r in new] == [r["item_id"] for r in old]
     for a, b in zip(new, old, strict=True):

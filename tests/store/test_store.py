@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from sqlalchemy import event
 
 from evalsuite.errors import NotFoundError, StoreError, UsageError
 from evalsuite.store import (
@@ -17,6 +18,7 @@ from evalsuite.store import (
     Store,
     run_health,
 )
+from evalsuite.store._schema import attempts
 
 
 def _run(run_id: str = "r1", planned: int = 4) -> RunRecord:
@@ -461,3 +463,83 @@ def test_a_table_created_by_another_process_at_the_same_moment_is_retried(
     monkeypatch.setattr(Store, "_migrate_once", racing)
     assert Store(store_url).schema_version == SCHEMA_VERSION
     assert len(calls) == 2
+
+
+def _columns_as_lists(frame: pd.DataFrame) -> dict[str, list[object]]:
+    return {
+        name: frame[name].astype(object).where(frame[name].notna(), None).tolist()
+        for name in frame.columns
+    }
+
+
+def test_attempt_columns_are_the_full_read_on_every_backend(store_url: str) -> None:
+    """Item ids one per item (spread by count), outcomes as codes: the same columns as
+    `attempts`, in code point order also under a language collation, and an outcome label
+    the store never writes (put there by another tool) read as text."""
+    if store_url.startswith("postgresql"):
+        from tests.pg import PgServer
+
+        store_url = PgServer.of_url(store_url).new_database(icu_locale="en-US")
+    store = Store(store_url)
+    store.create_run(_run())
+    items = ["a", "B", "item-10", "item_2", "é", "z"]
+    outcomes = ["limit", "scored", "harness_error"]
+    store.record_attempts(
+        "r1",
+        [
+            _attempt(
+                i, e, outcome=outcomes[(k + e) % 3], score=math.nan if (k + e) % 3 == 2 else 0.5
+            )
+            for k, i in enumerate(reversed(items))
+            for e in (2, 1, 3)
+            if not (i == "z" and e == 3)
+        ],
+    )
+    full = store.attempts("r1")
+    columns = store.attempt_columns("r1")
+    assert columns["item_id"].tolist()[::3] == sorted(items)
+    assert _columns_as_lists(columns) == _columns_as_lists(full[columns.columns])
+    # categories in order of first appearance, as a factorisation of the text gives them
+    assert list(columns["outcome"].cat.categories) == list(pd.unique(full["outcome"]))
+    with store.engine.begin() as conn:
+        conn.execute(attempts.update().where(attempts.c.item_id == "B").values(outcome="cancelled"))
+    assert _columns_as_lists(store.attempt_columns("r1")) == _columns_as_lists(
+        store.attempts("r1")[columns.columns]
+    )
+
+
+def test_attempt_columns_read_again_when_the_run_grows_meanwhile(store_url: str) -> None:
+    """Attempts recorded between the per-item and the per-row statement: read again."""
+    store = Store(store_url)
+    store.create_run(_run())
+    store.record_attempts("r1", [_attempt(f"i{k}", 1) for k in range(5)])
+    writer = Store(store_url)
+    added = []
+
+    def add_one(conn: object, cursor: object, statement: str, *_: object) -> None:
+        if "GROUP BY" in statement and not added:  # the next statement sees a new attempt
+            added.append(True)
+            writer.record_attempts("r1", [_attempt("i9", 1)])
+
+    event.listen(store.engine, "after_cursor_execute", add_one)
+    columns = store.attempt_columns("r1")
+    assert added
+    assert columns["item_id"].tolist() == [f"i{k}" for k in (0, 1, 2, 3, 4, 9)]
+    assert _columns_as_lists(columns) == _columns_as_lists(store.attempts("r1")[columns.columns])
+
+
+def test_attempt_columns_give_up_on_a_run_that_keeps_changing(store_url: str) -> None:
+    store = Store(store_url)
+    store.create_run(_run())
+    store.record_attempts("r1", [_attempt("i0", 1)])
+    writer = Store(store_url)
+    grown = iter(range(100, 200))
+
+    def add_one(conn: object, cursor: object, statement: str, *_: object) -> None:
+        if "GROUP BY" in statement:
+            writer.record_attempts("r1", [_attempt(f"i{next(grown)}", 1)])
+
+    event.listen(store.engine, "after_cursor_execute", add_one)
+    with pytest.raises(StoreError, match="changed while they were read") as caught:
+        store.attempt_columns("r1")
+    assert "run the command again" in str(caught.value)
