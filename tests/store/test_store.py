@@ -17,6 +17,7 @@ from evalsuite.store import (
     Store,
     run_health,
 )
+from tests.helpers import finish, wait_until
 
 
 def _run(run_id: str = "r1", planned: int = 4) -> RunRecord:
@@ -176,7 +177,7 @@ def test_many_processes_opening_a_new_store_at_once(store_url: str) -> None:
         )
         for _ in range(6)
     ]
-    outs = [p.communicate(timeout=120) for p in procs]
+    outs = [finish(p) for p in procs]
     assert [p.returncode for p in procs] == [0] * 6, [o[1][-300:] for o in outs]
     assert {o[0].strip() for o in outs} == {str(SCHEMA_VERSION)}
 
@@ -304,7 +305,6 @@ def test_concurrent_ingests_of_the_same_content_store_it_once(
 ) -> None:
     import subprocess
     import sys
-    import time
 
     url = store_url
     Store(url)
@@ -326,13 +326,15 @@ def test_concurrent_ingests_of_the_same_content_store_it_once(
         )
         for n in range(5)
     ]
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and not all(
-        (tmp_path / f"r{n}").exists() or p.poll() is not None for n, p in enumerate(procs)
-    ):
-        time.sleep(0.01)
+    wait_until(  # a process that ended early counts: its exit code and stderr tell why
+        lambda: all(
+            (tmp_path / f"r{n}").exists() or p.poll() is not None for n, p in enumerate(procs)
+        ),
+        "the ingest processes are ready",
+        interval_s=0.01,
+    )
     go.touch()
-    outs = [p.communicate(timeout=300) for p in procs]
+    outs = [finish(p) for p in procs]
     assert [p.returncode for p in procs] == [0] * 5, [err[-500:] for _, err in outs]
     results = [out.split() for out, _ in outs]
     winners = [r[0] for r in results if r[0] != "skipped"]
@@ -399,7 +401,7 @@ def test_concurrent_writer_processes_lose_nothing(store_url: str) -> None:
         )
         for first in (0, 200, 400, 600)
     ]
-    errors = [p.communicate(timeout=300)[1] for p in procs]
+    errors = [finish(p)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, [e[-500:] for e in errors]
     assert store.attempt_keys("shared") == {(f"i{i:04d}", 1) for i in range(800)}
 
