@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 from click.testing import CliRunner, Result
 
 from evalsuite.cli import cli
@@ -151,6 +152,16 @@ def make_project(
         list(records) if records is not None else make_items(),
     )
     return Project(root=root, key_dir=tmp_path / "keys")
+
+
+SLOW_ON_POSTGRESQL = pytest.mark.parametrize(
+    "store_url",
+    ["sqlite", pytest.param("postgresql", marks=[pytest.mark.postgres, pytest.mark.slow])],
+    indirect=True,
+)
+"""For a test of the `store_url` fixture (tests/conftest.py) whose PostgreSQL variant is long
+(several processes, each importing the store): that variant runs in `make slow`, the SQLite
+one in `make test` (docs/design/test-speed.md lists which fast test keeps each property)."""
 
 
 def json_out(result: Result) -> Any:

@@ -17,7 +17,7 @@ from evalsuite.store import (
     Store,
     run_health,
 )
-from tests.helpers import finish, wait_until
+from tests.helpers import SLOW_ON_POSTGRESQL, finish, wait_until
 
 
 def _run(run_id: str = "r1", planned: int = 4) -> RunRecord:
@@ -159,6 +159,7 @@ def test_health_counts_missing_planned_attempts_as_errors() -> None:
     assert run_health(frame.iloc[:2], planned=2, threshold=0.05).valid is True
 
 
+@SLOW_ON_POSTGRESQL
 def test_many_processes_opening_a_new_store_at_once(store_url: str) -> None:
     import subprocess
     import sys
@@ -300,6 +301,7 @@ print(stored.run_id or "skipped", ",".join(stored.existing))
 """
 
 
+@SLOW_ON_POSTGRESQL
 def test_concurrent_ingests_of_the_same_content_store_it_once(
     tmp_path: Path, store_url: str
 ) -> None:
