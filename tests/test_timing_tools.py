@@ -47,6 +47,20 @@ def test_the_plugin_records_wall_own_and_child_cpu_per_test(
     assert record["test"] == "tests/x/test_a.py::test_one"
     assert record["child_cpu"] > 0  # the child's CPU is counted, not only the worker's
     assert record["wall"] >= record["child_cpu"] - 0.05  # the child ran inside the test
+    assert record["outcome"] == "passed"
+
+
+def test_the_plugin_records_the_worst_outcome_of_a_test(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVALSUITE_TEST_TIMING", str(tmp_path))
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
+    node = "tests/x/test_c.py::test_three"
+    for outcome in ("passed", "failed", "passed"):  # setup, call, teardown
+        timing.pytest_runtest_logreport(SimpleNamespace(nodeid=node, outcome=outcome))  # type: ignore[arg-type]
+    _drive(SimpleNamespace(nodeid=node))
+    (record,) = [json.loads(line) for line in (tmp_path / "gw3.jsonl").read_text().splitlines()]
+    assert record["outcome"] == "failed"
 
 
 def test_without_the_variable_the_plugin_writes_nothing(
