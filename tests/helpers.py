@@ -8,11 +8,12 @@ import random
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import pytest
 from click.testing import CliRunner, Result
 
 from evalsuite.cli import cli
@@ -153,6 +154,16 @@ def make_project(
     return Project(root=root, key_dir=tmp_path / "keys")
 
 
+SLOW_ON_POSTGRESQL = pytest.mark.parametrize(
+    "store_url",
+    ["sqlite", pytest.param("postgresql", marks=[pytest.mark.postgres, pytest.mark.slow])],
+    indirect=True,
+)
+"""For a test of the `store_url` fixture (tests/conftest.py) whose PostgreSQL variant is long
+(several processes, each importing the store): that variant runs in `make slow`, the SQLite
+one in `make test` (docs/design/test-speed.md lists which fast test keeps each property)."""
+
+
 def json_out(result: Result) -> Any:
     return json.loads(result.stdout)
 
@@ -206,6 +217,81 @@ def start_together(
     go.touch()
     finished = []
     for proc in procs:
-        out, err = proc.communicate(timeout=600)
+        out, err = finish(proc)
         finished.append(Finished(proc.returncode, out, err))
     return finished
+
+
+# waiting on subprocesses ----------------------------------------------------------------
+
+WAIT_S = float(os.environ.get("EVALSUITE_TEST_WAIT_S", "900"))
+"""How long a test waits for a subprocess (or a condition one should bring about) overall.
+
+Generous, because a shared 2-core machine under a load of 20 slows a CLI process tenfold:
+a fixed 120 s failed healthy runs there. Real hangs still fail, after this long, with the
+process killed and its stderr shown; a process that dies early fails at once
+(docs/design/test-speed.md, "Waits")."""
+
+T = TypeVar("T")
+
+
+def _tail(proc: subprocess.Popen[str]) -> str:
+    """Whatever the (now ended) process wrote to stderr, last 2,000 characters."""
+    try:
+        _out, err = proc.communicate(timeout=30)
+    except (subprocess.TimeoutExpired, ValueError):
+        return "(stderr unavailable)"
+    return (err or "")[-2000:]
+
+
+def finish(proc: subprocess.Popen[str], timeout_s: float | None = None) -> tuple[str, str]:
+    """``proc.communicate()`` with an overall timeout; a hang kills the process and fails.
+
+    Returns (stdout, stderr). The timeout is `WAIT_S` unless given.
+    """
+    limit = WAIT_S if timeout_s is None else timeout_s
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError(
+            f"process {proc.args!r:.200} still running after {limit:.0f} s (a hang?); "
+            f"killed it. stderr:\n{_tail(proc)}"
+        ) from None
+    return out, err
+
+
+def wait_until(
+    condition: Callable[[], T | None],
+    what: str,
+    *,
+    proc: subprocess.Popen[str] | None = None,
+    timeout_s: float | None = None,
+    interval_s: float = 0.05,
+) -> T:
+    """Poll `condition` until it returns something other than None/False; return that.
+
+    With `proc`, a process that ends before the condition holds fails at once, with its exit
+    code and stderr (nothing left to wait for); after `timeout_s` (default `WAIT_S`) the
+    wait fails, killing `proc`.
+    """
+    limit = WAIT_S if timeout_s is None else timeout_s
+    deadline = time.monotonic() + limit
+    while True:
+        value = condition()
+        if value is not None and value is not False:
+            return value
+        if proc is not None and proc.poll() is not None:
+            value = condition()  # it may have got there just before it ended
+            if value is not None and value is not False:
+                return value
+            raise AssertionError(
+                f"process ended with exit code {proc.returncode} before {what}. "
+                f"stderr:\n{_tail(proc)}"
+            )
+        if time.monotonic() >= deadline:
+            if proc is not None:
+                proc.kill()
+            tail = f" stderr:\n{_tail(proc)}" if proc is not None else ""
+            raise AssertionError(f"waited {limit:.0f} s and still not {what}.{tail}")
+        time.sleep(interval_s)

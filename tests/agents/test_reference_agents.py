@@ -270,6 +270,7 @@ def test_e2e_every_model_call_reports_usage(e2e: dict[str, EvalLog]) -> None:
         assert all(u.total_tokens > 0 for u in log.stats.model_usage.values())
 
 
+@pytest.mark.slow  # two more inspect runs; in make test: the two tests above and the offline one
 def test_e2e_same_seed_reproduces_other_seed_changes(
     e2e: dict[str, EvalLog], tmp_path: Path
 ) -> None:

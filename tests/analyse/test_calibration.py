@@ -124,6 +124,7 @@ def test_clustered_interval_covers_and_ignoring_clusters_does_not() -> None:
     assert naive.rate < 0.88, str(naive)
 
 
+@pytest.mark.slow  # 1,500 replicates; make test: the weighted textbook-loop test (test_estimates)
 def test_weighted_interval_covers_the_deployment_mean() -> None:
     rng = np.random.default_rng(77)
     weights = {"a": 0.5, "b": 0.3, "c": 0.15, "d": 0.05}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from evalsuite.holdout import read_ledger, verify_ledger
 from evalsuite.manifest._schema import compute_manifest_hash
 from evalsuite.store import Store
 from evalsuite.store._schema import attempts
-from tests.helpers import Project, json_out, make_project
+from tests.helpers import Project, finish, json_out, make_project, wait_until
 from tests.run.conftest import make_probe_project
 from tests.run.processes import spawn, store_of
 
@@ -62,12 +61,12 @@ def test_racing_holdout_runs_at_two_of_three_looks_let_exactly_one_through(
     go = tmp_path / "go"
     ready = [tmp_path / f"ready-{i}" for i in range(4)]
     racers = [spawn(project, *HOLDOUT, go=go, ready=r) for r in ready]
-    deadline = time.time() + 180
-    while not all(r.exists() for r in ready):
-        assert time.time() < deadline, "the racing processes never got ready"
-        time.sleep(0.05)
+    wait_until(  # a process that ended early counts: its exit code and stderr tell why
+        lambda: all(r.exists() or p.poll() is not None for r, p in zip(ready, racers, strict=True)),
+        "the racing processes are ready",
+    )
     go.touch()  # all four ask for the last look within milliseconds
-    outputs = [p.communicate(timeout=300) for p in racers]
+    outputs = [finish(p) for p in racers]
     codes = sorted(p.returncode for p in racers)
     assert codes == [0, 7, 7, 7], [err[-400:] for _, err in outputs]
     for process, (_out, err) in zip(racers, outputs, strict=True):

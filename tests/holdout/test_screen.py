@@ -6,6 +6,7 @@ import json
 import pickle
 import random
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,16 +167,38 @@ def scenario() -> tuple[list[Item], list[tuple[str, str]]]:
     return items, [(f"d{k}", d) for k, d in enumerate(docs)]
 
 
+@pytest.fixture(scope="module")
+def slow_hits(
+    scenario: tuple[list[Item], list[tuple[str, str]]],
+) -> Callable[[float, str], list[Hit]]:
+    """`slow_screen` of the scenario, computed once per (threshold, format): it does not
+    depend on the batch size, and the current format's loop costs seconds a call
+    (docs/design/test-speed.md)."""
+    items, docs = scenario
+    memo: dict[tuple[float, str], list[Hit]] = {}
+
+    def hits(threshold: float, fmt: str) -> list[Hit]:
+        if (threshold, fmt) not in memo:
+            memo[threshold, fmt] = slow_screen(docs, items, threshold, fmt)
+        return memo[threshold, fmt]
+
+    return hits
+
+
 @pytest.mark.parametrize("fmt", [FINGERPRINT_FORMAT, LEGACY])
 @pytest.mark.parametrize("threshold", [0.05, 0.2, 0.6, 1.0])
 @pytest.mark.parametrize("batch_bytes", [4096, 1 << 20])
 def test_vectorised_screen_equals_slow_loop(
-    scenario: tuple[list[Item], list[tuple[str, str]]], threshold: float, batch_bytes: int, fmt: str
+    scenario: tuple[list[Item], list[tuple[str, str]]],
+    slow_hits: Callable[[float, str], list[Hit]],
+    threshold: float,
+    batch_bytes: int,
+    fmt: str,
 ) -> None:
     items, docs = scenario
     index = build_index([fingerprint_set(items, fmt=fmt)])
     fast = screen_documents(docs, index, threshold=threshold, batch_bytes=batch_bytes)
-    slow = slow_screen(docs, items, threshold, fmt)
+    slow = slow_hits(threshold, fmt)
     assert sorted(map(key, fast)) == sorted(map(key, slow))
     assert {h.how for h in slow} >= {"ngram", "exact", "short", "canary"}
 

@@ -21,7 +21,7 @@ import pytest
 
 import evalsuite.manifest._freeze as freeze_module
 from evalsuite.manifest._fingerprints import FingerprintRecord
-from tests.helpers import REPO, Project, make_project
+from tests.helpers import REPO, WAIT_S, Project, make_project
 
 
 def _run(code_root: Path, project: Path, cwd: Path, seed: str, *args: str) -> dict[str, object]:
@@ -39,7 +39,7 @@ def _run(code_root: Path, project: Path, cwd: Path, seed: str, *args: str) -> di
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=WAIT_S,
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -51,7 +51,7 @@ def test_shipped_suites_freeze_again_as_a_no_op_in_a_fresh_clone(tmp_path: Path)
     git = shutil.which("git")
     assert git and (REPO / ".git").exists(), "this test needs the project's git checkout"
     clone = tmp_path / "clone"
-    subprocess.run([git, "clone", "-q", str(REPO), str(clone)], check=True, timeout=300)
+    subprocess.run([git, "clone", "-q", str(REPO), str(clone)], check=True, timeout=WAIT_S)
     # this code on the clone's data in two hash seeds, then the clone's own code
     for code_root, cwd, seed in (
         (REPO, tmp_path, "0"),

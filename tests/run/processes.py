@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from evalsuite._core.layout import Layout
 from evalsuite.store import Store, default_store_url
-from tests.helpers import REPO, Project
+from tests.helpers import REPO, Project, wait_until
 
 _LAUNCH = (
     "import os, sys, time; sys.path.insert(0, {repo!r}); import tests.run.fake_models; "
@@ -50,12 +49,22 @@ def store_of(project: Project) -> Store:
     return Store(default_store_url(Layout(project.root).state))
 
 
-def wait_for_attempts(store: Store, at_least: int, timeout_s: float = 120.0) -> str:
-    """Poll the store until its first run has `at_least` attempts; return the run id."""
-    deadline = time.time() + timeout_s
-    while time.time() < deadline:
+def wait_for_attempts(
+    store: Store,
+    at_least: int,
+    proc: subprocess.Popen[str] | None = None,
+    timeout_s: float | None = None,
+) -> str:
+    """Poll the store until its first run has `at_least` attempts; return the run id.
+
+    With `proc` (the process doing the run), its early end fails the wait at once; the
+    overall limit is `tests.helpers.WAIT_S` unless `timeout_s` is given.
+    """
+
+    def reached() -> str | None:
         runs = store.list_runs()
         if runs and len(store.attempt_keys(runs[0].run_id)) >= at_least:
             return runs[0].run_id
-        time.sleep(0.05)
-    raise AssertionError(f"no run reached {at_least} attempts in {timeout_s:.0f} s")
+        return None
+
+    return wait_until(reached, f"a run has {at_least} attempts", proc=proc, timeout_s=timeout_s)

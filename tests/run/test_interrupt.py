@@ -15,7 +15,7 @@ import pytest
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.holdout import read_ledger
-from tests.helpers import Project, json_out
+from tests.helpers import Project, finish, json_out
 from tests.run.conftest import STABLE, make_probe_project
 from tests.run.processes import spawn, store_of, wait_for_attempts
 
@@ -53,9 +53,9 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
 
 def _interrupt(project: Project, sig: signal.Signals, *args: str) -> tuple[str, str]:
     victim = spawn(project, *args)
-    run_id = wait_for_attempts(store_of(project), at_least=3)
+    run_id = wait_for_attempts(store_of(project), at_least=3, proc=victim)
     victim.send_signal(sig)
-    out, err = victim.communicate(timeout=120)
+    out, err = finish(victim)
     assert victim.returncode == 130, err
     assert f"interrupted ({sig.name})" in err
     assert f"evalsuite run --resume {run_id}" in err

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from evalsuite.run._privacy import private_inspect_env
+from tests.helpers import finish
 from tests.run.conftest import make_probe_project
 from tests.run.processes import spawn, store_of, wait_for_attempts
 
@@ -73,12 +74,12 @@ def test_the_run_after_a_sigkill_removes_what_the_killed_run_left(tmp_path: Path
     args = ("run", "probe@1.0.0", "--split", "holdout", "--model", "fakeagent/x")
     slow = ("-M", "delay=0.2", "--epochs", "3", "--max-samples", "1", "--no-progress")
     victim = spawn(project, *args, *slow, env={"TMPDIR": str(base)})
-    run_id = wait_for_attempts(store_of(project), at_least=1)
+    run_id = wait_for_attempts(store_of(project), at_least=1, proc=victim)
     victim.send_signal(signal.SIGKILL)
-    victim.wait(timeout=60)
+    finish(victim)
     left = list(base.glob(f"{PREFIX}*"))
     assert len(left) == 1 and any(left[0].rglob("trace-*.log"))
     resumed = spawn(project, "run", "--resume", run_id, "--no-progress", env={"TMPDIR": str(base)})
-    _, err = resumed.communicate(timeout=300)
+    _, err = finish(resumed)
     assert resumed.returncode == 0, err
     assert list(base.glob(f"{PREFIX}*")) == []

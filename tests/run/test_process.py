@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -15,8 +14,9 @@ import pytest
 
 from evalsuite._core.layout import Layout
 from evalsuite.store import Store, default_store_url
-from tests.helpers import Project
+from tests.helpers import Project, finish
 from tests.run.conftest import MARKER, STABLE, make_probe_project
+from tests.run.processes import wait_for_attempts
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH = (
@@ -63,25 +63,17 @@ def test_a_killed_run_resumes_to_the_same_attempts(tmp_path: Path) -> None:
     )
     victim = _cli(project, *args)
     store = _store(project)
-    deadline = time.time() + 60
-    run_id = None
-    while time.time() < deadline:
-        runs = store.list_runs()
-        if runs and len(store.attempt_keys(runs[0].run_id)) >= 15:
-            run_id = runs[0].run_id
-            break
-        time.sleep(0.1)
-    assert run_id is not None, "the run never got going"
+    run_id = wait_for_attempts(store, at_least=15, proc=victim)
     victim.send_signal(signal.SIGKILL)
-    victim.wait(timeout=30)
+    finish(victim)
     partial = len(store.attempt_keys(run_id))
     assert 15 <= partial < 80
     resumed = _cli(project, "run", "--resume", run_id, "--json", "--no-progress")
-    out, err = resumed.communicate(timeout=180)
+    out, err = finish(resumed)
     assert resumed.returncode == 0, err
     assert json.loads(out)["resumed"] is True
     reference = _cli(project, *args)
-    ref_out, ref_err = reference.communicate(timeout=180)
+    ref_out, ref_err = finish(reference)
     assert reference.returncode == 0, ref_err
     ref_id = json.loads(ref_out)["run_id"]
     a = store.attempts(run_id)[STABLE]
@@ -107,7 +99,7 @@ def test_two_runs_writing_one_store_at_once_both_complete(tmp_path: Path) -> Non
     )
     first = _cli(project, *common, "--seed", "1")
     second = _cli(project, *common, "--seed", "2")
-    outs = [p.communicate(timeout=240) for p in (first, second)]
+    outs = [finish(p) for p in (first, second)]
     assert first.returncode == 0, outs[0][1]
     assert second.returncode == 0, outs[1][1]
     store = _store(project)
@@ -173,7 +165,7 @@ def test_holdout_run_leaves_no_plaintext_on_disk(tmp_path: Path) -> None:
         "--json",
     )
     proc = _cli(project, *args, env=env)
-    out, err = proc.communicate(timeout=240)
+    out, err = finish(proc)
     assert proc.returncode == 5, err  # 30% faults: invalid, but everything stored
     payload = json.loads(out)
     assert payload["harness"]["harness_errors"] > 0
@@ -200,7 +192,7 @@ def test_the_scan_finds_text_that_is_on_disk(tmp_path: Path) -> None:
         "--no-progress",
         "--json",
     )
-    _, err = proc.communicate(timeout=120)
+    _, err = finish(proc)
     assert proc.returncode == 0, err
     dev_input = next(
         json.loads(line)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +24,7 @@ from evalsuite.errors import UsageError
 from evalsuite.holdout import read_ledger
 from evalsuite.run import EPISODE_KEY, Shard
 from evalsuite.run._log_files import find_inspect_logs
-from tests.helpers import Project, json_out
+from tests.helpers import Project, finish, json_out, wait_until
 from tests.pg import PgServer
 from tests.run.conftest import STABLE, make_probe_project
 from tests.run.processes import spawn
@@ -130,12 +129,12 @@ def _together(
         spawn(project, *command, env=env, go=go, ready=r)
         for command, r in zip(commands, ready, strict=True)
     ]
-    deadline = time.time() + 240
-    while not all(r.exists() or p.poll() is not None for r, p in zip(ready, procs, strict=True)):
-        assert time.time() < deadline, "the shard processes never got ready"
-        time.sleep(0.05)
+    wait_until(  # a process that ended early counts: its exit code and stderr tell why
+        lambda: all(r.exists() or p.poll() is not None for r, p in zip(ready, procs, strict=True)),
+        "the shard processes are ready",
+    )
     go.touch()
-    outs = [p.communicate(timeout=600) for p in procs]
+    outs = [finish(p) for p in procs]
     return [(p.returncode, out, err) for p, (out, err) in zip(procs, outs, strict=True)]
 
 
@@ -421,12 +420,13 @@ def test_an_interrupted_shard_resumes_alone_and_completes_the_run(
     slow = (*BASE, "-M", "delay=0.3", "--max-samples", "1", "--log-dir", logs)
     env = {"EVALSUITE_STORE": backend} if backend else None
     victim = spawn(project, *slow, "--run-id", "r-int", "--shard", "1/2", env=env)
-    deadline = time.time() + 180
-    while not (store.find_run("r-int") and len(store.attempt_keys("r-int")) >= 2):
-        assert time.time() < deadline, "the shard never stored an attempt"
-        time.sleep(0.05)
+    wait_until(
+        lambda: store.find_run("r-int") and len(store.attempt_keys("r-int")) >= 2,
+        "the shard stored two attempts",
+        proc=victim,
+    )
     victim.send_signal(signal.SIGINT)
-    _out, err = victim.communicate(timeout=120)
+    _out, err = finish(victim)
     assert victim.returncode == 130, err
     assert "shard 1/2 of run r-int was interrupted (SIGINT)" in err
     assert "--resume r-int --shard 1/2" in err

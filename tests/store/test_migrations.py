@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from evalsuite.store import SCHEMA_VERSION, Store
-from tests.helpers import Project, json_out
+from tests.helpers import SLOW_ON_POSTGRESQL, Project, finish, json_out
 
 DATA = Path(__file__).parent / "data"
 V1_DUMP = DATA / "store_v1.sql"
@@ -110,6 +110,7 @@ def test_a_file_ingested_before_the_upgrade_is_recognised_after_it(tmp_path: Pat
     assert json_out(result)["skipped"][0]["existing_run_ids"] == ["20261201-113832-f7ddd3"]
 
 
+@SLOW_ON_POSTGRESQL
 def test_processes_opening_a_v1_store_at_once_migrate_it_once(store_url: str) -> None:
     url = _load(store_url, V1_DUMP)
     before = {table: _rows(url, table) for table in TABLES}
@@ -123,7 +124,7 @@ def test_processes_opening_a_v1_store_at_once_migrate_it_once(store_url: str) ->
         )
         for _ in range(4)
     ]
-    outs = [p.communicate(timeout=300) for p in procs]
+    outs = [finish(p) for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, [err[-500:] for _, err in outs]
     assert {out.strip() for out, _ in outs} == {str(SCHEMA_VERSION)}
     assert {table: _rows(url, table) for table in TABLES} == before

@@ -19,6 +19,7 @@ from evalsuite.store import (
     run_health,
 )
 from evalsuite.store._schema import attempts
+from tests.helpers import SLOW_ON_POSTGRESQL, finish, wait_until
 
 
 def _run(run_id: str = "r1", planned: int = 4) -> RunRecord:
@@ -160,6 +161,7 @@ def test_health_counts_missing_planned_attempts_as_errors() -> None:
     assert run_health(frame.iloc[:2], planned=2, threshold=0.05).valid is True
 
 
+@SLOW_ON_POSTGRESQL
 def test_many_processes_opening_a_new_store_at_once(store_url: str) -> None:
     import subprocess
     import sys
@@ -178,7 +180,7 @@ def test_many_processes_opening_a_new_store_at_once(store_url: str) -> None:
         )
         for _ in range(6)
     ]
-    outs = [p.communicate(timeout=120) for p in procs]
+    outs = [finish(p) for p in procs]
     assert [p.returncode for p in procs] == [0] * 6, [o[1][-300:] for o in outs]
     assert {o[0].strip() for o in outs} == {str(SCHEMA_VERSION)}
 
@@ -301,12 +303,12 @@ print(stored.run_id or "skipped", ",".join(stored.existing))
 """
 
 
+@SLOW_ON_POSTGRESQL
 def test_concurrent_ingests_of_the_same_content_store_it_once(
     tmp_path: Path, store_url: str
 ) -> None:
     import subprocess
     import sys
-    import time
 
     url = store_url
     Store(url)
@@ -328,13 +330,15 @@ def test_concurrent_ingests_of_the_same_content_store_it_once(
         )
         for n in range(5)
     ]
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and not all(
-        (tmp_path / f"r{n}").exists() or p.poll() is not None for n, p in enumerate(procs)
-    ):
-        time.sleep(0.01)
+    wait_until(  # a process that ended early counts: its exit code and stderr tell why
+        lambda: all(
+            (tmp_path / f"r{n}").exists() or p.poll() is not None for n, p in enumerate(procs)
+        ),
+        "the ingest processes are ready",
+        interval_s=0.01,
+    )
     go.touch()
-    outs = [p.communicate(timeout=300) for p in procs]
+    outs = [finish(p) for p in procs]
     assert [p.returncode for p in procs] == [0] * 5, [err[-500:] for _, err in outs]
     results = [out.split() for out, _ in outs]
     winners = [r[0] for r in results if r[0] != "skipped"]
@@ -401,7 +405,7 @@ def test_concurrent_writer_processes_lose_nothing(store_url: str) -> None:
         )
         for first in (0, 200, 400, 600)
     ]
-    errors = [p.communicate(timeout=300)[1] for p in procs]
+    errors = [finish(p)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, [e[-500:] for e in errors]
     assert store.attempt_keys("shared") == {(f"i{i:04d}", 1) for i in range(800)}
 

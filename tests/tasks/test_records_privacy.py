@@ -17,7 +17,7 @@ from typing import Any
 
 from evalsuite._core.layout import Layout
 from evalsuite.manifest import KeySpec, load_holdout_items, load_manifest, resolve_key
-from tests.helpers import REPO, Project
+from tests.helpers import REPO, Project, finish
 from tests.run.test_process import _cli, _scan
 from tests.tasks.records_helpers import env, generate
 
@@ -88,7 +88,7 @@ def test_a_records_holdout_run_leaves_no_marker_on_disk(tmp_path: Path) -> None:
         "--limit", "12", "--inject-faults", "0.2", "--seed", "3", "--purpose", "privacy test",
         "--no-progress", "--json", env=env_vars,
     )  # fmt: skip
-    out, err = proc.communicate(timeout=300)
+    out, err = finish(proc)
     assert proc.returncode in (0, 5), err
     payload = json.loads(out)
     assert payload["harness"]["planned"] == 12

@@ -13,6 +13,7 @@ from inspect_ai import task_with
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from evalsuite.run import episode_setup
+from tests.helpers import WAIT_S
 from tests.tasks.support_helpers import (
     ROOT,
     SCORER,
@@ -60,7 +61,7 @@ def test_inspect_cli_runs_the_task_file(tmp_path: Path) -> None:
         "none",
     ]
     done = subprocess.run(
-        command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300
+        command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=WAIT_S
     )
     assert done.returncode == 0, done.stderr[-2000:]
     (log_file,) = tmp_path.glob("*.json")
