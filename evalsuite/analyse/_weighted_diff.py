@@ -63,6 +63,12 @@ class WeightedDiff:
         return out
 
 
+def _some(strata: list[str]) -> str:
+    """``2 weighted strata (a, b)``, at most three named."""
+    named = ", ".join(strata[:3]) + (f" and {len(strata) - 3} more" if len(strata) > 3 else "")
+    return f"{len(strata)} weighted strat{'um' if len(strata) == 1 else 'a'} ({named})"
+
+
 def weighted_difference(
     strata: Sequence[StratumDiff],
     weights: Mapping[str, float],
@@ -102,9 +108,9 @@ def weighted_difference(
     )
     reason = None
     if missing:
-        reason = f"no paired item in weighted strata {missing}"
+        reason = f"no paired item in {_some(missing)}"
     elif undefined:
-        reason = f"no standard error in weighted strata {undefined} (fewer than 2 units)"
+        reason = f"no standard error (fewer than 2 units) in {_some(undefined)}"
     nan = math.nan
     if reason is not None:
         return WeightedDiff(

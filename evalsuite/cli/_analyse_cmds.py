@@ -17,7 +17,6 @@ from evalsuite.cli._common import (
     json_option,
     level_option,
     pass_context,
-    print_top_errors,
     seed_option,
 )
 from evalsuite.cli._run_cmds import open_store
@@ -97,7 +96,6 @@ def score_cmd(
         emit_json(view.to_dict())
     else:
         print_view(console, view, wide=wide)
-        print_top_errors(payload["harness"].get("top_errors") or [])
 
 
 @click.command("compare")

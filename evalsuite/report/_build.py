@@ -353,4 +353,7 @@ def build_report(
             figures[f"comparison_{i}"] = to_svg(
                 comparison_forest(comparison), "Paired difference per stratum"
             )
+            figures[f"answer_{i}"] = to_svg(
+                comparison_forest(comparison, strata=False), "Paired difference"
+            )
     return ReportData(payload=payload, figures=figures)

@@ -205,7 +205,7 @@ def reliability_panel(runs: Sequence[dict[str, Any]]) -> Figure:
     return fig
 
 
-def comparison_forest(comparison: dict[str, Any]) -> Figure:
+def comparison_forest(comparison: dict[str, Any], *, strata: bool = True) -> Figure:
     """Paired difference (candidate − baseline): weighted, overall and per stratum.
 
     The deployment-weighted row comes first when the suite declares weights. A difference
@@ -217,7 +217,8 @@ def comparison_forest(comparison: dict[str, Any]) -> Figure:
     if weighted.get("weights"):
         rows.append(("deployment-weighted", weighted))
     rows.append(("unweighted" if rows else "overall", comparison))
-    rows += [(s["stratum"], s) for s in comparison["strata"]]
+    if strata:  # the report's first screen shows the overall rows only
+        rows += [(s["stratum"], s) for s in comparison["strata"]]
     xs: list[float] = [0.0]
     with plt.rc_context(_STYLE):
         fig, ax = plt.subplots(figsize=(7.2, 0.34 * len(rows) + 1.3))
@@ -267,8 +268,8 @@ def comparison_forest(comparison: dict[str, Any]) -> Figure:
         ax.set_xlim(min(xs) - pad, max(xs) + pad)
         ax.set_yticks(range(len(rows)), [r[0] for r in reversed(rows)])
         ax.set_xlabel(
-            f"difference in score, candidate − baseline "
-            f"({comparison['level']:.0%} CI; per stratum unadjusted, Holm p in table)"
+            f"difference in score, candidate − baseline ({comparison['level']:.0%} CI"
+            + ("; per stratum unadjusted, Holm p in table)" if strata else ")")
         )
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     return fig

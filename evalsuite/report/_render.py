@@ -55,7 +55,7 @@ def _environment() -> jinja2.Environment:
 
 def _title(payload: dict[str, Any]) -> str:
     suites = sorted({f"{r['suite']}@{r['version']}" for r in payload["runs"] if r["suite"]})
-    models = ", ".join(r["model"] for r in payload["runs"])
+    models = ", ".join(dict.fromkeys(r["model"] for r in payload["runs"]))
     return f"evalsuite report: {', '.join(suites) or 'ingested runs'} · {models}"
 
 
@@ -314,8 +314,8 @@ def _md_answer(p: dict[str, Any], figure_files: dict[str, str]) -> list[str]:
             "records one; `report --margin D` asks for one in every comparison).",
             "",
         ]
-        if f"comparison_{i}" in figure_files:
-            lines += [f"![paired difference]({figure_files[f'comparison_{i}']})", ""]
+        if f"answer_{i}" in figure_files:
+            lines += [f"![paired difference]({figure_files[f'answer_{i}']})", ""]
     return lines
 
 
@@ -333,6 +333,26 @@ def _md_provenance(r: dict[str, Any]) -> list[str]:
         f"- started {r['started_at']}, finished {r['finished_at'] or 'n/a'}",
         "",
     ]
+
+
+def _md_comparisons(p: dict[str, Any], figure_files: dict[str, str]) -> list[str]:
+    """Each comparison's view: headline, verdict, tables, facts, figure, caveats."""
+    if not p["comparisons"]:
+        return []
+    lines = ["## Comparisons", ""]
+    for i, (c, view) in enumerate(zip(p["comparisons"], _views(p), strict=True)):
+        if view is None:
+            lines += [f"- {c['candidate']} vs {c['baseline']}: not compared ({c['skipped']})"]
+            continue
+        lines += [f"### {view.title}", "", view.headline, ""]
+        lines += [f"Paired-t verdict: **{c['verdict']}**: {c['sentence']}", ""]
+        lines += _md_view_tables(view.tables)
+        lines += [f"- {fact}" for fact in view.facts] + [""]
+        figure = figure_files.get(f"comparison_{i}")
+        if figure:
+            lines += [f"![paired difference per stratum]({figure})", ""]
+        lines += [f"> {caveat}" for caveat in view.caveats] + [""]
+    return lines
 
 
 def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
@@ -367,22 +387,12 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
             "",
         ]
     lines += [f"> {note}" for note in p["notes"]] + ([""] if p["notes"] else [])
-    if p["comparisons"]:
-        lines += ["## Comparisons", ""]
-        for c, view in zip(p["comparisons"], _views(p), strict=True):
-            if view is None:
-                lines += [f"- {c['candidate']} vs {c['baseline']}: not compared ({c['skipped']})"]
-                continue
-            lines += [f"### {view.title}", "", view.headline, ""]
-            lines += [f"Paired-t verdict: **{c['verdict']}**: {c['sentence']}", ""]
-            lines += _md_view_tables(view.tables)
-            lines += [f"- {fact}" for fact in view.facts] + [""]
-            lines += [f"> {caveat}" for caveat in view.caveats] + [""]
+    lines += _md_comparisons(p, figure_files)
     lines += _md_health(p.get("environment_health") or [])
     for r in p["runs"]:
         lines += _md_run(r, level)
     for name, path in figure_files.items():
-        if not name.startswith("comparison_"):
+        if not name.startswith(("comparison_", "answer_")):
             lines += [f"![{name}]({path})", ""]
     for v in p.get("validity") or []:
         lines += [

@@ -216,15 +216,15 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
     alpha = float(p["alpha"])
     weighted = p.get("weighted")
     use_weighted = _has_weights(weighted) and weighted is not None
-    if use_weighted and weighted is not None:
+    weighted_defined = use_weighted and is_number((weighted or {}).get("diff"))
+    if weighted_defined and weighted is not None:
         subject, verb = _direction(
             cand, base, weighted["diff"], weighted["p_value"], alpha, weighted["mde"]
         )
         by = (
             f"deployment-weighted difference {fmt_signed(weighted['diff'])} ({level} CI "
-            f"{fmt_ci(weighted['ci'], signed=True)}, p {fmt_p(weighted['p_value'])}"
-            + (f"; n/a: {weighted['reason']}" if not is_number(weighted["diff"]) else "")
-            + f"), unweighted {fmt_signed(p['diff'])} ({fmt_ci(p['ci'], signed=True)})"
+            f"{fmt_ci(weighted['ci'], signed=True)}, p {fmt_p(weighted['p_value'])}), "
+            f"unweighted {fmt_signed(p['diff'])} ({fmt_ci(p['ci'], signed=True)})"
         )
     else:
         subject, verb = _direction(cand, base, p["diff"], p["p_value"], alpha, p["mde"])
@@ -232,6 +232,8 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
             f"difference {fmt_signed(p['diff'])} ({level} CI {fmt_ci(p['ci'], signed=True)}, "
             f"p {fmt_p(p['p_value'])})"
         )
+        if use_weighted:  # the suite has weights, but their comparison is undefined
+            by += f", deployment-weighted n/a ({(weighted or {}).get('reason') or 'undefined'})"
     gate = p.get("gate")
     gate_phrase = (
         f"; non-inferiority gate (margin {gate['margin']:g}) {gate['status']}" if gate else ""
@@ -451,6 +453,15 @@ def score_view(p: Mapping[str, Any]) -> ResultView:
         f"({fmt_pct(h['error_rate'])}; {fmt_counts(h.get('errors_by_kind'))}), excluded from "
         "the score"
     ]
+    if h.get("top_errors"):
+        facts.append("top harness error reasons:")
+    for g in h.get("top_errors") or []:
+        example = (
+            f" (e.g. item {g['example_item']}, epoch {g['example_epoch']})"
+            if g.get("example_item")
+            else ""
+        )
+        facts.append(f"  {g['count']} × {g['message']}{example}; what to do: {g['advice']}")
     if p.get("pass_at_k"):
         ks = sorted(p["pass_at_k"], key=int)
         n_k = p.get("pass_k_n_items") or {}
