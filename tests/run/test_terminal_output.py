@@ -36,10 +36,12 @@ def test_inspect_banner_never_reaches_stdout(
 ) -> None:
     from rich import print as rich_print
 
-    def banner(*_args: object, **_kwargs: object) -> None:
+    def get_model(*_args: object, **_kwargs: object) -> None:
+        # what inspect's get_model does on a fresh model: init_hooks prints its banner
         rich_print("[blue][bold]inspect_ai v0[/bold][/blue]\n- hooks enabled: 0")
 
-    monkeypatch.setattr("inspect_ai.hooks._startup.init_hooks", banner)
+    # get_model caches models, so a real call prints only the first time in a process
+    monkeypatch.setattr("inspect_ai.model.get_model", get_model)
     _check_model(RunSpec(suite="probe", version="1.0.0", model="mockllm/model"))
     out, err = capsys.readouterr()
     assert "inspect_ai v0" not in out
