@@ -179,6 +179,15 @@ def main() -> None:
         ),
     )
     print(f"\nreport: {REPORT / 'index.html'}")
+    # the report's first screen, as a reviewer opens it (1400 x 900, headless Chromium)
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    shot = REPORT / "first-screen.png"
+    shot.unlink(missing_ok=True)
+    if chromium is not None:
+        flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+        args = ["--window-size=1400,900", f"--screenshot={shot}", (REPORT / "index.html").as_uri()]
+        subprocess.run([chromium, *flags, *args], capture_output=True, timeout=180, check=False)
+    print(f"first screen: {shot}" if shot.exists() else "first screen: no Chromium, no screenshot")
     print(f"explore: evalsuite --root {WORKSPACE.relative_to(ROOT)} runs")
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from evalsuite.analyse._validity_compare import PredictorComparison, compare_predictors
     from evalsuite.analyse._validity_table import ValidityReport, validity_table
     from evalsuite.analyse._validity_time import ValidityOverTime, validity_over_time
+    from evalsuite.analyse._weighted_diff import WeightedDiff, weighted_difference
 else:
     from evalsuite._core.lazy import lazy_exports
 
@@ -47,6 +48,7 @@ else:
             "._validity_compare": ("PredictorComparison", "compare_predictors"),
             "._validity_table": ("ValidityReport", "validity_table"),
             "._validity_time": ("ValidityOverTime", "validity_over_time"),
+            "._weighted_diff": ("WeightedDiff", "weighted_difference"),
         },
     )
 
@@ -69,6 +71,7 @@ __all__ = [
     "ValidityOverTime",
     "ValidityReport",
     "VarianceComponents",
+    "WeightedDiff",
     "compare_predictors",
     "compare_runs",
     "epochs_needed",
@@ -85,4 +88,5 @@ __all__ = [
     "validity",
     "validity_over_time",
     "validity_table",
+    "weighted_difference",
 ]

@@ -75,9 +75,14 @@ class GateResult:
 
 def _gate(gate: Gate, test: PairedDiff, alpha: float) -> GateResult:
     """Non-inferiority: one-sided (1−α) bounds ``d̄ ∓ t_{1−α,df}·SE`` against −margin."""
-    if math.isfinite(test.se) and test.df >= 1:
-        q = float(stats.t.isf(alpha, test.df))
-        low, high = test.diff - q * test.se, test.diff + q * test.se
+    return judge_gate(gate, test.diff, test.se, test.df, alpha)
+
+
+def judge_gate(gate: Gate, diff: float, se: float, df: float, alpha: float) -> GateResult:
+    """The non-inferiority rule on any difference with a t inference (`GateResult`)."""
+    if math.isfinite(se) and df >= 1:
+        q = float(stats.t.isf(alpha, df))
+        low, high = diff - q * se, diff + q * se
     else:
         low = high = math.nan
     passed = bool(low > -gate.margin)

@@ -187,6 +187,13 @@ def _graders(
     return result, failure
 
 
+def _checked(checked: object) -> str:
+    """``{'dev': 108, 'holdout': 96}`` as ``108 dev and 96 holdout items``."""
+    if isinstance(checked, dict):
+        return " and ".join(f"{n} {split}" for split, n in checked.items()) + " items"
+    return str(checked)
+
+
 def _print(payload: dict[str, object]) -> None:
     leaks = payload.get("leaks")
     if isinstance(leaks, dict):
@@ -195,7 +202,9 @@ def _print(payload: dict[str, object]) -> None:
         )
         console.print(
             Text.assemble(
-                f"{leaks['suite']}@{leaks['version']}: ", state, f"  (checked {leaks['checked']})"
+                f"{leaks['suite']}@{leaks['version']}: ",
+                state,
+                f"  (checked {_checked(leaks['checked'])})",
             )
         )
         for finding in leaks["findings"]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -148,7 +149,17 @@ def exit_after_output(error: EvalsuiteError) -> NoReturn:
     sys.exit(error.exit_code)
 
 
+_MARKUP = re.compile(r"\[/?(?:bold|italic|dim|underline|red|green|blue|yellow|bright_black)\]")
+"""Rich style tags that inspect puts in its messages; an error message shows none of them."""
+
+
+def plain_message(message: str) -> str:
+    """`message` without rich style tags such as ``[bold]ERROR[/bold]`` (brackets kept)."""
+    return _MARKUP.sub("", message)
+
+
 def _fail(message: str, code: int, kind: str, as_json: bool) -> None:
+    message = plain_message(message)
     if as_json:
         emit_json({"error": kind, "message": message, "exit_code": code})
     err_console.print(Text.assemble(("error", "bold red"), ": ", message))

@@ -600,7 +600,7 @@ def runs_cmd(
     The table shows the newest 50 runs and says how many there are; --all shows every run,
     --limit N the newest N. --json lists every run unless --limit N is given.
     """
-    from evalsuite.report._completeness import run_completeness
+    from evalsuite.service._completeness import run_completeness
     from evalsuite.store import RunReader
 
     if show_all and limit is not None:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from evalsuite.cli._common import (
@@ -21,8 +19,11 @@ from evalsuite.cli._common import (
     seed_option,
 )
 from evalsuite.cli._run_cmds import open_store
+from evalsuite.cli._views import print_table_view, wide_option
 from evalsuite.errors import UsageError
 from evalsuite.manifest import parse_ref
+from evalsuite.service import Column, TableView
+from evalsuite.service._format import fmt, fmt_ci
 from evalsuite.store import make_outcome, outcome_fingerprint, read_outcomes_file
 
 __all__ = ["validity_group"]
@@ -31,12 +32,6 @@ __all__ = ["validity_group"]
 @click.group("validity")
 def validity_group() -> None:
     """Deployment outcomes of model versions, and how well eval scores predicted them."""
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
-        return "n/a"
-    return f"{value:.{digits}f}"
 
 
 @validity_group.command("add")
@@ -108,7 +103,56 @@ def import_cmd(ctx: Context, path: Path, as_json: bool) -> None:
     console.print(f"{len(records)} row(s): {added} added, {len(records) - added} already recorded")
 
 
-def _print_report(payload: dict[str, Any]) -> None:
+def _validity_table(payload: dict[str, Any]) -> TableView:
+    """The predictors, the suite's own row first; Kendall, CIs of r, slope, LOO: --wide."""
+    main = payload.get("main_predictor")
+    predictors = sorted(payload["predictors"], key=lambda p: p["name"] != main)
+    return TableView(
+        "predictors",
+        (
+            Column("predictor", numeric=False),
+            Column("n"),
+            Column("Spearman"),
+            Column("CI"),
+            Column("Kendall", essential=False),
+            Column("Pearson"),
+            Column("CI ", essential=False),
+            Column("disattenuated"),
+            Column("Deming slope", essential=False),
+            Column("LOO error", essential=False),
+        ),
+        tuple(
+            (
+                p["name"],
+                str(p["n"]),
+                fmt(p["spearman"]),
+                fmt_ci(p["spearman_ci"]),
+                fmt(p["kendall"]),
+                fmt(p["pearson"]),
+                fmt_ci(p["pearson_ci"]),
+                fmt(p["disattenuated"]),
+                fmt(p["deming_slope"]),
+                fmt(p["loo_error"]),
+            )
+            for p in predictors
+        ),
+    )
+
+
+def _grouped_flags(payload: dict[str, Any]) -> list[str]:
+    """Each flag once, with the predictors it applies to (not once per stratum)."""
+    by_flag: dict[str, list[str]] = {}
+    for p in payload["predictors"]:
+        for flag in p.get("flags") or []:
+            by_flag.setdefault(str(flag), []).append(str(p["name"]))
+    out = []
+    for flag, names in by_flag.items():
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        out.append(f"{flag} ({shown})")
+    return out
+
+
+def _print_report(payload: dict[str, Any], *, wide: bool = False) -> None:
     console.print(
         Text(
             f"predictive validity for {payload['metric']} ({payload['source']}"
@@ -117,41 +161,16 @@ def _print_report(payload: dict[str, Any]) -> None:
             style="bold",
         )
     )
-    table = Table(
-        "predictor",
-        "n",
-        "Spearman",
-        "CI",
-        "Kendall",
-        "Pearson",
-        "CI",
-        "disattenuated",
-        "Deming slope",
-        "LOO error",
-    )
-    for p in payload["predictors"]:
-        table.add_row(
-            p["name"],
-            str(p["n"]),
-            _fmt(p["spearman"]),
-            f"[{_fmt(p['spearman_ci'][0])}, {_fmt(p['spearman_ci'][1])}]",
-            _fmt(p["kendall"]),
-            _fmt(p["pearson"]),
-            f"[{_fmt(p['pearson_ci'][0])}, {_fmt(p['pearson_ci'][1])}]",
-            _fmt(p["disattenuated"]),
-            _fmt(p["deming_slope"]),
-            _fmt(p["loo_error"]),
-        )
-    console.print(table)
-    for p in payload["predictors"]:
-        for flag in p.get("flags") or []:
-            console.print(f"  {p['name']}: {flag}")
-    for statement in payload.get("statements", []):
-        console.print(statement)
-    for c in payload.get("comparisons", []):
-        console.print(f"compare: {c['statement']}")
-    for note in payload.get("notes", []):
-        console.print(f"note: {note}")
+    for statement in dict.fromkeys(payload.get("statements", [])):
+        console.print(Text(statement))
+    print_table_view(console, _validity_table(payload), wide=wide)
+    for c in dict.fromkeys(c["statement"] for c in payload.get("comparisons", [])):
+        console.print(Text(f"compare: {c}"))
+    caveats = list(dict.fromkeys([*_grouped_flags(payload), *payload.get("notes", [])]))
+    if caveats:
+        console.print(Text("caveats:", style="bold"))
+        for caveat in caveats:
+            console.print(Text(f"- {caveat}"))
 
 
 @validity_group.command("report")
@@ -178,6 +197,7 @@ def _print_report(payload: dict[str, Any]) -> None:
 @level_option
 @seed_option
 @json_option
+@wide_option
 @pass_context
 @handle_errors
 def report_cmd(
@@ -190,6 +210,7 @@ def report_cmd(
     level: float,
     seed: int,
     as_json: bool,
+    wide: bool,
 ) -> None:
     """How well the suite (and each stratum), or each benchmark in --scores, predicted METRIC."""
     from evalsuite.report import AnalysisOptions, validity_section
@@ -213,4 +234,4 @@ def report_cmd(
     if as_json:
         emit_json(payload)
     else:
-        _print_report(payload)
+        _print_report(payload, wide=wide)

@@ -10,14 +10,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from evalsuite.report._build import REPORT_FORMAT, ReportData, build_report, item_rows
-    from evalsuite.report._completeness import Completeness, run_completeness
-    from evalsuite.report._payloads import (
-        AnalysisOptions,
-        check_comparable,
-        compare_payload,
-        run_facts,
-        score_payload,
-    )
     from evalsuite.report._render import render_html, render_markdown, write_report
     from evalsuite.report._validity import (
         latest_outcomes,
@@ -26,6 +18,15 @@ if TYPE_CHECKING:
         validity_section,
         validity_sections,
     )
+    from evalsuite.service import (
+        AnalysisOptions,
+        Completeness,
+        check_comparable,
+        compare_payload,
+        run_completeness,
+        run_facts,
+        score_payload,
+    )
 else:
     from evalsuite._core.lazy import lazy_exports
 
@@ -33,8 +34,8 @@ else:
         __name__,
         {
             "._build": ("REPORT_FORMAT", "ReportData", "build_report", "item_rows"),
-            "._completeness": ("Completeness", "run_completeness"),
-            "._payloads": (
+            "evalsuite.service._completeness": ("Completeness", "run_completeness"),
+            "evalsuite.service._payloads": (
                 "AnalysisOptions",
                 "check_comparable",
                 "compare_payload",

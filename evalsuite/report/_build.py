@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,8 +27,15 @@ from evalsuite.report._figures import (
     validity_scatter,
 )
 from evalsuite.report._health import environment_health
-from evalsuite.report._payloads import AnalysisOptions, compare_payload, score_payload
 from evalsuite.report._validity import validity_sections
+from evalsuite.service import (
+    AnalysisOptions,
+    compare_payload,
+    comparison_view,
+    recorded_gate,
+    score_payload,
+    score_view,
+)
 from evalsuite.store import Store
 
 __all__ = ["REPORT_FORMAT", "ReportData", "build_report", "item_rows"]
@@ -205,12 +212,20 @@ def _comparisons(
         else:
             baselines[suite] = run
     for baseline, candidate in pairs:
+        # a gate asked for in `compare` is recorded with the pair and shown here too;
+        # `report --margin` asks for one in every comparison instead
+        recorded = (
+            None
+            if options.margin is not None
+            else recorded_gate(layout, baseline["run_id"], candidate["run_id"])
+        )
+        pair_options = options if recorded is None else replace(options, margin=recorded["margin"])
         try:
             payload = compare_payload(
                 store,
                 baseline["run_id"],
                 candidate["run_id"],
-                options,
+                pair_options,
                 allow_invalid=True,
                 allow_partial=allow_partial,
                 layout=layout,
@@ -227,6 +242,12 @@ def _comparisons(
                 }
             )
             continue
+        if payload.get("gate"):
+            payload["gate"]["source"] = (
+                f"asked in compare at {recorded['asked_at']}"
+                if recorded is not None
+                else "asked in report --margin"
+            )
         out.append(payload)
     return out
 
@@ -287,6 +308,16 @@ def build_report(
     )
     if validity is None:
         validity = validity_sections(store, runs, options, layout=layout)
+    # each comparison with its view's sentences (headline, gate line, caveats)
+    comparisons = [c if "skipped" in c else comparison_view(c).to_dict() for c in comparisons]
+    headlines = [c["headline"] for c in comparisons if "headline" in c]
+    headlines += [
+        f"{c['candidate']} vs {c['baseline']}: not compared ({c['skipped']})"
+        for c in comparisons
+        if "skipped" in c
+    ]
+    if not headlines:  # nothing compared: each run's own answer
+        headlines = [score_view(r).headline for r in runs]
     canaries = sorted({r["manifest"]["canary"] for r in runs if r["manifest"]})
     notes = []
     if any(r["manifest"] is None for r in runs):
@@ -321,6 +352,7 @@ def build_report(
         "items": item_rows(frames),
         "validity": validity,
         "notes": notes,
+        "summary": headlines,
     }
     figures = {
         "strata": to_svg(strata_forest(runs), "Score per stratum with confidence intervals"),
@@ -342,5 +374,8 @@ def build_report(
         if "skipped" not in comparison and math.isfinite(comparison["diff"]):
             figures[f"comparison_{i}"] = to_svg(
                 comparison_forest(comparison), "Paired difference per stratum"
+            )
+            figures[f"answer_{i}"] = to_svg(
+                comparison_forest(comparison, strata=False), "Paired difference"
             )
     return ReportData(payload=payload, figures=figures)

@@ -64,7 +64,9 @@ def _label(run: dict[str, Any]) -> str:
 def strata_forest(runs: Sequence[dict[str, Any]]) -> Figure:
     """Score with its interval per stratum, overall and weighted, one marker per run."""
     strata = sorted({s["stratum"] for r in runs for s in r["strata"]})
-    rows = ["overall", "weighted", *strata]
+    # "weighted" only when a run's suite declares deployment weights (else it is "overall")
+    weighted = ["weighted"] if any(r.get("weights") for r in runs) else []
+    rows = [*weighted, "overall", *strata]
     with plt.rc_context(_STYLE):
         fig, ax = plt.subplots(figsize=(7.2, 0.32 * len(rows) * max(1, len(runs)) + 1.4))
         step = 0.8 / max(len(runs), 1)
@@ -90,10 +92,11 @@ def strata_forest(runs: Sequence[dict[str, Any]]) -> Figure:
                 capsize=2.5,
                 markersize=5,
                 label=_label(run),
+                clip_on=False,  # a score of exactly 0 or 1 is drawn whole, not cut at the axis
             )
         ax.set_yticks(range(len(rows)), list(reversed(rows)))
         ax.axhline(len(strata) - 0.5, color="#999999", linewidth=0.6)
-        ax.set_xlim(-0.02, 1.02)
+        ax.set_xlim(-0.05, 1.05)
         ax.set_xlabel(f"score (mean of item means; {runs[0]['level']:.0%} confidence interval)")
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
         ax.legend(
@@ -168,7 +171,17 @@ def reliability_panel(runs: Sequence[dict[str, Any]]) -> Figure:
             between = rel.get("var_between", math.nan)
             within = rel.get("var_within", math.nan) / max(rel.get("epochs") or 1, 1)
             labels.append(_label(run))
-            if _finite(between) and _finite(within):
+            if not (_finite(between) and _finite(within)):
+                # never a blank row: say why the split is undefined
+                ax.text(
+                    0.0,
+                    k,
+                    " n/a: " + str(rel.get("reason") or "variance split not estimable"),
+                    va="center",
+                    ha="left",
+                    color="#555555",
+                )
+            else:
                 ax.barh(
                     k,
                     between,
@@ -192,17 +205,31 @@ def reliability_panel(runs: Sequence[dict[str, Any]]) -> Figure:
     return fig
 
 
-def comparison_forest(comparison: dict[str, Any]) -> Figure:
-    """Paired difference (candidate − baseline) overall and per stratum, with intervals."""
-    rows = [("overall", comparison)] + [(s["stratum"], s) for s in comparison["strata"]]
+def comparison_forest(comparison: dict[str, Any], *, strata: bool = True) -> Figure:
+    """Paired difference (candidate − baseline): weighted, overall and per stratum.
+
+    The deployment-weighted row comes first when the suite declares weights. A difference
+    whose interval is undefined is still drawn, labelled "CI n/a"; the axis is padded so a
+    difference of ±1 is drawn whole (docs/design/result-model.md).
+    """
+    weighted = comparison.get("weighted") or {}
+    rows: list[tuple[str, dict[str, Any]]] = []
+    if weighted.get("weights"):
+        rows.append(("deployment-weighted", weighted))
+    rows.append(("unweighted" if rows else "overall", comparison))
+    if strata:  # the report's first screen shows the overall rows only
+        rows += [(s["stratum"], s) for s in comparison["strata"]]
+    xs: list[float] = [0.0]
     with plt.rc_context(_STYLE):
         fig, ax = plt.subplots(figsize=(7.2, 0.34 * len(rows) + 1.3))
-        for i, (name, row) in enumerate(rows):
-            if not _finite(row["diff"]):
+        for i, (_name, row) in enumerate(rows):
+            y = len(rows) - 1 - i
+            if not _finite(row.get("diff")):
+                ax.text(0.0, y, "  n/a: no paired difference", va="center", color="#555555")
                 continue
             low, high = row["ci"]
-            y = len(rows) - 1 - i
-            color = PALETTE[0] if name == "overall" else "#333333"
+            xs += [row["diff"], *(v for v in (low, high) if _finite(v))]
+            color = PALETTE[0] if i == 0 else "#333333"
             ax.errorbar(
                 [row["diff"]],
                 [y],
@@ -210,13 +237,25 @@ def comparison_forest(comparison: dict[str, Any]) -> Figure:
                     [row["diff"] - low if _finite(low) else 0.0],
                     [high - row["diff"] if _finite(high) else 0.0],
                 ],
-                fmt="D" if name == "overall" else "o",
+                fmt="D" if i == 0 else "o",
                 color=color,
                 capsize=2.5,
+                clip_on=False,
             )
+            if not (_finite(low) and _finite(high)):
+                ax.annotate(
+                    "CI n/a",
+                    (row["diff"], y),
+                    xytext=(6, 0),
+                    textcoords="offset points",
+                    va="center",
+                    color="#555555",
+                    fontsize=8,
+                )
         ax.axvline(0.0, color="#000000", linewidth=0.8)
         gate = comparison.get("gate")
         if gate:
+            xs.append(-gate["margin"])
             ax.axvline(
                 -gate["margin"],
                 color=PALETTE[1],
@@ -225,10 +264,12 @@ def comparison_forest(comparison: dict[str, Any]) -> Figure:
                 label=f"non-inferiority margin −{gate['margin']}",
             )
             ax.legend(frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0))
+        pad = max(0.05, 0.08 * (max(xs) - min(xs)))
+        ax.set_xlim(min(xs) - pad, max(xs) + pad)
         ax.set_yticks(range(len(rows)), [r[0] for r in reversed(rows)])
         ax.set_xlabel(
-            f"difference in score, candidate − baseline "
-            f"({comparison['level']:.0%} CI; per stratum unadjusted, Holm p in table)"
+            f"difference in score, candidate − baseline ({comparison['level']:.0%} CI"
+            + ("; per stratum unadjusted, Holm p in table)" if strata else ")")
         )
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     return fig

@@ -17,18 +17,12 @@ import pandas as pd
 
 from evalsuite._core.layout import Layout
 from evalsuite.errors import EvalsuiteError
-from evalsuite.manifest import AuditStatus, load_manifest, suite_audit_status
+from evalsuite.manifest import load_manifest, suite_audit_status
+from evalsuite.service._audit import audit_fields
 
 __all__ = ["audit_fields", "environment_health"]
 
-
-def audit_fields(layout: Layout | None, suite: str | None, version: str | None) -> dict[str, Any]:
-    """The ``audit`` field of a run's payload: its suite version's audit status and marker."""
-    if layout is None:
-        status = AuditStatus("unaudited", "the project is not known: its audit cannot be read")
-    else:
-        status = suite_audit_status(layout, suite, version)
-    return status.to_dict() | {"marker": status.marker()}
+# the `audit` field of each run is built by the service layer; re-exported for old callers
 
 
 def _families(layout: Layout, suite: str, version: str) -> dict[str, str]:

@@ -14,6 +14,8 @@ from evalsuite._core.atomic import atomic_write_text
 from evalsuite._core.jsonout import dumps_json
 from evalsuite.report._adaptive import md_adaptive
 from evalsuite.report._build import ReportData
+from evalsuite.service import ResultView, TableView, comparison_view
+from evalsuite.service._format import fmt_counts, fmt_signed
 
 __all__ = ["render_html", "render_markdown", "write_report"]
 
@@ -54,7 +56,7 @@ def _environment() -> jinja2.Environment:
 
 def _title(payload: dict[str, Any]) -> str:
     suites = sorted({f"{r['suite']}@{r['version']}" for r in payload["runs"] if r["suite"]})
-    models = ", ".join(r["model"] for r in payload["runs"])
+    models = ", ".join(dict.fromkeys(r["model"] for r in payload["runs"]))
     return f"evalsuite report: {', '.join(suites) or 'ingested runs'} · {models}"
 
 
@@ -78,11 +80,29 @@ def _item_rows(payload: dict[str, Any]) -> markupsafe.Markup:
     return markupsafe.Markup("".join(rows))
 
 
+def _views(payload: dict[str, Any]) -> list[ResultView | None]:
+    """The view of each comparison (None: not compared), built from the report's payload."""
+    return [None if "skipped" in c else comparison_view(c) for c in payload["comparisons"]]
+
+
+def _run_diffs(payload: dict[str, Any]) -> dict[str, str]:
+    """Candidate run id -> its unweighted difference from its baseline, with the baseline."""
+    out = {}
+    for c in payload["comparisons"]:
+        if "skipped" in c:
+            out[c["candidate"]] = "not compared"
+        else:
+            out[c["candidate"]] = f"{fmt_signed(c['diff'])} vs {c['baseline']}"
+    return out
+
+
 def render_html(report: ReportData) -> str:
     """One self-contained HTML page: inline CSS and inline SVG figures, no network fetches."""
     template = _environment().get_template("report.html.j2")
     return template.render(
         p=report.payload,
+        views=_views(report.payload),
+        run_diffs=_run_diffs(report.payload),
         figures=report.figures,
         title=_title(report.payload),
         item_rows=_item_rows(report.payload),
@@ -104,14 +124,10 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
         + (f" · **{r['audit']['marker']}**" if (r.get("audit") or {}).get("marker") else ""),
         "",
     ]
-    suite = f"{r['suite']}@{r['version']}" if r["manifest"] else "ingested, no manifest"
     lines += [
-        f"- suite: {suite}; split: {r['split'] or '–'}; manifest: `{r['manifest_hash']}`",
-        f"- model: `{r['model']}` {r['model_args']}; epochs {r['epochs']}; seed {r['seed']}",
         f"- items run: {r.get('n_items_run')}"
         + (f" of {r['n_items_split']} in the split" if r.get("n_items_split") is not None else "")
         + (" (**partial run**: not the suite's score)" if r.get("partial") else ""),
-        f"- started {r['started_at']}, finished {r['finished_at']}",
         "",
     ]
     lines += _md_table(
@@ -130,9 +146,9 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
                 h["planned"],
                 h["scored"],
                 h["limits"],
-                h["limits_by_type"] or "–",
+                fmt_counts(h["limits_by_type"], none="–"),
                 h["harness_errors"],
-                h.get("errors_by_kind") or "–",
+                fmt_counts(h.get("errors_by_kind"), none="–"),
                 _pct(h["error_rate"]),
                 "yes" if r["valid"] else "NO",
             ]
@@ -165,7 +181,8 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
                 r[key]["n_items"],
                 r[key]["method"],
             ]
-            for name, key in (("unweighted", "overall"), ("deployment-weighted", "weighted"))
+            for name, key in ((("deployment-weighted", "weighted"),) if r.get("weights") else ())
+            + (("unweighted", "overall"),)
         ]
         + [
             [
@@ -211,7 +228,7 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
                 _fmt(rel.get("flip_rate")),
                 _fmt(rel.get("noise_floor")),
                 _fmt(rel.get("mde")),
-                rel.get("k_recommended", "–"),
+                _fmt(rel.get("k_recommended")),
             ]
         ],
     )
@@ -264,7 +281,7 @@ def _md_health(sections: Sequence[dict[str, Any]]) -> list[str]:
                     r["attempts"],
                     r["harness_errors"],
                     _pct(r["harness_error_rate"]),
-                    r["limits_by_type"] or "–",
+                    fmt_counts(r["limits_by_type"], none="–"),
                 ]
                 for r in h["runs"]
             ],
@@ -272,8 +289,75 @@ def _md_health(sections: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _md_view_tables(tables: Sequence[TableView]) -> list[str]:
+    lines: list[str] = []
+    for t in tables:
+        lines += [f"**{t.title}**", ""]
+        lines += _md_table([c.name for c in t.columns], t.rows)
+    return lines
+
+
+def _md_answer(p: dict[str, Any], figure_files: dict[str, str]) -> list[str]:
+    """The first screen: one sentence per comparison, its gate, its forest plot."""
+    lines = ["## Answer", ""]
+    if not p["comparisons"]:
+        lines += [f"**{s}**" for s in p["summary"]]
+        return [*lines, "", "Gate: none (a gate needs two runs of one suite).", ""]
+    for i, c in enumerate(p["comparisons"]):
+        if "skipped" in c:
+            lines += [f"- {c['candidate']} vs {c['baseline']}: not compared ({c['skipped']})", ""]
+            continue
+        lines += [f"**{c['headline']}**", ""]
+        lines += [
+            f"Gate: {c['gate_line']}."
+            if c.get("gate_line")
+            else "Gate: none asked for this comparison (`compare --gate noninferior --margin D` "
+            "records one; `report --margin D` asks for one in every comparison).",
+            "",
+        ]
+        if f"answer_{i}" in figure_files:
+            lines += [f"![paired difference]({figure_files[f'answer_{i}']})", ""]
+    return lines
+
+
+def _md_provenance(r: dict[str, Any]) -> list[str]:
+    suite = f"{r['suite']}@{r['version']}" if r["manifest"] else "ingested, no manifest"
+    args = ", ".join(f"{k}={v}" for k, v in sorted((r.get("model_args") or {}).items()))
+    return [
+        f"### {r['model']} (run {r['run_id']})",
+        "",
+        f"- suite: {suite}; split: {r['split'] or '–'}; manifest: "
+        + (f"`{r['manifest_hash']}`" if r["manifest_hash"] else "n/a (ingested)"),
+        f"- model: `{r['model']}`"
+        + (f" ({args})" if args else "")
+        + f"; epochs {r['epochs']}; seed {_fmt(r['seed'])}",
+        f"- started {r['started_at']}, finished {r['finished_at'] or 'n/a'}",
+        "",
+    ]
+
+
+def _md_comparisons(p: dict[str, Any], figure_files: dict[str, str]) -> list[str]:
+    """Each comparison's view: headline, verdict, tables, facts, figure, caveats."""
+    if not p["comparisons"]:
+        return []
+    lines = ["## Comparisons", ""]
+    for i, (c, view) in enumerate(zip(p["comparisons"], _views(p), strict=True)):
+        if view is None:
+            lines += [f"- {c['candidate']} vs {c['baseline']}: not compared ({c['skipped']})"]
+            continue
+        lines += [f"### {view.title}", "", view.headline, ""]
+        lines += [f"Paired-t verdict: **{c['verdict']}**: {c['sentence']}", ""]
+        lines += _md_view_tables(view.tables)
+        lines += [f"- {fact}" for fact in view.facts] + [""]
+        figure = figure_files.get(f"comparison_{i}")
+        if figure:
+            lines += [f"![paired difference per stratum]({figure})", ""]
+        lines += [f"> {caveat}" for caveat in view.caveats] + [""]
+    return lines
+
+
 def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
-    """The report as Markdown (figures linked as SVG files beside it)."""
+    """The report as Markdown, in the HTML's order: the answer first, provenance last."""
     p = report.payload
     level = f"{p['level']:.0%}"
     lines = [
@@ -283,6 +367,7 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
         f"{p['evalsuite_version']}; {level} intervals; analysis seed {p['analysis_seed']}.",
         "",
     ]
+    lines += _md_answer(p, figure_files)
     if p["invalid_runs"]:
         lines += [
             f"> **INVALID RUN(S): {', '.join(p['invalid_runs'])}** — too many harness "
@@ -297,57 +382,20 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
         ]
     for u in p.get("unaudited_runs") or []:
         lines += [
-            f"> **{u['marker']}**: run {u['run_id']} is of {u['suite']}@{u['version']}, which "
-            f"{u['detail']}; its numbers are only as good as that suite's graders.",
+            f"> **{u['marker']}**: run {u['run_id']} is of "
+            + (f"{u['suite']}@{u['version']}" if u["suite"] else "no frozen suite (ingested)")
+            + f", which {u['detail']}; its numbers are only as good as that suite's graders.",
             "",
         ]
     lines += [f"> {note}" for note in p["notes"]] + ([""] if p["notes"] else [])
+    lines += _md_comparisons(p, figure_files)
     lines += _md_health(p.get("environment_health") or [])
     lines += md_adaptive(p.get("adaptive") or [])
     for r in p["runs"]:
         lines += _md_run(r, level)
     for name, path in figure_files.items():
-        lines += [f"![{name}]({path})", ""]
-    if p["comparisons"]:
-        lines += ["## Comparisons", ""]
-        for c in p["comparisons"]:
-            if "skipped" in c:
-                lines += [f"- {c['candidate']} vs {c['baseline']}: not compared ({c['skipped']})"]
-                continue
-            lines += [
-                f"### {c['candidate']} − {c['baseline']}",
-                "",
-                f"**{c['verdict']}**: {c['sentence']}",
-                "",
-            ]
-            if c.get("mde_assumption"):
-                lines += [f"MDE: {c['mde_assumption']['description']}.", ""]
-            lines += _md_table(
-                ["scope", "diff", "se", "CI", "p", "p (Holm)", "items"],
-                [
-                    [
-                        "overall",
-                        _fmt(c["diff"]),
-                        _fmt(c["se"]),
-                        _ci(c["ci"]),
-                        _fmt(c["p_value"], 4),
-                        "–",
-                        c["n_items"],
-                    ]
-                ]
-                + [
-                    [
-                        s["stratum"],
-                        _fmt(s["diff"]),
-                        _fmt(s["se"]),
-                        _ci(s["ci"]),
-                        _fmt(s["p_value"], 4),
-                        _fmt(s["p_holm"], 4),
-                        s["n_items"],
-                    ]
-                    for s in c["strata"]
-                ],
-            )
+        if not name.startswith(("comparison_", "answer_")):
+            lines += [f"![{name}]({path})", ""]
     for v in p.get("validity") or []:
         lines += [
             f"## Predictive validity: {v['metric']} ({v['source']}"
@@ -374,7 +422,10 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
             ],
         )
         lines += [f"- {c['statement']}" for c in v.get("comparisons", [])] + [""]
-    lines += ["", "---", ""] + [f"Canary: `{c}`" for c in p["canaries"]]
+    lines += ["## Provenance", ""]
+    for r in p["runs"]:
+        lines += _md_provenance(r)
+    lines += ["---", ""] + [f"Canary: `{c}`" for c in p["canaries"]]
     return "\n".join(lines) + "\n"
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 from evalsuite._core.layout import Layout
 from evalsuite.analyse import validity_over_time, validity_table
 from evalsuite.errors import InsufficientDataError, ItemSourceError, NotFoundError, UsageError
-from evalsuite.report._payloads import AnalysisOptions, run_completeness, score_payload
+from evalsuite.service import AnalysisOptions, run_completeness, score_payload
 from evalsuite.store import RunRecord, Store
 
 __all__ = [

@@ -20,6 +20,7 @@ import contextlib
 import math
 import re
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -465,6 +466,23 @@ def _progress(
         yield lambda _record: None
         return
     counts = {"harness_error": 0, "limit": 0}
+    if not sys.stderr.isatty():
+        # not a terminal: plain lines (about every tenth of the run), never a cut bar
+        step = max(1, total // 10)
+        state = {"done": done}
+
+        def line(record: AttemptRecord) -> None:
+            counts[record.outcome] = counts.get(record.outcome, 0) + 1
+            state["done"] += 1
+            if state["done"] % step == 0 or state["done"] >= total:
+                sys.stderr.write(
+                    f"{label}: {state['done']}/{total} attempts · "
+                    f"{counts['harness_error']} harness errors · {counts['limit']} limits\n"
+                )
+                sys.stderr.flush()
+
+        yield line
+        return
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -489,7 +507,10 @@ def _check_model(spec: RunSpec) -> None:
     from inspect_ai.model import get_model
 
     try:
-        get_model(spec.model, **spec.model_args)
+        # inspect prints its banner ("inspect_ai v…, hooks enabled") with rich's print on
+        # stdout; it is a diagnostic, so it goes to stderr, before the run's own output
+        with contextlib.redirect_stdout(sys.stderr):
+            get_model(spec.model, **spec.model_args)
     except Exception as exc:
         raise UsageError(
             f"cannot use model {spec.model!r}: {type(exc).__name__}: {exc}. Give an inspect "
@@ -948,7 +969,12 @@ def _execute(
         log_dir = spec.log_dir or str(layout.state / "logs" / run_id)
     samples = sum(len(task.dataset) for task in tasks)
     scan_distributions_once()
-    with private_inspect_env(holdout=holdout), active_sink(sink):
+    # inspect's banner goes to stderr (see `_check_model`): stdout is the command's output
+    with (
+        private_inspect_env(holdout=holdout),
+        active_sink(sink),
+        contextlib.redirect_stdout(sys.stderr),
+    ):
         return inspect_eval(
             tasks,
             model=spec.model,

@@ -1,4 +1,9 @@
-"""The numbers behind `score --json`, `compare --json` and every report: built in one place."""
+"""The numbers behind `score --json`, `compare --json` and every report: built in one place.
+
+The service layer reads the store and calls the analyses; `score_view` and `comparison_view`
+(`evalsuite.service._views`) turn these payloads into what every renderer shows
+(docs/design/result-model.md).
+"""
 
 from __future__ import annotations
 
@@ -10,10 +15,17 @@ import numpy as np
 import pandas as pd
 
 from evalsuite._core.layout import Layout
-from evalsuite.analyse import Gate, compare_runs, score_run, secondary_estimates
+from evalsuite.analyse import (
+    Gate,
+    compare_runs,
+    score_run,
+    secondary_estimates,
+    weighted_difference,
+)
 from evalsuite.errors import IncomparableRunsError, InvalidRunError, UsageError
-from evalsuite.report._completeness import Completeness, run_completeness
-from evalsuite.report._health import audit_fields
+from evalsuite.service._audit import audit_fields
+from evalsuite.service._completeness import Completeness, run_completeness
+from evalsuite.service._views import NO_WEIGHTS
 from evalsuite.store import RunRecord, Store, run_health
 
 COMPARE_COLUMNS = (
@@ -101,6 +113,7 @@ def score_payload(
     }
     payload["analysis_seed"] = options.seed
     payload["alpha"] = options.alpha
+    payload["weights"] = dict(run.weights or {})
     payload["error_threshold"] = run.error_threshold
     completeness = run_completeness(run, layout)
     payload |= completeness.to_dict()
@@ -207,7 +220,7 @@ def check_comparable(
             "compare anyway (the output is then marked invalid)."
         )
     if invalid:
-        notes.append(f"compared with --allow-invalid: run(s) {invalid} are INVALID")
+        notes.append(f"compared with --allow-invalid: run(s) {', '.join(invalid)} are INVALID")
     return notes
 
 
@@ -250,6 +263,23 @@ def compare_payload(  # noqa: PLR0913 - the options of `compare`, and the attemp
         rng=np.random.default_rng(options.seed),
     )
     payload = result.to_dict()
+    weights = dict(base.weights or {})
+    if weights and weights == dict(cand.weights or {}):
+        payload["weighted"] = weighted_difference(
+            result.strata,
+            weights,
+            level=options.level,
+            alpha=options.alpha,
+            gate=Gate(margin=options.margin) if options.margin is not None else None,
+        ).to_dict()
+    else:
+        # no deployment weights (or the two runs disagree on them): no weighted comparison
+        payload["weighted"] = {
+            "weights": {},
+            "reason": "the runs' deployment weights differ"
+            if weights or cand.weights
+            else NO_WEIGHTS,
+        }
     payload["baseline"] = base.run_id
     payload["candidate"] = cand.run_id
     payload["level"] = options.level
@@ -274,7 +304,8 @@ def compare_payload(  # noqa: PLR0913 - the options of `compare`, and the attemp
 
 def _audit_note(run: RunRecord, audit: Mapping[str, Any]) -> str:
     """What every output says of a run whose suite version is not audited (or failed)."""
+    suite = f"{run.suite}@{run.version}" if run.suite else "no frozen suite (ingested)"
     return (
-        f"{audit['marker']}: run {run.run_id} is of {run.suite}@{run.version}, which "
+        f"{audit['marker']}: run {run.run_id} is of {suite}, which "
         f"{audit['detail']}; its numbers are only as good as that suite's graders"
     )

@@ -1,0 +1,139 @@
+"""The deployment-weighted paired difference: the comparison the suite's weights ask for.
+
+A suite that declares deployment shares W_h per stratum scores each run as ``Σ_h W_h ȳ_h``
+(`stratified_mean`). The comparison that matches it is the same combination of the
+per-stratum paired differences: ``Δ_W = Σ_h W_h d̄_h`` with ``Var(Δ_W) = Σ_h W_h² SE_h²``
+(strata are independent samples; Cochran 1977, ch. 5), on Satterthwaite's degrees of
+freedom ``(Σ_h W_h² SE_h²)² / Σ_h (W_h² SE_h²)² / df_h`` (Satterthwaite 1946, Biometrics
+Bulletin 2:110). The MDE is the one function every MDE goes through (`mde_from_se`, power
+0.8, two-sided, at this SE and df: docs/design/mde.md). See docs/design/result-model.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scipy import stats
+
+from evalsuite.analyse._compare import Gate, GateResult, StratumDiff, judge_gate
+from evalsuite.analyse._power import mde_from_se
+from evalsuite.errors import UsageError
+
+__all__ = ["WeightedDiff", "weighted_difference"]
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedDiff:
+    """``Σ_h W_h d̄_h`` with its t inference; NaN figures carry their `reason`."""
+
+    diff: float
+    se: float
+    ci: tuple[float, float]
+    level: float
+    df: float
+    p_value: float
+    mde: float
+    alpha: float
+    n_items: int
+    weights: dict[str, float]
+    reason: str | None
+    gate: GateResult | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``weighted`` block of ``compare --json`` (NaN kept; `reason` when undefined)."""
+        out: dict[str, Any] = {
+            "diff": self.diff,
+            "se": self.se,
+            "ci": list(self.ci),
+            "level": self.level,
+            "df": self.df,
+            "p_value": self.p_value,
+            "mde": self.mde,
+            "alpha": self.alpha,
+            "n_items": self.n_items,
+            "weights": dict(self.weights),
+            "method": "stratified_paired_t",
+            "reason": self.reason,
+        }
+        if self.gate is not None:
+            out["gate"] = self.gate.to_dict()
+        return out
+
+
+def _some(strata: list[str]) -> str:
+    """``2 weighted strata (a, b)``, at most three named."""
+    named = ", ".join(strata[:3]) + (f" and {len(strata) - 3} more" if len(strata) > 3 else "")
+    return f"{len(strata)} weighted strat{'um' if len(strata) == 1 else 'a'} ({named})"
+
+
+def weighted_difference(
+    strata: Sequence[StratumDiff],
+    weights: Mapping[str, float],
+    *,
+    level: float = 0.95,
+    alpha: float = 0.05,
+    gate: Gate | None = None,
+) -> WeightedDiff:
+    """Combine a comparison's per-stratum paired differences with deployment weights.
+
+    Args:
+        strata: `Comparison.strata` (each stratum's paired difference, SE and df).
+        weights: deployment share per stratum (the suite's weights; they sum to 1).
+        level: confidence level of the interval.
+        alpha: significance level of the MDE and the gate.
+        gate: a non-inferiority gate to judge on the weighted difference, or None.
+
+    Returns:
+        The `WeightedDiff`. It is undefined (NaN, with `reason`) when a stratum with a
+        positive weight has no paired item or no SE: never renormalised over the rest.
+
+    Raises:
+        UsageError: no weights, or a compared stratum without a weight.
+    """
+    if not weights:
+        raise UsageError("a weighted difference needs the suite's deployment weights")
+    unknown = sorted({s.stratum for s in strata} - set(weights))
+    if unknown:
+        raise UsageError(f"the suite's weights have no deployment share for strata {unknown}")
+    by_name = {s.stratum: s.test for s in strata}
+    n_items = sum(t.n_items for t in by_name.values())
+    missing = sorted(h for h, w in weights.items() if w > 0 and h not in by_name)
+    undefined = sorted(
+        h
+        for h, t in by_name.items()
+        if weights[h] > 0 and not (math.isfinite(t.se) and math.isfinite(t.diff) and t.df >= 1)
+    )
+    reason = None
+    if missing:
+        reason = f"no paired item in {_some(missing)}"
+    elif undefined:
+        reason = f"no standard error (fewer than 2 units) in {_some(undefined)}"
+    nan = math.nan
+    if reason is not None:
+        return WeightedDiff(
+            nan, nan, (nan, nan), level, nan, nan, nan, alpha, n_items, dict(weights), reason
+        )
+    parts = [(weights[h], t) for h, t in by_name.items() if weights[h] > 0]
+    diff = float(sum(w * t.diff for w, t in parts))
+    var = float(sum(w * w * t.se * t.se for w, t in parts))
+    denom = float(sum((w * w * t.se * t.se) ** 2 / t.df for w, t in parts))
+    se = math.sqrt(var)
+    if se > 0 and denom > 0:
+        df = var * var / denom
+        q = float(stats.t.isf((1 - level) / 2, df))
+        ci = (diff - q * se, diff + q * se)
+        p = float(2 * stats.t.sf(abs(diff) / se, df))
+    else:
+        df = float(sum(t.df for _, t in parts))
+        ci = (diff, diff)
+        p = nan
+        reason = "the weighted strata's differences have no variance: no t test"
+    mde = mde_from_se(se, df, alpha=alpha) if se > 0 else nan
+    result = WeightedDiff(
+        diff, se, ci, level, df, p, mde, alpha, n_items, dict(weights), reason,
+        None if gate is None else judge_gate(gate, diff, se, df, alpha),
+    )  # fmt: skip
+    return result

@@ -1,0 +1,80 @@
+"""The service layer: read the store, run the analyses, build one view model per result.
+
+Usage::
+
+    payload = compare_payload(store, baseline, candidate, AnalysisOptions(), layout=layout)
+    view = comparison_view(payload)  # rendered by the CLI, Markdown and HTML alike
+    view.to_dict()                   # the ``compare --json`` payload, with the headline
+
+See docs/design/result-model.md.
+"""
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalsuite.service._audit import audit_fields
+    from evalsuite.service._completeness import Completeness, run_completeness
+    from evalsuite.service._gates import record_gate, recorded_gate
+    from evalsuite.service._payloads import (
+        COMPARE_COLUMNS,
+        AnalysisOptions,
+        check_comparable,
+        compare_payload,
+        run_facts,
+        score_payload,
+    )
+    from evalsuite.service._views import (
+        Column,
+        ResultView,
+        TableView,
+        comparison_view,
+        run_label,
+        score_view,
+    )
+else:
+    from evalsuite._core.lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "._audit": ("audit_fields",),
+            "._completeness": ("Completeness", "run_completeness"),
+            "._gates": ("record_gate", "recorded_gate"),
+            "._payloads": (
+                "COMPARE_COLUMNS",
+                "AnalysisOptions",
+                "check_comparable",
+                "compare_payload",
+                "run_facts",
+                "score_payload",
+            ),
+            "._views": (
+                "Column",
+                "ResultView",
+                "TableView",
+                "comparison_view",
+                "run_label",
+                "score_view",
+            ),
+        },
+    )
+
+__all__ = [
+    "COMPARE_COLUMNS",
+    "AnalysisOptions",
+    "Column",
+    "Completeness",
+    "ResultView",
+    "TableView",
+    "audit_fields",
+    "check_comparable",
+    "compare_payload",
+    "comparison_view",
+    "record_gate",
+    "recorded_gate",
+    "run_completeness",
+    "run_facts",
+    "run_label",
+    "score_payload",
+    "score_view",
+]

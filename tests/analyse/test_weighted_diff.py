@@ -1,0 +1,48 @@
+"""The deployment-weighted paired difference (docs/design/result-model.md)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from evalsuite.analyse import Gate, compare_runs, weighted_difference
+from evalsuite.errors import UsageError
+from tests.analyse.test_scale_parity import attempts
+
+WEIGHTS = {"s0": 0.6, "s1": 0.3, "s2": 0.1}
+
+
+def test_weighted_difference_is_the_weighted_sum_of_stratum_differences() -> None:
+    base, cand = attempts(4), attempts(5, run_id="run-b")
+    comparison = compare_runs(base, cand, rng=np.random.default_rng(0))
+    w = weighted_difference(comparison.strata, WEIGHTS, level=0.9, alpha=0.1)
+    by = {s.stratum: s.test for s in comparison.strata}
+    assert w.diff == pytest.approx(sum(WEIGHTS[h] * by[h].diff for h in WEIGHTS))
+    var = sum(WEIGHTS[h] ** 2 * by[h].se ** 2 for h in WEIGHTS)
+    assert w.se == pytest.approx(math.sqrt(var))
+    df = var**2 / sum((WEIGHTS[h] ** 2 * by[h].se ** 2) ** 2 / by[h].df for h in WEIGHTS)
+    assert w.df == pytest.approx(df)
+    assert w.ci[0] < w.diff < w.ci[1]
+    assert w.reason is None and w.mde > 0
+    # a weighted stratum without a pair: undefined with its reason, never renormalised
+    missing = weighted_difference(comparison.strata, {**WEIGHTS, "s9": 0.0, "s0": 0.6})
+    assert missing.reason is None
+    gone = weighted_difference(
+        [s for s in comparison.strata if s.stratum != "s2"], WEIGHTS, level=0.95
+    )
+    assert math.isnan(gone.diff) and "s2" in (gone.reason or "")
+
+
+def test_weighted_gate_and_bad_weights() -> None:
+    comparison = compare_runs(
+        attempts(4), attempts(5, run_id="run-b"), rng=np.random.default_rng(0)
+    )
+    w = weighted_difference(comparison.strata, WEIGHTS, gate=Gate(margin=0.5))
+    assert w.gate is not None and w.gate.passed and w.gate.lower_bound < w.diff
+    assert w.to_dict()["gate"]["status"] == "PASS"
+    with pytest.raises(UsageError, match="no deployment share"):
+        weighted_difference(comparison.strata, {"s0": 1.0})
+    with pytest.raises(UsageError, match="needs the suite's deployment weights"):
+        weighted_difference(comparison.strata, {})
