@@ -23,10 +23,16 @@ if TYPE_CHECKING:
     from evalsuite.analyse._score import RunScore, score_run
     from evalsuite.analyse._secondary import SecondaryEstimate, secondary_estimates
     from evalsuite.analyse._table import Interval, Table
-    from evalsuite.analyse._validity import Validity, validity
-    from evalsuite.analyse._validity_compare import PredictorComparison, compare_predictors
-    from evalsuite.analyse._validity_table import ValidityReport, validity_table
-    from evalsuite.analyse._validity_time import ValidityOverTime, validity_over_time
+    from evalsuite.validity import (  # the validity stage's names, importable from here too
+        PredictorComparison,
+        Validity,
+        ValidityOverTime,
+        ValidityReport,
+        compare_predictors,
+        validity,
+        validity_over_time,
+        validity_table,
+    )
 else:
     from evalsuite._core.lazy import lazy_exports
 
@@ -43,10 +49,17 @@ else:
             "._score": ("RunScore", "score_run"),
             "._secondary": ("SecondaryEstimate", "secondary_estimates"),
             "._table": ("Interval", "Table"),
-            "._validity": ("Validity", "validity"),
-            "._validity_compare": ("PredictorComparison", "compare_predictors"),
-            "._validity_table": ("ValidityReport", "validity_table"),
-            "._validity_time": ("ValidityOverTime", "validity_over_time"),
+            # the validity stage (evalsuite.validity), where these names moved; kept here
+            "evalsuite.validity": (
+                "PredictorComparison",
+                "Validity",
+                "ValidityOverTime",
+                "ValidityReport",
+                "compare_predictors",
+                "validity",
+                "validity_over_time",
+                "validity_table",
+            ),
         },
     )
 

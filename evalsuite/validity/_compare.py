@@ -18,13 +18,13 @@ import pandas as pd
 from evalsuite.analyse._bootstrap import N_RESAMPLES
 from evalsuite.analyse._intervals import check_level
 from evalsuite.analyse._table import Interval, Table
-from evalsuite.analyse._validity_checks import FEW_FOR_P, FEW_MODELS, as_vector, check_n_boot
-from evalsuite.analyse._validity_stats import (
+from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.validity._checks import FEW_FOR_P, FEW_MODELS, as_vector, check_n_boot
+from evalsuite.validity._stats import (
     FloatArray,
     rowwise_pearson,
     rowwise_spearman,
 )
-from evalsuite.errors import InsufficientDataError, UsageError
 
 __all__ = ["PredictorComparison", "Verdict", "compare_predictors", "jsonable", "plain_dict"]
 

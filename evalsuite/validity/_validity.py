@@ -20,7 +20,8 @@ import pandas as pd
 from evalsuite.analyse._bootstrap import N_RESAMPLES
 from evalsuite.analyse._intervals import check_level
 from evalsuite.analyse._table import Interval, Table
-from evalsuite.analyse._validity_checks import (
+from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.validity._checks import (
     aligned_order,
     aligned_se,
     as_vector,
@@ -30,8 +31,8 @@ from evalsuite.analyse._validity_checks import (
     reliability_of,
     statement,
 )
-from evalsuite.analyse._validity_regress import deming_delta, regression
-from evalsuite.analyse._validity_stats import (
+from evalsuite.validity._regress import deming_delta, regression
+from evalsuite.validity._stats import (
     correlations,
     critical_r,
     disattenuate,
@@ -40,7 +41,6 @@ from evalsuite.analyse._validity_stats import (
     pearson_se,
     spearman_se,
 )
-from evalsuite.errors import InsufficientDataError, UsageError
 
 __all__ = ["Statistic", "Validity", "validity"]
 
@@ -253,7 +253,7 @@ def validity(  # noqa: PLR0913 - the issue-7 signature; each argument has one me
     Notes:
         Pairwise complete: a model missing x or y is dropped (counted in ``n_dropped``);
         the SEs and reliabilities refer to the models kept. Spearman's interval is
-        Bonett–Wright (0.96 coverage at M = 8 in tests/analyse/test_validity_sim.py); Kendall's
+        Bonett–Wright (0.96 coverage at M = 8 in tests/validity/test_validity_sim.py); Kendall's
         is Fieller's; Pearson's is Fisher's, as scipy ``pearsonr(...).confidence_interval``.
         The intervals are ``(−1, 1)`` when n is too small for the approximation and NaN
         at a perfect correlation. The attenuation correction divides Pearson r and its

@@ -9,8 +9,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from evalsuite.analyse._table import Interval
-from evalsuite.analyse._validity_stats import FloatArray, separation_reliability
 from evalsuite.errors import UsageError
+from evalsuite.validity._stats import FloatArray, separation_reliability
 
 __all__ = [
     "FEW_FOR_P",

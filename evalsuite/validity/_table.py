@@ -13,10 +13,10 @@ import pandas as pd
 from evalsuite.analyse._bootstrap import N_RESAMPLES
 from evalsuite.analyse._intervals import check_level
 from evalsuite.analyse._table import Interval, Table
-from evalsuite.analyse._validity import Statistic, Validity, validity
-from evalsuite.analyse._validity_checks import check_n_boot
-from evalsuite.analyse._validity_compare import PredictorComparison, compare_predictors
 from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.validity._checks import check_n_boot
+from evalsuite.validity._compare import PredictorComparison, compare_predictors
+from evalsuite.validity._validity import Statistic, Validity, validity
 
 __all__ = ["ValidityReport", "validity_table"]
 

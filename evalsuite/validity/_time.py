@@ -12,17 +12,17 @@ import pandas as pd
 
 from evalsuite.analyse._intervals import check_level
 from evalsuite.analyse._table import Interval, Table
-from evalsuite.analyse._validity import Statistic
-from evalsuite.analyse._validity_checks import FEW_FOR_P, aligned_order, as_vector
-from evalsuite.analyse._validity_compare import jsonable, plain_dict
-from evalsuite.analyse._validity_stats import (
+from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.validity._checks import FEW_FOR_P, aligned_order, as_vector
+from evalsuite.validity._compare import jsonable, plain_dict
+from evalsuite.validity._stats import (
     correlations,
     fisher_interval,
     kendall_se,
     pearson_se,
     spearman_se,
 )
-from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.validity._validity import Statistic
 
 __all__ = ["OverTimePoint", "ValidityOverTime", "validity_over_time"]
 

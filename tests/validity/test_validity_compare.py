@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalsuite.analyse._validity import validity
-from evalsuite.analyse._validity_compare import compare_predictors
-from evalsuite.analyse._validity_stats import rowwise_pearson, rowwise_spearman
-from evalsuite.analyse._validity_table import validity_table
-from evalsuite.analyse._validity_time import validity_over_time
 from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.validity._compare import compare_predictors
+from evalsuite.validity._stats import rowwise_pearson, rowwise_spearman
+from evalsuite.validity._table import validity_table
+from evalsuite.validity._time import validity_over_time
+from evalsuite.validity._validity import validity
 
 # --- compare_predictors --------------------------------------------------------------------
 
