@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from evalsuite.holdout._readers import find_sources
+from evalsuite.guard._readers import find_sources
+from tests.guard.conftest import Frozen
 from tests.helpers import write_jsonl
-from tests.holdout.conftest import Frozen
 
 TIMEOUT = 90
 
