@@ -346,7 +346,7 @@ def run_cmd(
             f"limits{f' ({limits})' if limits else ''}, {health.harness_errors} harness errors "
             f"({health.error_rate:.1%}; threshold {health.threshold:.0%})"
         )
-        print_top_errors([g.to_dict() for g in health.top_errors])
+        print_top_errors([g.to_dict() for g in health.top_errors or ()])
     if not health.valid and result.run_complete:  # a shard's share alone judges nothing
         exit_after_output(
             InvalidRunError(

@@ -26,18 +26,22 @@ from evalsuite.validity._stats import (
     rowwise_spearman,
 )
 
-__all__ = ["PredictorComparison", "Verdict", "compare_predictors", "jsonable", "plain_dict"]
+__all__ = ["PredictorComparison", "Verdict", "compare_predictors", "plain_dict", "plain_value"]
 
 Verdict = Literal["not distinguishable", "a better", "b better"]
 """``a better``: a's correlation with the outcome is higher, and the interval excludes 0."""
 
 
-def jsonable(value: Any) -> Any:
-    """`value` for JSON: intervals and tuples as lists, numpy scalars and times as Python."""
+def plain_value(value: Any) -> Any:
+    """`value` as plain Python: intervals and tuples as lists, numpy scalars and times as Python.
+
+    Not `evalsuite._core.jsonout.jsonable`, which turns non-finite floats into None for JSON
+    output; this keeps NaN (the records' ``to_dict`` leave that step to the JSON writer).
+    """
     if isinstance(value, Interval):
         return [value.low, value.high]
     if isinstance(value, tuple | list):
-        return [jsonable(v) for v in value]
+        return [plain_value(v) for v in value]
     if isinstance(value, np.datetime64 | pd.Timestamp):
         return pd.Timestamp(value).isoformat()
     if isinstance(value, np.generic):
@@ -46,8 +50,8 @@ def jsonable(value: Any) -> Any:
 
 
 def plain_dict(record: Any) -> dict[str, Any]:
-    """Every dataclass field of `record`, made `jsonable`."""
-    return {f.name: jsonable(getattr(record, f.name)) for f in fields(record)}
+    """Every dataclass field of `record`, as `plain_value`."""
+    return {f.name: plain_value(getattr(record, f.name)) for f in fields(record)}
 
 
 @dataclass(frozen=True, slots=True)

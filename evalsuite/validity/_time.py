@@ -14,7 +14,7 @@ from evalsuite.analyse._intervals import check_level
 from evalsuite.analyse._table import Interval, Table
 from evalsuite.errors import InsufficientDataError, UsageError
 from evalsuite.validity._checks import FEW_FOR_P, aligned_order, as_vector
-from evalsuite.validity._compare import jsonable, plain_dict
+from evalsuite.validity._compare import plain_dict, plain_value
 from evalsuite.validity._stats import (
     correlations,
     fisher_interval,
@@ -95,7 +95,7 @@ class ValidityOverTime:
             "start": self.start,
             "n_dropped": self.n_dropped,
             "points": [plain_dict(p) for p in self.points],
-            "flags": jsonable(self.flags),
+            "flags": plain_value(self.flags),
         }
 
     def to_frame(self) -> pd.DataFrame:
@@ -114,7 +114,7 @@ class ValidityOverTime:
     def summary(self) -> Table:
         """One row per window: n, through, Spearman and Pearson with intervals."""
         ci = f"{self.level:.0%} CI"
-        rows = [[p.n, str(jsonable(p.through)), p.spearman, p.spearman_ci, p.pearson,
+        rows = [[p.n, str(plain_value(p.through)), p.spearman, p.spearman_ci, p.pearson,
                  p.pearson_ci] for p in self.points]  # fmt: skip
         return Table.build(
             "Validity over time (expanding window)",
