@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
+from click.testing import CliRunner
 
 import evalsuite
 import evalsuite.analyse as analyse
@@ -20,7 +22,11 @@ import evalsuite.guard as guard_stage
 import evalsuite.holdout as holdout
 import evalsuite.validity as validity_stage
 from evalsuite.analyse import score_run
-from evalsuite.store import Health, run_health
+from evalsuite.cli import cli
+from evalsuite.errors import ItemSourceError
+from evalsuite.store import Health, read_outcomes_file, run_health
+
+VALIDITY_COMMANDS = ("add", "import", "report")
 
 PACKAGE = Path(evalsuite.__file__).parent
 
@@ -125,3 +131,19 @@ def test_the_statistics_load_no_database() -> None:
     assert "evalsuite.validity._table" in modules  # the probe did load the stages
     assert not {m for m in modules if m.split(".")[0] == "sqlalchemy"}
     assert "evalsuite.store._store" not in modules
+
+
+def test_the_validity_commands_say_deployment_result_not_outcome() -> None:
+    # "outcome" is an attempt's (docs/contributing.md, "Words"); flags and --json stay
+    runner = CliRunner()
+    for argv in (["validity", "--help"], *[["validity", c, "--help"] for c in VALIDITY_COMMANDS]):
+        out = runner.invoke(cli, argv, terminal_width=200).output
+        assert "outcome" not in out.lower(), argv
+    assert "deployment result" in runner.invoke(cli, ["validity", "add", "--help"]).output
+
+
+def test_a_missing_deployment_result_is_named_so(tmp_path: Path) -> None:
+    empty = tmp_path / "results.csv"
+    empty.write_text("model,metric,value\n", encoding="utf-8")
+    with pytest.raises(ItemSourceError, match="no deployment result rows"):
+        read_outcomes_file(empty)

@@ -1,5 +1,8 @@
 """Statistics of stored attempts: estimates with intervals, paired comparisons, reliability.
 
+Predictive validity (model versions against their deployment results) is its own stage,
+`evalsuite.validity`; its names are still importable from here.
+
 Pure functions of the attempts DataFrame (docs/design/attempts.md); the item is the unit of
 analysis. Interval decisions: docs/design/intervals.md. Public API::
 
@@ -7,7 +10,6 @@ analysis. Interval decisions: docs/design/intervals.md. Public API::
     comparison = compare_runs(baseline, candidate, gate=Gate(margin=0.02), rng=rng)
     rel = reliability(attempts)
     n = items_needed(VarianceComponents(0.0087, 0.177, 0.171), delta=0.03, epochs=3)
-    report = validity_table(scores, outcomes, metric="task_success", rng=rng)
 """
 
 from typing import TYPE_CHECKING

@@ -1,8 +1,9 @@
 """Is one predictor's validity better than another's, and does validity hold up over time?
 
 `compare_predictors` is a paired bootstrap over models of the difference of two correlations
-with one outcome; `validity_over_time` recomputes the correlations on an expanding window of
-models in observation order. docs/design/validity.md; docs/methods.md, "Predictive validity".
+with one deployment result; `validity_over_time` recomputes the correlations on an expanding
+window of models in observation order. docs/design/validity.md; docs/methods.md, "Predictive
+validity".
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from evalsuite.validity._stats import (
 __all__ = ["PredictorComparison", "Verdict", "compare_predictors", "plain_dict", "plain_value"]
 
 Verdict = Literal["not distinguishable", "a better", "b better"]
-"""``a better``: a's correlation with the outcome is higher, and the interval excludes 0."""
+"""``a better``: a's correlation with the deployment result is higher; the interval excludes 0."""
 
 
 def plain_value(value: Any) -> Any:
@@ -56,21 +57,21 @@ def plain_dict(record: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class PredictorComparison:
-    """Difference of two predictors' correlations with one outcome, on the same models.
+    """Difference of two predictors' correlations with one deployment result, on the same models.
 
     Attributes:
         name_a: the first predictor's name (``a`` unless given).
         name_b: the second predictor.
-        n: models with a, b and the outcome all present.
-        n_dropped: models dropped because a, b or the outcome was missing.
+        n: models with a, b and the deployment result all present.
+        n_dropped: models dropped because a, b or the deployment result was missing.
         level: level of the intervals.
-        spearman_a: Spearman r_s of a with the outcome, on the n models.
+        spearman_a: Spearman r_s of a with the deployment result, on the n models.
         spearman_b: the same for b.
         spearman_diff: ``spearman_a − spearman_b``.
         spearman_diff_ci: paired percentile-bootstrap interval of the difference.
         p_value: two-sided bootstrap p-value of ``spearman_diff = 0``.
-        pearson_a: Pearson r of a with the outcome.
-        pearson_b: Pearson r of b with the outcome.
+        pearson_a: Pearson r of a with the deployment result.
+        pearson_b: Pearson r of b with the deployment result.
         pearson_diff: ``pearson_a − pearson_b``.
         pearson_diff_ci: paired percentile-bootstrap interval of the difference.
         pearson_p_value: two-sided bootstrap p-value of ``pearson_diff = 0``.
@@ -180,7 +181,7 @@ def _common(
     if n < FEW_MODELS:
         raise InsufficientDataError(
             f"comparing two predictors needs at least {FEW_MODELS} models with both "
-            f"predictors and the outcome; got {n} of {a.size}"
+            f"predictors and the deployment result; got {n} of {a.size}"
         )
     dropped = a.size - n
     a, b, out = a[keep], b[keep], out[keep]
@@ -202,12 +203,12 @@ def compare_predictors(
     level: float = 0.95,
     names: tuple[str, str] = ("a", "b"),
 ) -> PredictorComparison:
-    """Do predictors a and b correlate differently with outcome `y`, given these models?
+    """Do predictors a and b correlate differently with deployment result `y`, given these models?
 
     Args:
         x_a: predictor a's score per model (NaN: missing).
         x_b: predictor b's score per model, aligned by position.
-        y: the outcome per model.
+        y: the deployment result per model.
         rng: the generator the bootstrap draws from.
         n_boot: bootstrap resamples of models.
         level: level of the intervals.
@@ -259,7 +260,7 @@ def compare_predictors(
         flags.append(f"{s_bad} of {n_boot} resamples had a constant variable and were dropped")
     name_a, name_b = names
     text = (
-        f"On the {n} models with both predictors and the outcome, Spearman r_s is "
+        f"On the {n} models with both predictors and the deployment result, Spearman r_s is "
         f"{float(ra[0]):.3f} for {name_a} and {float(rb[0]):.3f} for {name_b}; the "
         f"difference {s_obs:.3f} "
         f"has a {level:.0%} paired-bootstrap interval [{s_ci.low:.3f}, {s_ci.high:.3f}] "
@@ -267,7 +268,8 @@ def compare_predictors(
         + (
             "not distinguishable given these data."
             if verdict == "not distinguishable"
-            else f"{name_a if verdict == 'a better' else name_b} predicts the outcome better."
+            else f"{name_a if verdict == 'a better' else name_b} predicts the deployment result "
+            "better."
         )
     )
     return PredictorComparison(

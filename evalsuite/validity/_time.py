@@ -136,8 +136,8 @@ def validity_over_time(
 
     Args:
         x: the eval score of each model (NaN: missing).
-        y: the outcome of each model, aligned by position (NaN: missing).
-        order: when each model's outcome was observed (numbers or datetimes; no missing).
+        y: the deployment result of each model, aligned by position (NaN: missing).
+        order: when each model's deployment result was observed (numbers or datetimes; no missing).
         level: level of every interval.
         start: the smallest window reported (at least 4, so that intervals exist).
 
