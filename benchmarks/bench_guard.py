@@ -33,8 +33,8 @@ import numpy as np
 
 from evalsuite._core.layout import Layout
 from evalsuite._core.text import normalise_batch_v2, normalise_batch_v3, normalise_words
-from evalsuite.holdout._guard import GuardOptions, guard
-from evalsuite.holdout._index import load_index
+from evalsuite.guard._guard import GuardOptions, guard
+from evalsuite.guard._index import load_index
 from evalsuite.manifest import KeySpec, freeze
 
 N_ITEMS = 2000

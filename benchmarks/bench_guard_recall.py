@@ -2,9 +2,9 @@
 
 Every item of every frozen version of the shipped suites (dev and holdout; holdout items
 decrypted in memory with the suites' canary-derived key, never written anywhere), and the
-synthetic holdout-like suite of `tests/holdout/synthetic.py` (templated tickets, word
+synthetic holdout-like suite of `tests/guard/synthetic.py` (templated tickets, word
 problems and sums, frozen in a temporary project by the code under test), is edited eleven
-ways (`tests/holdout/battery.py`: verbatim, case, punctuation stripped, white space
+ways (`tests/guard/battery.py`: verbatim, case, punctuation stripped, white space
 collapsed, one word changed, markdown wrapping, chat-template wrapping, JSON-escaped,
 truncated to 70%, a 60% window from the middle, reflowed) and pasted between clean
 paragraphs of real text available offline (stdlib docstrings, licences and READMEs of the
@@ -41,8 +41,8 @@ TARGET = 0.98
 
 def worker(n_clean: int, sample: int | None) -> None:
     """Run the battery with whatever `evalsuite` is importable; print counts as JSON."""
-    from tests.holdout.battery import SYNTHETIC, run_battery, shipped_items
-    from tests.holdout.synthetic import freeze_synthetic, synthetic_records, topic_similar
+    from tests.guard.battery import SYNTHETIC, run_battery, shipped_items
+    from tests.guard.synthetic import freeze_synthetic, synthetic_records, topic_similar
 
     started = time.perf_counter()
     tally = run_battery(REPO, shipped_items(REPO), n_clean=n_clean, sample=sample)

@@ -1,5 +1,8 @@
 """Statistics of stored attempts: estimates with intervals, paired comparisons, reliability.
 
+Predictive validity (model versions against their deployment results) is its own stage,
+`evalsuite.validity`; its names are still importable from here.
+
 Pure functions of the attempts DataFrame (docs/design/attempts.md); the item is the unit of
 analysis. Interval decisions: docs/design/intervals.md. Public API::
 
@@ -7,7 +10,6 @@ analysis. Interval decisions: docs/design/intervals.md. Public API::
     comparison = compare_runs(baseline, candidate, gate=Gate(margin=0.02), rng=rng)
     rel = reliability(attempts)
     n = items_needed(VarianceComponents(0.0087, 0.177, 0.171), delta=0.03, epochs=3)
-    report = validity_table(scores, outcomes, metric="task_success", rng=rng)
 """
 
 from typing import TYPE_CHECKING
@@ -23,11 +25,17 @@ if TYPE_CHECKING:
     from evalsuite.analyse._score import RunScore, score_run
     from evalsuite.analyse._secondary import SecondaryEstimate, secondary_estimates
     from evalsuite.analyse._table import Interval, Table
-    from evalsuite.analyse._validity import Validity, validity
-    from evalsuite.analyse._validity_compare import PredictorComparison, compare_predictors
-    from evalsuite.analyse._validity_table import ValidityReport, validity_table
-    from evalsuite.analyse._validity_time import ValidityOverTime, validity_over_time
     from evalsuite.analyse._weighted_diff import WeightedDiff, weighted_difference
+    from evalsuite.validity import (  # the validity stage's names, importable from here too
+        PredictorComparison,
+        Validity,
+        ValidityOverTime,
+        ValidityReport,
+        compare_predictors,
+        validity,
+        validity_over_time,
+        validity_table,
+    )
 else:
     from evalsuite._core.lazy import lazy_exports
 
@@ -44,11 +52,18 @@ else:
             "._score": ("RunScore", "score_run"),
             "._secondary": ("SecondaryEstimate", "secondary_estimates"),
             "._table": ("Interval", "Table"),
-            "._validity": ("Validity", "validity"),
-            "._validity_compare": ("PredictorComparison", "compare_predictors"),
-            "._validity_table": ("ValidityReport", "validity_table"),
-            "._validity_time": ("ValidityOverTime", "validity_over_time"),
             "._weighted_diff": ("WeightedDiff", "weighted_difference"),
+            # the validity stage (evalsuite.validity), where these names moved; kept here
+            "evalsuite.validity": (
+                "PredictorComparison",
+                "Validity",
+                "ValidityOverTime",
+                "ValidityReport",
+                "compare_predictors",
+                "validity",
+                "validity_over_time",
+                "validity_table",
+            ),
         },
     )
 

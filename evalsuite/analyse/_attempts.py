@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalsuite._core.hashing import sha256_bytes
-from evalsuite.analyse._table import Table
 from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.store._health import Health
 
 __all__ = ["OUTCOMES", "REQUIRED_COLUMNS", "SUCCESS_THRESHOLD", "Health", "ItemTable", "item_table"]
 
@@ -40,67 +40,6 @@ OUTCOMES = frozenset({"scored", "limit", "harness_error"})
 SUCCESS_THRESHOLD = 1.0 - 1e-6
 """An attempt counts as a success for pass@k/pass^k when its score is at least this
 (tau-bench's ``is_successful``: ``1 - 1e-6 <= reward``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Health:
-    """Harness health of one run: what was planned, what happened, what was excluded.
-
-    Attributes:
-        planned: planned attempts (items × epochs); the denominator of `error_rate`.
-        recorded: rows in the attempts table.
-        scored: attempts the verifier scored.
-        limits: attempts that hit a limit (model failures, score 0).
-        limits_by_type: `limits` split by ``limit_type`` (``unspecified`` when missing).
-        harness_errors: harness-error rows plus planned attempts with no row at all.
-        unrecorded: planned attempts with no row (``planned − recorded``).
-        error_rate: ``harness_errors / planned`` (NaN when nothing was planned).
-        n_items: distinct items in the table.
-        n_items_excluded: items whose every epoch was a harness error.
-    """
-
-    planned: int
-    recorded: int
-    scored: int
-    limits: int
-    limits_by_type: Mapping[str, int]
-    harness_errors: int
-    unrecorded: int
-    error_rate: float
-    n_items: int
-    n_items_excluded: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields: the ``harness`` block of ``score --json`` plus the extra counts."""
-        return {
-            "planned": self.planned,
-            "recorded": self.recorded,
-            "scored": self.scored,
-            "limits": self.limits,
-            "limits_by_type": dict(self.limits_by_type),
-            "harness_errors": self.harness_errors,
-            "unrecorded": self.unrecorded,
-            "error_rate": self.error_rate,
-            "n_items": self.n_items,
-            "n_items_excluded": self.n_items_excluded,
-        }
-
-    def summary(self) -> Table:
-        """A one-row table of the health counts."""
-        return Table.build(
-            "Harness health",
-            ["planned", "scored", "limits", "harness errors", "error rate", "items excluded"],
-            [
-                [
-                    self.planned,
-                    self.scored,
-                    self.limits,
-                    self.harness_errors,
-                    self.error_rate,
-                    self.n_items_excluded,
-                ]
-            ],
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,11 +65,17 @@ class ItemTable:
     attempt_item: npt.NDArray[np.intp]
     attempt_score: npt.NDArray[np.float64]
     health: Health
+    """Counts of the attempts (`evalsuite.store.Health`, not judged against a threshold)."""
 
     @property
     def n_items(self) -> int:
         """Items with at least one usable epoch."""
         return len(self.item_id)
+
+    @property
+    def n_items_excluded(self) -> int:
+        """Items whose every epoch was a harness error (left out of every estimate)."""
+        return sum(self.excluded_by_stratum.values())
 
 
 def _fail(what: str, message: str) -> UsageError:
@@ -324,6 +269,8 @@ def _health(cols: _Columns, planned: int | None, n_excluded: int, what: str) -> 
         harness_errors=errors,
         unrecorded=planned - recorded,
         error_rate=errors / planned if planned > 0 else math.nan,
+        threshold=None,  # the statistics count; the run's record judges
+        valid=None,
         n_items=len(cols.item_ids),
         n_items_excluded=n_excluded,
     )

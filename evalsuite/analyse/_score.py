@@ -152,7 +152,7 @@ def _pass_k(
     """
     out: list[PassK] = []
     k_max = int(it.n_epochs.max()) if it.n_items else 0
-    base_excluded = it.health.n_items_excluded
+    base_excluded = it.n_items_excluded
     for k in range(1, k_max + 1):
         usable = it.n_epochs >= k
         n, c = it.n_epochs[usable], it.successes[usable]
@@ -225,7 +225,7 @@ def score_run(  # noqa: PLR0913 - the analysis options of `score`, one each
         raise UsageError(f"'model_corr' must be in [-1, 1] (got {model_corr!r})")
     it = item_table(attempts, planned=planned)
     clusters = it.cluster if it.clustered else None
-    n_excluded = it.health.n_items_excluded
+    n_excluded = it.n_items_excluded
     overall = estimate_mean(
         it.mean,
         clusters=clusters,

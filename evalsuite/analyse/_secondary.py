@@ -101,7 +101,7 @@ def secondary_estimates(
             clusters=table.cluster if table.clustered else None,
             level=level,
             interval=interval,
-            n_excluded=table.health.n_items_excluded,
+            n_excluded=table.n_items_excluded,
             rng=rng,
         )
         out.append(SecondaryEstimate(name, estimate, int(missing.sum()), dict(reasons)))

@@ -32,11 +32,11 @@ from evalsuite.cli._common import (
     pass_context,
 )
 from evalsuite.errors import ContaminationError
-from evalsuite.holdout._derived import DerivedResult, derive_fingerprints
-from evalsuite.holdout._guard import GuardOptions, GuardReport, screen_sources
-from evalsuite.holdout._index import frozen_suites, load_index, read_fingerprints
-from evalsuite.holdout._readers import Format, find_sources
-from evalsuite.holdout._screen import DEFAULT_BATCH_BYTES, DEFAULT_THRESHOLD
+from evalsuite.guard._derived import DerivedResult, derive_fingerprints
+from evalsuite.guard._guard import GuardOptions, GuardReport, screen_sources
+from evalsuite.guard._index import frozen_suites, load_index, read_fingerprints
+from evalsuite.guard._readers import Format, find_sources
+from evalsuite.guard._screen import DEFAULT_BATCH_BYTES, DEFAULT_THRESHOLD
 from evalsuite.manifest import frozen_versions, parse_ref
 from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT
 

@@ -403,7 +403,7 @@ def run_cmd(
             f"limits{f' ({limits})' if limits else ''}, {health.harness_errors} harness errors "
             f"({health.error_rate:.1%}; threshold {health.threshold:.0%})"
         )
-        print_top_errors([g.to_dict() for g in health.top_errors])
+        print_top_errors([g.to_dict() for g in health.top_errors or ()])
         if summary is not None:
             _print_adaptive(summary)
     if not health.valid and result.run_complete:  # a shard's share alone judges nothing

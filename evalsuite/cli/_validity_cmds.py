@@ -1,4 +1,4 @@
-"""`evalsuite validity add|import|report`: deployment outcomes and predictive validity."""
+"""`evalsuite validity add|import|report`: deployment results and predictive validity."""
 
 from __future__ import annotations
 
@@ -31,12 +31,12 @@ __all__ = ["validity_group"]
 
 @click.group("validity")
 def validity_group() -> None:
-    """Deployment outcomes of model versions, and how well eval scores predicted them."""
+    """Deployment results of model versions, and how well eval scores predicted them."""
 
 
 @validity_group.command("add")
 @click.option("--model", required=True, help="Model version, as named in its runs.")
-@click.option("--metric", required=True, help="Outcome name, e.g. task_success.")
+@click.option("--metric", required=True, help="Deployment result name, e.g. task_success.")
 @click.option("--value", required=True, type=float, help="Observed value.")
 @click.option("--se", type=click.FloatRange(min=0), default=None, help="Standard error.")
 @click.option(
@@ -62,7 +62,7 @@ def add_cmd(
     source: str | None,
     as_json: bool,
 ) -> None:
-    """Record one deployment outcome of a model version."""
+    """Record one deployment result of a model version."""
     record = make_outcome(
         {
             "model": model,
@@ -90,7 +90,7 @@ def add_cmd(
 @pass_context
 @handle_errors
 def import_cmd(ctx: Context, path: Path, as_json: bool) -> None:
-    """Record the outcomes in PATH (CSV or JSONL).
+    """Record the deployment results in PATH (CSV or JSONL).
 
     Columns: model, metric, value, and optional se, n, observed_at, source. Every row is
     checked before any is stored, and a re-import adds nothing twice.
@@ -157,7 +157,7 @@ def _print_report(payload: dict[str, Any], *, wide: bool = False) -> None:
         Text(
             f"predictive validity for {payload['metric']} ({payload['source']}"
             + (f", {payload['split']} split" if payload.get("split") else "")
-            + f"; {payload['n_models']} models with an outcome)",
+            + f"; {payload['n_models']} models with a deployment result)",
             style="bold",
         )
     )
@@ -175,7 +175,7 @@ def _print_report(payload: dict[str, Any], *, wide: bool = False) -> None:
 
 @validity_group.command("report")
 @click.option("--suite", "ref", default=None, help="SUITE@X.Y.Z whose stored runs give scores.")
-@click.option("--metric", required=True, help="Outcome metric to predict.")
+@click.option("--metric", required=True, help="Deployment result (metric) to predict.")
 @click.option(
     "--scores",
     "scores_file",

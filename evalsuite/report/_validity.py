@@ -1,4 +1,4 @@
-"""Predictive validity from the store: eval scores of model versions beside deployment outcomes.
+"""Predictive validity from the store: eval scores of model versions beside deployment results.
 
 Scores come from each model's latest valid, complete run of the whole split on one suite
 version and one split (the suite mean, and each stratum as a predictor of its own), or from a
@@ -42,7 +42,7 @@ def latest_outcomes(store: Store, metric: str) -> pd.DataFrame:
     if frame.empty:
         known = sorted(set(store.outcomes()["metric"])) if not store.outcomes().empty else []
         raise NotFoundError(
-            f"no deployment outcomes for metric {metric!r} in the store (metrics recorded: "
+            f"no deployment results for metric {metric!r} in the store (metrics recorded: "
             f"{known or 'none'}); add them with `evalsuite validity add` or `validity import`"
         )
     frame = frame.sort_values(["observed_at", "id"], na_position="first")

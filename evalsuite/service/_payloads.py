@@ -109,7 +109,7 @@ def score_payload(
         "valid": health.valid,
         "threshold": health.threshold,
         "retried": health.retried,
-        "top_errors": [g.to_dict() for g in health.top_errors],
+        "top_errors": [g.to_dict() for g in health.top_errors or ()],
     }
     payload["analysis_seed"] = options.seed
     payload["alpha"] = options.alpha

@@ -193,26 +193,56 @@ def _ranked(groups: dict[str, list[Any]], *, missing: int, top: int) -> list[Err
 
 @dataclass(frozen=True, slots=True)
 class Health:
-    """Harness health of a run (docs/architecture.md, "Run health")."""
+    """Harness health of a run: what was planned, what happened, what was excluded.
+
+    The one health record of the project (docs/architecture.md, "Run health"). The runner and
+    the store compute it from a run's attempts and judge it against the run's threshold
+    (`run_health`, `HealthCounts.health`); the statistics count the attempts they were given
+    and the items they had to exclude (`evalsuite.analyse`'s item table), without a threshold.
+    A field a computation does not know is None, and `to_dict` leaves it out.
+
+    Attributes:
+        planned: planned attempts (items × epochs); the denominator of `error_rate`.
+        scored: attempts the verifier scored.
+        limits: attempts that hit a limit (model failures, score 0).
+        harness_errors: harness-error rows plus planned attempts with no row at all.
+        error_rate: ``harness_errors / planned`` (NaN when nothing was planned).
+        threshold: the highest error rate of a valid run; None: not judged here.
+        valid: ``error_rate <= threshold`` with something planned; None: not judged here.
+        limits_by_type: `limits` split by ``limit_type`` (``unspecified`` when missing).
+        errors_by_kind: harness errors by kind (`error_kind`; ``not run`` for missing rows).
+        retried: attempts that needed at least one retry (whatever their final outcome).
+        top_errors: the most frequent harness error reasons, each with a count, an example
+            and advice.
+        recorded: rows in the attempts table.
+        unrecorded: planned attempts with no row (``planned − recorded``).
+        n_items: distinct items in the attempts table.
+        n_items_excluded: items whose every epoch was a harness error.
+    """
 
     planned: int
     scored: int
     limits: int
     harness_errors: int
     error_rate: float
-    """harness_errors / planned (planned attempts that never ran count as harness errors)."""
-    threshold: float
-    valid: bool
+    threshold: float | None
+    valid: bool | None
     limits_by_type: dict[str, int] = field(default_factory=dict)
-    errors_by_kind: dict[str, int] = field(default_factory=dict)
-    retried: int = 0
-    """Attempts that needed at least one retry (whatever their final outcome)."""
-    top_errors: list[ErrorGroup] = field(default_factory=list)
-    """The most frequent harness error reasons, each with a count, an example and advice."""
+    errors_by_kind: dict[str, int] | None = None
+    retried: int | None = None
+    top_errors: list[ErrorGroup] | None = None
+    recorded: int | None = None
+    unrecorded: int | None = None
+    n_items: int | None = None
+    n_items_excluded: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form; `planned`, `scored`, `limits`, `harness_errors`, `error_rate` first."""
-        return asdict(self)
+        """JSON-ready form: the ``harness`` block of ``run --json`` and ``score --json``.
+
+        `planned`, `scored`, `limits`, `harness_errors`, `error_rate` first; fields this
+        computation did not know (None) are left out.
+        """
+        return {k: v for k, v in asdict(self).items() if v is not None}
 
 
 def run_health(attempts: pd.DataFrame, *, planned: int, threshold: float) -> Health:
@@ -248,6 +278,8 @@ def run_health(attempts: pd.DataFrame, *, planned: int, threshold: float) -> Hea
         errors_by_kind=dict(sorted(kinds.items())),
         retried=retried,
         top_errors=error_groups(attempts, planned=planned) if errors else [],
+        recorded=len(attempts),
+        unrecorded=missing,
     )
 
 
@@ -335,4 +367,6 @@ class HealthCounts:
             errors_by_kind=dict(sorted(kinds.items())),
             retried=self.retried,
             top_errors=_ranked(self.groups, missing=missing, top=5) if errors else [],
+            recorded=self.rows,
+            unrecorded=missing,
         )

@@ -1,4 +1,8 @@
-"""Deployment outcomes from the command line or a file, validated row by row."""
+"""Deployment results from the command line or a file, validated row by row.
+
+Not attempt outcomes: the names here (`make_outcome`, `OUTCOME_COLUMNS`, the ``outcomes`` table)
+are older than the word and stay (docs/contributing.md, "Words").
+"""
 
 from __future__ import annotations
 
@@ -45,8 +49,8 @@ def _date(value: Any, where: str) -> str | None:
     return parsed.isoformat()
 
 
-def make_outcome(fields: Mapping[str, Any], where: str = "outcome") -> OutcomeRecord:
-    """Validate one outcome (model, metric, value, optional se or n, observed_at, source).
+def make_outcome(fields: Mapping[str, Any], where: str = "deployment result") -> OutcomeRecord:
+    """Validate one deployment result (model, metric, value, optional se or n, observed_at, source).
 
     Raises:
         ItemSourceError: a missing or malformed field, named with `where` (e.g. ``row 3``).
@@ -82,7 +86,7 @@ def make_outcome(fields: Mapping[str, Any], where: str = "outcome") -> OutcomeRe
 
 
 def outcome_fingerprint(record: OutcomeRecord) -> str:
-    """Content hash of an outcome: importing the same observation twice adds it once."""
+    """Content hash of a deployment result: importing the same observation twice adds it once."""
     return content_hash(
         {
             "model": record.model,
@@ -112,7 +116,7 @@ def _rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
             rows.append((f"{path}:{number}", record))
         return rows
     if path.suffix != ".csv":
-        raise UsageError(f"{path}: expected a .csv or .jsonl outcomes file")
+        raise UsageError(f"{path}: expected a .csv or .jsonl file of deployment results")
     reader = csv.DictReader(text.splitlines())
     return [
         (f"{path} row {number}", {k.strip(): v for k, v in row.items() if k is not None})
@@ -121,10 +125,10 @@ def _rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
 
 
 def read_outcomes_file(path: Path) -> list[OutcomeRecord]:
-    """Every row of a CSV or JSONL outcomes file, validated; the first bad row is named."""
+    """Every row of a CSV or JSONL file of deployment results, checked; names the first bad row."""
     if not path.is_file():
         raise NotFoundError(f"{path} does not exist")
     rows = _rows(path)
     if not rows:
-        raise ItemSourceError(f"{path}: no outcome rows")
+        raise ItemSourceError(f"{path}: no deployment result rows")
     return [make_outcome(fields, where) for where, fields in rows]

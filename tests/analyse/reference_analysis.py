@@ -110,6 +110,8 @@ def _health(df: pd.DataFrame, planned: int | None, n_excluded: int, what: str) -
         harness_errors=shared.harness_errors,
         unrecorded=planned - recorded,
         error_rate=shared.error_rate,
+        threshold=None,
+        valid=None,
         n_items=int(df["item_id"].nunique()),
         n_items_excluded=n_excluded,
     )

@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.analyse.test_validity_published import PUBLISHED  # figures and their sources
 from tests.helpers import Project, json_out
 from tests.run.conftest import make_probe_project
+from tests.validity.test_validity_published import PUBLISHED  # figures and their sources
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "alpacaeval"
 

@@ -1,7 +1,7 @@
 """Recall and precision of the guard on light edits of frozen items, planted in real text.
 
-The battery (`tests/holdout/battery.py`) runs on synthetic holdout-like items
-(`tests/holdout/synthetic.py`: templated support tickets, word problems and bare sums, frozen
+The battery (`tests/guard/battery.py`) runs on synthetic holdout-like items
+(`tests/guard/synthetic.py`: templated support tickets, word problems and bare sums, frozen
 in a throwaway project, half of them holdout) and on a sample of the shipped suites' public
 dev items. No shipped holdout text is used here (`benchmarks/bench_guard_recall.py` measures
 every shipped item); only counts and item ids reach an assertion message.
@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
-from tests.holdout.battery import (
+from tests.guard.battery import (
     SYNTHETIC,
     TARGET_KINDS,
     WHOLE_KINDS,
@@ -22,7 +21,8 @@ from tests.holdout.battery import (
     run_battery,
     shipped_items,
 )
-from tests.holdout.synthetic import freeze_synthetic, synthetic_records, topic_similar
+from tests.guard.synthetic import freeze_synthetic, synthetic_records, topic_similar
+from tests.helpers import REPO
 
 TARGET = 0.98
 STRICT = 0.4

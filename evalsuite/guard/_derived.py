@@ -18,7 +18,7 @@ from evalsuite._core.atomic import atomic_write_text
 from evalsuite._core.hashing import sha256_bytes
 from evalsuite._core.layout import Layout
 from evalsuite.errors import ManifestTamperedError, NotFoundError, UsageError
-from evalsuite.holdout._index import derived_binding, derived_path, read_fingerprints
+from evalsuite.guard._index import derived_binding, derived_path, read_fingerprints
 from evalsuite.manifest import (
     Item,
     KeySpec,

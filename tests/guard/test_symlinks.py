@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from evalsuite.holdout._readers import find_sources
+from evalsuite.guard._readers import find_sources
+from tests.guard.conftest import Frozen
 from tests.helpers import WAIT_S, write_jsonl
-from tests.holdout.conftest import Frozen
 
 TIMEOUT = WAIT_S  # a followed loop never ends; a loaded machine only slows the guard
 

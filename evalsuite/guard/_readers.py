@@ -23,7 +23,7 @@ from pydantic_core import from_json
 
 from evalsuite._core.text import words_v3
 from evalsuite.errors import NotFoundError, UsageError
-from evalsuite.holdout._batch import Batch, WordCounter, pieces_of
+from evalsuite.guard._batch import Batch, WordCounter, pieces_of
 
 __all__ = ["Format", "Skipped", "Source", "find_sources", "read_source"]
 

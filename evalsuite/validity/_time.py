@@ -12,17 +12,17 @@ import pandas as pd
 
 from evalsuite.analyse._intervals import check_level
 from evalsuite.analyse._table import Interval, Table
-from evalsuite.analyse._validity import Statistic
-from evalsuite.analyse._validity_checks import FEW_FOR_P, aligned_order, as_vector
-from evalsuite.analyse._validity_compare import jsonable, plain_dict
-from evalsuite.analyse._validity_stats import (
+from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.validity._checks import FEW_FOR_P, aligned_order, as_vector
+from evalsuite.validity._compare import plain_dict, plain_value
+from evalsuite.validity._stats import (
     correlations,
     fisher_interval,
     kendall_se,
     pearson_se,
     spearman_se,
 )
-from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.validity._validity import Statistic
 
 __all__ = ["OverTimePoint", "ValidityOverTime", "validity_over_time"]
 
@@ -95,7 +95,7 @@ class ValidityOverTime:
             "start": self.start,
             "n_dropped": self.n_dropped,
             "points": [plain_dict(p) for p in self.points],
-            "flags": jsonable(self.flags),
+            "flags": plain_value(self.flags),
         }
 
     def to_frame(self) -> pd.DataFrame:
@@ -114,7 +114,7 @@ class ValidityOverTime:
     def summary(self) -> Table:
         """One row per window: n, through, Spearman and Pearson with intervals."""
         ci = f"{self.level:.0%} CI"
-        rows = [[p.n, str(jsonable(p.through)), p.spearman, p.spearman_ci, p.pearson,
+        rows = [[p.n, str(plain_value(p.through)), p.spearman, p.spearman_ci, p.pearson,
                  p.pearson_ci] for p in self.points]  # fmt: skip
         return Table.build(
             "Validity over time (expanding window)",
@@ -136,8 +136,8 @@ def validity_over_time(
 
     Args:
         x: the eval score of each model (NaN: missing).
-        y: the outcome of each model, aligned by position (NaN: missing).
-        order: when each model's outcome was observed (numbers or datetimes; no missing).
+        y: the deployment result of each model, aligned by position (NaN: missing).
+        order: when each model's deployment result was observed (numbers or datetimes; no missing).
         level: level of every interval.
         start: the smallest window reported (at least 4, so that intervals exist).
 

@@ -11,9 +11,9 @@ from click.testing import CliRunner, Result
 
 from evalsuite.cli._common import make_context
 from evalsuite.cli._guard_cmd import guard_cmd
+from tests.guard.conftest import CANARY, Frozen, freeze_suite
+from tests.guard.corpus import documents, split_items_and_pool
 from tests.helpers import write_jsonl
-from tests.holdout.conftest import CANARY, Frozen, freeze_suite
-from tests.holdout.corpus import documents, split_items_and_pool
 
 N_DOCS = 1200
 N_PLANTED = 25

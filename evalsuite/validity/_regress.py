@@ -10,7 +10,7 @@ import numpy.typing as npt
 from scipy import stats
 
 from evalsuite.analyse._table import Interval
-from evalsuite.analyse._validity_stats import (
+from evalsuite.validity._stats import (
     FloatArray,
     deming_bootstrap,
     deming_slopes,

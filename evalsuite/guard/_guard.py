@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalsuite.holdout._index import FingerprintIndex
-from evalsuite.holdout._readers import Format, Skipped, Source, find_sources, read_source
-from evalsuite.holdout._screen import DEFAULT_BATCH_BYTES, DEFAULT_THRESHOLD, Hit, Screener
+from evalsuite.guard._index import FingerprintIndex
+from evalsuite.guard._readers import Format, Skipped, Source, find_sources, read_source
+from evalsuite.guard._screen import DEFAULT_BATCH_BYTES, DEFAULT_THRESHOLD, Hit, Screener
 
 __all__ = ["GuardOptions", "GuardReport", "guard", "screen_sources"]
 

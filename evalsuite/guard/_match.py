@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evalsuite._core.text import NGRAM_PRIME, SPECS, fast_word_hashes
-from evalsuite.holdout._index import PartIndex
+from evalsuite.guard._index import PartIndex
 
 __all__ = ["BatchMatches", "find_canaries", "match_batch"]
 

@@ -13,15 +13,15 @@ from hypothesis import strategies as st
 from scipy import optimize, stats
 
 from evalsuite.analyse._table import Interval, Table
-from evalsuite.analyse._validity import Validity, validity
-from evalsuite.analyse._validity_stats import (
+from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.validity._stats import (
     critical_r,
     deming_slopes,
     forward_chain_errors,
     ols_press,
     separation_reliability,
 )
-from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.validity._validity import Validity, validity
 
 DESIGN_KEYS = {
     "name", "n", "spearman", "spearman_ci", "kendall", "kendall_ci", "pearson", "pearson_ci",
@@ -54,7 +54,7 @@ def test_fisher_z_worked_examples() -> None:
     # tanh(atanh(r) ± 1.96/√(M − 3)) worked by hand: (0.095, 0.918) for r = 0.683 at M = 10;
     # r = 0.80: (−0.28, 0.99) at M = 5, (0.34, 0.95) at M = 10, (0.55, 0.92) at M = 20 and
     # (0.62, 0.90) at M = 30 (Fisher 1921, Metron 1:3).
-    from evalsuite.analyse._validity_stats import fisher_interval, pearson_se
+    from evalsuite.validity._stats import fisher_interval, pearson_se
 
     # r = 0.683 is itself rounded (r = 0.6835 gives 0.0950), hence the tolerance
     assert fisher_interval(0.683, pearson_se(10), 0.95) == pytest.approx((0.095, 0.918), abs=2e-3)

@@ -2,7 +2,7 @@
 
 Correlation intervals on the Fisher-z scale, separation reliability, the attenuation
 correction, closed-form Deming regression (vectorised over bootstrap resamples), PRESS
-residuals and forward-chaining errors of ``OLS y ~ x``. `evalsuite.analyse._validity` turns
+residuals and forward-chaining errors of ``OLS y ~ x``. `evalsuite.validity._validity` turns
 these into the `Validity` record; docs/design/validity.md gives the decisions.
 """
 

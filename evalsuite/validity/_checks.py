@@ -9,8 +9,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from evalsuite.analyse._table import Interval
-from evalsuite.analyse._validity_stats import FloatArray, separation_reliability
 from evalsuite.errors import UsageError
+from evalsuite.validity._stats import FloatArray, separation_reliability
 
 __all__ = [
     "FEW_FOR_P",
@@ -104,8 +104,8 @@ def statement(n: int, level: float, rho: float, ci: Interval, tau: float, r_crit
         )
     if math.isfinite(tau):
         parts.append(
-            f"The eval orders about {(1 + tau) / 2:.0%} of model pairs as the outcome does "
-            "((1 + τ)/2)."
+            f"The eval orders about {(1 + tau) / 2:.0%} of model pairs as the deployment "
+            "results do ((1 + τ)/2)."
         )
     if n > 3:
         parts.append(
@@ -123,16 +123,17 @@ def reliability_of(
     """Reliability of x or y (`role`): `given`, else separation from `se`, else unknown.
 
     Notes:
-        An unknown outcome reliability is taken as 1 (``assumed``, flagged); an unknown
-        eval reliability stays NaN (``unknown``, flagged): no correction without it.
+        An unknown reliability of the deployment results is taken as 1 (``assumed``,
+        flagged); an unknown eval reliability stays NaN (``unknown``, flagged): no correction
+        without it.
     """
     if given is not None:
         return given, "given", []
     if se is None or not np.isfinite(se).any():
         if role == "y":
             return 1.0, "assumed", [
-                "outcome reliability unknown: r_yy = 1 assumed, so the correction removes "
-                "the eval's noise only"
+                "deployment result reliability unknown: r_yy = 1 assumed, so the correction "
+                "removes the eval's noise only"
             ]  # fmt: skip
         return math.nan, "unknown", [
             "eval reliability unknown (pass se_x or reliability_x): no attenuation correction"

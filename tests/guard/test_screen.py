@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from evalsuite._core.text import ngram_hashes, normalise_words, word_hashes
-from evalsuite.holdout._batch import pieces_of
-from evalsuite.holdout._index import FingerprintSet, build_index
-from evalsuite.holdout._screen import Hit, screen_documents
+from evalsuite.guard._batch import pieces_of
+from evalsuite.guard._index import FingerprintSet, build_index
+from evalsuite.guard._screen import Hit, screen_documents
 from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT, FORMATS, SHORT_MIN
-from tests.holdout.corpus import documents, paragraphs, split_items_and_pool
+from tests.guard.corpus import documents, paragraphs, split_items_and_pool
 
 CANARY = "evalsuite-canary unit 1234"
 LEGACY = "evalsuite-fingerprints/2"

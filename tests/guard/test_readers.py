@@ -13,11 +13,11 @@ import pytest
 
 from evalsuite._core.layout import Layout
 from evalsuite.errors import NotFoundError, UsageError
-from evalsuite.holdout._guard import GuardOptions, guard
-from evalsuite.holdout._index import load_index
-from evalsuite.holdout._readers import find_sources
+from evalsuite.guard._guard import GuardOptions, guard
+from evalsuite.guard._index import load_index
+from evalsuite.guard._readers import find_sources
+from tests.guard.conftest import Frozen
 from tests.helpers import write_jsonl
-from tests.holdout.conftest import Frozen
 
 
 def leaked(frozen: Frozen) -> tuple[str, str]:

@@ -1,6 +1,6 @@
 """A battery of light edits of frozen items, planted in real text, for guard recall.
 
-`tests/holdout/test_recall.py` runs it on synthetic holdout-like items (`synthetic.py`) frozen
+`tests/guard/test_recall.py` runs it on synthetic holdout-like items (`synthetic.py`) frozen
 in a throwaway project, and on the shipped suites' public dev items;
 `benchmarks/bench_guard_recall.py` also on every shipped item, against the code at `main` as
 the baseline. It uses only the public API that every version of evalsuite has (`load_index`,
@@ -37,7 +37,7 @@ from evalsuite.manifest import (
     load_suite_items,
     resolve_key,
 )
-from tests.holdout.corpus import paragraphs
+from tests.guard.corpus import paragraphs
 
 KINDS = (
     "verbatim",
@@ -62,7 +62,7 @@ LONG_WORDS = 13
 SHORT_WORDS = 6
 """Items with fewer words are planted as whole documents (the guard's documented scope)."""
 SYNTHETIC = "synth"
-"""The name of the synthetic suite (`tests/holdout/synthetic.py`)."""
+"""The name of the synthetic suite (`tests/guard/synthetic.py`)."""
 _REPLACEMENTS = ("zebra", "lantern", "Tuesday", "quietly", "seventeen", "orchard")
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from evalsuite._core.layout import Layout
 from evalsuite.manifest import KeySpec, load_holdout_items, load_manifest, resolve_key
+from tests.guard.corpus import split_items_and_pool
 from tests.helpers import CANARY, Project, make_project, suite_toml
-from tests.holdout.corpus import split_items_and_pool
 
 N_ITEMS = 80
 

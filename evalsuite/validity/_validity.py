@@ -1,4 +1,4 @@
-"""Predictive validity of one eval score against one deployment outcome (docs/methods.md).
+"""Predictive validity of one eval score against one deployment result (docs/methods.md).
 
 `validity` answers "do the eval's scores predict what deployment later showed, over these M
 models, and how much can M models show at all?". Decisions: docs/design/validity.md.
@@ -20,7 +20,8 @@ import pandas as pd
 from evalsuite.analyse._bootstrap import N_RESAMPLES
 from evalsuite.analyse._intervals import check_level
 from evalsuite.analyse._table import Interval, Table
-from evalsuite.analyse._validity_checks import (
+from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.validity._checks import (
     aligned_order,
     aligned_se,
     as_vector,
@@ -30,8 +31,8 @@ from evalsuite.analyse._validity_checks import (
     reliability_of,
     statement,
 )
-from evalsuite.analyse._validity_regress import deming_delta, regression
-from evalsuite.analyse._validity_stats import (
+from evalsuite.validity._regress import deming_delta, regression
+from evalsuite.validity._stats import (
     correlations,
     critical_r,
     disattenuate,
@@ -40,7 +41,6 @@ from evalsuite.analyse._validity_stats import (
     pearson_se,
     spearman_se,
 )
-from evalsuite.errors import InsufficientDataError, UsageError
 
 __all__ = ["Statistic", "Validity", "validity"]
 
@@ -54,7 +54,7 @@ SMALL_FOR_CORRECTION = 20
 
 @dataclass(frozen=True, slots=True)
 class Validity:
-    """How well one eval score predicts one outcome over the models that have both.
+    """How well one eval score predicts one deployment result over the models that have both.
 
     Attributes:
         name: the predictor's name ('' when called directly; set by `validity_table`).
@@ -72,7 +72,7 @@ class Validity:
         r_critical: smallest |r| significant at ``1 − level`` with n models.
         reliability_x: the eval's reliability over these models (NaN if unknown).
         reliability_x_source: ``given``, ``separation`` (from ``se_x``) or ``unknown``.
-        reliability_y: the outcome's reliability (1 when assumed).
+        reliability_y: the deployment result's reliability (1 when assumed).
         reliability_y_source: ``given``, ``separation`` (from ``se_y``) or ``assumed``.
         disattenuated: ``pearson/√(r_xx·r_yy)``; may exceed 1 (flagged, never clipped).
         disattenuated_ci: `pearson_ci` with both ends corrected the same way.
@@ -224,17 +224,17 @@ def validity(  # noqa: PLR0913 - the issue-7 signature; each argument has one me
     rng: np.random.Generator,
     n_boot: int = N_RESAMPLES,
 ) -> Validity:
-    """Predictive validity of eval scores `x` for deployment outcomes `y` over M models.
+    """Predictive validity of eval scores `x` for deployment results `y` over M models.
 
     Args:
         x: the eval score of each model (NaN: not evaluated).
-        y: the outcome of each model, aligned with `x` by position (NaN: not observed).
+        y: the deployment result of each model, aligned with `x` by position (NaN: not observed).
         se_x: standard error of each eval score; gives the separation reliability and δ.
-        se_y: standard error of each outcome.
+        se_y: standard error of each deployment result.
         reliability_x: the eval's reliability over these models (e.g. test–retest r_tt);
             overrides `se_x` for the attenuation correction.
-        reliability_y: the outcome's reliability; overrides `se_y`.
-        order: when each model's outcome was observed (numbers or datetimes); enables
+        reliability_y: the deployment result's reliability; overrides `se_y`.
+        order: when each model's deployment result was observed (numbers or datetimes); enables
             forward-chaining prediction errors.
         level: confidence level of every interval.
         rng: the generator the Deming bootstrap draws from.
@@ -253,7 +253,7 @@ def validity(  # noqa: PLR0913 - the issue-7 signature; each argument has one me
     Notes:
         Pairwise complete: a model missing x or y is dropped (counted in ``n_dropped``);
         the SEs and reliabilities refer to the models kept. Spearman's interval is
-        Bonett–Wright (0.96 coverage at M = 8 in tests/analyse/test_validity_sim.py); Kendall's
+        Bonett–Wright (0.96 coverage at M = 8 in tests/validity/test_validity_sim.py); Kendall's
         is Fieller's; Pearson's is Fisher's, as scipy ``pearsonr(...).confidence_interval``.
         The intervals are ``(−1, 1)`` when n is too small for the approximation and NaN
         at a perfect correlation. The attenuation correction divides Pearson r and its
@@ -281,8 +281,8 @@ def validity(  # noqa: PLR0913 - the issue-7 signature; each argument has one me
     n = int(np.count_nonzero(keep))
     if n < 3:
         raise InsufficientDataError(
-            f"validity needs at least 3 models with both an eval score and an outcome; "
-            f"got {n} of {n_all} (the others miss x or y). Add models or outcomes."
+            f"validity needs at least 3 models with both an eval score and a deployment result; "
+            f"got {n} of {n_all} (the others miss x or y). Add models or deployment results."
         )
     sx = None if se_x is None else aligned_se(se_x, "se_x", n_all)[keep]
     sy = None if se_y is None else aligned_se(se_y, "se_y", n_all)[keep]
@@ -298,10 +298,10 @@ def validity(  # noqa: PLR0913 - the issue-7 signature; each argument has one me
     dis, dis_ci = disattenuate(corr.pearson, corr.pearson_ci, rel_x, rel_y)
     reg = regression(xs, ys, ords, deming_delta(sx, sy), level=level, n_boot=n_boot, rng=rng)
     if src_x == "unknown":
-        fy = [f for f in fy if not f.startswith("outcome reliability unknown")]
+        fy = [f for f in fy if not f.startswith("deployment result reliability unknown")]
     flags = [*flag_few_models(n), *flags, *fx, *fy, *reg.flags]
     if n_all > n:
-        flags.append(f"{n_all - n} model(s) dropped: eval score or outcome missing")
+        flags.append(f"{n_all - n} model(s) dropped: eval score or deployment result missing")
     if math.isfinite(dis) and n < SMALL_FOR_CORRECTION and src_x == "separation":
         flags.append(
             f"fewer than {SMALL_FOR_CORRECTION} models: the disattenuated interval ignores the "

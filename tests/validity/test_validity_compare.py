@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalsuite.analyse._validity import validity
-from evalsuite.analyse._validity_compare import compare_predictors
-from evalsuite.analyse._validity_stats import rowwise_pearson, rowwise_spearman
-from evalsuite.analyse._validity_table import validity_table
-from evalsuite.analyse._validity_time import validity_over_time
 from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.validity._compare import compare_predictors
+from evalsuite.validity._stats import rowwise_pearson, rowwise_spearman
+from evalsuite.validity._table import validity_table
+from evalsuite.validity._time import validity_over_time
+from evalsuite.validity._validity import validity
 
 # --- compare_predictors --------------------------------------------------------------------
 
@@ -47,7 +47,7 @@ def test_a_clearly_better_predictor_wins_either_way_round(rng: np.random.Generat
     ba = compare_predictors(bad, good, y, rng=rng, n_boot=2000)
     assert ab.verdict == "a better" and ba.verdict == "b better"
     assert ab.spearman_diff_ci.low > 0 and ab.p_value < 0.01
-    assert "good predicts the outcome better" in ab.statement
+    assert "good predicts the deployment result better" in ab.statement
     assert ab.name_a == "good" and ba.name_a == "a"
 
 
@@ -148,7 +148,7 @@ def test_table_json_has_designs_shape(rng: np.random.Generator) -> None:
                 "pearson_ci", "disattenuated", "deming_slope", "deming_slope_ci",
                 "loo_error"} <= set(p)  # fmt: skip
     sharp = rep.predictor("sharp")
-    assert (sharp.n, sharp.n_dropped) == (18, 2)  # one score and one outcome missing
+    assert (sharp.n, sharp.n_dropped) == (18, 2)  # one score and one deployment result missing
     assert sharp.reliability_x_source == "separation" == sharp.reliability_y_source
     assert sharp.deming_delta_source == "se" and sharp.n_forward > 0
     assert rep.predictor("tiny").n == 1 and "at least 3 needed" in rep.predictor("tiny").flags[0]

@@ -7,8 +7,8 @@ reliability is about `rel`. The truth is ρ, the correlation of the true scores.
 replicate runs the production `validity` with the SEs; a NaN interval counts as a miss.
 Monte Carlo SE of a coverage near 0.95 with R replicates: √(0.95·0.05/R) (0.013 at R = 300).
 
-Default run: ``.venv/bin/pytest tests/analyse/test_validity_sim.py -q``;
-larger grid: ``.venv/bin/pytest tests/analyse/test_validity_sim.py -q --runslow``.
+Default run: ``.venv/bin/pytest tests/validity/test_validity_sim.py -q``;
+larger grid: ``.venv/bin/pytest tests/validity/test_validity_sim.py -q --runslow``.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import math
 import numpy as np
 import pytest
 
-from evalsuite.analyse._validity import validity
-from evalsuite.analyse._validity_compare import compare_predictors
-from evalsuite.analyse._validity_stats import correlations
+from evalsuite.validity._compare import compare_predictors
+from evalsuite.validity._stats import correlations
+from evalsuite.validity._validity import validity
 
 
 def coverage(reps: int, m: int, rho: float, rel: float, seed: int) -> dict[str, float]:

@@ -1,8 +1,9 @@
 """Is one predictor's validity better than another's, and does validity hold up over time?
 
 `compare_predictors` is a paired bootstrap over models of the difference of two correlations
-with one outcome; `validity_over_time` recomputes the correlations on an expanding window of
-models in observation order. docs/design/validity.md; docs/methods.md, "Predictive validity".
+with one deployment result; `validity_over_time` recomputes the correlations on an expanding
+window of models in observation order. docs/design/validity.md; docs/methods.md, "Predictive
+validity".
 """
 
 from __future__ import annotations
@@ -18,26 +19,30 @@ import pandas as pd
 from evalsuite.analyse._bootstrap import N_RESAMPLES
 from evalsuite.analyse._intervals import check_level
 from evalsuite.analyse._table import Interval, Table
-from evalsuite.analyse._validity_checks import FEW_FOR_P, FEW_MODELS, as_vector, check_n_boot
-from evalsuite.analyse._validity_stats import (
+from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.validity._checks import FEW_FOR_P, FEW_MODELS, as_vector, check_n_boot
+from evalsuite.validity._stats import (
     FloatArray,
     rowwise_pearson,
     rowwise_spearman,
 )
-from evalsuite.errors import InsufficientDataError, UsageError
 
-__all__ = ["PredictorComparison", "Verdict", "compare_predictors", "jsonable", "plain_dict"]
+__all__ = ["PredictorComparison", "Verdict", "compare_predictors", "plain_dict", "plain_value"]
 
 Verdict = Literal["not distinguishable", "a better", "b better"]
-"""``a better``: a's correlation with the outcome is higher, and the interval excludes 0."""
+"""``a better``: a's correlation with the deployment result is higher; the interval excludes 0."""
 
 
-def jsonable(value: Any) -> Any:
-    """`value` for JSON: intervals and tuples as lists, numpy scalars and times as Python."""
+def plain_value(value: Any) -> Any:
+    """`value` as plain Python: intervals and tuples as lists, numpy scalars and times as Python.
+
+    Not `evalsuite._core.jsonout.jsonable`, which turns non-finite floats into None for JSON
+    output; this keeps NaN (the records' ``to_dict`` leave that step to the JSON writer).
+    """
     if isinstance(value, Interval):
         return [value.low, value.high]
     if isinstance(value, tuple | list):
-        return [jsonable(v) for v in value]
+        return [plain_value(v) for v in value]
     if isinstance(value, np.datetime64 | pd.Timestamp):
         return pd.Timestamp(value).isoformat()
     if isinstance(value, np.generic):
@@ -46,27 +51,27 @@ def jsonable(value: Any) -> Any:
 
 
 def plain_dict(record: Any) -> dict[str, Any]:
-    """Every dataclass field of `record`, made `jsonable`."""
-    return {f.name: jsonable(getattr(record, f.name)) for f in fields(record)}
+    """Every dataclass field of `record`, as `plain_value`."""
+    return {f.name: plain_value(getattr(record, f.name)) for f in fields(record)}
 
 
 @dataclass(frozen=True, slots=True)
 class PredictorComparison:
-    """Difference of two predictors' correlations with one outcome, on the same models.
+    """Difference of two predictors' correlations with one deployment result, on the same models.
 
     Attributes:
         name_a: the first predictor's name (``a`` unless given).
         name_b: the second predictor.
-        n: models with a, b and the outcome all present.
-        n_dropped: models dropped because a, b or the outcome was missing.
+        n: models with a, b and the deployment result all present.
+        n_dropped: models dropped because a, b or the deployment result was missing.
         level: level of the intervals.
-        spearman_a: Spearman r_s of a with the outcome, on the n models.
+        spearman_a: Spearman r_s of a with the deployment result, on the n models.
         spearman_b: the same for b.
         spearman_diff: ``spearman_a − spearman_b``.
         spearman_diff_ci: paired percentile-bootstrap interval of the difference.
         p_value: two-sided bootstrap p-value of ``spearman_diff = 0``.
-        pearson_a: Pearson r of a with the outcome.
-        pearson_b: Pearson r of b with the outcome.
+        pearson_a: Pearson r of a with the deployment result.
+        pearson_b: Pearson r of b with the deployment result.
         pearson_diff: ``pearson_a − pearson_b``.
         pearson_diff_ci: paired percentile-bootstrap interval of the difference.
         pearson_p_value: two-sided bootstrap p-value of ``pearson_diff = 0``.
@@ -176,7 +181,7 @@ def _common(
     if n < FEW_MODELS:
         raise InsufficientDataError(
             f"comparing two predictors needs at least {FEW_MODELS} models with both "
-            f"predictors and the outcome; got {n} of {a.size}"
+            f"predictors and the deployment result; got {n} of {a.size}"
         )
     dropped = a.size - n
     a, b, out = a[keep], b[keep], out[keep]
@@ -198,12 +203,12 @@ def compare_predictors(
     level: float = 0.95,
     names: tuple[str, str] = ("a", "b"),
 ) -> PredictorComparison:
-    """Do predictors a and b correlate differently with outcome `y`, given these models?
+    """Do predictors a and b correlate differently with deployment result `y`, given these models?
 
     Args:
         x_a: predictor a's score per model (NaN: missing).
         x_b: predictor b's score per model, aligned by position.
-        y: the outcome per model.
+        y: the deployment result per model.
         rng: the generator the bootstrap draws from.
         n_boot: bootstrap resamples of models.
         level: level of the intervals.
@@ -255,7 +260,7 @@ def compare_predictors(
         flags.append(f"{s_bad} of {n_boot} resamples had a constant variable and were dropped")
     name_a, name_b = names
     text = (
-        f"On the {n} models with both predictors and the outcome, Spearman r_s is "
+        f"On the {n} models with both predictors and the deployment result, Spearman r_s is "
         f"{float(ra[0]):.3f} for {name_a} and {float(rb[0]):.3f} for {name_b}; the "
         f"difference {s_obs:.3f} "
         f"has a {level:.0%} paired-bootstrap interval [{s_ci.low:.3f}, {s_ci.high:.3f}] "
@@ -263,7 +268,8 @@ def compare_predictors(
         + (
             "not distinguishable given these data."
             if verdict == "not distinguishable"
-            else f"{name_a if verdict == 'a better' else name_b} predicts the outcome better."
+            else f"{name_a if verdict == 'a better' else name_b} predicts the deployment result "
+            "better."
         )
     )
     return PredictorComparison(

@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalsuite.analyse._validity import validity
-from evalsuite.analyse._validity_compare import compare_predictors
-from evalsuite.analyse._validity_table import ValidityReport, validity_table
+from evalsuite.validity._compare import compare_predictors
+from evalsuite.validity._table import ValidityReport, validity_table
+from evalsuite.validity._validity import validity
 from tests.analyse.conftest import shared_data
 
 ARENA = "Arena Elo"

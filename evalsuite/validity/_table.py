@@ -13,10 +13,10 @@ import pandas as pd
 from evalsuite.analyse._bootstrap import N_RESAMPLES
 from evalsuite.analyse._intervals import check_level
 from evalsuite.analyse._table import Interval, Table
-from evalsuite.analyse._validity import Statistic, Validity, validity
-from evalsuite.analyse._validity_checks import check_n_boot
-from evalsuite.analyse._validity_compare import PredictorComparison, compare_predictors
 from evalsuite.errors import InsufficientDataError, UsageError
+from evalsuite.validity._checks import check_n_boot
+from evalsuite.validity._compare import PredictorComparison, compare_predictors
+from evalsuite.validity._validity import Statistic, Validity, validity
 
 __all__ = ["ValidityReport", "validity_table"]
 
@@ -27,11 +27,11 @@ OUTCOME = "\x00outcome"  # a column name no predictor can take
 
 @dataclass(frozen=True, slots=True)
 class ValidityReport:
-    """Predictive validity of several predictors for one outcome metric.
+    """Predictive validity of several predictors for one deployment result (metric).
 
     Attributes:
-        metric: the deployment outcome's name.
-        n_models: models with an observed outcome.
+        metric: the deployment result's name.
+        n_models: models with an observed deployment result.
         level: level of every interval.
         predictors: one `Validity` per predictor, highest Spearman first (undefined last).
         comparisons: paired comparisons of the top predictors (a ranked above b).
@@ -127,7 +127,8 @@ def _one_predictor(
     n = int(np.count_nonzero(keep))
     if n < max(3, min_models):
         reason = (
-            f"{n} models have both {name} and the outcome; at least {max(3, min_models)} needed"
+            f"{n} models have both {name} and the deployment result; "
+            f"at least {max(3, min_models)} needed"
         )
         return Validity.undefined(n, reason, name=name, level=level)
     order = None
@@ -174,18 +175,18 @@ def validity_table(  # noqa: PLR0913 - report options; each argument has one mea
     min_models: int = 3,
     compare_top: int = 3,
 ) -> ValidityReport:
-    """Predictive validity of every predictor in `scores` for the outcome in `outcomes`.
+    """Predictive validity of every predictor in `scores` for the deployment result in `outcomes`.
 
     Args:
         scores: one row per (model, predictor): columns ``model``, ``predictor``,
             ``score`` and optionally ``se``. Predictors are benchmarks, or strata of one.
         outcomes: one row per model: ``model``, ``value`` and optionally ``se`` and
             ``observed_at`` (numbers or datetimes; enables forward chaining).
-        metric: the outcome's name, carried into the report.
+        metric: the deployment result's name, carried into the report.
         rng: the generator every bootstrap draws from.
         level: level of every interval.
         n_boot: bootstrap resamples (Deming slopes and comparisons).
-        min_models: predictors with fewer models than this (with both score and outcome)
+        min_models: predictors with fewer models than this (with both score and deployment result)
             are listed with NaN figures and the reason, not analysed.
         compare_top: compare every pair among this many top-ranked predictors (0: none).
 
@@ -199,7 +200,7 @@ def validity_table(  # noqa: PLR0913 - report options; each argument has one mea
     Notes:
         Each predictor is analysed by `validity` on its own pairwise-complete models, so n
         differs between predictors; a comparison uses only the models where both
-        predictors and the outcome are present (`compare_predictors`). Predictors are
+        predictors and the deployment result are present (`compare_predictors`). Predictors are
         ranked by Spearman r_s; ties and NaN go by name. Comparisons are not adjusted for
         multiplicity: with k predictors compared, read them as descriptive.
     """
@@ -227,7 +228,7 @@ def validity_table(  # noqa: PLR0913 - report options; each argument has one mea
     comparisons, notes = _comparisons(wide, top, level, n_boot, rng)
     notes += [
         "each predictor uses its own pairwise-complete models (its n); comparisons use the "
-        "models where both predictors and the outcome are present",
+        "models where both predictors and the deployment result are present",
         "comparisons are not adjusted for multiplicity",
     ]
     return ValidityReport(metric, n_models, level, tuple(results), tuple(comparisons),

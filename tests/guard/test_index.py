@@ -22,11 +22,11 @@ from evalsuite._core.text import (
     words_v2,
     words_v3,
 )
-from evalsuite.holdout._index import BitFilter, load_index
-from evalsuite.holdout._screen import screen_documents
+from evalsuite.guard._index import BitFilter, load_index
+from evalsuite.guard._screen import screen_documents
+from tests.guard.conftest import decrypt_holdout, freeze_suite
+from tests.guard.corpus import split_items_and_pool
 from tests.helpers import Project
-from tests.holdout.conftest import decrypt_holdout, freeze_suite
-from tests.holdout.corpus import split_items_and_pool
 
 SHORT = "Name the capital city of France, please."
 

@@ -16,9 +16,9 @@ import numpy.typing as npt
 
 from evalsuite._core.text import NGRAM_V3, SPECS
 from evalsuite.errors import UsageError
-from evalsuite.holdout._batch import MIN_PIECE, Batch, Piece, batches_of, rebatch
-from evalsuite.holdout._index import FingerprintIndex, PartIndex
-from evalsuite.holdout._match import BatchMatches, find_canaries, match_batch
+from evalsuite.guard._batch import MIN_PIECE, Batch, Piece, batches_of, rebatch
+from evalsuite.guard._index import FingerprintIndex, PartIndex
+from evalsuite.guard._match import BatchMatches, find_canaries, match_batch
 from evalsuite.manifest import Split
 
 __all__ = [
@@ -337,7 +337,7 @@ def screen_documents(
         document order.
 
     Examples:
-        >>> from evalsuite.holdout._index import build_index
+        >>> from evalsuite.guard._index import build_index
         >>> screen_documents([("a", "nothing to see here")], build_index([]))
         []
     """

@@ -1,0 +1,149 @@
+"""The stages match the concepts (docs/architecture.md): validity and the guard are stages of
+their own, their names still import from where they lived, there is one `Health` and one
+`jsonable`, and the statistics load no database."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import evalsuite
+import evalsuite.analyse as analyse
+import evalsuite.guard as guard_stage
+import evalsuite.holdout as holdout
+import evalsuite.validity as validity_stage
+from evalsuite.analyse import score_run
+from evalsuite.cli import cli
+from evalsuite.errors import ItemSourceError
+from evalsuite.store import Health, read_outcomes_file, run_health
+
+VALIDITY_COMMANDS = ("add", "import", "report")
+
+PACKAGE = Path(evalsuite.__file__).parent
+
+
+def _definitions(kind: type[ast.AST]) -> Counter[str]:
+    """How often each name is defined as a class (or function) anywhere in evalsuite/."""
+    names: Counter[str] = Counter()
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names.update(n.name for n in ast.walk(tree) if isinstance(n, kind))  # type: ignore[attr-defined]
+    return names
+
+
+def test_validity_is_its_own_stage_and_its_names_still_import_from_analyse() -> None:
+    assert validity_stage.__all__ == sorted(validity_stage.__all__)
+    public = {n for n in dir(validity_stage) if not n.startswith("_")}
+    assert set(validity_stage.__all__) == public - {"TYPE_CHECKING", "lazy_exports"}
+    for name in validity_stage.__all__:
+        assert getattr(analyse, name) is getattr(validity_stage, name), name
+        assert getattr(validity_stage, name).__module__.startswith("evalsuite.validity."), name
+    assert not list((PACKAGE / "analyse").glob("_validity*.py"))
+
+
+def test_the_guard_is_apart_from_the_holdout_and_its_names_still_import_from_holdout() -> None:
+    assert set(guard_stage.__all__) <= set(holdout.__all__)
+    for name in guard_stage.__all__:
+        assert getattr(holdout, name) is getattr(guard_stage, name), name
+    modules = {p.stem for p in (PACKAGE / "holdout").glob("_*.py")} - {"__init__"}
+    assert modules == {"_budget", "_governance", "_ledger"}  # vault access, ledger, budget
+
+
+def test_one_health_class_and_one_jsonable() -> None:
+    assert _definitions(ast.ClassDef)["Health"] == 1
+    assert _definitions(ast.FunctionDef)["jsonable"] == 1
+
+
+def test_the_statistics_and_the_store_build_the_same_health() -> None:
+    y = np.array([[1.0, 0.0], [np.nan, np.nan], [0.0, 1.0]])
+    frame = pd.DataFrame(
+        {
+            "run_id": "r",
+            "item_id": np.repeat(["a", "b", "c"], 2),
+            "stratum": "all",
+            "cluster": None,
+            "epoch": np.tile([1, 2], 3),
+            "outcome": np.where(np.isnan(y.ravel()), "harness_error", "scored"),
+            "limit_type": None,
+            "score": np.nan_to_num(y.ravel()),
+            "reason": np.where(np.isnan(y.ravel()), "TimeoutError: slow", None),
+            "retries": 0,
+        }
+    )
+    counted = score_run(frame, planned=8, rng=np.random.default_rng(0)).health
+    judged = run_health(frame, planned=8, threshold=0.05)
+    assert type(counted) is type(judged) is Health
+    for field in ("planned", "scored", "limits", "harness_errors", "recorded", "unrecorded"):
+        assert getattr(counted, field) == getattr(judged, field), field
+    assert counted.error_rate == judged.error_rate == 4 / 8
+    # what each computation knows; the score --json "harness" block keeps its keys
+    assert (counted.threshold, counted.valid) == (None, None)
+    assert (judged.threshold, judged.valid) == (0.05, False)
+    assert set(counted.to_dict()) == {
+        "planned",
+        "recorded",
+        "scored",
+        "limits",
+        "limits_by_type",
+        "harness_errors",
+        "unrecorded",
+        "error_rate",
+        "n_items",
+        "n_items_excluded",
+    }
+    assert counted.n_items_excluded == 1
+    assert judged.to_dict()["errors_by_kind"] == {"TimeoutError": 2, "not run": 2}
+
+
+_PROBE = """
+import json, sys
+import numpy as np, pandas as pd
+import evalsuite.analyse as analyse, evalsuite.validity as validity
+for stage in (analyse, validity):
+    for name in stage.__all__:
+        getattr(stage, name)
+y = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+frame = pd.DataFrame({
+    "run_id": "r", "item_id": np.repeat(["a", "b", "c"], 2), "stratum": "all",
+    "cluster": None, "epoch": np.tile([1, 2], 3), "outcome": "scored", "limit_type": None,
+    "score": y.ravel(),
+})
+analyse.score_run(frame, rng=np.random.default_rng(0))
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_the_statistics_load_no_database() -> None:
+    # every public name of both statistics stages, and a scored run: no SQLAlchemy, no Store
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True
+    ).stdout
+    modules = set(json.loads(out))
+    assert "evalsuite.validity._table" in modules  # the probe did load the stages
+    assert not {m for m in modules if m.split(".")[0] == "sqlalchemy"}
+    assert "evalsuite.store._store" not in modules
+
+
+def test_the_validity_commands_say_deployment_result_not_outcome() -> None:
+    # "outcome" is an attempt's (docs/contributing.md, "Words"); flags and --json stay
+    runner = CliRunner()
+    for argv in (["validity", "--help"], *[["validity", c, "--help"] for c in VALIDITY_COMMANDS]):
+        out = runner.invoke(cli, argv, terminal_width=200).output
+        assert "outcome" not in out.lower(), argv
+    assert "deployment result" in runner.invoke(cli, ["validity", "add", "--help"]).output
+
+
+def test_a_missing_deployment_result_is_named_so(tmp_path: Path) -> None:
+    empty = tmp_path / "results.csv"
+    empty.write_text("model,metric,value\n", encoding="utf-8")
+    with pytest.raises(ItemSourceError, match="no deployment result rows"):
+        read_outcomes_file(empty)
