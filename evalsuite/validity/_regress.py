@@ -109,7 +109,9 @@ def regression(
             "Deming δ = 1 assumed (error variances of x and y not both known): orthogonal "
             "regression, whose slope depends on the units of x and y"
         )
-    if np.ptp(x) == 0.0:
+    xc = x - x.mean()
+    sxx = float(np.sum(xc * xc))
+    if np.ptp(x) == 0.0 or not sxx > 0.0:  # a spread so small that its square underflows to 0
         nan = math.nan
         flags.append("x does not vary: regression undefined")
         return Regression(nan, NAN_INTERVAL, nan, delta_value, source, nan, nan, nan, nan, nan, 0,
@@ -120,8 +122,7 @@ def regression(
         flags.append(
             f"Deming bootstrap: {bad} of {n_boot} resamples had no x–y covariance and were dropped"
         )
-    xc = x - x.mean()
-    ols = float(np.sum(xc * (y - y.mean())) / np.sum(xc * xc))
+    ols = float(np.sum(xc * (y - y.mean())) / sxx)
     loo, in_sample, loo_rs, f_loo = _prediction_errors(x, y)
     fwd, n_fwd, f_fwd = _forward(x, y, order)
     intercept = float(y.mean() - slope * x.mean()) if math.isfinite(slope) else math.nan

@@ -34,11 +34,14 @@ def test_progress_off_a_terminal_is_plain_lines(capsys: pytest.CaptureFixture[st
 def test_inspect_banner_never_reaches_stdout(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rich import print as rich_print
+    from rich.console import Console
 
     def get_model(*_args: object, **_kwargs: object) -> None:
-        # what inspect's get_model does on a fresh model: init_hooks prints its banner
-        rich_print("[blue][bold]inspect_ai v0[/bold][/blue]\n- hooks enabled: 0")
+        # what inspect's get_model does on a fresh model in a fresh process: init_hooks prints
+        # its banner with rich's print, whose console writes to whatever sys.stdout is then.
+        # (A fresh Console stands in for rich's global one: an inspect eval run earlier in the
+        # same test process may have bound that one to a stream of its own.)
+        Console().print("[blue][bold]inspect_ai v0[/bold][/blue]\n- hooks enabled: 0")
 
     # get_model caches models, so a real call prints only the first time in a process
     monkeypatch.setattr("inspect_ai.model.get_model", get_model)
