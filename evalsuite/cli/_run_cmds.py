@@ -392,11 +392,23 @@ def run_cmd(
             Text("valid", style="bold green") if health.valid else Text("INVALID", style="bold red")
         )
         console.print(Text.assemble(f"run {result.run.run_id}  ", state))
+        # an adaptive run has no fixed epochs: it says its rounds, and its plain attempt mean
+        # is named apart from the adaptive estimate printed below it
+        plan = (
+            f"adaptive, {len(summary['rounds'])} round(s)"
+            if summary is not None
+            else f"{result.run.epochs} epoch(s)"
+        )
         console.print(
             f"  {result.run.suite}@{result.run.version} {result.run.split} · {result.run.model} · "
-            f"{result.run.epochs} epoch(s) · seed {result.run.seed}"
+            f"{plan} · seed {result.run.seed}"
         )
-        console.print(f"  mean over scored and limit attempts: {_fmt(result.mean)}")
+        mean_label = (
+            "plain mean over all rounds' scored and limit attempts (the estimate is below)"
+            if summary is not None
+            else "mean over scored and limit attempts"
+        )
+        console.print(f"  {mean_label}: {_fmt(result.mean)}")
         limits = ", ".join(f"{k} {v}" for k, v in health.limits_by_type.items())
         console.print(
             f"  harness: {health.planned} planned, {health.scored} scored, {health.limits} "

@@ -132,3 +132,12 @@ def test_item_weights_share_each_stratum_weight() -> None:
     assert list(weights) == [0.25, 0.25, 0.5]
     with pytest.raises(UsageError, match="no deployment weight for stratum 'b'"):
         item_weights(items, {"a": 1.0})  # type: ignore[arg-type]
+
+
+def test_an_adaptive_run_says_its_rounds_not_an_epoch_count(project: Project) -> None:
+    result = project.invoke(*BASE, "--adaptive", "--target-halfwidth", "0.3", "--max-epochs", "2")
+    assert result.exit_code == 0, result.stderr
+    assert "epoch(s)" not in result.stdout
+    assert "adaptive, " in result.stdout and " round(s) · seed " in result.stdout
+    assert "plain mean over all rounds' scored and limit attempts" in result.stdout
+    assert "adaptive (betting_cs_hedged):" in result.stdout
