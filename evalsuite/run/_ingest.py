@@ -3,7 +3,7 @@
 * ``--format inspect``: an inspect log file (``.json`` or ``.eval``) or a directory of them;
   one run per log, one attempt per (sample, epoch), classified by `_outcomes` exactly as a
   live run is. Logs written by `evalsuite run` keep their item ids and epochs. The header is
-  read first, then the samples in batches, without the fields never used (messages, events).
+  read first, then the samples in batches, decoding only the fields used (`_log_reader`).
 * ``--format csv`` / ``--format parquet``: a results table, the contract in `_ingest_csv`
   (columns ``model, item_id, epoch, score`` and optional ``stratum``, ``outcome``,
   ``limit_type``); one run per model. Read and checked in Arrow batches.
@@ -67,8 +67,6 @@ __all__ = [
 
 INSPECT_BATCH_SAMPLES = 5_000
 """Samples of an inspect log converted and written per batch."""
-_SKIP_SAMPLE_FIELDS = {"messages", "events", "attachments", "store", "output"}
-"""Sample fields the classification never reads: not parsed (the bulk of a log)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -425,29 +423,14 @@ def _attempt_row(
 
 
 def _samples(log_path: str) -> Iterator[Any]:
-    """Every sample of a log, without the fields the classification never reads.
+    """Every sample of a log, with only the fields classification and the attempt row read.
 
-    An ``.eval`` log (a zip of one entry per sample) is read `INSPECT_BATCH_SAMPLES` samples
-    at a time, by the (id, epoch) pairs its sample summaries list: every sample it holds,
-    whether or not the eval finished. A ``.json`` log is one JSON document, which inspect
-    reads whole.
+    `evalsuite.run._log_reader`: an ``.eval`` log's sample entries one at a time, a ``.json``
+    log's document whole; the transcripts (messages, events) are scanned, never built.
     """
-    from inspect_ai.log import (
-        read_eval_log,
-        read_eval_log_sample_summaries,
-        read_eval_log_samples_by_id,
-    )
+    from evalsuite.run._log_reader import read_log_samples
 
-    if log_path.endswith(".eval"):
-        keys = [(s.id, s.epoch) for s in read_eval_log_sample_summaries(str(log_path))]
-        for start in range(0, len(keys), INSPECT_BATCH_SAMPLES):
-            yield from read_eval_log_samples_by_id(
-                str(log_path),
-                keys[start : start + INSPECT_BATCH_SAMPLES],
-                exclude_fields=_SKIP_SAMPLE_FIELDS,
-            )
-        return
-    yield from read_eval_log(str(log_path), exclude_fields=_SKIP_SAMPLE_FIELDS).samples or []
+    return read_log_samples(log_path)
 
 
 def _stream_log(session: IngestSession, src: _Source, log_path: str) -> None:
