@@ -34,6 +34,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -195,9 +196,16 @@ def plain_baseline(path: Path, tmp: Path) -> tuple[float, ...]:
 
 
 def inspect_log(tmp: Path, samples: int) -> Path:
-    """An .eval log of `samples` samples: copies of a real support-suite run's samples."""
+    """An .eval log of `samples` samples: copies of a real support-suite run's samples.
+
+    One `evalsuite run` (96 items x 1 epoch, the reference agent) is copied entry by entry
+    into a new archive, each copy with its own sample id and item id (the rest of each
+    sample, its transcript included, unchanged; about 100 kB of JSON per sample).
+    """
+    import zipfile
+
+    import zipfile_zstd  # noqa: F401 (zstd entries, as inspect writes them)
     from bench_run_overhead import _project, evalsuite_run
-    from inspect_ai.log import read_eval_log, write_eval_log
 
     from evalsuite.run import EPISODE_KEY
 
@@ -206,22 +214,52 @@ def inspect_log(tmp: Path, samples: int) -> Path:
     log_file = next(
         p for p in (root / ".evalsuite" / "logs").rglob("*") if p.suffix in (".eval", ".json")
     )
-    log = read_eval_log(str(log_file))
-    source = list(log.samples or [])
-    copies = []
-    for n in range(samples):
-        sample = source[n % len(source)].model_copy(deep=True)
-        copy = n // len(source)
-        episode = dict((sample.metadata or {}).get(EPISODE_KEY) or {})
-        if episode:
-            episode["item_id"] = f"{episode['item_id']}-{copy}"
-            sample.metadata = {**(sample.metadata or {}), EPISODE_KEY: episode}
-        sample.id = f"{sample.id}-{copy}"
-        copies.append(sample)
-    log.samples = copies
+    if log_file.suffix == ".json":  # the same log as an .eval archive
+        from inspect_ai.log import read_eval_log, write_eval_log
+
+        write_eval_log(read_eval_log(str(log_file)), str(tmp / "run.eval"), format="eval")
+        log_file = tmp / "run.eval"
     out = tmp / "big.eval"
-    write_eval_log(log, str(out), format="eval")
+    with zipfile.ZipFile(log_file) as source, zipfile.ZipFile(out, "w") as target:
+        entries = [i for i in source.infolist() if i.filename.startswith("samples/")]
+        documents = [json.loads(source.read(i)) for i in entries]
+        summaries = {(d["id"], d["epoch"]): d for d in json.loads(source.read("summaries.json"))}
+        copied = []
+        for n in range(samples):
+            document = dict(documents[n % len(documents)])
+            copy = n // len(documents)
+            metadata = dict(document.get("metadata") or {})
+            episode = dict(metadata.get(EPISODE_KEY) or {})
+            if episode:
+                episode["item_id"] = f"{episode['item_id']}-{copy}"
+                metadata[EPISODE_KEY] = episode
+                document["metadata"] = metadata
+            summary = dict(summaries[(document["id"], document["epoch"])])
+            summary["metadata"] = {**(summary.get("metadata") or {}), **metadata}
+            document["id"] = summary["id"] = f"{document['id']}-{copy}"
+            copied.append(summary)
+            target.writestr(
+                f"samples/{document['id']}_epoch_{document['epoch']}.json",
+                json.dumps(document),
+                compress_type=zipfile.ZIP_DEFLATED,
+            )
+        # the sample summaries list the samples (the code before the lean reader reads them)
+        target.writestr("summaries.json", json.dumps(copied), compress_type=zipfile.ZIP_DEFLATED)
+        for info in source.infolist():
+            if not info.filename.startswith(("samples/", "_journal/", "summaries")):
+                target.writestr(info.filename, source.read(info))
     return out
+
+
+def baseline_inspect(code: Path, log: Path, root: Path) -> tuple[float, ...]:
+    """`baseline_ingest` of an inspect log."""
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    split = root.parent / f"{root.name}-split.json"
+    command = ["--root", str(root), "ingest", str(log), "--format", "inspect"]
+    figures = measure([PYTHON, "-P", "-c", _CLI, str(split), *command], {"PYTHONPATH": str(code)})
+    parts = json.loads(split.read_text())
+    return (*figures, parts["start_wall"], parts["work_wall"], parts["work_cpu"])
 
 
 def load() -> str:
@@ -260,6 +298,111 @@ def summarise(table: list[tuple[str, float, float, float, int]], args: argparse.
         )
 
 
+def tables(args: argparse.Namespace, tmp: Path, row: Any) -> None:
+    """The results-table rows: CSV and Parquet, the code before issue 12, the plain floor."""
+    big_csv, big_parquet = write_tables(make_table(args.rows), tmp / "big")
+    small_csv, _ = write_tables(make_table(args.baseline_rows), tmp / "small")
+    print(
+        f"files: {big_csv.stat().st_size / 1e6:.1f} MB CSV, "
+        f"{big_parquet.stat().st_size / 1e6:.1f} MB Parquet ({args.rows} rows)",
+        flush=True,
+    )
+    row(f"this code, CSV, {args.rows} rows", ingest(big_csv, "csv", tmp / "p1"), args.rows)
+    row(
+        f"this code, Parquet, {args.rows} rows",
+        ingest(big_parquet, "parquet", tmp / "p2"),
+        args.rows,
+    )
+    row(
+        f"this code, CSV, {args.baseline_rows} rows",
+        ingest(small_csv, "csv", tmp / "p3"),
+        args.baseline_rows,
+    )
+    code = baseline_checkout(args.baseline_ref, tmp)
+    row(
+        f"code at {args.baseline_ref}, CSV, {args.baseline_rows} rows",
+        baseline_ingest(code, small_csv, tmp / "p4"),
+        args.baseline_rows,
+    )
+    row(
+        f"plain pandas.read_csv + executemany, {args.rows} rows",
+        plain_baseline(big_csv, tmp),
+        args.rows,
+    )
+    if args.postgres:
+        from tests.pg import find_pg_bin, pg_server
+
+        bin_dir = find_pg_bin()
+        if bin_dir is None:
+            raise SystemExit("--postgres: no PostgreSQL binaries found")
+        with pg_server(bin_dir, durable=True) as server:
+            url = server.new_database()
+            env = {"EVALSUITE_STORE": url}
+            row(
+                f"this code, CSV -> PostgreSQL (COPY), {args.rows} rows",
+                ingest(big_csv, "csv", tmp / "p5", env),
+                args.rows,
+            )
+            runs = subprocess.run(
+                [*evalsuite_cli(), "--root", str(tmp / "p5"), "runs", "--json"],
+                capture_output=True,
+                text=True,
+                env={**os.environ, **env},
+                check=True,
+            )
+            run_id = json.loads(runs.stdout)[0]["run_id"]
+            row(
+                f"evalsuite score of that run on PostgreSQL ({args.rows})",
+                measure([*evalsuite_cli(), "--root", str(tmp / "p5"), "score", run_id], env),
+                args.rows,
+            )
+
+
+def inspect_rows(args: argparse.Namespace, tmp: Path, row: Any) -> None:
+    """The inspect-log rows: this code at --inspect-samples; both codes on a smaller log."""
+    log = inspect_log(tmp, args.inspect_samples)
+    row(
+        f"this code, inspect .eval log, {args.inspect_samples} samples",
+        ingest(log, "inspect", tmp / "p6"),
+        args.inspect_samples,
+    )
+    small = args.inspect_baseline_samples
+    if not small:
+        return
+    small_log = inspect_log(tmp / "small-log", small)
+    row(
+        f"this code, inspect .eval log, {small} samples",
+        ingest(small_log, "inspect", tmp / "p7"),
+        small,
+    )
+    (tmp / "inspect-baseline").mkdir()
+    code = baseline_checkout(args.inspect_baseline_ref, tmp / "inspect-baseline")
+    row(
+        f"code at {args.inspect_baseline_ref}, inspect .eval log, {small} samples",
+        baseline_inspect(code, small_log, tmp / "p8"),
+        small,
+    )
+
+
+def summarise_inspect(
+    table: list[tuple[str, float, float, float, int]], args: argparse.Namespace
+) -> None:
+    """Samples per second, and the speed-up over the code before the lean reader."""
+    print()
+    big = table[0]
+    print(
+        f"inspect log, {big[4]} samples: {big[4] / SPLITS[big[0]][0]:,.0f} samples/s "
+        f"(ingest alone), {big[2]:.0f} MB peak RSS"
+    )
+    if len(table) >= 3:
+        ours, base = SPLITS[table[1][0]], SPLITS[table[2][0]]
+        print(
+            f"speed-up vs code at {args.inspect_baseline_ref} ({table[1][4]} samples), ingest "
+            f"alone (start-up excluded): {base[0] / ours[0]:.1f}x wall, "
+            f"{base[1] / ours[1]:.1f}x cpu"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -267,6 +410,15 @@ def main() -> None:
     parser.add_argument("--baseline-ref", default="0ce80e7")
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--inspect-samples", type=int, default=1_000)
+    parser.add_argument(
+        "--inspect-only", action="store_true", help="only the inspect log rows (no tables)"
+    )
+    parser.add_argument(
+        "--inspect-baseline-ref",
+        default="a713536",
+        help="code before the lean log reader, run on a log of --inspect-baseline-samples",
+    )
+    parser.add_argument("--inspect-baseline-samples", type=int, default=2_000)
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; load average at start {load()}", flush=True)
     table: list[tuple[str, float, float, float, int]] = []
@@ -289,69 +441,13 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp_name:
         tmp = Path(tmp_name)
-        big_csv, big_parquet = write_tables(make_table(args.rows), tmp / "big")
-        small_csv, _ = write_tables(make_table(args.baseline_rows), tmp / "small")
-        print(
-            f"files: {big_csv.stat().st_size / 1e6:.1f} MB CSV, "
-            f"{big_parquet.stat().st_size / 1e6:.1f} MB Parquet ({args.rows} rows)",
-            flush=True,
-        )
-        row(f"this code, CSV, {args.rows} rows", ingest(big_csv, "csv", tmp / "p1"), args.rows)
-        row(
-            f"this code, Parquet, {args.rows} rows",
-            ingest(big_parquet, "parquet", tmp / "p2"),
-            args.rows,
-        )
-        row(
-            f"this code, CSV, {args.baseline_rows} rows",
-            ingest(small_csv, "csv", tmp / "p3"),
-            args.baseline_rows,
-        )
-        code = baseline_checkout(args.baseline_ref, tmp)
-        row(
-            f"code at {args.baseline_ref}, CSV, {args.baseline_rows} rows",
-            baseline_ingest(code, small_csv, tmp / "p4"),
-            args.baseline_rows,
-        )
-        row(
-            f"plain pandas.read_csv + executemany, {args.rows} rows",
-            plain_baseline(big_csv, tmp),
-            args.rows,
-        )
-        if args.postgres:
-            from tests.pg import find_pg_bin, pg_server
-
-            bin_dir = find_pg_bin()
-            if bin_dir is None:
-                raise SystemExit("--postgres: no PostgreSQL binaries found")
-            with pg_server(bin_dir, durable=True) as server:
-                url = server.new_database()
-                env = {"EVALSUITE_STORE": url}
-                row(
-                    f"this code, CSV -> PostgreSQL (COPY), {args.rows} rows",
-                    ingest(big_csv, "csv", tmp / "p5", env),
-                    args.rows,
-                )
-                runs = subprocess.run(
-                    [*evalsuite_cli(), "--root", str(tmp / "p5"), "runs", "--json"],
-                    capture_output=True,
-                    text=True,
-                    env={**os.environ, **env},
-                    check=True,
-                )
-                run_id = json.loads(runs.stdout)[0]["run_id"]
-                row(
-                    f"evalsuite score of that run on PostgreSQL ({args.rows})",
-                    measure([*evalsuite_cli(), "--root", str(tmp / "p5"), "score", run_id], env),
-                    args.rows,
-                )
+        if not args.inspect_only:
+            tables(args, tmp, row)
         if args.inspect_samples:
-            log = inspect_log(tmp, args.inspect_samples)
-            row(
-                f"this code, inspect .eval log, {args.inspect_samples} samples",
-                ingest(log, "inspect", tmp / "p6"),
-                args.inspect_samples,
-            )
+            inspect_rows(args, tmp, row)
+    if args.inspect_only:
+        summarise_inspect(table, args)
+        return
     summarise(table, args)
 
 
