@@ -24,7 +24,7 @@ from evalsuite.errors import UsageError
 from evalsuite.holdout import read_ledger
 from evalsuite.run import EPISODE_KEY, Shard
 from evalsuite.run._log_files import find_inspect_logs
-from tests.helpers import Project, finish, json_out, wait_until
+from tests.helpers import SLOW_ON_POSTGRESQL, Project, finish, json_out, wait_until
 from tests.pg import PgServer
 from tests.run.conftest import STABLE, make_probe_project
 from tests.run.processes import spawn
@@ -275,6 +275,7 @@ def test_resume_of_a_sharded_run_names_its_shard(tmp_path: Path) -> None:
 # shards as processes at once, on SQLite and PostgreSQL -------------------------------------
 
 
+@SLOW_ON_POSTGRESQL  # three run processes on PostgreSQL: `make slow` (docs/design/test-speed.md)
 def test_shard_processes_at_once_fill_one_run(
     tmp_path: Path,
     store_url: str,
