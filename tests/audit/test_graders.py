@@ -10,6 +10,7 @@ import pytest
 
 from tests.audit.toy import change_write_schema, toy_project
 from tests.helpers import Project, json_out
+from tests.shared_build import build_once
 
 PLANTS = {
     "fam_clean": "none",
@@ -29,12 +30,18 @@ def _failed(result: dict[str, Any], family: str) -> set[str]:
     return {name for name, c in _checks(result, family).items() if c["status"] == "failed"}
 
 
-@pytest.fixture(scope="module")
-def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any], str]:
-    project = toy_project(tmp_path_factory.mktemp("planted"), list(PLANTS.items()))
+def _audit_planted(root: Path) -> dict[str, Any]:
+    project = toy_project(root, list(PLANTS.items()))
     assert project.invoke("freeze", "toy", "--version", "1.0.0").exit_code == 0
     result = project.invoke("audit", "toy@1.0.0", "--graders", "--json")
-    return result.exit_code, json_out(result)["graders"], result.stderr
+    return {"code": result.exit_code, "graders": json_out(result)["graders"], "err": result.stderr}
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any], str]:
+    """The audit of the planted families, run once per session (tests/shared_build.py)."""
+    _root, audit = build_once(tmp_path_factory, "planted-audit", _audit_planted)
+    return audit["code"], audit["graders"], audit["err"]
 
 
 def test_a_sound_family_passes_every_check(planted: tuple[int, dict[str, Any], str]) -> None:

@@ -74,13 +74,27 @@ def evidence(
     return out
 
 
-def slow_screen(
-    docs: list[tuple[str, str]], items: list[Item], threshold: float, fmt: str = FINGERPRINT_FORMAT
-) -> list[Hit]:
-    """The plain loop: per document and item, set intersections and window scans."""
+@dataclass(frozen=True)
+class _Pair:
+    """What the plain loop finds for one (document, item): the threshold decides the rest."""
+
+    item_id: str
+    matched: int
+    share: float
+    shorts: int
+    exact: bool
+    n_grams: int
+    n_shorts: int
+
+
+def slow_evidence(
+    docs: list[tuple[str, str]], items: list[Item], fmt: str = FINGERPRINT_FORMAT
+) -> list[tuple[str, bool, list[_Pair]]]:
+    """The plain loop's costly part, which no threshold changes: per document (name, whether
+    it holds the canary) and per item, set intersections and window scans."""
     spec = FORMATS[fmt]
     fps = evidence([record(i, fmt) for i in items])
-    hits: list[Hit] = []
+    found = []
     for name, text in docs:
         words = spec.spec.words(text)
         hashes = word_hashes(words)
@@ -88,31 +102,49 @@ def slow_screen(
         windows = {
             n: set(ngram_hashes(hashes, n).tolist()) for n in range(SHORT_MIN, spec.long_min)
         }
+        pairs = []
         for item, (grams, shorts_of, exacts) in zip(items, fps, strict=True):
             matched = len(grams & doc_grams)
-            share = matched / max(len(grams), 1)
-            shorts = sum(1 for n, _h, whole in shorts_of if whole in windows[n])
-            exact = bool(words) and spec.spec.text_hash(text) in exacts
-            if exact:
+            pairs.append(
+                _Pair(
+                    item_id=item.id,
+                    matched=matched,
+                    share=matched / max(len(grams), 1),
+                    shorts=sum(1 for n, _h, whole in shorts_of if whole in windows[n]),
+                    exact=bool(words) and spec.spec.text_hash(text) in exacts,
+                    n_grams=len(grams),
+                    n_shorts=len(shorts_of),
+                )
+            )
+        found.append((name, CANARY in text, pairs))
+    return found
+
+
+def slow_hits_at(found: list[tuple[str, bool, list[_Pair]]], threshold: float) -> list[Hit]:
+    """The plain loop's verdicts at one threshold, from `slow_evidence`."""
+    hits: list[Hit] = []
+    for name, has_canary, pairs in found:
+        for p in pairs:
+            if p.exact:
                 hit = Hit(
                     name,
                     "unit",
                     "1.0.0",
                     "holdout",
-                    item.id,
+                    p.item_id,
                     1.0,
-                    max(matched, len(grams)),
+                    max(p.matched, p.n_grams),
                     "exact",
                 )
-            elif matched and share >= threshold:
-                hit = Hit(name, "unit", "1.0.0", "holdout", item.id, share, matched, "ngram")
-            elif shorts:
-                overlap = share if grams else shorts / len(shorts_of)
-                hit = Hit(name, "unit", "1.0.0", "holdout", item.id, overlap, shorts, "short")
+            elif p.matched and p.share >= threshold:
+                hit = Hit(name, "unit", "1.0.0", "holdout", p.item_id, p.share, p.matched, "ngram")
+            elif p.shorts:
+                overlap = p.share if p.n_grams else p.shorts / p.n_shorts
+                hit = Hit(name, "unit", "1.0.0", "holdout", p.item_id, overlap, p.shorts, "short")
             else:
                 continue
             hits.append(hit)
-        if CANARY in text:
+        if has_canary:
             hits.append(Hit(name, "unit", "1.0.0", None, None, 1.0, 1, "canary"))
     return hits
 
@@ -171,16 +203,16 @@ def scenario() -> tuple[list[Item], list[tuple[str, str]]]:
 def slow_hits(
     scenario: tuple[list[Item], list[tuple[str, str]]],
 ) -> Callable[[float, str], list[Hit]]:
-    """`slow_screen` of the scenario, computed once per (threshold, format): it does not
-    depend on the batch size, and the current format's loop costs seconds a call
-    (docs/design/test-speed.md)."""
+    """The plain loop's hits for the scenario: the loop runs once per format (it depends on neither
+    the batch size nor the threshold, and the current format's loop costs seconds a call),
+    its verdicts once per (threshold, format) (docs/design/test-speed.md)."""
     items, docs = scenario
-    memo: dict[tuple[float, str], list[Hit]] = {}
+    found: dict[str, list[tuple[str, bool, list[_Pair]]]] = {}
 
     def hits(threshold: float, fmt: str) -> list[Hit]:
-        if (threshold, fmt) not in memo:
-            memo[threshold, fmt] = slow_screen(docs, items, threshold, fmt)
-        return memo[threshold, fmt]
+        if fmt not in found:
+            found[fmt] = slow_evidence(docs, items, fmt)
+        return slow_hits_at(found[fmt], threshold)
 
     return hits
 

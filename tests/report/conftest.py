@@ -9,6 +9,7 @@ import pytest
 
 from tests.helpers import Project, json_out
 from tests.run.conftest import make_probe_project
+from tests.shared_build import build_once
 
 
 @dataclass
@@ -18,6 +19,8 @@ class Reported:
     candidate: str
     faulty: str
     holdout: str
+    reports: Path
+    """Where this process writes its reports (the project is shared by the xdist workers)."""
 
 
 def _run(project: Project, *args: str) -> str:
@@ -28,20 +31,30 @@ def _run(project: Project, *args: str) -> str:
     return str(json_out(result)["run_id"])
 
 
+def _build(root: Path) -> dict[str, str]:
+    project = make_probe_project(root)
+    return {
+        "baseline": _run(project, "-M", "accuracy=0.5", "--epochs", "3"),
+        "candidate": _run(project, "-M", "accuracy=0.9", "--epochs", "3"),
+        "faulty": _run(project, "-M", "accuracy=0.9", "--epochs", "3", "--inject-faults", "0.3"),
+        "holdout": _run(project, "--split", "holdout", "--epochs", "2"),
+    }
+
+
 @pytest.fixture(scope="module")
 def reported(tmp_path_factory: pytest.TempPathFactory) -> Reported:
-    project = make_probe_project(tmp_path_factory.mktemp("report"))
+    """The four runs, made once per test session and shared by the xdist workers
+    (tests/shared_build.py): the tests read the store and write reports to their own paths."""
+    root, runs = build_once(tmp_path_factory, "report-runs", _build)
     return Reported(
-        project=project,
-        baseline=_run(project, "-M", "accuracy=0.5", "--epochs", "3"),
-        candidate=_run(project, "-M", "accuracy=0.9", "--epochs", "3"),
-        faulty=_run(project, "-M", "accuracy=0.9", "--epochs", "3", "--inject-faults", "0.3"),
-        holdout=_run(project, "--split", "holdout", "--epochs", "2"),
+        project=Project(root=root / "project", key_dir=root / "keys"),
+        reports=tmp_path_factory.mktemp("reports"),
+        **runs,
     )
 
 
 def report_dir(reported: Reported, name: str, *runs: str) -> Path:
-    out = reported.project.root / "reports" / name
+    out = reported.reports / name
     result = reported.project.invoke("report", *runs, "--out", str(out))
     assert result.exit_code == 0, result.stderr
     return out

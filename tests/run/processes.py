@@ -9,10 +9,13 @@ from pathlib import Path
 
 from evalsuite._core.layout import Layout
 from evalsuite.store import Store, default_store_url
+from tests.entry_points import PRELUDE
 from tests.helpers import REPO, Project, wait_until
 
 _LAUNCH = (
-    "import os, sys, time; sys.path.insert(0, {repo!r}); import tests.run.fake_models; "
+    "import os, sys, time; sys.path.insert(0, {repo!r}); "
+    + PRELUDE
+    + "import tests.run.fake_models; "
     "from evalsuite.cli import main; import evalsuite.run; "
     "go = {go!r}; ready = {ready!r}\n"
     "if ready: open(ready, 'w').close()\n"

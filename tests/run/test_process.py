@@ -14,13 +14,14 @@ import pytest
 
 from evalsuite._core.layout import Layout
 from evalsuite.store import Store, default_store_url
+from tests.entry_points import PRELUDE
 from tests.helpers import Project, finish
 from tests.run.conftest import MARKER, STABLE, make_probe_project
 from tests.run.processes import wait_for_attempts
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH = (
-    "import sys; sys.path.insert(0, {repo!r}); import tests.run.fake_models; "
+    "import sys; sys.path.insert(0, {repo!r}); " + PRELUDE + "import tests.run.fake_models; "
     "from evalsuite.cli import main; sys.argv = ['evalsuite'] + sys.argv[1:]; main()"
 )
 

@@ -24,7 +24,7 @@ from evalsuite.errors import UsageError
 from evalsuite.holdout import read_ledger
 from evalsuite.run import EPISODE_KEY, Shard
 from evalsuite.run._log_files import find_inspect_logs
-from tests.helpers import Project, finish, json_out, wait_until
+from tests.helpers import SLOW_ON_POSTGRESQL, Project, finish, json_out, wait_until
 from tests.pg import PgServer
 from tests.run.conftest import STABLE, make_probe_project
 from tests.run.processes import spawn
@@ -275,6 +275,7 @@ def test_resume_of_a_sharded_run_names_its_shard(tmp_path: Path) -> None:
 # shards as processes at once, on SQLite and PostgreSQL -------------------------------------
 
 
+@SLOW_ON_POSTGRESQL  # three run processes on PostgreSQL: `make slow` (docs/design/test-speed.md)
 def test_shard_processes_at_once_fill_one_run(
     tmp_path: Path,
     store_url: str,
@@ -379,12 +380,8 @@ def test_shards_share_a_file_url_log_directory(
     assert json_out(replay)["harness"]["harness_errors"] == 0
 
 
-def test_a_holdout_run_in_shards_spends_one_look(tmp_path: Path, backend: str | None) -> None:
-    project = _project(tmp_path, backend)
-    holdout = (*BASE, "--split", "holdout")
-    commands = [(*holdout, "--run-id", "ho-1", "--shard", f"{i}/3") for i in (1, 2, 3)]
-    finished = _together(project, tmp_path / "race", commands)
-    assert [code for code, _, _ in finished] == [0, 0, 0], [e[-600:] for _, _, e in finished]
+def _one_look(project: Project) -> None:
+    """The sharded holdout run ho-1 is complete and spent exactly one look."""
     ledger = read_ledger(project.root / "holdout" / "probe" / "ACCESS.jsonl")
     assert [(e.kind, e.run_id) for e in ledger] == [("access", "ho-1")]
     status = json_out(project.invoke("holdout", "status", "probe@1.0.0", "--json"))
@@ -393,6 +390,27 @@ def test_a_holdout_run_in_shards_spends_one_look(tmp_path: Path, backend: str | 
     ]
     assert project.store().get_run("ho-1").status == "complete"
     assert project.invoke("verify", "probe").exit_code == 0  # ledger and store agree
+
+
+def test_a_holdout_run_in_shards_in_turn_spends_one_look(tmp_path: Path) -> None:
+    """The shards one after another in this process: the fast stand-in, in `make test`, of
+    the shards at once in processes below (`make slow`)."""
+    project = _project(tmp_path)
+    holdout = (*BASE, "--split", "holdout")
+    for i in (1, 2, 3):
+        result = project.invoke(*holdout, "--run-id", "ho-1", "--shard", f"{i}/3")
+        assert result.exit_code == 0, result.stderr
+    _one_look(project)
+
+
+@pytest.mark.slow  # three run processes at once, 23 s of CPU (docs/design/test-speed.md)
+def test_a_holdout_run_in_shards_spends_one_look(tmp_path: Path, backend: str | None) -> None:
+    project = _project(tmp_path, backend)
+    holdout = (*BASE, "--split", "holdout")
+    commands = [(*holdout, "--run-id", "ho-1", "--shard", f"{i}/3") for i in (1, 2, 3)]
+    finished = _together(project, tmp_path / "race", commands)
+    assert [code for code, _, _ in finished] == [0, 0, 0], [e[-600:] for _, _, e in finished]
+    _one_look(project)
 
 
 def test_a_sharded_holdout_run_without_its_ledger_access_is_refused(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from evalsuite.manifest import KeySpec, load_holdout_items, load_manifest, resol
 from evalsuite.run import RunSpec, plan_attempts
 from evalsuite.store import Store, default_store_url
 from tests.e2e.conftest import copy_project
+from tests.entry_points import PRELUDE
 from tests.helpers import Project, json_out
 from tests.tasks.repair_helpers import make_repair_project, plant, submodule
 
@@ -28,7 +29,8 @@ MARKER = "PLANTED-MARKER-repair-holdout-81d4"
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH = (
     "import sys; sys.path.insert(0, {repo!r}); "
-    "from evalsuite.cli import main; sys.argv = ['evalsuite'] + sys.argv[1:]; main()"
+    + PRELUDE
+    + "from evalsuite.cli import main; sys.argv = ['evalsuite'] + sys.argv[1:]; main()"
 )
 
 

@@ -13,6 +13,7 @@ from inspect_ai import task_with
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from evalsuite.run import episode_setup
+from tests.entry_points import PRELUDE
 from tests.helpers import WAIT_S
 from tests.tasks.support_helpers import (
     ROOT,
@@ -45,8 +46,17 @@ def test_task_file_imports_by_path_under_any_name() -> None:
 
 def test_inspect_cli_runs_the_task_file(tmp_path: Path) -> None:
     environment = dict(os.environ, INSPECT_TRACE_LEVEL="CRITICAL", INSPECT_EVAL_CTL_SERVER="false")
+    # inspect's console script (`inspect`), run by its entry function after the launcher's
+    # prelude, which skips only inspect_evals' task registry (tests/entry_points.py)
+    launcher = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+        + PRELUDE
+        + "from inspect_ai._cli.main import main; sys.argv[0] = 'inspect'; sys.exit(main())"
+    )
     command = [
-        str(Path(sys.executable).parent / "inspect"),
+        sys.executable,
+        "-c",
+        launcher,
         "eval",
         "tasks/support_desk/task.py@support_desk",
         "--model",
