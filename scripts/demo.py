@@ -8,81 +8,312 @@ suite, and write one report of all six runs to `reports/demo/`.
 
 The demo works in a scratch copy of the project (`.evalsuite/demo/`: the suites, manifests
 and vaults, a fresh holdout ledger and store), so that running it again and again never
-spends this repository's holdout budget or writes to its ledger. It calls the real
-`evalsuite` command line, as a user would, and stops at the first failure.
+spends this repository's holdout budget or writes to its ledger. Every step is a real
+`evalsuite` command line, as a user would type it, and the demo stops at the first failure.
 
-Steps that do not depend on each other run side by side (the two checkpoints' runs; then the
-read-only status, score, compare and report), each as its own process, so that both cores
-work; their output is printed in the demo's order, each with its own time
-(docs/design/run-speed.md).
+The steps run in two worker processes, one per core (docs/design/run-speed.md, "The demo"):
+each worker imports evalsuite and inspect once and runs the command lines it is handed one
+after the other, in process (`evalsuite.cli.cli`, the console script's own entry point), with
+its own stdout and stderr captured per step. Steps that do not depend on each other (the six
+runs; then the read-only status, score, compare and report) are handed to whichever worker is
+free, longest first; their output is printed in the demo's order, each with its wall time and
+the CPU time it used.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import resource
+import selectors
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKSPACE = ROOT / ".evalsuite" / "demo"
 REPORT = ROOT / "reports" / "demo"
-EVALSUITE = str(Path(sys.executable).with_name("evalsuite"))
 SUITES = ("support@2.0.0", "records@1.0.0", "repair@1.0.0")
 """The example suites, each run by both checkpoints on its holdout."""
 ACTION_CACHE = "action-spaces.json"
 """`verify`'s action-space cache, in the workspace's state directory (`.evalsuite/`)."""
-COMMAND = [EVALSUITE, "--root", str(WORKSPACE)]
-"""What every step runs, followed by its arguments."""
+WORKERS = 2
+"""Worker processes: one per core of the 2-core machine the time target is set on."""
+WORKER = [sys.executable, str(Path(__file__).resolve()), "--worker"]
+"""How a worker process is started, followed by `CLI` (it reads steps on stdin, answers on
+stdout)."""
+CLI = "evalsuite.cli:cli"
+"""The command a worker runs each step with (`module:attribute`): the console script's own
+click group, called with the step's arguments."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Step:
-    """One `evalsuite` command started in the demo workspace."""
+    """One `evalsuite` command line of the demo."""
 
     title: str
     args: tuple[str, ...]
-    proc: subprocess.Popen[str]
-    started: float
+    weight: float = 1.0
+    """Relative CPU cost: heavier steps are handed out first, so both workers end together."""
 
 
-def start(title: str, *args: str) -> Step:
-    """Start one `evalsuite` command in the demo workspace (it runs in the background)."""
-    proc = subprocess.Popen(
-        [*COMMAND, *args],
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    return Step(title, args, proc, time.perf_counter())
+@dataclass(frozen=True)
+class Done:
+    """What a worker reports for one step."""
+
+    code: int
+    stdout: str
+    stderr: str
+    wall: float
+    cpu: float
+    """CPU seconds (user + system) of the worker and the child processes it waited for."""
 
 
-def finish(*steps: Step) -> list[str]:
-    """Wait for `steps` in order, echo each command and its output; stop at a failure.
+# ---- the worker ---------------------------------------------------------------------------------
 
-    A failed step stops the ones still running beside it, and the demo exits with its code.
+
+def _cli_callable(spec: str) -> Any:
+    module, _, attribute = spec.partition(":")
+    return getattr(__import__(module, fromlist=[attribute]), attribute)
+
+
+def _cpu_now() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _capture_file() -> IO[bytes]:
+    """An anonymous in-memory file for a step's output (never a path on disk)."""
+    if hasattr(os, "memfd_create"):
+        return os.fdopen(os.memfd_create("evalsuite-demo-step"), "w+b")
+    return tempfile.TemporaryFile()
+
+
+@contextlib.contextmanager
+def _captured() -> Iterator[tuple[IO[bytes], IO[bytes]]]:
+    """Point file descriptors 1 and 2 at fresh captures for the duration of a step.
+
+    At the descriptor level, so that what the step's own child processes and any console
+    bound to the original streams print is caught too.
     """
-    outputs = []
-    for k, current in enumerate(steps):
-        stdout, stderr = current.proc.communicate()
-        print(f"\n== {current.title}\n$ evalsuite {shlex.join(current.args)}", flush=True)
-        sys.stdout.write(stdout)
-        sys.stderr.write(stderr)
-        code = current.proc.returncode
-        print(f"(exit {code}, {time.perf_counter() - current.started:.1f} s)", flush=True)
-        if code != 0:
-            for other in steps[k + 1 :]:
-                other.proc.kill()
-                other.proc.wait()
-            sys.exit(code)
-        outputs.append(stdout)
-    return outputs
+    out, err = _capture_file(), _capture_file()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    os.dup2(out.fileno(), 1)
+    os.dup2(err.fileno(), 2)
+    try:
+        yield out, err
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
+
+
+def _read(capture: IO[bytes]) -> str:
+    capture.seek(0)
+    text = capture.read().decode("utf-8", errors="replace")
+    capture.close()
+    return text
+
+
+def run_in_process(command: Any, args: Sequence[str]) -> Done:
+    """Run one command line in this process, as the console script would; capture its output.
+
+    `command` is called as a click group is (``command(args, prog_name=...)``); the exit code
+    is that of the `SystemExit` it ends with (0 when it returns).
+    """
+    started, cpu = time.perf_counter(), _cpu_now()
+    with _captured() as (out, err):
+        try:
+            command(list(args), prog_name="evalsuite")
+            code = 0
+        except SystemExit as stop:
+            if stop.code is None or isinstance(stop.code, int):
+                code = stop.code or 0
+            else:
+                print(stop.code, file=sys.stderr)
+                code = 1
+        except BaseException as exc:  # a step's failure is reported, never raised
+            print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+            code = 1
+    return Done(
+        code=code,
+        stdout=_read(out),
+        stderr=_read(err),
+        wall=time.perf_counter() - started,
+        cpu=_cpu_now() - cpu,
+    )
+
+
+def worker(spec: str, steps: IO[str], answers: IO[str]) -> None:
+    """Run each command line read from `steps` (a JSON list per line), answer one JSON line.
+
+    The first answer (before any step) is the CPU the worker spent starting up: Python and
+    the command line's imports.
+    """
+    command = _cli_callable(spec)  # imported before the first step is timed
+    answers.write(json.dumps({"startup_cpu": _cpu_now()}) + "\n")
+    answers.flush()
+    for line in steps:
+        done = run_in_process(command, json.loads(line))
+        answers.write(json.dumps(done.__dict__) + "\n")
+        answers.flush()
+
+
+def _worker_main(spec: str) -> None:
+    # the answers keep the original stdout; anything printed between steps goes to stderr
+    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    worker(spec, sys.stdin, answers)
+
+
+# ---- the coordinator ----------------------------------------------------------------------------
+
+
+def _pipe(stream: IO[str] | None) -> IO[str]:
+    if stream is None:
+        raise RuntimeError("a demo worker was started without its pipes")
+    return stream
+
+
+@dataclass
+class Worker:
+    """A worker process, and the step it is running (if any)."""
+
+    proc: subprocess.Popen[str]
+    startup_cpu: float = 0.0
+    current: int | None = None
+    done: list[int] = field(default_factory=list)
+
+    @classmethod
+    def start(cls) -> Worker:
+        """Start a worker process (`WORKER` with `CLI`), talking over its stdin and stdout."""
+        proc = subprocess.Popen(
+            [*WORKER, CLI], text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=1
+        )
+        return cls(proc)
+
+    def send(self, index: int, args: Sequence[str]) -> None:
+        """Hand the worker step number `index`, the command line `args`."""
+        self.current = index
+        _pipe(self.proc.stdin).write(json.dumps(list(args)) + "\n")
+        _pipe(self.proc.stdin).flush()
+
+    def receive(self) -> dict[str, Any]:
+        """The worker's next answer; stops the demo if the worker died."""
+        line = _pipe(self.proc.stdout).readline()
+        if not line:
+            code = self.proc.wait()
+            sys.exit(f"a demo worker stopped unexpectedly (exit {code})")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def stop(self) -> None:
+        """Close the worker's input (it exits when its steps end); kill it after 5 s."""
+        if self.proc.poll() is None:
+            if self.proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@dataclass
+class Pool:
+    """Two workers; `run` hands a group of independent steps to whichever worker is free."""
+
+    size: int = WORKERS
+    workers: list[Worker] = field(default_factory=list)
+    timings: list[tuple[str, float, float]] = field(default_factory=list)
+    """(title, wall s, CPU s) of every step, in the demo's order."""
+
+    def __enter__(self) -> Pool:
+        self.workers = [Worker.start() for _ in range(self.size)]
+        for w in self.workers:
+            w.startup_cpu = float(w.receive()["startup_cpu"])
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for w in self.workers:
+            w.stop()
+
+    def kill(self) -> None:
+        """Stop every worker now (a step failed)."""
+        for w in self.workers:
+            if w.proc.poll() is None:
+                w.proc.kill()
+                w.proc.wait()
+
+    def run(
+        self, steps: Sequence[Step], on_done: Callable[[int, Done], None] | None = None
+    ) -> list[str]:
+        """Run `steps` (independent of each other); print each in order; stop at a failure.
+
+        Returns every step's stdout, in the order of `steps`. `on_done(index, done)` is
+        called as each step finishes (in the order they finish).
+        """
+        order = sorted(range(len(steps)), key=lambda i: -steps[i].weight)
+        results: dict[int, Done] = {}
+        printed = 0
+        selector = selectors.DefaultSelector()
+        for w in self.workers:
+            selector.register(_pipe(w.proc.stdout), selectors.EVENT_READ, w)
+        try:
+            idle = list(self.workers)
+            while printed < len(steps):
+                while idle and order:
+                    index = order.pop(0)
+                    idle.pop(0).send(index, steps[index].args)
+                for key, _ in selector.select():
+                    w = key.data
+                    answer, index = w.receive(), w.current
+                    if index is None:
+                        sys.exit("a demo worker answered a step it was not given")
+                    results[index] = Done(**answer)
+                    if on_done is not None:
+                        on_done(index, results[index])
+                    w.done.append(index)
+                    w.current = None
+                    idle.append(w)
+                while printed in results:
+                    self._print(steps[printed], results[printed])
+                    printed += 1
+        finally:
+            selector.close()
+        return [results[i].stdout for i in range(len(steps))]
+
+    def _print(self, step: Step, done: Done) -> None:
+        print(f"\n== {step.title}\n$ evalsuite {shlex.join(step.args[2:])}", flush=True)
+        sys.stdout.write(done.stdout)
+        sys.stderr.write(done.stderr)
+        print(f"(exit {done.code}, {done.wall:.1f} s wall, {done.cpu:.1f} s CPU)", flush=True)
+        self.timings.append((step.title, done.wall, done.cpu))
+        if done.code != 0:
+            self.kill()
+            sys.exit(done.code)
+
+
+def command(*args: str) -> tuple[str, ...]:
+    """A step's command line: `evalsuite --root WORKSPACE ARGS...` without the program name."""
+    return ("--root", str(WORKSPACE), *args)
 
 
 def fresh_workspace() -> None:
@@ -106,23 +337,30 @@ def fresh_workspace() -> None:
         cache.write_bytes(kept)
 
 
+RUN_WEIGHT = {"support": 5.0, "records": 5.0, "repair": 4.0}
+"""The runs' relative CPU (docs/design/run-speed.md): handed out heaviest first."""
+
+
 def run_holdout(suite: str, model: str) -> Step:
-    """Start `model` on the holdout of `suite` with 3 epochs (`run_id` reads its id)."""
-    return start(
+    """`model` on the holdout of `suite` with 3 epochs (`run_id` reads its id)."""
+    return Step(
         f"Run {model} on the {suite} holdout, 3 epochs",
-        "run",
-        suite,
-        "--split",
-        "holdout",
-        "--model",
-        model,
-        "--epochs",
-        "3",
-        "--seed",
-        "1",
-        "--purpose",
-        "make demo",
-        "--no-progress",
+        command(
+            "run",
+            suite,
+            "--split",
+            "holdout",
+            "--model",
+            model,
+            "--epochs",
+            "3",
+            "--seed",
+            "1",
+            "--purpose",
+            "make demo",
+            "--no-progress",
+        ),
+        weight=RUN_WEIGHT.get(suite.split("@")[0], 1.0),
     )
 
 
@@ -134,67 +372,116 @@ def run_id(out: str) -> str:
     return match.group(1)
 
 
+def read_only_steps(ids: Sequence[str]) -> list[Step]:
+    """Status, score, compare and report of the six runs (baseline, improved per suite)."""
+    pairs = list(zip(ids[::2], ids[1::2], strict=True))
+    return [
+        *(
+            Step(
+                f"Holdout use of {suite} against its budget",
+                command("holdout", "status", suite),
+                weight=0.2,
+            )
+            for suite in SUITES
+        ),
+        Step(
+            f"Estimates of the improved checkpoint on {SUITES[0]}",
+            command("score", pairs[0][1]),
+            weight=1.0,
+        ),
+        *(
+            Step(
+                f"Is improved really better than baseline on {suite}? (paired by item)",
+                command("compare", baseline, improved, "--gate", "noninferior", "--margin", "0.02"),
+                weight=1.0,
+            )
+            for suite, (baseline, improved) in zip(SUITES, pairs, strict=True)
+        ),
+        Step(
+            "Report: all six runs, compared suite by suite",
+            command("report", *ids, "--out", str(REPORT)),
+            weight=2.0,
+        ),
+    ]
+
+
+def screenshot() -> subprocess.Popen[bytes] | None:
+    """Start headless Chromium on the report's first screen (1400 x 900), if installed."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    shot = REPORT / "first-screen.png"
+    shot.unlink(missing_ok=True)
+    if chromium is None:
+        return None
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    args = ["--window-size=1400,900", f"--screenshot={shot}", (REPORT / "index.html").as_uri()]
+    return subprocess.Popen(
+        [chromium, *flags, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+def print_timings(timings: Sequence[tuple[str, float, float]], startup: float) -> None:
+    """Each step's wall and CPU time, one line each, and the workers' start-up."""
+    print("\nsteps (wall, CPU):")
+    print(f"  {'worker start-up (imports), both workers':<72} {'':>8} {startup:7.1f} s")
+    for title, wall, cpu in timings:
+        print(f"  {title[:72]:<72} {wall:7.1f} s {cpu:7.1f} s")
+
+
 def main() -> None:
     """Run the demo steps in order."""
     started = time.perf_counter()
     fresh_workspace()
     print(f"demo workspace: {WORKSPACE} (a scratch copy; the repository's ledger is untouched)")
-    finish(
-        start("Suites and their frozen versions", "suites"),
-        start("Verify every frozen suite: dev items, holdout vaults, manifest hashes", "verify"),
-    )
-    # the six runs are independent: one process each, side by side
-    ids = [
-        run_id(out)
-        for out in finish(
-            *(
-                run_holdout(suite, model)
-                for suite in SUITES
-                for model in ("evalsuite/baseline", "evalsuite/improved")
-            )
+    chromium: list[subprocess.Popen[bytes] | None] = []
+    with Pool() as pool:
+        pool.run(
+            [
+                Step("Suites and their frozen versions", command("suites")),
+                Step(
+                    "Verify every frozen suite: dev items, holdout vaults, manifest hashes",
+                    command("verify"),
+                ),
+            ]
         )
-    ]
-    pairs = list(zip(ids[::2], ids[1::2], strict=True))  # (baseline, improved) per suite
-    finish(
-        *(
-            start(f"Holdout use of {suite} against its budget", "holdout", "status", suite)
+        # the six runs are independent of each other
+        runs = [
+            run_holdout(suite, model)
             for suite in SUITES
-        ),
-        start(f"Estimates of the improved checkpoint on {SUITES[0]}", "score", pairs[0][1]),
-        *(
-            start(
-                f"Is improved really better than baseline on {suite}? (paired by item)",
-                "compare",
-                baseline,
-                improved,
-                "--gate",
-                "noninferior",
-                "--margin",
-                "0.02",
-            )
-            for suite, (baseline, improved) in zip(SUITES, pairs, strict=True)
-        ),
-        start(
-            "Report: all six runs, compared suite by suite", "report", *ids, "--out", str(REPORT)
-        ),
-    )
+            for model in ("evalsuite/baseline", "evalsuite/improved")
+        ]
+        ids = [run_id(out) for out in pool.run(runs)]
+        steps = read_only_steps(ids)
+        last = len(steps) - 1  # the report: its first screen is taken while the rest runs
+
+        def report_written(index: int, done: Done) -> None:
+            if index == last and done.code == 0:
+                chromium.append(screenshot())
+
+        pool.run(steps, on_done=report_written)
+        startup = sum(w.startup_cpu for w in pool.workers)
     print(f"\nreport: {REPORT / 'index.html'}")
-    # the report's first screen, as a reviewer opens it (1400 x 900, headless Chromium)
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     shot = REPORT / "first-screen.png"
-    shot.unlink(missing_ok=True)
-    if chromium is not None:
-        flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
-        args = ["--window-size=1400,900", f"--screenshot={shot}", (REPORT / "index.html").as_uri()]
-        subprocess.run([chromium, *flags, *args], capture_output=True, timeout=180, check=False)
+    for proc in chromium:
+        if proc is not None:
+            try:
+                proc.wait(timeout=180)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
     print(f"first screen: {shot}" if shot.exists() else "first screen: no Chromium, no screenshot")
     print(f"explore: evalsuite --root {WORKSPACE.relative_to(ROOT)} runs")
+    print_timings(pool.timings, startup)
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = used.ru_utime + used.ru_stime + own.ru_utime + own.ru_stime
     print(
         f"demo finished in {time.perf_counter() - started:.1f} s "
-        f"({used.ru_utime + used.ru_stime:.0f} s of CPU in its {os.cpu_count()}-core machine)"
+        f"({cpu:.0f} s of CPU in its {os.cpu_count()}-core machine)"
     )
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--worker"]:
+        _worker_main(sys.argv[2] if len(sys.argv) > 2 else CLI)
+    else:
+        main()

@@ -1,8 +1,15 @@
-"""`make demo`'s step runner (scripts/demo.py): side by side, in order, stops at a failure."""
+"""`make demo`'s step runner (scripts/demo.py): two workers, in order, stops at a failure.
+
+The steps run in two long-lived worker processes that each run many command lines in process
+(docs/design/run-speed.md, "The demo"); here the workers run `tests/demo_steps.py`'s stand-in
+for the command line, whose steps are small Python programs.
+"""
 
 from __future__ import annotations
 
 import importlib.util
+import os
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -18,8 +25,14 @@ def _demo(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up
     spec.loader.exec_module(module)
-    monkeypatch.setattr(module, "COMMAND", [sys.executable, "-c"])
+    monkeypatch.setattr(module, "CLI", "tests.demo_steps:fake_cli")
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(REPO), path) if p))
     return module
+
+
+def _step(demo: ModuleType, title: str, source: str, *argv: str, weight: float = 1.0) -> object:
+    return demo.Step(title, demo.command(source, *argv), weight=weight)
 
 
 WAIT_FOR = """
@@ -28,40 +41,92 @@ flag = pathlib.Path(sys.argv[1])
 for _ in range(600):
     if flag.exists():
         print("saw", flag.name)
-        sys.exit(0)
+        break
     time.sleep(0.1)
-sys.exit("the other step never ran beside this one")
+else:
+    sys.exit("the other step never ran beside this one")
 """
 
 
-def test_steps_started_together_run_side_by_side_and_print_in_order(
+def test_steps_run_side_by_side_in_two_workers_and_print_in_order_with_wall_and_cpu(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     demo = _demo(monkeypatch)
     flag = tmp_path / "flag"
     # the first step waits for a file only the second writes: run one after the other, the
     # first would fail after a minute
-    waiting = demo.start("first", WAIT_FOR, str(flag))
-    writing = demo.start("second", f"import pathlib; pathlib.Path({str(flag)!r}).touch()")
-    outputs = demo.finish(waiting, writing)
+    with demo.Pool() as pool:
+        outputs = pool.run(
+            [
+                _step(demo, "first", WAIT_FOR, str(flag)),
+                _step(demo, "second", f"import pathlib; pathlib.Path({str(flag)!r}).touch()"),
+            ]
+        )
     assert outputs == ["saw flag\n", ""]
     printed = capsys.readouterr().out
     assert printed.index("== first") < printed.index("saw flag") < printed.index("== second")
+    assert re.search(r"\(exit 0, \d+\.\d s wall, \d+\.\d s CPU\)", printed)
+    assert [title for title, _wall, _cpu in pool.timings] == ["first", "second"]
 
 
-def test_a_failed_step_stops_the_demo_with_its_code_and_stops_the_steps_beside_it(
+def test_a_worker_runs_many_steps_in_one_process_and_measures_their_cpu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    demo = _demo(monkeypatch)
+    busy = "import os, time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    report = "print(os.getpid(), len(CALLS))"
+    with demo.Pool() as pool:
+        outputs = pool.run([_step(demo, f"step {k}", busy + report) for k in range(6)])
+        cpu = [c for _title, _wall, c in pool.timings]
+    pids = {line.split()[0] for line in outputs}
+    assert len(pids) <= demo.WORKERS and str(os.getpid()) not in pids
+    # steps share their worker's process: its imports, and what it loaded, are paid once
+    assert max(int(line.split()[1]) for line in outputs) >= 6 // demo.WORKERS
+    assert all(c >= 0.25 for c in cpu), cpu
+
+
+def test_a_steps_output_includes_its_child_processes_and_stays_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    demo = _demo(monkeypatch)
+    child = (
+        "import subprocess, sys\n"
+        "print('parent line', flush=True)\n"
+        "subprocess.run([sys.executable, '-c', 'print(\"child line\")'], check=True)\n"
+        "print('to stderr', file=sys.stderr)\n"
+    )
+    with demo.Pool(size=1) as pool:
+        outputs = pool.run([_step(demo, "a", child), _step(demo, "b", "print('b only')")])
+    assert outputs == ["parent line\nchild line\n", "b only\n"]
+
+
+def test_a_failed_step_stops_the_demo_with_its_code_and_stops_the_other_worker(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     demo = _demo(monkeypatch)
-    failing = demo.start("fails", "import sys; print('broken'); sys.exit(3)")
-    hanging = demo.start("hangs", "import time; time.sleep(600)")
-    with pytest.raises(SystemExit) as stopped:
-        demo.finish(failing, hanging)
+    pool = demo.Pool()
+    with pool, pytest.raises(SystemExit) as stopped:
+        pool.run(
+            [
+                _step(demo, "fails", "import sys; print('broken'); sys.exit(3)"),
+                _step(demo, "hangs", "import time; time.sleep(600)"),
+            ]
+        )
     assert stopped.value.code == 3
-    assert hanging.proc.poll() is not None  # killed, not left running
+    assert all(w.proc.poll() is not None for w in pool.workers)  # killed, not left running
     printed = capsys.readouterr().out
     assert "broken" in printed and "(exit 3," in printed
     assert "== hangs" not in printed
+
+
+def test_heavier_steps_are_handed_out_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    demo = _demo(monkeypatch)
+    stamp = "import time; print(time.monotonic())"
+    with demo.Pool(size=1) as pool:
+        light, heavy = pool.run(
+            [_step(demo, "light", stamp, weight=1.0), _step(demo, "heavy", stamp, weight=5.0)]
+        )
+    assert float(heavy) < float(light)  # one worker: the heavy step ran first
 
 
 def test_a_fresh_workspace_keeps_only_verifys_action_space_cache(

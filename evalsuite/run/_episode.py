@@ -30,7 +30,7 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.model._generate_config import active_generate_config, set_active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolError
-from inspect_ai.util import StoreModel, store_as
+from inspect_ai.util import Store, StoreModel, store, store_as
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalsuite._core.seeds import derive_seed
@@ -145,18 +145,44 @@ def episode_setup() -> Solver:
         set_active_generate_config(active_generate_config().merge(GenerateConfig(seed=spec.seed)))
         token = spec.token or f"{spec.item_id}\x1f{spec.epoch}\x1f{spec.seed}"
         _TRIES[token] = _TRIES.get(token, 0) + 1
-        episode = store_as(EpisodeState)
-        episode.item_id = spec.item_id
-        episode.epoch = spec.epoch
-        episode.seed = spec.seed
-        episode.fault = spec.fault
-        episode.fault_mode = spec.fault_mode
-        episode.tool_timeout = spec.tool_timeout
-        episode.attempt = _TRIES[token]
-        episode.tool_calls = 0
+        store_as(EpisodeState)  # every field in the store, with its default
+        data = store()
+        # by key: the values an `EpisodeState` would set, without re-validating the whole
+        # model at each field (`_episode_store`)
+        for field, value in (
+            ("item_id", spec.item_id),
+            ("epoch", spec.epoch),
+            ("seed", spec.seed),
+            ("fault", spec.fault),
+            ("fault_mode", spec.fault_mode),
+            ("tool_timeout", float(spec.tool_timeout)),
+            ("attempt", _TRIES[token]),
+            ("tool_calls", 0),
+        ):
+            data.set(_key(field), value)
         return state
 
     return solve
+
+
+def _key(field: str) -> str:
+    """The sample-store key of `EpisodeState`'s `field` (what ``store_as`` reads and writes)."""
+    return f"{EpisodeState.__name__}:{field}"
+
+
+def _episode_store() -> Store:
+    """The sample's store, holding every `EpisodeState` field.
+
+    `guarded_call` reads and writes the fields by their store keys: a `StoreModel` bound with
+    ``store_as`` re-validates every field it sets and builds a type adapter for each list it
+    reads, several times per tool call (docs/design/run-speed.md). The values and keys are
+    the ones ``store_as(EpisodeState)`` keeps; a sample that `episode_setup` did not set up
+    (a task run without the runner) gets the defaults written by ``store_as`` once.
+    """
+    data = store()
+    if _key("tool_calls") not in data:
+        store_as(EpisodeState)
+    return data
 
 
 async def guarded_call(
@@ -182,31 +208,33 @@ async def guarded_call(
             when persistent, on the first try only when transient).
         ToolError: a ``limit`` tool exceeded the timeout (the model sees it).
     """
-    episode = store_as(EpisodeState)
-    episode.tool_calls += 1
-    episode.guarded = [*episode.guarded, f"{name}:{on_timeout}"]
-    faulty = episode.tool_calls == 1 and (
-        episode.fault_mode == "persistent" or episode.attempt == 1
+    data = _episode_store()
+    calls = int(data.get(_key("tool_calls"))) + 1
+    data.set(_key("tool_calls"), calls)
+    data.set(GUARDED_KEY, [*data.get(GUARDED_KEY), f"{name}:{on_timeout}"])
+    fault, timeout = data.get(_key("fault")), float(data.get(_key("tool_timeout")))
+    faulty = calls == 1 and (
+        data.get(_key("fault_mode")) == "persistent" or data.get(_key("attempt")) == 1
     )
-    if faulty and episode.fault == "error":
+    if faulty and fault == "error":
         raise HarnessFault(
-            f"injected fault: tool {name!r} failed (item {episode.item_id}, epoch "
-            f"{episode.epoch}, try {episode.attempt})"
+            f"injected fault: tool {name!r} failed (item {data.get(_key('item_id'))}, epoch "
+            f"{data.get(_key('epoch'))}, try {data.get(_key('attempt'))})"
         )
     try:
-        with anyio.fail_after(episode.tool_timeout):
-            if faulty and episode.fault == "hang":
-                await anyio.sleep(episode.tool_timeout * 10)
+        with anyio.fail_after(timeout):
+            if faulty and fault == "hang":
+                await anyio.sleep(timeout * 10)
             return await call()
     except TimeoutError as exc:
-        limit_s = exc.limit_s if isinstance(exc, ToolTimeLimit) else episode.tool_timeout
-        if on_timeout == "limit" and not (faulty and episode.fault == "hang"):
-            episode.tool_limit = f"{name} ({limit_s:g}s)"
+        limit_s = exc.limit_s if isinstance(exc, ToolTimeLimit) else timeout
+        if on_timeout == "limit" and not (faulty and fault == "hang"):
+            data.set(TOOL_LIMIT_KEY, f"{name} ({limit_s:g}s)")
             raise ToolError(
                 f"tool {name!r} did not answer within {limit_s:g}s: the request "
                 "was too large; narrow it"
             ) from None
         raise HarnessFault(
             f"tool {name!r} did not answer within {limit_s:g}s (item "
-            f"{episode.item_id}, epoch {episode.epoch})"
+            f"{data.get(_key('item_id'))}, epoch {data.get(_key('epoch'))})"
         ) from None

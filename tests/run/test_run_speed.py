@@ -150,3 +150,24 @@ def test_package_versions_are_read_once_per_process(monkeypatch: pytest.MonkeyPa
     assert second["python"]
     # every run stores them in its provenance; the metadata is searched for the first only
     assert sorted(reads) == sorted(_provenance._PACKAGES)
+
+
+def test_guarded_tool_calls_bind_no_store_model_per_call(
+    probe_project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsuite.run._episode import EpisodeState
+
+    built: list[int] = []
+    post_init = EpisodeState.model_post_init
+
+    def counting_post_init(self: EpisodeState, context: Any) -> None:
+        built.append(1)
+        post_init(self, context)
+
+    monkeypatch.setattr(EpisodeState, "model_post_init", counting_post_init)
+    out = _run(probe_project, "--limit", "4")
+    frame = Store(default_store_url(Layout(probe_project.root).state)).attempts(out["run_id"])
+    assert len(frame) == 4 and set(frame["outcome"]) == {"scored"}
+    # episode_setup binds the episode's state once per sample; each guarded tool call used to
+    # bind it again and re-validate it at every field it set (several per call)
+    assert len(built) == 4
