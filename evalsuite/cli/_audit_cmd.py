@@ -91,6 +91,7 @@ def audit_cmd(
     tool-readable state. --canary-probe: exit 4 when the model reproduces the canary.
     """
     from evalsuite.audit import audit_leaks
+    from evalsuite.audit._leak_store import store_leak_audit
     from evalsuite.audit import canary_probe as probe
 
     suite, version = parse_ref(ref)
@@ -107,6 +108,8 @@ def audit_cmd(
             ctx.layout, suite, version, keys=ctx.keys(key_file), holdout=not skip_holdout
         )
         payload["leaks"] = report.to_dict()
+        # kept with the version: `evalsuite items` flags the leaky items from it
+        store_leak_audit(ctx.layout, report, holdout=not skip_holdout)
         if not report.ok and failure is None:
             failure = IntegrityError(
                 f"{len(report.findings)} item(s) of {suite}@{report.version} show their target "
