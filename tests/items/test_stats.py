@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -30,7 +31,7 @@ def frame(rows: list[tuple[str, str, int, float | None]], *, stratum: str = "s",
 
 
 def grid(
-    scores: dict[str, dict[str, list[float | None]]],
+    scores: Mapping[str, Mapping[str, Sequence[float | None]]],
 ) -> list[tuple[str, str, int, float | None]]:
     return [
         (m, i, e, v)
