@@ -91,8 +91,8 @@ def audit_cmd(
     tool-readable state. --canary-probe: exit 4 when the model reproduces the canary.
     """
     from evalsuite.audit import audit_leaks
-    from evalsuite.audit._leak_store import store_leak_audit
     from evalsuite.audit import canary_probe as probe
+    from evalsuite.audit._leak_store import store_leak_audit
 
     suite, version = parse_ref(ref)
     if canary_probe and model is None:
