@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -156,3 +159,26 @@ def test_dead_needs_two_models_and_all_equal() -> None:
         and "none of 2 models" in items["i1"]["flag_reasons"]["dead"]
     )
     assert items["i2"]["flags"] == []  # a partial score is not "everyone solves it"
+
+
+_PROBE = """
+import json, sys
+import numpy as np, pandas as pd
+from evalsuite.items import analyse_items, fit_2pl, stratum_watch
+rows = [("m%d" % m, "i%d" % i, "s", e, 1, "scored", float((m + i + e) % 2))
+        for m in range(9) for i in range(5) for e in (1, 2)]
+frame = pd.DataFrame(rows, columns=["model", "item_id", "stratum", "epoch", "seed", "outcome",
+                                    "score"])
+analyse_items(frame, suite="x", version="1.0.0")
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_the_item_statistics_load_no_database() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True
+    ).stdout
+    modules = set(json.loads(out))
+    assert "evalsuite.items._irt" in modules  # nine models: the 2PL fit ran
+    assert not {m for m in modules if m.split(".")[0] == "sqlalchemy"}
+    assert "evalsuite.store._store" not in modules
