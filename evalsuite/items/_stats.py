@@ -99,9 +99,15 @@ def cell_table(attempts: pd.DataFrame, deterministic: Collection[str]) -> pd.Dat
         errors=("is_error", "sum"),
         limits=("is_limit", "sum"),
     )
-    stats = scored.groupby(keys, sort=True, observed=True)["score"].agg(
-        n="size", k="sum", var=lambda s: float(np.var(s.to_numpy())), lo="min", hi="max"
-    )
+    scored["square"] = scored["score"] ** 2
+    grouped = scored.groupby(keys, sort=True, observed=True)
+    stats = grouped["score"].agg(n="size", k="sum", lo="min", hi="max")
+    stats["k2"] = grouped["square"].sum()
+    # population variance across attempts; the difference of two means rounds to a hair below
+    # 0 when every score is equal, where the variance is exactly 0
+    raw = stats["k2"] / stats["n"] - (stats["k"] / stats["n"]) ** 2
+    stats["var"] = raw.where(stats["hi"] > stats["lo"], 0.0)
+    stats = stats.drop(columns="k2")
     cells = base.join(stats, how="left")
     cells["n"] = cells["n"].fillna(0).astype(int)
     cells["k"] = cells["k"].fillna(0.0)
@@ -114,11 +120,11 @@ def cell_table(attempts: pd.DataFrame, deterministic: Collection[str]) -> pd.Dat
     if not det.empty:
         det["seed_key"] = det["seed"].astype(object).where(det["seed"].notna(), "none").astype(str)
         per_seed = det.groupby([*keys, "seed_key"], sort=False, observed=True)["score"].agg(
-            n="size", spread=lambda s: float(s.max() - s.min())
+            n="size", lo="min", hi="max"
         )
         per_seed = per_seed.loc[per_seed["n"] >= 2]
         if not per_seed.empty:
-            flips = (per_seed["spread"] > 0).groupby(level=[0, 1], observed=True).any()
+            flips = (per_seed["hi"] > per_seed["lo"]).groupby(level=[0, 1], observed=True).any()
             cells.loc[flips.index, "seed_flip"] = flips.astype(float)
     return cells.drop(columns=["lo", "hi"]).reset_index()
 
