@@ -14,7 +14,7 @@ __all__ = ["store_leak_audit"]
 
 
 def store_leak_audit(layout: Layout, report: LeakReport, *, holdout: bool) -> Path:
-    """Write `report` beside the manifest (atomically); `holdout`: holdout items were checked.
+    """Write `report` into the project's state (atomically); `holdout`: holdout items checked.
 
     The file names items by id, surface and how only: never an item's text.
     """

@@ -1,7 +1,9 @@
 """Where a version's leak audit is kept, and reading it back (`evalsuite items` reads it).
 
-``evalsuite audit SUITE@X.Y.Z --leaks`` writes its findings beside the manifest
-(``manifests/<suite>/<version>.leaks.json``): item ids, surfaces and how, never item text
+``evalsuite audit SUITE@X.Y.Z --leaks`` writes its findings into the project's state
+(``.evalsuite/audits/<suite>/<version>.leaks.json``): item ids, surfaces and how, never item
+text. Not beside the frozen manifest: the result depends on the family code's leak hooks,
+which may change after the freeze, so it is a finding about this checkout, like a run
 (docs/design/items.md).
 """
 
@@ -19,7 +21,7 @@ __all__ = ["leak_audit_path", "read_leak_audit"]
 
 def leak_audit_path(layout: Layout, suite: str, version: str) -> Path:
     """The stored leak audit of ``suite@version``."""
-    return layout.manifest_dir(suite) / f"{version}.leaks.json"
+    return layout.state / "audits" / suite / f"{version}.leaks.json"
 
 
 def read_leak_audit(layout: Layout, suite: str, version: str) -> dict[str, Any] | None:

@@ -142,7 +142,7 @@ def test_leaky_from_the_stored_leak_audit(tmp_path: Path) -> None:
     assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 0
     audit = project.invoke("audit", "demo@1.0.0", "--leaks", "--json")
     assert audit.exit_code == 3
-    stored = project.root / "manifests" / "demo" / "1.0.0.leaks.json"
+    stored = project.root / ".evalsuite" / "audits" / "demo" / "1.0.0.leaks.json"
     assert items[0]["target"] not in stored.read_text(encoding="utf-8")  # ids, never text
     manifest = load_manifest(Layout(project.root), "demo", "1.0.0")
     store = project.store()
