@@ -42,6 +42,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Estimates with intervals, per stratum, pass@k, pass^k, reliability.",
     ),
     "compare": ("_analyse_cmds", "compare_cmd", "Paired comparison of CANDIDATE against BASELINE."),
+    "items": (
+        "_items_cmd",
+        "items_cmd",
+        "Item analysis of a suite version: difficulty, discrimination, flags, saturation.",
+    ),
     "report": (
         "_report_cmd",
         "report_cmd",

@@ -92,6 +92,7 @@ def audit_cmd(
     """
     from evalsuite.audit import audit_leaks
     from evalsuite.audit import canary_probe as probe
+    from evalsuite.audit._leak_store import store_leak_audit
 
     suite, version = parse_ref(ref)
     if canary_probe and model is None:
@@ -107,6 +108,8 @@ def audit_cmd(
             ctx.layout, suite, version, keys=ctx.keys(key_file), holdout=not skip_holdout
         )
         payload["leaks"] = report.to_dict()
+        # kept with the version: `evalsuite items` flags the leaky items from it
+        store_leak_audit(ctx.layout, report, holdout=not skip_holdout)
         if not report.ok and failure is None:
             failure = IntegrityError(
                 f"{len(report.findings)} item(s) of {suite}@{report.version} show their target "

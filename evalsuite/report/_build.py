@@ -27,6 +27,7 @@ from evalsuite.report._figures import (
     validity_scatter,
 )
 from evalsuite.report._health import environment_health
+from evalsuite.report._items import item_figures, items_sections
 from evalsuite.report._validity import validity_sections
 from evalsuite.service import (
     AnalysisOptions,
@@ -340,6 +341,7 @@ def build_report(
         "partial_runs": [r["run_id"] for r in runs if r["partial"]],
         "environment_health": health,
         "adaptive": adaptive_sections(layout, runs),
+        "item_analysis": items_sections(store, layout, runs, level=options.level),
         "unaudited_runs": [
             {"run_id": r["run_id"], "marker": r["audit"]["marker"], "suite": r["suite"]}
             | {"version": r["version"], "detail": r["audit"]["detail"]}
@@ -358,7 +360,7 @@ def build_report(
         "strata": to_svg(strata_forest(runs), "Score per stratum with confidence intervals"),
         "pass_k": to_svg(pass_k_curves(runs), "pass@k and pass^k against k"),
         "reliability": to_svg(reliability_panel(runs), "Variance split per run"),
-    }
+    } | item_figures(payload["item_analysis"])
     for i, section in enumerate(validity):
         main = next(p for p in section["predictors"] if p["name"] == section["main_predictor"])
         fit = {"slope": main.get("deming_slope"), "intercept": main.get("deming_intercept")}

@@ -14,6 +14,7 @@ from evalsuite._core.atomic import atomic_write_text
 from evalsuite._core.jsonout import dumps_json
 from evalsuite.report._adaptive import md_adaptive
 from evalsuite.report._build import ReportData
+from evalsuite.report._items import md_items
 from evalsuite.service import ResultView, TableView, comparison_view
 from evalsuite.service._format import fmt_counts, fmt_signed
 
@@ -391,10 +392,11 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
     lines += _md_comparisons(p, figure_files)
     lines += _md_health(p.get("environment_health") or [])
     lines += md_adaptive(p.get("adaptive") or [])
+    lines += md_items(p.get("item_analysis") or [], figure_files)
     for r in p["runs"]:
         lines += _md_run(r, level)
     for name, path in figure_files.items():
-        if not name.startswith(("comparison_", "answer_")):
+        if not name.startswith(("comparison_", "answer_", "items_")):
             lines += [f"![{name}]({path})", ""]
     for v in p.get("validity") or []:
         lines += [

@@ -1,0 +1,156 @@
+"""Read every stored run of a suite version, and its leak audit, for the item analysis.
+
+Runs are found as `evalsuite runs` lists them: by the suite and version recorded with each
+run, which includes results ingested with ``ingest --suite SUITE@X.Y.Z`` (attached to the
+frozen manifest, docs/design/ingest.md). The statistics (`evalsuite.items._analysis`) get
+plain DataFrames; this module alone touches the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+import pandas as pd
+
+from evalsuite._core.layout import Layout
+from evalsuite.errors import NotFoundError
+from evalsuite.items._analysis import ItemAnalysis, analyse_items
+from evalsuite.items._saturation import DEFAULT_SATURATION
+from evalsuite.items._stats import ITEM_COLUMNS
+from evalsuite.manifest import load_manifest_summary
+from evalsuite.manifest._leak_record import leak_audit_path, read_leak_audit
+from evalsuite.store import RunRecord, Store
+
+__all__ = ["REFERENCE_PREFIX", "item_analysis", "leak_status", "version_runs"]
+
+REFERENCE_PREFIX = "evalsuite/"
+"""Models named so are evalsuite's reference agents: deterministic at a given seed."""
+
+_READ = tuple(c for c in ITEM_COLUMNS if c != "model")
+
+
+def version_runs(store: Store, suite: str, version: str, manifest_hash: str) -> list[RunRecord]:
+    """The stored runs of ``suite@version`` (on its manifest), oldest first.
+
+    Raises:
+        NotFoundError: no run of that version is stored.
+    """
+    every = store.list_runs(suite=suite)
+    runs = [r for r in every if r.version == version and r.manifest_hash in (None, manifest_hash)]
+    if not runs:
+        others = sorted({str(r.version) for r in every if r.version})
+        hint = (
+            f"; stored runs of {suite} are of version(s) {', '.join(others)}"
+            if others
+            else f"; no run of {suite} is stored at all"
+        )
+        raise NotFoundError(
+            f"no stored run of {suite}@{version} in {store.display_url}{hint}. Run models on "
+            f"it (`evalsuite run MODEL {suite}@{version}`) or attach results with "
+            f"`evalsuite ingest ... --suite {suite}@{version}`"
+        )
+    return runs
+
+
+def leak_status(layout: Layout, suite: str, version: str) -> tuple[dict[str, str], dict[str, Any]]:
+    """Leaky items (id -> reason) and the stored leak audit's status."""
+    data = read_leak_audit(layout, suite, version)
+    path = leak_audit_path(layout, suite, version)
+    if data is None:
+        return {}, {
+            "status": "not stored",
+            "detail": f"no leak audit is stored for {suite}@{version}: the leaky flag is not "
+            f"checked (run `evalsuite audit {suite}@{version} --leaks`)",
+        }
+    leaks: dict[str, str] = {}
+    for f in data["findings"]:
+        how = f"its target shows in {f.get('split', '?')} surface {f.get('surface', '?')}"
+        how += f" ({f['how']})" if f.get("how") else ""
+        leaks[str(f["item_id"])] = (
+            leaks[str(f["item_id"])] + "; " + how if str(f["item_id"]) in leaks else how
+        )
+    checked = data.get("checked") or {}
+    return leaks, {
+        "status": "stored",
+        "file": str(path.relative_to(layout.root))
+        if path.is_relative_to(layout.root)
+        else str(path),
+        "checked": checked,
+        "holdout_checked": bool(data.get("holdout_checked", "holdout" in checked)),
+        "findings": len(data["findings"]),
+    }
+
+
+def item_analysis(
+    store: Store,
+    layout: Layout,
+    suite: str,
+    version: str,
+    *,
+    level: float = 0.95,
+    threshold: float = DEFAULT_SATURATION,
+    deterministic: Collection[str] = (),
+) -> ItemAnalysis:
+    """The item analysis of ``suite@version`` over every stored run of it.
+
+    Args:
+        store: The results store.
+        layout: The project (its manifests and stored leak audit).
+        suite: Suite name.
+        version: Frozen version.
+        level: Confidence level of every interval.
+        threshold: Saturation threshold of the best model's stratum score.
+        deterministic: Models deterministic at a given seed, besides the reference agents
+            (models named ``evalsuite/...``).
+
+    Raises:
+        NotFoundError: unknown suite or version, or no run of it stored.
+    """
+    manifest = load_manifest_summary(layout, suite, version)
+    runs = version_runs(store, suite, manifest.version, manifest.manifest_hash)
+    frames = []
+    for run in runs:
+        frame = store.attempt_columns(run.run_id, _READ)
+        frames.append(frame.assign(model=run.model))
+    attempts = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    models = {r.model for r in runs}
+    det = {m for m in models if m.startswith(REFERENCE_PREFIX)} | (set(deterministic) & models)
+    leaks, status = leak_status(layout, suite, manifest.version)
+    analysis = analyse_items(
+        attempts,
+        suite=suite,
+        version=manifest.version,
+        runs=[
+            {
+                "run_id": r.run_id,
+                "model": r.model,
+                "split": r.split,
+                "source": r.source,
+                "epochs": r.epochs,
+                "valid": bool(r.valid),
+                "status": r.status,
+            }
+            for r in runs
+        ],
+        deterministic=det,
+        leaks=leaks,
+        leak_audit=status,
+        level=level,
+        threshold=threshold,
+    )
+    invalid = [r.run_id for r in runs if not r.valid]
+    if invalid:
+        analysis.notes.append(
+            f"{len(invalid)} run(s) are invalid (too many harness errors): "
+            + ", ".join(invalid)
+            + "; their scored attempts count, their harness errors show in each item's rate"
+        )
+    if status["status"] != "stored":
+        analysis.notes.append(status["detail"])
+    unknown = sorted(set(deterministic) - models)
+    if unknown:
+        analysis.notes.append(
+            "--deterministic named model(s) with no run of this version: " + ", ".join(unknown)
+        )
+    return analysis
