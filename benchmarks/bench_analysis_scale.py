@@ -176,8 +176,8 @@ def _mc_close(ours: Any, theirs: Any) -> bool:
     """Two sign-flip p-values from different draws of the same null: within 5 sd."""
     if not isinstance(ours, float) or not isinstance(theirs, float):
         return bool(ours == theirs)
-    p = (ours + theirs) / 2
-    return abs(ours - theirs) <= 5 * math.sqrt(2 * 2 * p * (1 - p) / _DRAWS) + 2 / _DRAWS
+    q = (ours + theirs) / 4  # each p is twice a tail proportion q of the draws
+    return abs(ours - theirs) <= 5 * math.sqrt(2 * 4 * q * (1 - q) / _DRAWS) + 2 / _DRAWS
 
 
 def _same(ours: Any, theirs: Any, key: str = "") -> bool:
