@@ -354,3 +354,17 @@ def test_one_mde_with_its_assumptions_in_score_and_compare() -> None:
     loose = score_run(base, model_corr=rho, alpha=0.1, rng=rng).reliability.mde
     assert loose == pytest.approx(compare_runs(base, cand, alpha=0.1, rng=rng).test.mde)
     assert loose < pilot.mde
+
+
+def test_set_mask_of_cluster_keys_is_is_set_per_value() -> None:
+    """The column-wise prefix test of cluster keys (one key per unclustered item) gives what
+    `_is_set` gives value by value: None, NaN, numbers, the bare prefix and look-alikes."""
+    from evalsuite.analyse._compare import _NO_CLUSTER, _is_set, _set_mask
+
+    values = np.array(
+        [*(f"item:{i}" for i in range(50)), "c1", None, math.nan, 3, "item:", "xitem:1", "c1"],
+        dtype=object,
+    )
+    for unset in (_NO_CLUSTER, "all", None):
+        expected = [_is_set(v, unset) for v in values]
+        assert _set_mask(values, unset).tolist() == expected
