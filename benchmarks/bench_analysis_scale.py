@@ -1,7 +1,7 @@
 """Wall time, CPU and peak memory of `score`, `compare` and `report` on two 500,000-attempt runs.
 
     .venv/bin/python benchmarks/bench_analysis_scale.py [--rows 500000] [--baseline-rows 7000]
-        [--baseline-ref 91ad9dd] [--seed 12] [--keep DIR]
+        [--baseline-ref main] [--seed 12] [--keep DIR]
 
 Generates, from a fixed seed, a results table of two models on the same items (``--rows``
 attempts each: items x 5 epochs, 10 strata, item difficulties spread on the logit scale so
@@ -14,7 +14,10 @@ target (10 s each) and against the same command on two runs of ``--baseline-rows
 show how the time scales with the run. With ``--baseline-ref`` (a git commit; ``none`` to
 skip) the same commands are also run, interleaved, with the package as it was at that commit
 on the same stores, the ratios printed, and every output compared: `score --json`,
-`compare --json` and `report.json` must be equal field by field (the generation time apart).
+`compare --json` and `report.json` must be equal field by field (the generation time apart),
+but for the sign-flip permutation p-value, a Monte Carlo figure whose draws changed (packed
+random bits, docs/design/analysis-scale.md): the two codes' p-values (and the sentences that
+quote them) must agree within five standard deviations of their Monte Carlo error.
 `score` and `compare` are measured with ``--json`` (the figures the tools read), `report`
 as a user runs it. The machine's load average is printed with the figures: on a shared host
 wall time is indicative only, CPU time less so.
@@ -24,7 +27,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -159,12 +164,49 @@ def output(name: str, stdout: Path, report_dir: Path) -> Any:
     return {k: v for k, v in data.items() if k not in VOLATILE} if isinstance(data, dict) else data
 
 
+MONTE_CARLO = "p_value_permutation"
+"""The one Monte Carlo figure: the sign-flip p-value (its draws are packed random bits since
+the second pass of docs/design/analysis-scale.md; before, scipy's): two codes' values must
+agree within its Monte Carlo error."""
+_MC_TEXT = re.compile(r"(sign-flip permutation p(?: =)? )([^ ,;)]+)")
+_DRAWS = 9999
+
+
+def _mc_close(ours: Any, theirs: Any) -> bool:
+    """Two sign-flip p-values from different draws of the same null: within 5 sd."""
+    if not isinstance(ours, float) or not isinstance(theirs, float):
+        return bool(ours == theirs)
+    q = (ours + theirs) / 4  # each p is twice a tail proportion q of the draws
+    return abs(ours - theirs) <= 5 * math.sqrt(2 * 4 * q * (1 - q) / _DRAWS) + 2 / _DRAWS
+
+
+def _same(ours: Any, theirs: Any, key: str = "") -> bool:
+    """Equal, but for the sign-flip p-value (and the sentences quoting it): within MC error."""
+    if key == MONTE_CARLO:
+        return _mc_close(ours, theirs)
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        return list(ours) == list(theirs) and all(_same(ours[k], theirs[k], k) for k in ours)
+    if isinstance(ours, list) and isinstance(theirs, list):
+        return len(ours) == len(theirs) and all(
+            _same(a, b) for a, b in zip(ours, theirs, strict=True)
+        )
+    if isinstance(ours, str) and isinstance(theirs, str) and ours != theirs:
+        mine, other = _MC_TEXT.findall(ours), _MC_TEXT.findall(theirs)
+        quoted = [(float(a[1]), float(b[1])) for a, b in zip(mine, other, strict=False)]
+        return (
+            _MC_TEXT.sub(r"\1<p>", ours) == _MC_TEXT.sub(r"\1<p>", theirs)
+            and len(mine) == len(other)
+            and all(_mc_close(a, b) for a, b in quoted)
+        )
+    return json.dumps(ours) == json.dumps(theirs)
+
+
 def differing(ours: Any, theirs: Any) -> list[str]:
-    """The top-level fields (or the whole output) that are not equal."""
+    """The top-level fields (or the whole output) that are not equal (`_same`)."""
     if isinstance(ours, dict) and isinstance(theirs, dict):
         keys = list(dict.fromkeys([*ours, *theirs]))
-        return [k for k in keys if json.dumps(ours.get(k)) != json.dumps(theirs.get(k))]
-    return [] if json.dumps(ours) == json.dumps(theirs) else ["(output)"]
+        return [k for k in keys if not _same(ours.get(k), theirs.get(k), k)]
+    return [] if _same(ours, theirs) else ["(output)"]
 
 
 def main() -> None:
@@ -173,7 +215,7 @@ def main() -> None:
     parser.add_argument("--baseline-rows", type=int, default=7_000, help="attempts per run")
     parser.add_argument(
         "--baseline-ref",
-        default="91ad9dd",
+        default="main",
         help="git commit whose package is measured on the same stores ('none': skip)",
     )
     parser.add_argument("--seed", type=int, default=12)
@@ -204,6 +246,11 @@ def main() -> None:
                     print(
                         f"{name:8s} {rows:>9,} attempts/run {label:14s}: {wall:6.2f} s wall "
                         f"{cpu:6.2f} s cpu {rss:6.0f} MB peak RSS  (load {load()})",
+                        flush=True,
+                    )
+                if name == "compare":
+                    print(
+                        "  sign-flip p: " + ", ".join(f"{o.get(MONTE_CARLO)!r}" for o in outputs),
                         flush=True,
                     )
                 for other in outputs[1:]:

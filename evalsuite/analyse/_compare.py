@@ -236,7 +236,11 @@ def _is_set(value: object, unset: object) -> bool:
 def _set_mask(values: np.ndarray, unset: object) -> np.ndarray:
     """`_is_set` of every value, computed once per distinct value (labels repeat)."""
     codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
-    known = np.array([_is_set(v, unset) for v in uniques] + [False], dtype=bool)
+    if unset == _NO_CLUSTER:  # one key per unclustered item: the prefix test column-wise
+        texts = pd.Series(uniques, dtype=object).astype(str)  # no None or NaN: factorized out
+        known = np.append(~texts.str.startswith(_NO_CLUSTER).to_numpy(dtype=bool), False)
+    else:
+        known = np.array([_is_set(v, unset) for v in uniques] + [False], dtype=bool)
     return known[np.asarray(codes)]  # code -1 (None or NaN) picks the final False
 
 

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import math
-import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from evalsuite.analyse._intervals import check_level, cluster_codes, cluster_variance, t_interval
 from evalsuite.analyse._power import MDE_POWER, mde_from_se
@@ -224,10 +221,15 @@ def sign_flip_p(
     (resampling at the cluster level, as in Cameron & Miller 2015); the statistic is the sum
     (equivalently the mean). With at most
     `EXACT_PERMUTATION_MAX` units all 2^n patterns are enumerated (exact); otherwise
-    ``scipy.stats.permutation_test(permutation_type="samples")`` draws `n_resamples` patterns
-    from `rng`. The exact branch is our own enumeration because scipy's takes ~5 s at n = 20;
-    it returns scipy's exact p-value (same two-sided rule ``2·min(P(T ≥ t), P(T ≤ t))`` and
-    tie tolerance), which the tests check.
+    `n_resamples` patterns of independent fair signs are drawn from `rng` as packed random
+    bits (`_sign_flip_null`) and p is ``(1 + patterns at least as extreme) / (1 +
+    n_resamples)`` per side, as ``scipy.stats.permutation_test(permutation_type="samples")``
+    computes it. The exact branch is our own enumeration because scipy's takes ~5 s at n =
+    20; it returns scipy's exact p-value (same two-sided rule ``2·min(P(T ≥ t), P(T ≤ t))``
+    and tie tolerance), which the tests check. The drawn patterns are not scipy's (its
+    draws took 32 random bits and 16 bytes of indices per sign): the p-value agrees with
+    scipy's within Monte Carlo error, and is reproducible from the seed
+    (docs/design/analysis-scale.md).
     """
     codes = cluster_codes(clusters, len(d))
     values = np.asarray(d, dtype=np.float64)
@@ -238,144 +240,119 @@ def sign_flip_p(
         return math.nan, False
     if len(totals) <= EXACT_PERMUTATION_MAX:
         return _exact_sign_flip(totals), True
-    if _streams_like_scipy(rng):
-        null = _sign_flip_null(totals, n_resamples, rng)
-        observed = float(np.sum(totals))
-        gamma = abs(observed * np.finfo(np.float64).eps * 100)  # scipy's tie tolerance
-        less = (np.count_nonzero(null <= observed + gamma) + 1.0) / (n_resamples + 1.0)
-        greater = (np.count_nonzero(null >= observed - gamma) + 1.0) / (n_resamples + 1.0)
-        return min(1.0, 2.0 * min(less, greater)), False
-    result = stats.permutation_test(
-        (totals,),
-        lambda x, axis: np.sum(x, axis=axis),
-        permutation_type="samples",
-        vectorized=True,
-        n_resamples=n_resamples,
-        alternative="two-sided",
-        rng=rng,
-        batch=SCIPY_BATCH,
-    )
-    return min(1.0, float(result.pvalue)), False
+    null = _sign_flip_null(totals, n_resamples, rng)
+    observed = float(np.sum(totals))
+    gamma = abs(observed * np.finfo(np.float64).eps * 100)  # scipy's tie tolerance
+    less = (np.count_nonzero(null <= observed + gamma) + 1.0) / (n_resamples + 1.0)
+    greater = (np.count_nonzero(null >= observed - gamma) + 1.0) / (n_resamples + 1.0)
+    return min(1.0, 2.0 * min(less, greater)), False
 
 
-SCIPY_BATCH = 1000
-"""Sign patterns per batch of ``scipy.stats.permutation_test`` (its default, all at once, is
-3x slower at 3000 items); the batch sets how many random numbers are drawn, so the
-column-wise path below draws the same."""
-_ROWS_PER_CHUNK = 64
-"""Sign patterns computed at once by `_sign_flip_null` (memory: 64 × units × 4 bytes)."""
+_CHUNK_BYTES = 2**20
+"""Random bytes drawn at once by `_sign_flip_null` (at most 4096 patterns): about 1 MB of
+signs, and a few times that in popcounts or table lookups, whatever the number of units."""
+_WORD_BITS = 64
+_CLASS_MIN = _WORD_BITS
+"""A value carried by at least this many units is summed by popcount over its own words;
+rarer values by byte tables."""
 
 
-_COMMON_VALUES = 16
-"""Distinct values whose pattern sums are counted by popcount; the rest use byte tables."""
+@dataclass(frozen=True, slots=True)
+class _SignLayout:
+    """Where each unit's sign bit lies in a drawn pattern, and how a pattern is summed.
 
-
-def _bytes(bits: npt.NDArray[np.uint8], n_words: int) -> npt.NDArray[np.uint8]:
-    """0/1 matrix (patterns × items) packed 8 items to a byte, padded to 64-bit words."""
-    packed = np.packbits(bits, axis=1, bitorder="little")  # the last byte zero-filled
-    out = np.zeros((bits.shape[0], n_words * 8), dtype=np.uint8)
-    out[:, : packed.shape[1]] = packed
-    return out
-
-
-def _kept_sum(
-    totals: npt.NDArray[np.float64],
-) -> Callable[[npt.NDArray[np.uint8]], npt.NDArray[np.float64]]:
-    """``0/1 matrix (patterns × items) -> Σ x_i over the items whose bit is 1``, per pattern.
-
-    The most frequent values (item means of 0/1 scores over K epochs take few: multiples of
-    1/K) count their set bits with a popcount over 64-bit words and weight the counts; the
-    items with rarer values look each byte of their packed bits up in a table of the sums
-    of its 8 items' values over all 256 patterns.
+    A pattern is `n_words` 64-bit words of random bits; bit p of a pattern is bit ``p % 8``
+    (lowest first) of its byte ``p // 8``, and a set bit keeps the unit's value, a clear
+    bit negates it. Units with value 0 get no bit (their sign changes no sum). Each value
+    carried by at least `_CLASS_MIN` units (a *class*: item means of 0/1 scores over K
+    epochs are multiples of 1/K, so a few classes hold almost every unit) has its units on
+    consecutive bits from a word boundary, so its kept count is the popcount of its words
+    (the unused bits of its last word masked off). The other units follow, from a word
+    boundary, and are summed by a table of each byte's 256 kept sums.
     """
-    n = len(totals)
-    values, inverse, counts = np.unique(totals, return_inverse=True, return_counts=True)
-    common = np.argsort(-counts, kind="stable")[:_COMMON_VALUES]
-    if counts[common].sum() * 2 < n:  # mostly distinct values: every item by table
-        common = common[:0]
-    n_words = -(-n // 64)
-    member = np.zeros((len(common), n_words * 64), dtype=np.uint8)
-    slot = np.full(len(values), -1)
-    slot[common] = np.arange(len(common))
-    rows = slot[inverse]
-    member[rows[rows >= 0], np.flatnonzero(rows >= 0)] = 1
-    masks = np.packbits(member, axis=1, bitorder="little").view(np.uint64)
-    weights = values[common]
-    rare = np.flatnonzero(rows < 0)
-    rare_words = -(-len(rare) // 64)
-    padded = np.zeros(rare_words * 64)
-    padded[: len(rare)] = totals[rare]
-    bits = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float64)
-    table = (bits @ padded.reshape(-1, 8).T).T.ravel()  # [byte position, bit pattern]
-    base = np.arange(rare_words * 8, dtype=np.intp) * 256
 
-    def kept(low: npt.NDArray[np.uint8]) -> npt.NDArray[np.float64]:
-        out = np.zeros(len(low))
-        if len(masks):
-            words = _bytes(low, n_words).view(np.uint64)
-            tallies = np.stack(
-                [np.bitwise_count(words & m).sum(axis=1, dtype=np.int64) for m in masks], axis=1
+    n_words: int
+    class_starts: npt.NDArray[np.intp]
+    """First word of each class."""
+    class_last: npt.NDArray[np.intp]
+    """Last word of each class."""
+    class_masks: npt.NDArray[np.uint64]
+    """The bits of each class's last word that hold one of its units."""
+    class_values: npt.NDArray[np.float64]
+    rare_word: int
+    """First word of the rare units (== n_words when there is none)."""
+    table: npt.NDArray[np.float64]
+    """[byte of the rare part × 256 + byte value]: the sum of the values whose bit is set."""
+
+    @classmethod
+    def build(cls, totals: npt.NDArray[np.float64]) -> _SignLayout:
+        """The layout of `totals` (one value per unit)."""
+        nonzero = totals[totals != 0.0]
+        values, inverse, counts = np.unique(nonzero, return_inverse=True, return_counts=True)
+        is_class = counts >= _CLASS_MIN
+        class_counts = counts[is_class]
+        class_words = -(-class_counts // _WORD_BITS)
+        class_starts = np.concatenate([[0], np.cumsum(class_words)[:-1]]).astype(np.intp)
+        class_last = (class_starts + class_words - 1).astype(np.intp)
+        tail_bits = class_counts - (class_words - 1) * _WORD_BITS  # 1..64
+        tail = (np.arange(_WORD_BITS)[None, :] < tail_bits[:, None]).astype(np.uint8)
+        class_masks = np.packbits(tail, axis=1, bitorder="little").view(np.uint64).ravel()
+        rare = nonzero[~is_class[inverse]]  # in the units' order
+        rare_word = int(class_words.sum())
+        rare_words = -(-len(rare) // _WORD_BITS)
+        padded = np.zeros(rare_words * _WORD_BITS)
+        padded[: len(rare)] = rare
+        bits = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float64)
+        table = (bits @ padded.reshape(-1, 8).T).T.ravel()  # [byte position, byte value]
+        return cls(
+            n_words=rare_word + rare_words,
+            class_starts=class_starts,
+            class_last=class_last,
+            class_masks=class_masks,
+            class_values=values[is_class],
+            rare_word=rare_word,
+            table=table,
+        )
+
+    def kept(self, words: npt.NDArray[np.uint64]) -> npt.NDArray[np.float64]:
+        """Per pattern (rows of `words`), the sum of the values whose sign bit is set."""
+        out = np.zeros(len(words))
+        if len(self.class_values):
+            common = words[:, : self.rare_word]
+            counts = np.bitwise_count(common)
+            counts[:, self.class_last] = np.bitwise_count(
+                common[:, self.class_last] & self.class_masks
             )
-            out += tallies.astype(np.float64) @ weights
-        if len(rare):
-            subset = low if len(rare) == n else low[:, rare]
-            out += table[_bytes(subset, rare_words).astype(np.intp) + base].sum(axis=1)
+            per_class = np.add.reduceat(counts, self.class_starts, axis=1, dtype=np.int64)
+            out += per_class.astype(np.float64) @ self.class_values
+        if self.rare_word < self.n_words:
+            rare = np.ascontiguousarray(words[:, self.rare_word :]).view(np.uint8)
+            base = np.arange(rare.shape[1], dtype=np.intp) * 256
+            out += self.table[rare.astype(np.intp) + base].sum(axis=1)
         return out
-
-    return kept
-
-
-def _streams_like_scipy(rng: np.random.Generator) -> bool:
-    """Whether `_sign_flip_null` reproduces scipy's draws from `rng` (PCG64, little-endian)."""
-    return (
-        type(rng.bit_generator) is np.random.PCG64
-        and sys.byteorder == "little"
-        and hasattr(rng, "permuted")
-    )
 
 
 def _sign_flip_null(
     totals: npt.NDArray[np.float64], n_resamples: int, rng: np.random.Generator
 ) -> npt.NDArray[np.float64]:
-    """The sign-flip null distribution scipy's ``permutation_test`` draws, without its memory.
+    """`n_resamples` sums of the `totals` under independent fair random signs, from `rng`.
 
-    scipy (``permutation_type="samples"``, one sample) pairs each value x_i with −x_i and
-    permutes every pair with ``rng.permuted`` over ``(batch, n, 2)`` index arrays: one
-    Fisher–Yates step per pair, i.e. one 32-bit draw whose lowest bit keeps (1) or swaps (0)
-    the pair. At 100,000 items that is 1.6 GB of indices per batch and 7 GB in all. The same
-    32-bit draws are taken here straight from the bit generator (PCG64 hands out the low,
-    then the high half of each 64-bit output, and buffers a spare half between calls),
-    64 patterns at a time, and each pattern's sum is built from packed bits (`_kept_sum`).
-    The generator is left exactly where scipy leaves it (whole batches are drawn), and the
-    sums differ from scipy's only by rounding, which its tie tolerance absorbs
-    (tests/analyse/test_scale_parity.py checks the p-values are equal).
+    Each pattern's signs are random bits from ``rng.bytes`` (one bit per unit, laid out by
+    `_SignLayout`: each bit is 0 or 1 with probability 1/2, independently), about 1 MB of
+    bits at a time, and its sum is ``2 · (sum of the kept values) − (sum of all values)``: popcounts
+    for the values many units share, byte tables for the rest. The same seed gives the same
+    draws, so the same p-value. Memory: a few MB at 100,000 units (scipy's
+    ``permutation_test`` built 1.6 GB of index arrays per batch of 1000 patterns). Why the
+    signs are drawn this way and how it was checked: docs/design/analysis-scale.md.
     """
-    n = len(totals)
-    batch = min(SCIPY_BATCH, n_resamples)
-    drawn = -(-n_resamples // batch) * batch  # scipy permutes whole batches
-    kept_sum = _kept_sum(totals)
+    layout = _SignLayout.build(totals)
     total = float(np.sum(totals))
-    generator = rng.bit_generator
-    state = generator.state
-    carry: list[int] = []
-    if state.get("has_uint32"):
-        carry = [int(state["uinteger"])]
-        generator.state = {**state, "has_uint32": 0, "uinteger": 0}
     null = np.empty(n_resamples)
-    for start in range(0, drawn, _ROWS_PER_CHUNK):
-        rows = min(_ROWS_PER_CHUNK, drawn - start)
-        need = rows * n - len(carry)
-        raw = generator.random_raw((need + 1) // 2).view(np.uint32)
-        words = np.concatenate([np.array(carry, dtype=np.uint32), raw]) if carry else raw
-        carry = [int(words[-1])] if need % 2 else []
-        keep = min(rows, n_resamples - start)
-        if keep <= 0:
-            continue
-        low = words[: keep * n].astype(np.uint8)  # the lowest bit of each 32-bit draw
-        low &= 1
-        null[start : start + keep] = 2.0 * kept_sum(low.reshape(keep, n)) - total
-    if carry:
-        generator.state = {**generator.state, "has_uint32": 1, "uinteger": carry[0]}
+    chunk = max(1, min(4096, _CHUNK_BYTES // (8 * max(1, layout.n_words))))
+    for start in range(0, n_resamples, chunk):
+        rows = min(chunk, n_resamples - start)
+        words = np.frombuffer(rng.bytes(rows * layout.n_words * 8), dtype=np.uint64)
+        null[start : start + rows] = 2.0 * layout.kept(words.reshape(rows, layout.n_words)) - total
     return null
 
 
@@ -401,10 +378,23 @@ def holm_adjust(pvals: list[float], alpha: float) -> npt.NDArray[np.float64]:
     exact sign-flip p-value when the t is undefined), so the family is every stratum: a
     stratum is never dropped from the adjustment, which would make the others' adjustment
     too lenient. A NaN (a stratum with no item, which pairing cannot produce) stays NaN and
-    is adjusted as if it were 1, never left out.
+    is adjusted as if it were 1, never left out. The adjusted p-values are statsmodels'
+    ``multipletests(p, method="holm")[1]``, bit for bit (tests/analyse/test_compare.py).
+
+    References:
+        Holm (1979), Scand. J. Stat. 6:65.
     """
     p = np.asarray(pvals, dtype=np.float64)
     if len(p) == 0:
         return p
-    adjusted = multipletests(np.where(np.isfinite(p), p, 1.0), alpha=alpha, method="holm")[1]
-    return np.where(np.isfinite(p), np.asarray(adjusted, dtype=np.float64), math.nan)
+    del alpha  # Holm's adjusted p-values do not depend on the level (statsmodels' argument)
+    filled = np.where(np.isfinite(p), p, 1.0)
+    # statsmodels' multipletests(method="holm"), step for step (the same floats): sorted
+    # ascending, the j-th smallest times (m - j + 1), running maximum, capped at 1. Written
+    # out so that a comparison does not import statsmodels (about 1 s of start-up).
+    order = np.argsort(filled)
+    adjusted_sorted = np.maximum.accumulate(filled[order] * np.arange(len(p), 0, -1))
+    adjusted_sorted[adjusted_sorted > 1] = 1
+    adjusted = np.empty_like(adjusted_sorted)
+    adjusted[order] = adjusted_sorted
+    return np.where(np.isfinite(p), adjusted, math.nan)

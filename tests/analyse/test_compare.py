@@ -16,7 +16,7 @@ from statsmodels.stats.power import TTestPower
 
 from evalsuite.analyse import Gate, compare_runs, paired_difference, score_run
 from evalsuite.analyse._compare import _gate
-from evalsuite.analyse._paired import mcnemar_midp, sign_flip_p
+from evalsuite.analyse._paired import holm_adjust, mcnemar_midp, sign_flip_p
 from evalsuite.errors import IncomparableRunsError, UsageError
 from tests.analyse.conftest import make_attempts
 
@@ -195,6 +195,20 @@ def test_identical_runs_are_no_difference_not_an_error() -> None:
     assert res.p_value_permutation == 1.0
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_holm_adjust_is_statsmodels_holm_bit_for_bit(seed: int) -> None:
+    """Written out (no statsmodels import in a comparison), the same floats as statsmodels."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 40))
+    p = rng.choice([*rng.random(m), 0.0, 1.0, 0.5, 0.5, 1e-300], size=m)
+    if seed % 2:
+        p[rng.integers(0, m)] = math.nan
+    ours = holm_adjust(list(p), 0.05)
+    filled = np.where(np.isfinite(p), p, 1.0)
+    theirs = np.where(np.isfinite(p), multipletests(filled, alpha=0.05, method="holm")[1], np.nan)
+    assert ours.tobytes() == theirs.tobytes()
+
+
 def test_a_stratum_with_constant_differences_keeps_an_exact_p_and_its_holm_place(
     rng: np.random.Generator,
 ) -> None:
@@ -340,3 +354,17 @@ def test_one_mde_with_its_assumptions_in_score_and_compare() -> None:
     loose = score_run(base, model_corr=rho, alpha=0.1, rng=rng).reliability.mde
     assert loose == pytest.approx(compare_runs(base, cand, alpha=0.1, rng=rng).test.mde)
     assert loose < pilot.mde
+
+
+def test_set_mask_of_cluster_keys_is_is_set_per_value() -> None:
+    """The column-wise prefix test of cluster keys (one key per unclustered item) gives what
+    `_is_set` gives value by value: None, NaN, numbers, the bare prefix and look-alikes."""
+    from evalsuite.analyse._compare import _NO_CLUSTER, _is_set, _set_mask
+
+    values = np.array(
+        [*(f"item:{i}" for i in range(50)), "c1", None, math.nan, 3, "item:", "xitem:1", "c1"],
+        dtype=object,
+    )
+    for unset in (_NO_CLUSTER, "all", None):
+        expected = [_is_set(v, unset) for v in values]
+        assert _set_mask(values, unset).tolist() == expected

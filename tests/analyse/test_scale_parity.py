@@ -1,9 +1,10 @@
 """The column-wise analysis (docs/design/analysis-scale.md) gives the row-by-row numbers.
 
-The oracle is the pandas implementation it replaced (tests/analyse/reference_analysis.py)
-and scipy's own permutation test: item tables, input hashes, report item rows and
-sign-flip p-values must agree on small runs; scale itself is measured by
-benchmarks/bench_analysis_scale.py, never here.
+The oracle is the pandas implementation it replaced (tests/analyse/reference_analysis.py):
+item tables, input hashes and report item rows must agree on small runs; the sign-flip
+draws must be the exact null (an enumeration of every sign pattern, grouped by sum) and
+their p-values the exact one, and scipy's permutation test's, within Monte Carlo error;
+scale itself is measured by benchmarks/bench_analysis_scale.py, never here.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from scipy import stats
 from evalsuite._core.layout import Layout
 from evalsuite.analyse import score_run
 from evalsuite.analyse._attempts import ItemTable, item_table
-from evalsuite.analyse._paired import sign_flip_p
+from evalsuite.analyse._paired import _exact_sign_flip, _sign_flip_null, sign_flip_p
 from evalsuite.errors import UsageError
 from evalsuite.report import AnalysisOptions, build_report, compare_payload, score_payload
 from evalsuite.report._build import item_rows
@@ -253,6 +254,7 @@ def test_report_html_item_rows_are_the_template_loops() -> None:
 
 
 def scipy_p(d: np.ndarray, n_resamples: int, rng: np.random.Generator) -> float:
+    """The sign-flip p-value of the method before packed bits: scipy's own test."""
     result = stats.permutation_test(
         (d,),
         lambda x, axis: np.sum(x, axis=axis),
@@ -266,31 +268,98 @@ def scipy_p(d: np.ndarray, n_resamples: int, rng: np.random.Generator) -> float:
     return min(1.0, float(result.pvalue))
 
 
+def exact_null(units: np.ndarray) -> dict[int, float]:
+    """Exact distribution of sum(±v_i) (fair independent signs) for integer values v_i."""
+    reach = int(np.abs(units).sum())
+    probs = np.zeros(2 * reach + 1)
+    probs[reach] = 1.0
+    for v in np.abs(units):
+        if v:
+            probs = 0.5 * (np.roll(probs, int(v)) + np.roll(probs, -int(v)))
+    return {k - reach: float(q) for k, q in enumerate(probs) if q > 0}
+
+
 @pytest.mark.parametrize(
-    ("n", "n_resamples", "continuous", "buffered"),
-    [
-        (21, 9999, False, False),
-        (301, 9999, False, True),
-        (1001, 2500, True, False),
-        (77, 1500, True, True),
-        (4000, 999, False, True),
-    ],
+    ("n_class", "n_rare", "zeros"),
+    [(0, 12, 0), (150, 0, 5), (200, 40, 30), (64, 63, 1)],
 )
-def test_sign_flip_p_is_scipys_p_value(
-    n: int, n_resamples: int, continuous: bool, buffered: bool
-) -> None:
-    """Same draws as scipy's permutation test, so the same p-value and the same rng after."""
-    data = np.random.default_rng(n).normal(0.02, 0.3, n).clip(-1, 1)
-    d = data if continuous else np.round(data, 1)
-    ours, theirs = np.random.default_rng(7), np.random.default_rng(7)
-    if buffered:  # a spare 32-bit half waiting in the generator
-        ours.integers(0, 2**32, dtype=np.uint32)
-        theirs.integers(0, 2**32, dtype=np.uint32)
-    expected = scipy_p(d, n_resamples, theirs)
-    p, exact = sign_flip_p(d, None, n_resamples=n_resamples, rng=ours)
+def test_sign_flip_draws_are_fair_independent_signs(n_class: int, n_rare: int, zeros: int) -> None:
+    """The drawn null (popcount classes, byte tables, zeros skipped) is the exact null.
+
+    Values in tenths, so the exact distribution of the signed sum is an integer convolution
+    (every one of the 2^n sign patterns, grouped by sum); the drawn sums' frequencies are
+    checked against it by a chi-square test, and every one-sided tail by its binomial error.
+    """
+    rng = np.random.default_rng(n_class + n_rare)
+    classes = np.repeat([3, -2, 7], n_class // 3 + 1)[:n_class]  # >= 64 units: popcount
+    rare = rng.integers(-10, 11, n_rare)
+    rare[rare == 0] = 1
+    tenths = rng.permutation(np.concatenate([classes, rare, np.zeros(zeros, int)]))
+    draws = 200_000
+    null = _sign_flip_null(tenths / 10.0, draws, np.random.default_rng(5))
+    drawn = np.rint(null * 10).astype(int)
+    assert np.allclose(drawn / 10, null, atol=1e-9)  # sums of tenths, rounding only
+    exact = exact_null(tenths)
+    keys = np.array(sorted(exact))
+    probs = np.array([exact[k] for k in keys])
+    assert set(np.unique(drawn)) <= set(keys.tolist())
+    counts = np.array([np.count_nonzero(drawn == k) for k in keys])
+    big = probs * draws >= 5  # chi-square cells with enough expected counts; the rest pooled
+    observed = np.append(counts[big], counts[~big].sum())
+    expected = np.append(probs[big], probs[~big].sum()) * draws
+    keep = expected > 0
+    chi = stats.chisquare(observed[keep], expected[keep])
+    assert chi.pvalue > 1e-4, chi
+    for k in keys[:: max(1, len(keys) // 25)]:
+        p = float(probs[keys <= k].sum())
+        assert abs(np.mean(drawn <= k) - p) < 5 * np.sqrt(p * (1 - p) / draws) + 1e-12
+
+
+@pytest.mark.parametrize(("n", "decimals"), [(21, 1), (301, 1), (77, 2), (400, 3)])
+def test_sign_flip_p_is_the_exact_p_within_monte_carlo_error(n: int, decimals: int) -> None:
+    """Drawn p-values against the exact p over every sign pattern (2^n), grouped by sum."""
+    d = np.round(np.random.default_rng(n).normal(0.03, 0.3, n).clip(-1, 1), decimals)
+    draws = 20_000
+    p, exact = sign_flip_p(d, None, n_resamples=draws, rng=np.random.default_rng(3))
     assert not exact
-    assert p == expected
-    assert ours.random(3).tolist() == theirs.random(3).tolist()
+    units = np.rint(d * 10**decimals).astype(int)  # integers: the exact null by convolution
+    null = exact_null(units)
+    observed = int(units.sum())
+    greater = sum(q for k, q in null.items() if k >= observed)
+    less = sum(q for k, q in null.items() if k <= observed)
+    reference_p = min(1.0, 2 * min(greater, less))
+    if n <= 24:
+        assert reference_p == pytest.approx(_exact_sign_flip(d), abs=1e-12)
+    assert abs(p - reference_p) < 5 * np.sqrt(2 * reference_p / draws) + 2 / draws
+
+
+@pytest.mark.parametrize(
+    ("n", "continuous", "shift"),
+    [(3000, False, 0.012), (6000, False, 0.005), (1001, True, 0.02)],
+)
+def test_sign_flip_p_agrees_with_scipys_within_monte_carlo_error(
+    n: int, continuous: bool, shift: float
+) -> None:
+    """Large n: the packed-bit draws against scipy's permutation test (the method before)."""
+    data = np.random.default_rng(n).normal(shift, 0.3, n).clip(-1, 1)
+    d = data if continuous else np.round(data, 1)
+    draws = 2999
+    ours, _ = sign_flip_p(d, None, n_resamples=draws, rng=np.random.default_rng(7))
+    theirs = scipy_p(d, draws, np.random.default_rng(7))
+    assert 0.02 < theirs < 0.98  # a p-value whose Monte Carlo error matters
+    # each p is twice a tail proportion q ~ p / 2 of `draws` patterns (variance
+    # 4 q (1 - q) / draws); two independent estimates: their difference has twice that
+    q = theirs / 2
+    assert abs(ours - theirs) < 5 * np.sqrt(2 * 4 * q * (1 - q) / draws)
+
+
+def test_sign_flip_p_is_reproducible_from_the_seed() -> None:
+    d = np.round(np.random.default_rng(0).normal(0.01, 0.3, 5000).clip(-1, 1), 1)
+    one = sign_flip_p(d, None, n_resamples=999, rng=np.random.default_rng(4))
+    two = sign_flip_p(d, None, n_resamples=999, rng=np.random.default_rng(4))
+    other = sign_flip_p(d, None, n_resamples=999, rng=np.random.default_rng(5))
+    assert one == two
+    assert one != other
 
 
 def test_sign_flip_p_memory_is_bounded() -> None:
