@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evalsuite.analyse._adaptive_final import FINAL_METHOD
 from evalsuite.analyse._confseq import BETTING_METHOD
 from evalsuite.errors import UsageError
 
@@ -29,6 +30,9 @@ class AdaptiveRule:
         mix: gamma, the share of each round drawn by deployment weight alone.
         round_share: draws per round after the pilot, as a share of the items.
         prior_strength: k of the item predictions (sum + k/2) / (attempts + k).
+        final_share: with `versus`: the share of alpha spent by the final paired t at the
+            budget; the confidence sequence spends the rest (a union bound:
+            ``alpha_sequence + alpha_final = alpha``).
     """
 
     target_halfwidth: float | None = None
@@ -41,6 +45,7 @@ class AdaptiveRule:
     mix: float = 0.1
     round_share: float = 0.25
     prior_strength: float = 1.0
+    final_share: float = 0.9
 
     def __post_init__(self) -> None:
         if self.target_halfwidth is None and self.versus is None:
@@ -64,8 +69,27 @@ class AdaptiveRule:
             raise UsageError(f"mix must be in (0, 1] (got {self.mix})")
         if not self.prior_strength > 0:
             raise UsageError(f"prior_strength must be positive (got {self.prior_strength})")
+        if not 0 < self.final_share < 1:
+            raise UsageError(f"final_share must be in (0, 1) (got {self.final_share})")
         if not self.round_share > 0:
             raise UsageError(f"round_share must be positive (got {self.round_share})")
+
+    @property
+    def alpha_final(self) -> float:
+        """With `versus`: the alpha of the final paired t at the budget."""
+        return self.alpha * self.final_share
+
+    @property
+    def alpha_sequence(self) -> float:
+        """With `versus`: the alpha of the confidence sequence (alpha - `alpha_final`)."""
+        return self.alpha - self.alpha_final
+
+    @property
+    def method(self) -> str:
+        """The method the run's intervals and verdict use."""
+        if self.versus is None:
+            return BETTING_METHOD
+        return f"{BETTING_METHOD}_wor+{FINAL_METHOD}"
 
     def budget(self, n_items: int) -> int:
         """Most attempts the run may make: the smaller of the two budgets (default 5 x N)."""
@@ -89,8 +113,16 @@ class AdaptiveRule:
             "mix": self.mix,
             "round_share": self.round_share,
             "prior_strength": self.prior_strength,
-            "method": BETTING_METHOD,
-        }
+            "method": self.method,
+        } | (
+            {
+                "final_share": self.final_share,
+                "alpha_sequence": self.alpha_sequence,
+                "alpha_final": self.alpha_final,
+            }
+            if self.versus is not None
+            else {}
+        )
 
     def describe(self) -> str:
         """One line: the stopping rule and budget."""
@@ -99,4 +131,9 @@ class AdaptiveRule:
             if self.target_halfwidth is not None
             else f"a verdict against run {self.versus} (margin {self.margin:g})"
         )
-        return f"stop at {target}; confidence {1 - self.alpha:.0%}; method {BETTING_METHOD}"
+        split = (
+            f" (sequence {self.alpha_sequence:g}, final paired t {self.alpha_final:g})"
+            if self.versus is not None
+            else ""
+        )
+        return f"stop at {target}; confidence {1 - self.alpha:.0%}{split}; method {self.method}"
