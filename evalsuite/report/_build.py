@@ -339,7 +339,7 @@ def build_report(
         "invalid_runs": [r["run_id"] for r in runs if not r["valid"]],
         "partial_runs": [r["run_id"] for r in runs if r["partial"]],
         "environment_health": health,
-        "adaptive": adaptive_sections(layout, runs),
+        "adaptive": adaptive_sections(layout, runs, store),
         "unaudited_runs": [
             {"run_id": r["run_id"], "marker": r["audit"]["marker"], "suite": r["suite"]}
             | {"version": r["version"], "detail": r["audit"]["detail"]}
