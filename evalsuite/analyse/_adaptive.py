@@ -198,7 +198,12 @@ class AdaptiveRun:
         self._sums = np.zeros(w.size)
         self._counts = np.zeros(w.size)
         self._remaining = np.full(w.size, float(self.epoch_cap))
-        self._cs = BettingCS(alpha=self.alpha_sequence)
+        self._cs = BettingCS(
+            alpha=self.alpha_sequence,
+            c=self.rule.truncation,
+            bets=self.rule.bet_rule,
+            target=self.rule.target_halfwidth,
+        )
         if self.rule.versus is not None and self.versus is None:
             raise UsageError(f"--versus {self.rule.versus}: the stored run's results are needed")
         if self.versus is not None:
@@ -237,7 +242,7 @@ class AdaptiveRun:
     @property
     def method(self) -> str:
         """The interval's method (with --versus: the sequence, then the final paired t)."""
-        return BETTING_METHOD if self.versus is None else VERSUS_METHOD
+        return self.rule.method
 
     @property
     def attempts_per_item(self) -> npt.NDArray[np.float64]:

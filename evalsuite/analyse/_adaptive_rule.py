@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalsuite.analyse._adaptive_final import FINAL_METHOD
-from evalsuite.analyse._confseq import BETTING_METHOD
+from evalsuite.analyse._confseq import BET_RULES, BETTING_METHOD, TARGET_METHOD
 from evalsuite.errors import UsageError
 
 __all__ = ["DEFAULT_MAX_EPOCHS", "AdaptiveRule"]
@@ -33,6 +33,10 @@ class AdaptiveRule:
         final_share: with `versus`: the share of alpha spent by the final paired t at the
             budget; the confidence sequence spends the rest (a union bound:
             ``alpha_sequence + alpha_final = alpha``).
+        bets: the confidence sequence's bets: ``plugin`` (Waudby-Smith & Ramdas' predictable
+            plug-in schedule) or ``target`` (tuned to reach `target_halfwidth` soonest); None:
+            ``target`` for a --target-halfwidth run, ``plugin`` with --versus.
+        truncation: c, the cap on every bet's share of the capital at risk (< 1).
     """
 
     target_halfwidth: float | None = None
@@ -42,10 +46,12 @@ class AdaptiveRule:
     max_calls: int | None = None
     alpha: float = 0.05
     seed: int = 0
-    mix: float = 0.1
+    mix: float = 0.3
     round_share: float = 0.25
     prior_strength: float = 1.0
     final_share: float = 0.9
+    bets: str | None = None
+    truncation: float = 0.9
 
     def __post_init__(self) -> None:
         if self.target_halfwidth is None and self.versus is None:
@@ -63,16 +69,33 @@ class AdaptiveRule:
             raise UsageError(f"--max-epochs must be at least 1 (got {self.max_epochs})")
         if self.max_calls is not None and self.max_calls < 1:
             raise UsageError(f"--max-calls must be at least 1 (got {self.max_calls})")
+        self._check_settings()
+
+    def _check_settings(self) -> None:
+        """The plan and bet settings (the flags are checked in `__post_init__`)."""
         if not 0 < self.alpha < 1:
             raise UsageError(f"alpha must be in (0, 1) (got {self.alpha})")
         if not 0 < self.mix <= 1:
             raise UsageError(f"mix must be in (0, 1] (got {self.mix})")
         if not self.prior_strength > 0:
             raise UsageError(f"prior_strength must be positive (got {self.prior_strength})")
+        if not 0 < self.truncation < 1:
+            raise UsageError(f"truncation must be in (0, 1) (got {self.truncation})")
+        if self.bets is not None and self.bets not in BET_RULES:
+            raise UsageError(f"bets must be one of {', '.join(BET_RULES)} (got {self.bets})")
+        if self.bet_rule == "target" and self.target_halfwidth is None:
+            raise UsageError("bets 'target' need --target-halfwidth (the width they aim at)")
         if not 0 < self.final_share < 1:
             raise UsageError(f"final_share must be in (0, 1) (got {self.final_share})")
         if not self.round_share > 0:
             raise UsageError(f"round_share must be positive (got {self.round_share})")
+
+    @property
+    def bet_rule(self) -> str:
+        """The bets the run's sequence places (`bets`, or its default)."""
+        if self.bets is not None:
+            return self.bets
+        return "target" if self.versus is None else "plugin"
 
     @property
     def alpha_final(self) -> float:
@@ -87,9 +110,10 @@ class AdaptiveRule:
     @property
     def method(self) -> str:
         """The method the run's intervals and verdict use."""
+        base = BETTING_METHOD if self.bet_rule == "plugin" else TARGET_METHOD
         if self.versus is None:
-            return BETTING_METHOD
-        return f"{BETTING_METHOD}_wor+{FINAL_METHOD}"
+            return base
+        return f"{base}_wor+{FINAL_METHOD}"
 
     def budget(self, n_items: int) -> int:
         """Most attempts the run may make: the smaller of the two budgets (default 5 x N)."""
@@ -113,6 +137,8 @@ class AdaptiveRule:
             "mix": self.mix,
             "round_share": self.round_share,
             "prior_strength": self.prior_strength,
+            "bets": self.bet_rule,
+            "truncation": self.truncation,
             "method": self.method,
         } | (
             {

@@ -22,13 +22,13 @@ from evalsuite.analyse._paired import paired_difference
 __all__ = [
     "FIXED_EPOCHS",
     "AdaptiveOutcome",
+    "VersusOutcome",
     "fixed_halfwidth",
     "fixed_verdict",
     "inflated_beta_suite",
     "simulate_adaptive",
     "simulate_naive",
     "simulate_versus",
-    "VersusOutcome",
 ]
 
 FIXED_EPOCHS = 5
@@ -108,19 +108,21 @@ def simulate_naive(
     seed: int,
     max_epochs: int = FIXED_EPOCHS,
     round_share: float = 0.25,
-    level: float = 0.95,
+    attempt: Callable[[int], float] | None = None,
 ) -> AdaptiveOutcome:
     """The naive rule on the same plan and data: peek after every round, stop when narrow.
 
-    After every round the fixed-sample t interval of the same pseudo-outcomes is computed
-    and the run stops as soon as its half-width is at most `target`.
+    After every round the fixed-sample 95% t interval of the same pseudo-outcomes is computed
+    and the run stops as soon as its half-width is at most `target`. Attempts are Bernoulli
+    draws of `p`, or `attempt(item)` when given (resampled trials; `p` is then the truth).
     """
     weights = np.full(p.size, 1 / p.size)
     rule = AdaptiveRule(
         target_halfwidth=1e-9, seed=seed, max_epochs=max_epochs, round_share=round_share
     )
     run = AdaptiveRun(weights, rule)
-    attempt = _bernoulli(p, rng)
+    if attempt is None:
+        attempt = _bernoulli(p, rng)
     mu = float(weights @ p)
     lower = upper = math.nan
     while (items := run.next_round()) is not None:
@@ -128,7 +130,7 @@ def simulate_naive(
         xs = np.asarray(run.pseudo_outcomes)
         if xs.size < 2:
             continue
-        half = stats.t.ppf(0.5 + level / 2, xs.size - 1) * xs.std(ddof=1) / math.sqrt(xs.size)
+        half = stats.t.ppf(0.975, xs.size - 1) * xs.std(ddof=1) / math.sqrt(xs.size)
         lower, upper = float(xs.mean() - half), float(xs.mean() + half)
         if half <= target:
             break

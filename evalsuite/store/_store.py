@@ -51,7 +51,7 @@ from sqlalchemy.exc import (
 )
 
 from evalsuite import __version__
-from evalsuite.errors import IntegrityError, NotFoundError, StoreError, UsageError
+from evalsuite.errors import NotFoundError, StoreError, UsageError
 from evalsuite.store._bulk import IngestSession
 from evalsuite.store._fingerprint import ATTEMPT_CONTENT_COLUMNS, attempt_table
 from evalsuite.store._migrations import MIGRATIONS
@@ -681,11 +681,13 @@ class Store:
             self._retrying(action)
 
     def adaptive(self, run_id: str) -> dict[str, Any] | None:
-        """The adaptive summary kept with run `run_id`, or None (not an adaptive run, or one
-        recorded before the store kept summaries: schema version 5).
+        """The adaptive summary kept with run `run_id`, or None.
+
+        None: not an adaptive run, or one recorded before the store kept summaries (schema
+        version 5).
 
         Raises:
-            IntegrityError: the stored summary is not valid JSON.
+            StoreError: the stored summary is not a valid JSON object.
         """
         with self._errors(f"read the adaptive summary of run {run_id}"), self._tx() as conn:
             row = conn.execute(
@@ -696,12 +698,12 @@ class Store:
         try:
             value = json.loads(row.summary)
         except json.JSONDecodeError:
-            raise IntegrityError(
+            raise StoreError(
                 f"run {run_id}: the adaptive summary stored in {self.display_url} is not valid "
                 "JSON; re-run the adaptive run to record it again"
             ) from None
         if not isinstance(value, dict):
-            raise IntegrityError(
+            raise StoreError(
                 f"run {run_id}: the adaptive summary stored in {self.display_url} is not an "
                 "object; re-run the adaptive run to record it again"
             )

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from evalsuite.analyse._adaptive import DEFAULT_MAX_EPOCHS, AdaptiveRule, AdaptiveRun, Versus
-from evalsuite.analyse._confseq import BETTING_METHOD
+from evalsuite.analyse._confseq import BETTING_METHOD, TARGET_METHOD
 from evalsuite.errors import UsageError
 
 
@@ -86,8 +86,9 @@ def test_stops_at_the_target_and_names_the_method() -> None:
     assert last.halfwidth <= 0.1
     assert last.lower <= p.mean() <= last.upper
     out = run.to_dict()
-    assert out["method"] == BETTING_METHOD
-    assert out["rule"]["method"] == BETTING_METHOD
+    assert out["method"] == TARGET_METHOD  # bets tuned to the target half-width
+    assert out["rule"]["method"] == TARGET_METHOD
+    assert out["rule"]["bets"] == "target"
     assert out["rounds"][0]["attempts"] == 60
     assert run.calls < 20 * 60
 
@@ -264,3 +265,14 @@ def test_a_harness_error_in_a_versus_run_leaves_the_verdict_to_the_final_test() 
     run.simulate(attempt)
     assert run.calls == run.budget  # no early verdict after the error
     assert run.final is not None and run.verdict == "better"
+
+
+def test_bets_are_named_and_checked() -> None:
+    assert AdaptiveRule(target_halfwidth=0.05, bets="plugin").method == BETTING_METHOD
+    assert AdaptiveRule(versus="x").bet_rule == "plugin"
+    with pytest.raises(UsageError, match="bets 'target' need --target-halfwidth"):
+        AdaptiveRule(versus="x", bets="target")
+    with pytest.raises(UsageError, match="bets must be one of plugin, target"):
+        AdaptiveRule(target_halfwidth=0.05, bets="kelly")
+    with pytest.raises(UsageError, match="truncation"):
+        AdaptiveRule(target_halfwidth=0.05, truncation=1.0)

@@ -6,8 +6,6 @@ rule in the ledger; the flags' refusals.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from evalsuite._core.layout import Layout
@@ -31,7 +29,7 @@ def test_adaptive_dev_run_plans_rounds_and_stops(project: Project) -> None:
     assert result.exit_code == 0, result.stderr
     out = json_out(result)
     summary = out["adaptive"]
-    assert summary["method"] == "betting_cs_hedged"
+    assert summary["method"] == "betting_cs_hedged_target"
     assert summary["rounds"][0]["attempts"] == summary["items"]  # round 1: every item once
     assert summary["calls"] <= 4 * summary["items"]
     assert summary["stop_reason"].startswith(("target", "budget"))
@@ -170,4 +168,4 @@ def test_an_adaptive_run_says_its_rounds_not_an_epoch_count(project: Project) ->
     assert "epoch(s)" not in result.stdout
     assert "adaptive, " in result.stdout and " round(s) · seed " in result.stdout
     assert "plain mean over all rounds' scored and limit attempts" in result.stdout
-    assert "adaptive (betting_cs_hedged):" in result.stdout
+    assert "adaptive (betting_cs_hedged_target):" in result.stdout
