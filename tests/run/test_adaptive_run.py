@@ -106,7 +106,7 @@ def test_adaptive_versus_a_stored_run(project: Project) -> None:
     assert base.exit_code == 0, base.stderr
     base_id = json_out(base)["run_id"]
     result = project.invoke(
-        *BASE, "--adaptive", "--versus", base_id, "--max-calls", "30", "--seed", "3", "--json"
+        *BASE, "--adaptive", "--versus", base_id, "--max-calls", "8", "--seed", "3", "--json"
     )
     assert result.exit_code == 0, result.stderr
     adaptive = json_out(result)["adaptive"]
@@ -116,8 +116,12 @@ def test_adaptive_versus_a_stored_run(project: Project) -> None:
     assert versus["method"] == "conditioned_on_stored_run"
     assert versus["alpha_sequence"] + versus["alpha_final"] == pytest.approx(0.05)
     assert versus["verdict"] in ("better", "worse", "no_difference_beyond_margin", "undecided")
-    # --max-calls 30 is fewer than the full 5-epoch run: no final test at the budget
-    assert versus["final_test"] is None or adaptive["calls"] < adaptive["budget"]
+    # --max-calls 8 is fewer than the full 5-epoch run's attempts: no final test at the budget
+    assert adaptive["budget"] == 8 < 5 * adaptive["items"]
+    assert versus["final_test"] is None
+    if adaptive["calls"] == adaptive["budget"]:
+        assert versus["verdict"] == "undecided"
+        assert "no final test" in adaptive["stop_reason"]
 
 
 def test_adaptive_versus_at_the_budget_is_the_full_runs_paired_t(project: Project) -> None:
