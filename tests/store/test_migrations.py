@@ -265,7 +265,7 @@ def test_a_v3_store_gains_the_shards_table(store_url: str) -> None:
         conn.execute(text("DROP TABLE run_shards"))
         conn.execute(update(meta).where(meta.c.key == "schema_version").values(value="3"))
     assert Store(store_url, upgrade=False).info().schema_version == 3
-    assert Store(store_url).schema_version == SCHEMA_VERSION == 4
+    assert Store(store_url).schema_version == SCHEMA_VERSION == 5
     with engine.connect() as conn:
         assert "run_shards" in inspect(conn).get_table_names()
     engine.dispose()
