@@ -15,6 +15,12 @@ The design (docs/design/adaptive.md):
    ``mu = sum_j w_j P(item j solved)`` whatever the predictions and the plan, and whose range
    is known before the draw. A betting confidence sequence (`BettingCS`) on these is valid
    at every round, so at the round the run stops.
+4. With ``--versus`` the run fills the slots (item, epoch <= E) of a fixed E-epoch run
+   instead, drawing without replacement: the sequence is then one for the score the full
+   E-epoch run would have, the stored run's score is held fixed (conditioned on), the run
+   stops early only when the sequence shows that the full run's paired t would reach the
+   verdict, and at the budget (every slot filled: the fixed run's data) that paired t
+   decides, at the share of alpha the sequence did not spend (`_adaptive_final`).
 
 The item is the sampling unit (each draw picks an item; attempts at one item share its
 difficulty, which the pseudo-outcome's conditional mean already accounts for), and the
@@ -31,19 +37,31 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from evalsuite.analyse._adaptive_rule import DEFAULT_MAX_EPOCHS, AdaptiveRule
-from evalsuite.analyse._confseq import (
-    BETTING_METHOD,
-    HOEFFDING_METHOD,
-    BettingCS,
-    hoeffding_interval,
+from evalsuite.analyse._adaptive_final import (
+    FINAL_METHOD,
+    FinalTest,
+    final_halfwidth_bound,
+    final_paired_test,
 )
+from evalsuite.analyse._adaptive_rule import DEFAULT_MAX_EPOCHS, AdaptiveRule
+from evalsuite.analyse._confseq import BETTING_METHOD, BettingCS
+from evalsuite.analyse._paired import zero_variance_p
 from evalsuite.errors import UsageError
 
 Verdict = Literal["better", "worse", "no_difference_beyond_margin", "undecided"]
 
+WOR_METHOD = f"{BETTING_METHOD}_wor"
+"""The sequence of a --versus run: slots of the fixed run drawn without replacement."""
+VERSUS_METHOD = f"{WOR_METHOD}+{FINAL_METHOD}"
+"""The method of a --versus run: the sequence, then the fixed run's paired t at the budget."""
+CONDITIONED_METHOD = "conditioned_on_stored_run"
+"""The stored run's side of a --versus run: its score is held fixed, not estimated."""
+
 __all__ = [
+    "CONDITIONED_METHOD",
     "DEFAULT_MAX_EPOCHS",
+    "VERSUS_METHOD",
+    "WOR_METHOD",
     "AdaptiveRule",
     "AdaptiveRun",
     "Draw",
@@ -119,6 +137,15 @@ class RoundRecord:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class _SlotDraw:
+    """One draw of a --versus round: item, the plan over items and their open slots before it."""
+
+    item: int
+    plan: npt.NDArray[np.float64]
+    remaining: npt.NDArray[np.float64]
+
+
 @dataclass(slots=True)
 class AdaptiveRun:
     """The state of one adaptive run: plan a round, observe it, decide whether to stop.
@@ -142,13 +169,19 @@ class AdaptiveRun:
     stop_reason: str | None = None
     verdict: Verdict | None = None
     calls: int = 0
+    final: FinalTest | None = None
+    """With --versus: the fixed run's paired t, once the budget filled every slot."""
     _rng: np.random.Generator = field(init=False, repr=False)
     _sums: npt.NDArray[np.float64] = field(init=False, repr=False)
     _counts: npt.NDArray[np.float64] = field(init=False, repr=False)
     _cs: BettingCS = field(init=False, repr=False)
     _pending: list[int] | None = field(init=False, default=None, repr=False)
     _draws: list[Draw] | None = field(init=False, default=None, repr=False)
-    _reference: tuple[float, float, float] | None = field(init=False, default=None)
+    _slot_draws: list[_SlotDraw] | None = field(init=False, default=None, repr=False)
+    _remaining: npt.NDArray[np.float64] = field(init=False, repr=False)
+    _revealed: float = field(init=False, default=0.0, repr=False)
+    _errors: int = field(init=False, default=0, repr=False)
+    _reference: float | None = field(init=False, default=None)
     pseudo_outcomes: list[float] = field(init=False, default_factory=list)
     """The pseudo-outcomes fed to the confidence sequence, in draw order."""
 
@@ -164,8 +197,13 @@ class AdaptiveRun:
         self._rng = np.random.default_rng(self.rule.seed)
         self._sums = np.zeros(w.size)
         self._counts = np.zeros(w.size)
-        share = self.rule.alpha / 2 if self.versus is not None else self.rule.alpha
-        self._cs = BettingCS(alpha=share)
+        self._remaining = np.full(w.size, float(self.epoch_cap))
+        self._cs = BettingCS(
+            alpha=self.alpha_sequence,
+            c=self.rule.truncation,
+            bets=self.rule.bet_rule,
+            target=self.rule.target_halfwidth,
+        )
         if self.rule.versus is not None and self.versus is None:
             raise UsageError(f"--versus {self.rule.versus}: the stored run's results are needed")
         if self.versus is not None:
@@ -174,9 +212,7 @@ class AdaptiveRun:
                     f"--versus {self.versus.run_id}: the stored run must have every item of "
                     "this run (paired by item)"
                 )
-            self._reference = hoeffding_interval(
-                self.versus.item_means, self.versus.epochs, w, alpha=self.rule.alpha / 2
-            )
+            self._reference = float(w @ self.versus.item_means)
 
     @property
     def n_items(self) -> int:
@@ -189,9 +225,24 @@ class AdaptiveRun:
         return self.rule.budget(self.n_items)
 
     @property
+    def epoch_cap(self) -> int:
+        """E: with --versus, the epochs of the fixed run whose slots the run fills."""
+        return self.rule.max_epochs or DEFAULT_MAX_EPOCHS
+
+    @property
+    def alpha_sequence(self) -> float:
+        """The alpha the confidence sequence spends (all of it without --versus)."""
+        return self.rule.alpha if self.versus is None else self.rule.alpha_sequence
+
+    @property
+    def alpha_final(self) -> float | None:
+        """With --versus: the alpha of the final paired t at the budget."""
+        return None if self.versus is None else self.rule.alpha_final
+
+    @property
     def method(self) -> str:
-        """The interval's method (and the stored run's, with --versus)."""
-        return BETTING_METHOD if self.versus is None else f"{BETTING_METHOD}+{HOEFFDING_METHOD}"
+        """The interval's method (with --versus: the sequence, then the final paired t)."""
+        return self.rule.method
 
     @property
     def attempts_per_item(self) -> npt.NDArray[np.float64]:
@@ -234,6 +285,8 @@ class AdaptiveRun:
             return list(self._pending)
         size = min(left, max(1, math.ceil(self.rule.round_share * self.n_items)))
         q = self.plan()
+        if self.versus is not None:
+            return self._plan_slots(q, size)
         p = self.predictions()
         anchor = float(self.weights @ p)
         ratios = self.weights / q
@@ -243,6 +296,73 @@ class AdaptiveRun:
         self._draws = [Draw(int(i), float(ratios[i]), float(p[i]), anchor, lo, hi) for i in chosen]
         self._pending = [d.item for d in self._draws]
         return list(self._pending)
+
+    def _plan_slots(self, q: npt.NDArray[np.float64], size: int) -> list[int] | None:
+        """A --versus round: `size` draws, one at a time, among items with open slots.
+
+        Each draw picks item j with probability ``q_j`` renormalised over the items that
+        still have one of their E slots open, then takes its next slot. No item passes E
+        attempts, so the budget (E x N) fills exactly the slots of the fixed E-epoch run.
+        """
+        remaining = self._remaining.copy()
+        draws: list[_SlotDraw] = []
+        for _ in range(size):
+            open_ = remaining > 0
+            if not open_.any():
+                break
+            plan = np.where(open_, q, 0.0)
+            plan = plan / plan.sum()
+            item = int(self._rng.choice(self.n_items, p=plan))
+            draws.append(_SlotDraw(item, plan, remaining.copy()))
+            remaining[item] -= 1
+        if not draws:
+            self.stop_reason = f"budget: every slot of the {self.epoch_cap}-epoch run is filled"
+            return None
+        self._slot_draws = draws
+        self._pending = [d.item for d in draws]
+        return list(self._pending)
+
+    def _observe_slots(self, scores: Sequence[float | None]) -> None:
+        """Pseudo-outcomes of a --versus round, draw by draw (the pilot only fills slots).
+
+        Draw t of item I from plan ``q`` over open slots gives
+        ``x = R + sum_j (w_j/E) r_j p_j + (w_I r_I / (E q_I)) (Y - p_I)``, R the weighted
+        sum of the slots filled before it and r_j the open slots: its conditional mean is
+        the score of the full E-epoch run, ``T = sum_j (w_j/E) sum_e y_je``, whatever the
+        slots hold (a slot is any of its item's open ones: attempts of an item are
+        exchangeable). After a harness error the slot table is no longer the fixed run's, so
+        the sequence stops taking draws (the final test still decides at the budget).
+        """
+        e = float(self.epoch_cap)
+        p = self.predictions()
+        if self._slot_draws is None:  # the pilot
+            for item, s in zip(self._pending or [], scores, strict=True):
+                self._fill(item, s, e)
+            return
+        xs: list[float] = []
+        los: list[float] = []
+        his: list[float] = []
+        for draw, s in zip(self._slot_draws, scores, strict=True):
+            if s is not None and not self._errors:
+                open_ = draw.remaining > 0
+                base = self._revealed + float(np.sum(self.weights * draw.remaining * p) / e)
+                ratio = np.where(
+                    open_, self.weights * draw.remaining / (e * np.where(open_, draw.plan, 1)), 0
+                )
+                xs.append(base + float(ratio[draw.item]) * (s - float(p[draw.item])))
+                los.append(base - float(np.max(ratio * p)))
+                his.append(base + float(np.max(ratio * (1 - p))))
+            self._fill(draw.item, s, e)
+        if xs:
+            self._cs.update(xs, los, his)
+            self.pseudo_outcomes.extend(xs)
+
+    def _fill(self, item: int, score: float | None, e: float) -> None:
+        self._remaining[item] -= 1
+        if score is None:
+            self._errors += 1
+        else:
+            self._revealed += float(self.weights[item]) * score / e
 
     def observe(self, scores: Sequence[float | None]) -> RoundRecord:
         """Record the planned round's scores (None: a harness error, excluded and counted).
@@ -260,7 +380,9 @@ class AdaptiveRun:
             if s is not None and not (0.0 <= s <= 1.0):
                 raise UsageError(f"a score must be in [0, 1] (got {s})")
         errors = sum(s is None for s in scores)
-        if self._draws is not None:
+        if self.versus is not None:
+            self._observe_slots(scores)
+        elif self._draws is not None:
             kept = [
                 (d, float(s)) for d, s in zip(self._draws, scores, strict=True) if s is not None
             ]
@@ -288,14 +410,18 @@ class AdaptiveRun:
         self.rounds.append(record)
         self._pending = None
         self._draws = None
+        self._slot_draws = None
         self._decide(record)
         return record
 
     def estimate(self) -> float:
         """Point estimate of the suite score: the pseudo-outcomes' mean (after the pilot).
 
-        Before any draw after the pilot: the weighted mean of the item means so far.
+        Before any draw after the pilot: the weighted mean of the item means so far. With
+        --versus once every slot is filled: the full run's score (the weighted item means).
         """
+        if self.versus is not None and not self._errors and not self._remaining.any():
+            return float(self._revealed)
         if self._cs.n:
             return self._cs.mean
         seen = self._counts > 0
@@ -307,23 +433,70 @@ class AdaptiveRun:
     def _difference(self, lower: float, upper: float) -> tuple[float, float] | None:
         if self._reference is None:
             return None
-        _, ref_lo, ref_hi = self._reference
-        return (lower - ref_hi, upper - ref_lo)
+        return (lower - self._reference, upper - self._reference)
+
+    def final_bound(self) -> float:
+        """With --versus: a bound on the final paired t's half-width, whatever the open slots.
+
+        Each item's final mean lies in ``[s_j/E, (s_j + r_j)/E]`` (s_j its scores so far,
+        r_j its open slots); `final_halfwidth_bound` turns that into the bound.
+        """
+        if self.versus is None:
+            raise UsageError("final_bound is defined for --versus runs only")
+        e = float(self.epoch_cap)
+        base = self.versus.item_means
+        return final_halfwidth_bound(
+            self._sums / e - base,
+            (self._sums + self._remaining) / e - base,
+            self.weights,
+            alpha=self.rule.alpha_final,
+        )
+
+    def _early_verdict(self, lo: float, hi: float) -> Verdict | None:
+        """The verdict the full run's paired t is sure to reach, if the sequence shows one.
+
+        The sequence holds the full run's difference ``D`` in [lo, hi]; the final test's
+        half-width is at most ``h``. ``lo > h`` means the final test says ``better``
+        (``hi < -h``: ``worse``); ``-margin + h < lo`` and ``hi < margin - h`` mean its
+        interval lies inside the margin. Not after a harness error (the full run's data are
+        then not the slot table), nor on suites too small for the final test to reject
+        with zero variance.
+        """
+        if self._errors or not self._cs.n:
+            return None
+        if zero_variance_p(1.0, self.n_items) > self.rule.alpha_final:
+            return None
+        h = self.final_bound()
+        if lo > h:
+            return "better"
+        if hi < -h:
+            return "worse"
+        if -self.rule.margin + h < lo and hi < self.rule.margin - h:
+            return "no_difference_beyond_margin"
+        return None
+
+    def _final_test(self) -> FinalTest | None:
+        """The fixed run's paired t on the filled slots (items with a score), or None."""
+        if self.versus is None or self.budget < self.epoch_cap * self.n_items:
+            return None
+        seen = self._counts > 0
+        if seen.sum() < 2:
+            return None
+        w = self.weights[seen] / self.weights[seen].sum()
+        d = self._sums[seen] / self._counts[seen] - self.versus.item_means[seen]
+        return final_paired_test(d, w, alpha=self.rule.alpha_final, margin=self.rule.margin)
 
     def _decide(self, record: RoundRecord) -> None:
         rule = self.rule
-        if record.difference is not None and self._cs.n:
-            lo, hi = record.difference
-            if lo > 0:
-                self.verdict = "better"
-            elif hi < 0:
-                self.verdict = "worse"
-            elif -rule.margin < lo and hi < rule.margin:
-                self.verdict = "no_difference_beyond_margin"
-            if self.verdict is not None:
+        if record.difference is not None:
+            verdict = self._early_verdict(*record.difference)
+            if verdict is not None:
+                self.verdict = verdict
+                lo, hi = record.difference
                 self.stop_reason = (
-                    f"verdict {self.verdict}: the difference's interval is "
-                    f"[{lo:+.3f}, {hi:+.3f}] (margin {rule.margin:g})"
+                    f"verdict {verdict}: the full run's difference lies in "
+                    f"[{lo:+.3f}, {hi:+.3f}] and its paired t half-width is at most "
+                    f"{self.final_bound():.3f} (margin {rule.margin:g})"
                 )
                 return
         if (
@@ -338,7 +511,17 @@ class AdaptiveRun:
         if self.calls >= self.budget:
             self.stop_reason = f"budget: {self.calls} of {self.budget} attempts made"
             if self.versus is not None:
-                self.verdict = "undecided"
+                self.final = self._final_test()
+                if self.final is None:
+                    self.verdict = "undecided"
+                    self.stop_reason += " (fewer than the full run's, so no final test)"
+                else:
+                    self.verdict = self.final.verdict
+                    self.stop_reason += (
+                        f"; final paired t at alpha {self.final.alpha:g}: difference "
+                        f"{self.final.diff:+.3f} [{self.final.lower:+.3f}, "
+                        f"{self.final.upper:+.3f}], p = {self.final.p_value:.3g}"
+                    )
 
     def simulate(self, attempt: Callable[[int], float | None]) -> AdaptiveRun:
         """Run to the end with `attempt(item) -> score` (simulations and tests); self."""
@@ -368,13 +551,17 @@ class AdaptiveRun:
             },
         }
         if self.versus is not None and self._reference is not None:
-            est, lo, hi = self._reference
+            out["level"] = 1 - self.alpha_sequence
             out["versus"] = {
                 "run_id": self.versus.run_id,
-                "estimate": est,
-                "ci": [lo, hi],
-                "method": HOEFFDING_METHOD,
+                "estimate": self._reference,
+                "ci": [self._reference, self._reference],
+                "method": CONDITIONED_METHOD,
                 "verdict": self.verdict,
                 "margin": self.rule.margin,
+                "alpha_sequence": self.alpha_sequence,
+                "alpha_final": self.alpha_final,
+                "epochs": self.epoch_cap,
+                "final_test": None if self.final is None else self.final.to_dict(),
             }
         return out

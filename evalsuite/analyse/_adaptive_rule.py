@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evalsuite.analyse._confseq import BETTING_METHOD
+from evalsuite.analyse._adaptive_final import FINAL_METHOD
+from evalsuite.analyse._confseq import BET_RULES, BETTING_METHOD, TARGET_METHOD
 from evalsuite.errors import UsageError
 
 __all__ = ["DEFAULT_MAX_EPOCHS", "AdaptiveRule"]
@@ -29,6 +30,13 @@ class AdaptiveRule:
         mix: gamma, the share of each round drawn by deployment weight alone.
         round_share: draws per round after the pilot, as a share of the items.
         prior_strength: k of the item predictions (sum + k/2) / (attempts + k).
+        final_share: with `versus`: the share of alpha spent by the final paired t at the
+            budget; the confidence sequence spends the rest (a union bound:
+            ``alpha_sequence + alpha_final = alpha``).
+        bets: the confidence sequence's bets: ``plugin`` (Waudby-Smith & Ramdas' predictable
+            plug-in schedule) or ``target`` (tuned to reach `target_halfwidth` soonest); None:
+            ``target`` for a --target-halfwidth run, ``plugin`` with --versus.
+        truncation: c, the cap on every bet's share of the capital at risk (< 1).
     """
 
     target_halfwidth: float | None = None
@@ -38,9 +46,12 @@ class AdaptiveRule:
     max_calls: int | None = None
     alpha: float = 0.05
     seed: int = 0
-    mix: float = 0.1
+    mix: float = 0.3
     round_share: float = 0.25
     prior_strength: float = 1.0
+    final_share: float = 0.9
+    bets: str | None = None
+    truncation: float = 0.9
 
     def __post_init__(self) -> None:
         if self.target_halfwidth is None and self.versus is None:
@@ -58,14 +69,51 @@ class AdaptiveRule:
             raise UsageError(f"--max-epochs must be at least 1 (got {self.max_epochs})")
         if self.max_calls is not None and self.max_calls < 1:
             raise UsageError(f"--max-calls must be at least 1 (got {self.max_calls})")
+        self._check_settings()
+
+    def _check_settings(self) -> None:
+        """The plan and bet settings (the flags are checked in `__post_init__`)."""
         if not 0 < self.alpha < 1:
             raise UsageError(f"alpha must be in (0, 1) (got {self.alpha})")
         if not 0 < self.mix <= 1:
             raise UsageError(f"mix must be in (0, 1] (got {self.mix})")
         if not self.prior_strength > 0:
             raise UsageError(f"prior_strength must be positive (got {self.prior_strength})")
+        if not 0 < self.truncation < 1:
+            raise UsageError(f"truncation must be in (0, 1) (got {self.truncation})")
+        if self.bets is not None and self.bets not in BET_RULES:
+            raise UsageError(f"bets must be one of {', '.join(BET_RULES)} (got {self.bets})")
+        if self.bet_rule == "target" and self.target_halfwidth is None:
+            raise UsageError("bets 'target' need --target-halfwidth (the width they aim at)")
+        if not 0 < self.final_share < 1:
+            raise UsageError(f"final_share must be in (0, 1) (got {self.final_share})")
         if not self.round_share > 0:
             raise UsageError(f"round_share must be positive (got {self.round_share})")
+
+    @property
+    def bet_rule(self) -> str:
+        """The bets the run's sequence places (`bets`, or its default)."""
+        if self.bets is not None:
+            return self.bets
+        return "target" if self.versus is None else "plugin"
+
+    @property
+    def alpha_final(self) -> float:
+        """With `versus`: the alpha of the final paired t at the budget."""
+        return self.alpha * self.final_share
+
+    @property
+    def alpha_sequence(self) -> float:
+        """With `versus`: the alpha of the confidence sequence (alpha - `alpha_final`)."""
+        return self.alpha - self.alpha_final
+
+    @property
+    def method(self) -> str:
+        """The method the run's intervals and verdict use."""
+        base = BETTING_METHOD if self.bet_rule == "plugin" else TARGET_METHOD
+        if self.versus is None:
+            return base
+        return f"{base}_wor+{FINAL_METHOD}"
 
     def budget(self, n_items: int) -> int:
         """Most attempts the run may make: the smaller of the two budgets (default 5 x N)."""
@@ -89,8 +137,18 @@ class AdaptiveRule:
             "mix": self.mix,
             "round_share": self.round_share,
             "prior_strength": self.prior_strength,
-            "method": BETTING_METHOD,
-        }
+            "bets": self.bet_rule,
+            "truncation": self.truncation,
+            "method": self.method,
+        } | (
+            {
+                "final_share": self.final_share,
+                "alpha_sequence": self.alpha_sequence,
+                "alpha_final": self.alpha_final,
+            }
+            if self.versus is not None
+            else {}
+        )
 
     def describe(self) -> str:
         """One line: the stopping rule and budget."""
@@ -99,4 +157,9 @@ class AdaptiveRule:
             if self.target_halfwidth is not None
             else f"a verdict against run {self.versus} (margin {self.margin:g})"
         )
-        return f"stop at {target}; confidence {1 - self.alpha:.0%}; method {BETTING_METHOD}"
+        split = (
+            f" (sequence {self.alpha_sequence:g}, final paired t {self.alpha_final:g})"
+            if self.versus is not None
+            else ""
+        )
+        return f"stop at {target}; confidence {1 - self.alpha:.0%}{split}; method {self.method}"

@@ -22,6 +22,7 @@ from evalsuite.analyse._paired import paired_difference
 __all__ = [
     "FIXED_EPOCHS",
     "AdaptiveOutcome",
+    "VersusOutcome",
     "fixed_halfwidth",
     "fixed_verdict",
     "inflated_beta_suite",
@@ -107,19 +108,21 @@ def simulate_naive(
     seed: int,
     max_epochs: int = FIXED_EPOCHS,
     round_share: float = 0.25,
-    level: float = 0.95,
+    attempt: Callable[[int], float] | None = None,
 ) -> AdaptiveOutcome:
     """The naive rule on the same plan and data: peek after every round, stop when narrow.
 
-    After every round the fixed-sample t interval of the same pseudo-outcomes is computed
-    and the run stops as soon as its half-width is at most `target`.
+    After every round the fixed-sample 95% t interval of the same pseudo-outcomes is computed
+    and the run stops as soon as its half-width is at most `target`. Attempts are Bernoulli
+    draws of `p`, or `attempt(item)` when given (resampled trials; `p` is then the truth).
     """
     weights = np.full(p.size, 1 / p.size)
     rule = AdaptiveRule(
         target_halfwidth=1e-9, seed=seed, max_epochs=max_epochs, round_share=round_share
     )
     run = AdaptiveRun(weights, rule)
-    attempt = _bernoulli(p, rng)
+    if attempt is None:
+        attempt = _bernoulli(p, rng)
     mu = float(weights @ p)
     lower = upper = math.nan
     while (items := run.next_round()) is not None:
@@ -127,7 +130,7 @@ def simulate_naive(
         xs = np.asarray(run.pseudo_outcomes)
         if xs.size < 2:
             continue
-        half = stats.t.ppf(0.5 + level / 2, xs.size - 1) * xs.std(ddof=1) / math.sqrt(xs.size)
+        half = stats.t.ppf(0.975, xs.size - 1) * xs.std(ddof=1) / math.sqrt(xs.size)
         lower, upper = float(xs.mean() - half), float(xs.mean() + half)
         if half <= target:
             break
@@ -149,6 +152,17 @@ def fixed_verdict(
     return "undecided"
 
 
+@dataclass(frozen=True, slots=True)
+class VersusOutcome:
+    """One simulated comparison: the full fixed run's verdict and the adaptive run's."""
+
+    fixed: Decision
+    adaptive: str
+    calls: int
+    early: bool
+    """The adaptive run stopped before its budget."""
+
+
 def simulate_versus(
     p_candidate: npt.NDArray[np.float64],
     p_baseline: npt.NDArray[np.float64],
@@ -156,18 +170,27 @@ def simulate_versus(
     *,
     seed: int,
     margin: float = 0.02,
-) -> tuple[Decision, str]:
-    """(fixed verdict, adaptive verdict) for one simulated pair of models.
+    final_share: float = 0.9,
+) -> VersusOutcome:
+    """The full fixed run's verdict and the adaptive run's, on the same attempts.
 
-    The fixed verdict compares both models' 5-epoch runs; the adaptive verdict comes from an
-    adaptive run of the candidate against the baseline's stored 5-epoch run.
+    The baseline's stored run and the candidate's full run have 5 epochs per item; the
+    fixed verdict is their paired t at 0.05. The adaptive run of the candidate against the
+    stored run draws its attempts from the same table (item j's k-th attempt is epoch k of
+    the full run), so at its budget it has exactly the full run's data.
     """
     n = p_baseline.size
     base = rng.binomial(FIXED_EPOCHS, p_baseline) / FIXED_EPOCHS
-    cand = rng.binomial(FIXED_EPOCHS, p_candidate) / FIXED_EPOCHS
-    fixed = fixed_verdict(cand, base)
+    table = (rng.random((n, FIXED_EPOCHS)) < p_candidate[:, None]).astype(float)
+    fixed = fixed_verdict(table.mean(axis=1), base)
     weights = np.full(n, 1 / n)
-    rule = AdaptiveRule(versus="baseline", margin=margin, seed=seed)
+    rule = AdaptiveRule(versus="baseline", margin=margin, seed=seed, final_share=final_share)
     versus = Versus("baseline", base, np.full(n, float(FIXED_EPOCHS)))
-    run = AdaptiveRun(weights, rule, versus).simulate(_bernoulli(p_candidate, rng))
-    return fixed, str(run.verdict)
+    used = np.zeros(n, dtype=int)
+
+    def attempt(item: int) -> float:
+        used[item] += 1
+        return float(table[item, used[item] - 1])
+
+    run = AdaptiveRun(weights, rule, versus).simulate(attempt)
+    return VersusOutcome(fixed, str(run.verdict), run.calls, run.calls < run.budget)

@@ -23,7 +23,9 @@ from evalsuite.errors import UsageError
 
 __all__ = [
     "BETTING_METHOD",
+    "BET_RULES",
     "HOEFFDING_METHOD",
+    "TARGET_METHOD",
     "BettingCS",
     "hoeffding_interval",
 ]
@@ -31,6 +33,16 @@ __all__ = [
 BETTING_METHOD = "betting_cs_hedged"
 """The method name every adaptive output carries: Waudby-Smith & Ramdas (2024) hedged
 betting confidence sequence, predictable plug-in bets, running intersection."""
+
+TARGET_METHOD = "betting_cs_hedged_target"
+"""The same confidence sequence with bets tuned to reach a target half-width H soonest:
+``lam_t = H / s2_{t-1}``. This is the fixed-size plug-in ``sqrt(2 log(2/alpha) / (s2 n))``
+Waudby-Smith & Ramdas (2024) give for confidence intervals, with n set to the sample size at
+which an interval of variance s2 is +-H wide, ``n = 2 s2 log(2/alpha) / H^2``. Any
+predictable bet keeps the sequence valid at every time; this one makes it narrowest near H."""
+
+BET_RULES = ("plugin", "target")
+"""The bets `BettingCS` can place: the plug-in schedule, or tuned to a target half-width."""
 
 HOEFFDING_METHOD = "hoeffding_fixed"
 """Fixed-sample Hoeffding interval for the weighted mean of independent bounded attempts."""
@@ -66,7 +78,11 @@ class BettingCS:
         low, high: bounds the mean is known to lie in (a score: 0 and 1).
         grid: number of candidate means.
         theta: weight of the upward bet in the hedge (1/2: symmetric).
-        c: truncation of the bets (1/2 in the paper's experiments).
+        c: truncation of the bets (1/2 in the paper's experiments; any c < 1 keeps every
+            factor ``1 + l (x - m) >= 1 - c`` positive).
+        bets: ``plugin`` (the schedule above) or ``target`` (``lam_i = target / s2_{i-1}``,
+            `TARGET_METHOD`).
+        target: the half-width the ``target`` bets aim at.
     """
 
     alpha: float = 0.05
@@ -75,6 +91,8 @@ class BettingCS:
     grid: int = 2001
     theta: float = 0.5
     c: float = 0.5
+    bets: str = "plugin"
+    target: float | None = None
     n: int = 0
     _m: npt.NDArray[np.float64] = field(init=False, repr=False)
     _log_up: npt.NDArray[np.float64] = field(init=False, repr=False)
@@ -92,6 +110,12 @@ class BettingCS:
             raise UsageError(f"BettingCS needs a grid of at least 3 points (got {self.grid})")
         if not 0 < self.theta < 1 or not 0 < self.c < 1:
             raise UsageError("BettingCS needs theta and c in (0, 1)")
+        if self.bets not in BET_RULES:
+            raise UsageError(
+                f"BettingCS bets must be one of {', '.join(BET_RULES)} (got {self.bets})"
+            )
+        if self.bets == "target" and not (self.target is not None and self.target > 0):
+            raise UsageError("BettingCS bets 'target' need the target half-width (> 0)")
         self._m = np.linspace(self.low, self.high, self.grid)
         self._log_up = np.zeros(self.grid)
         self._log_down = np.zeros(self.grid)
@@ -101,8 +125,8 @@ class BettingCS:
 
     @property
     def method(self) -> str:
-        """`BETTING_METHOD`."""
-        return BETTING_METHOD
+        """`BETTING_METHOD` (plug-in bets) or `TARGET_METHOD` (bets tuned to `target`)."""
+        return BETTING_METHOD if self.bets == "plugin" else TARGET_METHOD
 
     def update(
         self,
@@ -128,19 +152,22 @@ class BettingCS:
             )
         z = math.log(2 / self.alpha)
         lams = np.empty(xs.size)
-        for i, xi in enumerate(xs.tolist()):  # the plug-in bets: scalar, sequential
+        for i, xi in enumerate(xs.tolist()):  # the bets: scalar, sequential
             t = self.n + 1
             s2 = self._ss / t  # regularised variance of the first t-1 observations
-            lams[i] = math.sqrt(2 * z / (s2 * t * math.log(1 + t)))
+            if self.bets == "target" and self.target is not None:
+                lams[i] = self.target / s2
+            else:
+                lams[i] = math.sqrt(2 * z / (s2 * t * math.log(1 + t)))
             self.n = t
             self._sum += xi
             self._ss += (xi - self._mu_hat) ** 2
             self._mu_hat = ((self.low + self.high) / 2 + self._sum) / (t + 1)
         m = self._m[None, :]
-        lam = lams[:, None]
         li = los[:, None]
         hj = his[:, None]
         outside = (m < li - tol) | (m > hj + tol)
+        lam = lams[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             up = np.where(m > li, np.minimum(lam, self.c / (m - li)), lam)
             down = np.where(m < hj, np.minimum(lam, self.c / (hj - m)), lam)

@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from evalsuite._core.atomic import atomic_write_text
-from evalsuite._core.jsonout import dumps_json
 from evalsuite._core.layout import Layout
 from evalsuite.analyse._adaptive import AdaptiveRule, AdaptiveRun, Versus
 from evalsuite.errors import IncomparableRunsError, UsageError
@@ -118,8 +116,8 @@ def run_adaptive(
 ) -> tuple[RunResult, dict[str, Any]]:
     """Run `spec` adaptively under `rule`; (the finished run's result, the adaptive summary).
 
-    The summary (rounds, attempts per item, intervals, why it stopped) is also written to
-    `adaptive_file` for the report.
+    The summary (rounds, attempts per item, intervals, why it stopped) is also kept with the
+    run in the store (`Store.set_adaptive`), where the report reads it.
 
     Raises:
         UsageError: bad rule or options; IncomparableRunsError for a bad --versus run; and
@@ -167,5 +165,5 @@ def run_adaptive(
         layout, spec, keys=keys, store=store, progress=False, resume=current, attempts=done
     )
     summary = adaptive.to_dict() | {"run_id": current, "items": len(items)}
-    atomic_write_text(adaptive_file(layout, current), dumps_json(summary) + "\n")
+    store.set_adaptive(current, summary)
     return result, summary

@@ -1,9 +1,10 @@
 """The report's "Adaptive runs" section: rounds, where attempts went, intervals, why it stopped.
 
-An adaptive run (`evalsuite run --adaptive`, docs/design/adaptive.md) keeps its summary in
-`adaptive_file`; this module reads it for the report and renders it as Markdown (the HTML is
-the template include ``_adaptive.html.j2``). Self-contained: the report's layout only
-includes it.
+An adaptive run (`evalsuite run --adaptive`, docs/design/adaptive.md) keeps its summary with
+the run in the results store (`Store.adaptive`, schema version 5); runs recorded before that
+kept it in the project's `adaptive_file`, which is still read for them. This module reads it
+for the report and renders it as Markdown (the HTML is the template include
+``_adaptive.html.j2``). Self-contained: the report's layout only includes it.
 """
 
 from __future__ import annotations
@@ -16,17 +17,23 @@ from typing import Any
 
 from evalsuite._core.layout import Layout
 from evalsuite.errors import IntegrityError
+from evalsuite.store import Store
 
 __all__ = ["adaptive_file", "adaptive_sections", "md_adaptive"]
 
 
 def adaptive_file(layout: Layout, run_id: str) -> Path:
-    """Where an adaptive run's rounds and intervals are kept (beside the store's state)."""
+    """Where adaptive runs recorded before store schema version 5 kept their summaries."""
     return layout.state / "adaptive" / f"{run_id}.json"
 
 
-def adaptive_sections(layout: Layout, runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def adaptive_sections(
+    layout: Layout, runs: Sequence[dict[str, Any]], store: Store
+) -> list[dict[str, Any]]:
     """The summaries of the adaptive runs among `runs` (payloads with ``spec``), in order.
+
+    Each is read from the store; a run recorded before the store kept summaries (schema
+    version 5) is read from its `adaptive_file`.
 
     Raises:
         IntegrityError: an adaptive run's summary is missing or unreadable.
@@ -35,15 +42,19 @@ def adaptive_sections(layout: Layout, runs: Sequence[dict[str, Any]]) -> list[di
     for run in runs:
         if not (run.get("spec") or {}).get("adaptive"):
             continue
+        stored = store.adaptive(run["run_id"])
+        if stored is not None:
+            sections.append(stored)
+            continue
         path = adaptive_file(layout, run["run_id"])
         try:
             sections.append(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, json.JSONDecodeError) as exc:
             raise IntegrityError(
                 f"adaptive run {run['run_id']}: its rounds summary {path} cannot be read "
-                f"({type(exc).__name__}); it is written when the run finishes, so the run was "
-                "stopped early or the file was removed. Report the run without it by "
-                "re-running it adaptively, or restore the file."
+                f"({type(exc).__name__}), and the store {store.display_url} holds none; a "
+                "summary is recorded when the run finishes, so the run was stopped early or "
+                "the summary was removed. Re-run it adaptively, or restore the file."
             ) from None
     return sections
 

@@ -340,7 +340,7 @@ def build_report(
         "invalid_runs": [r["run_id"] for r in runs if not r["valid"]],
         "partial_runs": [r["run_id"] for r in runs if r["partial"]],
         "environment_health": health,
-        "adaptive": adaptive_sections(layout, runs),
+        "adaptive": adaptive_sections(layout, runs, store),
         "item_analysis": items_sections(store, layout, runs, level=options.level),
         "unaudited_runs": [
             {"run_id": r["run_id"], "marker": r["audit"]["marker"], "suite": r["suite"]}

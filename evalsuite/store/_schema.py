@@ -24,6 +24,7 @@ __all__ = [
     "meta",
     "metadata",
     "outcomes",
+    "run_adaptive",
     "run_shards",
     "runs",
 ]
@@ -122,3 +123,13 @@ run_shards = Table(
 )
 """One row per (run, shard) of a sharded run: ``running``, ``interrupted`` or ``complete``;
 the run is complete when all ``shards`` rows are (docs/design/sharded-runs.md)."""
+
+run_adaptive = Table(
+    "run_adaptive",
+    metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("summary", Text, nullable=False),
+    Column("recorded_at", String(40), nullable=False),
+)
+"""One row per adaptive run (``run --adaptive``): its summary as JSON, the rounds, intervals,
+stop reason and verdict the report shows (docs/design/adaptive.md)."""

@@ -68,6 +68,7 @@ from evalsuite.store._schema import (
     meta,
     metadata,
     outcomes,
+    run_adaptive,
     run_shards,
     runs,
 )
@@ -655,6 +656,59 @@ class Store:
             for r in rows
         ]
 
+    def set_adaptive(self, run_id: str, summary: Mapping[str, Any]) -> None:
+        """Keep an adaptive run's summary with the run (insert or replace, one transaction).
+
+        Raises:
+            NotFoundError: no run `run_id` in the store.
+        """
+        self.get_run(run_id)
+        text_ = json.dumps(summary, sort_keys=True, allow_nan=True)
+        now = _now()
+
+        def action() -> None:
+            with self._tx() as conn:
+                key = run_adaptive.c.run_id == run_id
+                changed = conn.execute(
+                    update(run_adaptive).where(key).values(summary=text_, recorded_at=now)
+                )
+                if changed.rowcount == 0:
+                    conn.execute(
+                        run_adaptive.insert().values(run_id=run_id, summary=text_, recorded_at=now)
+                    )
+
+        with self._errors(f"record the adaptive summary of run {run_id}"):
+            self._retrying(action)
+
+    def adaptive(self, run_id: str) -> dict[str, Any] | None:
+        """The adaptive summary kept with run `run_id`, or None.
+
+        None: not an adaptive run, or one recorded before the store kept summaries (schema
+        version 5).
+
+        Raises:
+            StoreError: the stored summary is not a valid JSON object.
+        """
+        with self._errors(f"read the adaptive summary of run {run_id}"), self._tx() as conn:
+            row = conn.execute(
+                select(run_adaptive.c.summary).where(run_adaptive.c.run_id == run_id)
+            ).first()
+        if row is None:
+            return None
+        try:
+            value = json.loads(row.summary)
+        except json.JSONDecodeError:
+            raise StoreError(
+                f"run {run_id}: the adaptive summary stored in {self.display_url} is not valid "
+                "JSON; re-run the adaptive run to record it again"
+            ) from None
+        if not isinstance(value, dict):
+            raise StoreError(
+                f"run {run_id}: the adaptive summary stored in {self.display_url} is not an "
+                "object; re-run the adaptive run to record it again"
+            )
+        return value
+
     def update_run(self, run_id: str, **values: Any) -> None:
         """Update fields of a run (JSON fields given as Python objects)."""
         for name in JSON_RUN_FIELDS:
@@ -1007,6 +1061,7 @@ class Store:
             with self._tx() as conn:
                 conn.execute(attempts.delete().where(attempts.c.run_id == run_id))
                 conn.execute(run_shards.delete().where(run_shards.c.run_id == run_id))
+                conn.execute(run_adaptive.delete().where(run_adaptive.c.run_id == run_id))
                 conn.execute(runs.delete().where(runs.c.run_id == run_id))
 
         with self._errors(f"delete run {run_id}"):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from evalsuite.analyse._adaptive import DEFAULT_MAX_EPOCHS, AdaptiveRule, AdaptiveRun, Versus
-from evalsuite.analyse._confseq import BETTING_METHOD
+from evalsuite.analyse._confseq import BETTING_METHOD, TARGET_METHOD
 from evalsuite.errors import UsageError
 
 
@@ -86,8 +86,9 @@ def test_stops_at_the_target_and_names_the_method() -> None:
     assert last.halfwidth <= 0.1
     assert last.lower <= p.mean() <= last.upper
     out = run.to_dict()
-    assert out["method"] == BETTING_METHOD
-    assert out["rule"]["method"] == BETTING_METHOD
+    assert out["method"] == TARGET_METHOD  # bets tuned to the target half-width
+    assert out["rule"]["method"] == TARGET_METHOD
+    assert out["rule"]["bets"] == "target"
     assert out["rounds"][0]["attempts"] == 60
     assert run.calls < 20 * 60
 
@@ -137,9 +138,141 @@ def test_versus_reaches_a_verdict_for_a_large_difference() -> None:
     assert run.verdict == "better"
     assert run.stop_reason is not None and run.stop_reason.startswith("verdict better")
     assert run.to_dict()["versus"]["verdict"] == "better"
-    assert "+hoeffding_fixed" in run.method
+    assert run.method == "betting_cs_hedged_wor+paired_t_final"
+    assert run.calls < run.budget  # an early verdict: before the full run's data
+    assert run.attempts_per_item.max() <= DEFAULT_MAX_EPOCHS
 
 
 def test_versus_without_the_stored_run_is_refused() -> None:
     with pytest.raises(UsageError, match="stored run's results"):
         AdaptiveRun(_equal(3), AdaptiveRule(versus="x"))
+
+
+def _versus_table(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(candidate's full 5-epoch table of attempts, stored baseline item means)."""
+    rng = np.random.default_rng(seed)
+    p = rng.beta(1, 1, n)
+    table = (rng.random((n, DEFAULT_MAX_EPOCHS)) < p[:, None]).astype(float)
+    base = rng.binomial(DEFAULT_MAX_EPOCHS, np.clip(p - 0.02, 0, 1)) / DEFAULT_MAX_EPOCHS
+    return table, base
+
+
+def _versus_run(table: np.ndarray, base: np.ndarray, seed: int) -> AdaptiveRun:
+    n = base.size
+    used = np.zeros(n, dtype=int)
+
+    def attempt(i: int) -> float:
+        used[i] += 1
+        return float(table[i, used[i] - 1])
+
+    rule = AdaptiveRule(versus="base", seed=seed)
+    versus = Versus("base", base, np.full(n, float(DEFAULT_MAX_EPOCHS)))
+    return AdaptiveRun(_equal(n), rule, versus).simulate(attempt)
+
+
+def test_versus_at_the_budget_is_the_fixed_runs_paired_t_at_its_alpha_share() -> None:
+    from evalsuite.analyse._paired import paired_difference
+
+    table, base = _versus_table(60, seed=21)
+    run = _versus_run(table, base, seed=2)
+    assert run.calls == run.budget == DEFAULT_MAX_EPOCHS * 60  # no early verdict here
+    assert (run.attempts_per_item == DEFAULT_MAX_EPOCHS).all()  # every slot, none twice
+    assert run.final is not None
+    fixed = paired_difference(table.mean(axis=1) - base, level=1 - run.rule.alpha_final)
+    assert run.final.diff == pytest.approx(fixed.diff)
+    assert run.final.p_value == pytest.approx(fixed.p_value)
+    assert (run.final.lower, run.final.upper) == pytest.approx((fixed.ci.low, fixed.ci.high))
+    assert run.verdict == run.final.verdict
+    assert run.estimate() == pytest.approx(table.mean())  # the full run's score, exactly
+    summary = run.to_dict()["versus"]
+    assert summary["final_test"]["alpha"] == pytest.approx(0.045)
+    assert summary["alpha_sequence"] == pytest.approx(0.005)
+    assert "final paired t at alpha 0.045" in str(run.stop_reason)
+
+
+def test_versus_sequence_covers_the_full_runs_score_at_every_round() -> None:
+    """The without-replacement sequence holds the full 5-epoch run's score T, every round."""
+    table, base = _versus_table(30, seed=5)
+    truth = table.mean()
+    missed = 0
+    for seed in range(40):
+        rule = AdaptiveRule(versus="base", seed=seed, final_share=0.5)  # CS alpha 0.025
+        run = AdaptiveRun(_equal(30), rule, Versus("base", base, np.full(30, 5.0)))
+        used = np.zeros(30, dtype=int)
+        while (items := run.next_round()) is not None:
+            scores = []
+            for i in items:
+                used[i] += 1
+                scores.append(float(table[i, used[i] - 1]))
+            record = run.observe(scores)
+            missed += not record.lower <= truth <= record.upper
+            if run.calls >= 4 * 30:
+                break
+    assert missed <= 2  # at most alpha = 0.025 of 40 runs may ever miss
+
+
+def test_final_halfwidth_bound_holds_for_every_completion() -> None:
+    from evalsuite.analyse._adaptive_final import final_halfwidth_bound, final_paired_test
+
+    rng = np.random.default_rng(3)
+    n = 40
+    w = rng.dirichlet(np.ones(n))
+    low = rng.uniform(-1, 0.5, n)
+    high = np.minimum(1.0, low + rng.uniform(0, 0.5, n))
+    bound = final_halfwidth_bound(low, high, w, alpha=0.045)
+    for _ in range(200):
+        d = rng.uniform(low, high)
+        test = final_paired_test(d, w, alpha=0.045, margin=0.02)
+        assert (test.upper - test.lower) / 2 <= bound + 1e-12
+    exact = final_paired_test(low, w, alpha=0.045, margin=0.02)
+    tight = final_halfwidth_bound(low, low, w, alpha=0.045)
+    assert tight == pytest.approx((exact.upper - exact.lower) / 2)
+
+
+def test_final_test_verdicts_and_refusals() -> None:
+    from evalsuite.analyse._adaptive_final import final_paired_test
+
+    w = np.full(4, 0.25)
+    assert final_paired_test([0.5, 0.4, 0.6, 0.5], w, alpha=0.05, margin=0.02).verdict == "better"
+    assert final_paired_test([-0.5, -0.4, -0.6, -0.5], w, alpha=0.05, margin=0.0).verdict == "worse"
+    close = final_paired_test([0.001, -0.001, 0.0, 0.0], w, alpha=0.05, margin=0.02)
+    assert close.verdict == "no_difference_beyond_margin"
+    assert final_paired_test([0.3, -0.3, 0.1, 0.0], w, alpha=0.05, margin=0.02).verdict == (
+        "undecided"
+    )
+    with pytest.raises(UsageError, match="one difference and one weight"):
+        final_paired_test([0.1, 0.2], w, alpha=0.05, margin=0.02)
+    with pytest.raises(UsageError, match="alpha must be in"):
+        final_paired_test([0.1] * 4, w, alpha=1.5, margin=0.02)
+    with pytest.raises(UsageError, match="final_share"):
+        AdaptiveRule(versus="x", final_share=1.0)
+
+
+def test_a_harness_error_in_a_versus_run_leaves_the_verdict_to_the_final_test() -> None:
+    n = 40
+    base = np.zeros(n)
+    versus = Versus("base", base, np.full(n, 5.0))
+    run = AdaptiveRun(_equal(n), AdaptiveRule(versus="base", seed=3), versus)
+    first = True
+
+    def attempt(i: int) -> float | None:
+        nonlocal first
+        if first:
+            first = False
+            return None
+        return 1.0
+
+    run.simulate(attempt)
+    assert run.calls == run.budget  # no early verdict after the error
+    assert run.final is not None and run.verdict == "better"
+
+
+def test_bets_are_named_and_checked() -> None:
+    assert AdaptiveRule(target_halfwidth=0.05, bets="plugin").method == BETTING_METHOD
+    assert AdaptiveRule(versus="x").bet_rule == "plugin"
+    with pytest.raises(UsageError, match="bets 'target' need --target-halfwidth"):
+        AdaptiveRule(versus="x", bets="target")
+    with pytest.raises(UsageError, match="bets must be one of plugin, target"):
+        AdaptiveRule(target_halfwidth=0.05, bets="kelly")
+    with pytest.raises(UsageError, match="truncation"):
+        AdaptiveRule(target_halfwidth=0.05, truncation=1.0)

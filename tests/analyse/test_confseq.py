@@ -114,3 +114,33 @@ def test_hoeffding_interval_formula() -> None:
     assert (lo, hi) == pytest.approx((0.5 - half, 0.5 + half))
     with pytest.raises(UsageError, match="sum to 1"):
         hoeffding_interval([0.2], [1], [0.3], alpha=0.05)
+
+
+def test_target_bets_cover_at_every_time_and_are_narrower_near_the_target() -> None:
+    rng = np.random.default_rng(20261202)
+    misses = 0
+    reps = 200
+    for _ in range(reps):
+        mu = rng.uniform(0.05, 0.95)
+        cs = BettingCS(alpha=0.1, grid=501, bets="target", target=0.05, c=0.9)
+        for _ in range(10):
+            cs.update(rng.binomial(1, mu, 50).astype(float), 0.0, 1.0)
+            lower, upper = cs.interval()
+            if not lower <= mu <= upper:
+                misses += 1
+                break
+    assert misses / reps <= 0.1
+    x = rng.binomial(1, 0.3, 2000).astype(float)
+    plug, tuned = BettingCS(), BettingCS(bets="target", target=0.03, c=0.9)
+    plug.update(x, 0.0, 1.0)
+    tuned.update(x, 0.0, 1.0)
+    assert tuned.method == "betting_cs_hedged_target"
+    width = {k: cs.interval()[1] - cs.interval()[0] for k, cs in (("p", plug), ("t", tuned))}
+    assert width["t"] < 0.9 * width["p"]
+
+
+def test_target_bets_need_a_target() -> None:
+    with pytest.raises(UsageError, match="need the target half-width"):
+        BettingCS(bets="target")
+    with pytest.raises(UsageError, match="bets must be one of"):
+        BettingCS(bets="kelly")

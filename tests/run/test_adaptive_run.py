@@ -6,8 +6,6 @@ rule in the ledger; the flags' refusals.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from evalsuite._core.layout import Layout
@@ -31,7 +29,7 @@ def test_adaptive_dev_run_plans_rounds_and_stops(project: Project) -> None:
     assert result.exit_code == 0, result.stderr
     out = json_out(result)
     summary = out["adaptive"]
-    assert summary["method"] == "betting_cs_hedged"
+    assert summary["method"] == "betting_cs_hedged_target"
     assert summary["rounds"][0]["attempts"] == summary["items"]  # round 1: every item once
     assert summary["calls"] <= 4 * summary["items"]
     assert summary["stop_reason"].startswith(("target", "budget"))
@@ -41,8 +39,10 @@ def test_adaptive_dev_run_plans_rounds_and_stops(project: Project) -> None:
     run = project.store().get_run(out["run_id"])
     assert run.status == "complete"
     assert run.spec["adaptive"]["target_halfwidth"] == 0.3
-    stored = json.loads(adaptive_file(Layout(project.root), out["run_id"]).read_text())
-    assert stored["rounds"] == summary["rounds"]
+    # the summary is kept with the run in the store, not in the project's local state
+    stored = project.store().adaptive(out["run_id"])
+    assert stored is not None and stored["rounds"] == summary["rounds"]
+    assert not adaptive_file(Layout(project.root), out["run_id"]).exists()
     # the report shows the rounds, the intervals and why the run stopped
     report_dir = project.root / "report-adaptive"
     made = project.invoke("report", out["run_id"], "--out", str(report_dir))
@@ -106,13 +106,45 @@ def test_adaptive_versus_a_stored_run(project: Project) -> None:
     assert base.exit_code == 0, base.stderr
     base_id = json_out(base)["run_id"]
     result = project.invoke(
-        *BASE, "--adaptive", "--versus", base_id, "--max-calls", "30", "--seed", "3", "--json"
+        *BASE, "--adaptive", "--versus", base_id, "--max-calls", "8", "--seed", "3", "--json"
     )
     assert result.exit_code == 0, result.stderr
-    versus = json_out(result)["adaptive"]["versus"]
+    adaptive = json_out(result)["adaptive"]
+    versus = adaptive["versus"]
     assert versus["run_id"] == base_id
-    assert versus["method"] == "hoeffding_fixed"
+    assert adaptive["method"] == "betting_cs_hedged_wor+paired_t_final"
+    assert versus["method"] == "conditioned_on_stored_run"
+    assert versus["alpha_sequence"] + versus["alpha_final"] == pytest.approx(0.05)
     assert versus["verdict"] in ("better", "worse", "no_difference_beyond_margin", "undecided")
+    # --max-calls 8 is fewer than the full 5-epoch run's attempts: no final test at the budget
+    assert adaptive["budget"] == 8 < 5 * adaptive["items"]
+    assert versus["final_test"] is None
+    if adaptive["calls"] == adaptive["budget"]:
+        assert versus["verdict"] == "undecided"
+        assert "no final test" in adaptive["stop_reason"]
+
+
+def test_adaptive_versus_at_the_budget_is_the_full_runs_paired_t(project: Project) -> None:
+    base = project.invoke(*BASE, "--epochs", "2", "--json")
+    assert base.exit_code == 0, base.stderr
+    base_id = json_out(base)["run_id"]
+    result = project.invoke(
+        *BASE, "--adaptive", "--versus", base_id, "--max-epochs", "2", "--seed", "4", "--json"
+    )
+    assert result.exit_code == 0, result.stderr
+    out = json_out(result)
+    adaptive = out["adaptive"]
+    frame = project.store().attempts(out["run_id"])
+    # no item passes --max-epochs: the rounds fill the slots of a fixed 2-epoch run
+    assert frame.groupby("item_id")["epoch"].max().max() <= 2
+    if adaptive["calls"] == adaptive["budget"]:
+        assert len(frame) == 2 * adaptive["items"]
+        final = adaptive["versus"]["final_test"]
+        assert final["method"] == "paired_t_final"
+        assert final["alpha"] == pytest.approx(0.045)
+        assert adaptive["versus"]["verdict"] == final["verdict"]
+    else:
+        assert adaptive["stop_reason"].startswith("verdict ")
 
 
 def test_adaptive_versus_an_unknown_run_is_refused(project: Project) -> None:
@@ -140,4 +172,4 @@ def test_an_adaptive_run_says_its_rounds_not_an_epoch_count(project: Project) ->
     assert "epoch(s)" not in result.stdout
     assert "adaptive, " in result.stdout and " round(s) · seed " in result.stdout
     assert "plain mean over all rounds' scored and limit attempts" in result.stdout
-    assert "adaptive (betting_cs_hedged):" in result.stdout
+    assert "adaptive (betting_cs_hedged_target):" in result.stdout

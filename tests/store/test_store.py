@@ -547,3 +547,17 @@ def test_attempt_columns_give_up_on_a_run_that_keeps_changing(store_url: str) ->
     with pytest.raises(StoreError, match="changed while they were read") as caught:
         store.attempt_columns("r1")
     assert "run the command again" in str(caught.value)
+
+
+def test_an_adaptive_summary_is_kept_with_its_run(store: Store) -> None:
+    store.create_run(_run("r1"))
+    assert store.adaptive("r1") is None
+    summary = {"method": "betting_cs_hedged", "ci": [0.25, math.nan], "rounds": []}
+    store.set_adaptive("r1", summary)
+    store.set_adaptive("r1", summary | {"calls": 7})  # replaced, never duplicated
+    got = store.adaptive("r1")
+    assert got is not None and got["calls"] == 7 and math.isnan(got["ci"][1])
+    with pytest.raises(NotFoundError, match="no run 'nope'"):
+        store.set_adaptive("nope", summary)
+    store.delete_run("r1")
+    assert store.adaptive("r1") is None
