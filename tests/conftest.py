@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.entry_points import load_all_but_inspect_evals
 from tests.pg import PgServer, find_pg_bin, pg_server
 
 # never let a test reach a model API or a hub, and keep inspect's traces quiet
@@ -15,6 +16,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("INSPECT_TRACE_LEVEL", "CRITICAL")
 os.environ.setdefault("INSPECT_EVAL_CTL_SERVER", "false")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _inspect_entry_points_without_inspect_evals() -> None:
+    """Load inspect's entry points once, all but inspect_evals' task registry (about 4 s of CPU
+    per pytest process, tests/entry_points.py); tests/run/test_published_task.py, the only
+    module running inspect_evals tasks, loads it itself."""
+    load_all_but_inspect_evals()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

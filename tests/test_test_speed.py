@@ -79,3 +79,16 @@ def test_the_launch_prelude_loads_evalsuites_entry_point_but_not_inspect_evals()
     evalsuite_loaded, inspect_evals_loaded, marked_done = json.loads(done.stdout)
     assert evalsuite_loaded and marked_done  # inspect will not load the entry points again
     assert not inspect_evals_loaded
+
+
+def test_the_pytest_process_skips_inspect_evals_unless_a_test_loads_it() -> None:
+    from inspect_ai._util import entrypoints
+    from inspect_ai._util.registry import registry_lookup
+
+    # the session fixture of tests/conftest.py: every entry point but inspect_evals' is loaded,
+    # and inspect is told so (tests/run/test_published_task.py, which needs the registry,
+    # loads it with tests.entry_points.load_inspect_evals and fails without it)
+    assert entrypoints._inspect_ai_eps_loaded_all
+    assert "evalsuite.agents._registry" in sys.modules
+    if "inspect_evals._registry" not in sys.modules:  # no test of this process loaded it
+        assert registry_lookup("task", "inspect_evals/humaneval") is None

@@ -84,6 +84,11 @@ def test_a_killed_run_resumes_to_the_same_attempts(tmp_path: Path) -> None:
     assert store.get_run(run_id).status == "complete"
 
 
+# about 29 s of CPU (two run processes): `make slow`. In `make test`, run processes writing one
+# SQLite store at once: tests/run/test_shards.py::test_shard_processes_at_once_fill_one_run[sqlite]
+# (three); store writers in processes: tests/store/test_store.py::
+# test_concurrent_writer_processes_lose_nothing (docs/design/test-speed.md)
+@pytest.mark.slow
 def test_two_runs_writing_one_store_at_once_both_complete(tmp_path: Path) -> None:
     project = make_probe_project(tmp_path)
     common = (
@@ -180,21 +185,14 @@ def test_holdout_run_leaves_no_plaintext_on_disk(tmp_path: Path) -> None:
 
 
 def test_the_scan_finds_text_that_is_on_disk(tmp_path: Path) -> None:
-    """Positive control for the privacy test: dev runs keep their inspect logs."""
+    """Positive control for the privacy test: dev runs keep their inspect logs. The run is made
+    in this process: the control is of the scan, which reads the same files however the run was
+    started (a run process of its own cost about 9 s of CPU more)."""
     project = make_probe_project(tmp_path)
-    proc = _cli(
-        project,
-        "run",
-        "probe@1.0.0",
-        "--model",
-        "fakeagent/x",
-        "--limit",
-        "2",
-        "--no-progress",
-        "--json",
+    result = project.invoke(
+        "run", "probe@1.0.0", "--model", "fakeagent/x", "--limit", "2", "--no-progress", "--json"
     )
-    _, err = finish(proc)
-    assert proc.returncode == 0, err
+    assert result.exit_code == 0, result.stderr
     dev_input = next(
         json.loads(line)
         for line in (project.root / "tasks/probe/items.jsonl").read_text().splitlines()

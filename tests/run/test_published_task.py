@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import (
     ChatMessage,
@@ -26,10 +27,18 @@ from inspect_ai.tool import ToolInfo
 import tests.run.foreign_tasks  # noqa: F401  (registers the fakeecho model)
 from evalsuite.manifest import read_manifest
 from evalsuite.store import Store, default_store_url
+from tests.entry_points import load_inspect_evals
 from tests.helpers import CANARY, Project, json_out, write_jsonl
 from tests.run.fake_models import FakeAPI
 
 TASK = "inspect_evals/agent_threat_bench_memory_poison"
+
+
+@pytest.fixture(autouse=True)
+def _inspect_evals_registry() -> None:
+    """The test processes skip inspect_evals' task registry (tests/conftest.py); these tests
+    name its tasks, so they load it."""
+    load_inspect_evals()
 
 
 def test_a_published_task_with_a_dict_scorer_end_to_end(tmp_path: Path) -> None:
