@@ -208,6 +208,14 @@ def test_the_runs_the_fast_path_lists_are_those_store_lists(shipped: Path) -> No
     assert reader.runs(newest=1) == stored.list_runs(newest=1) == stored.list_runs()[-1:]
     assert reader.runs(suite="arith") == stored.list_runs(suite="arith")
     assert reader.count() == stored.count_runs() == 2
+    # what `verify` cross-checks the ledger with: the identity of every run, in order
+    assert [
+        (k.run_id, k.suite, k.version, k.split, k.source, k.manifest_hash)
+        for k in reader.run_keys()
+    ] == [
+        (r.run_id, r.suite, r.version, r.split, r.source, r.manifest_hash)
+        for r in stored.list_runs()
+    ]
     assert reader.count(suite="arith") == stored.count_runs(suite="arith") == 1
     ids = [r.run_id for r in stored.list_runs()]
     assert reader.top_error_reasons(ids) == stored.top_error_reasons(ids) != {}

@@ -37,11 +37,23 @@ def _line(text: str, **style: Any) -> None:
 
 
 def verify_audit(
-    ctx: Context, report: VerifyReport, *, use_cache: bool = True
+    ctx: Context,
+    report: VerifyReport,
+    *,
+    use_cache: bool = True,
+    environment: list[bytes] | None = None,
 ) -> dict[str, Any] | None:
-    """The audit status and action-space check of a verified version (problems added)."""
+    """The audit status and action-space check of a verified version (problems added).
+
+    `environment` holds the action-space digest's shared part once computed (one per
+    command: the files under tasks/ are hashed once, not once per suite).
+    """
     from evalsuite.manifest import audit_status, load_manifest, load_manifest_summary
-    from evalsuite.run._action_cache import agreements_recorded, verified_action_space_problems
+    from evalsuite.run._action_cache import (
+        agreements_recorded,
+        environment_digest,
+        verified_action_space_problems,
+    )
 
     if report.version is None:
         return None
@@ -55,7 +67,15 @@ def verify_audit(
     recorded = [f["name"] for f in families if f.get("tools") is not None]
     unloadable: list[str] = []
     drift: list[str] = []
-    if not (use_cache and agreements_recorded(ctx.layout, summary.suite, families)):
+    shared = environment if environment is not None else []
+    if use_cache and recorded and not shared:
+        shared.append(environment_digest(ctx.layout))
+    if not (
+        use_cache
+        and agreements_recorded(
+            ctx.layout, summary.suite, families, environment=shared[0] if shared else None
+        )
+    ):
         manifest = load_manifest(ctx.layout, report.suite, report.version)
         unloadable, drift = verified_action_space_problems(
             ctx.layout, manifest, use_cache=use_cache
@@ -182,7 +202,11 @@ def verify_cmd(
         report.problems.extend(check.problems)
         report.hash_sources.update(check.sources)
         report.store = store
-    audits = [verify_audit(ctx, report, use_cache=not no_cache) for report in reports]
+    environment: list[bytes] = []
+    audits = [
+        verify_audit(ctx, report, use_cache=not no_cache, environment=environment)
+        for report in reports
+    ]
     ok = all(r.ok for r in reports)
     if as_json:
         suites = [r.to_dict() | {"audit": a} for r, a in zip(reports, audits, strict=True)]

@@ -33,7 +33,12 @@ from evalsuite.errors import EvalsuiteError
 if TYPE_CHECKING:
     from evalsuite.manifest import Manifest
 
-__all__ = ["CACHE_FILE", "agreements_recorded", "verified_action_space_problems"]
+__all__ = [
+    "CACHE_FILE",
+    "agreements_recorded",
+    "environment_digest",
+    "verified_action_space_problems",
+]
 
 CACHE_FILE = "action-spaces.json"
 """In the project's state directory (``.evalsuite/``)."""
@@ -62,8 +67,12 @@ def _installed() -> list[str]:
     return sorted(p.name for p in site.iterdir() if p.name.endswith(".dist-info"))
 
 
-def _environment(layout: Layout) -> bytes:
-    """What every family's digest shares: files under tasks/, the kit, packages, Python."""
+def environment_digest(layout: Layout) -> bytes:
+    """What every family's digest shares: files under tasks/, the kit, packages, Python.
+
+    `verify` computes it once per command and passes it to `agreements_recorded` for each
+    suite version.
+    """
     digest = hashlib.sha256()
     for label, sources in (("tasks", _sources(layout.tasks, "*")), ("kit", _sources(_KIT, "*.py"))):
         for name, data in sources:
@@ -110,12 +119,19 @@ class _Family:
         self.tools = record.get("tools")
 
 
-def agreements_recorded(layout: Layout, suite: str, families: Sequence[Mapping[str, Any]]) -> bool:
+def agreements_recorded(
+    layout: Layout,
+    suite: str,
+    families: Sequence[Mapping[str, Any]],
+    *,
+    environment: bytes | None = None,
+) -> bool:
     """True when every family with recorded tools is recorded as agreeing: nothing to load.
 
     `families` are the manifest's family records as JSON (`ManifestSummary.record`), so that
     `verify` asks without the pydantic models; the digests are those of
-    `verified_action_space_problems`.
+    `verified_action_space_problems`. `environment`: `environment_digest(layout)`, when the
+    caller has it already.
     """
     with_tools = [_Family(f) for f in families if f.get("tools") is not None]
     if not with_tools:
@@ -123,7 +139,8 @@ def agreements_recorded(layout: Layout, suite: str, families: Sequence[Mapping[s
     agreed = _read(layout.state / CACHE_FILE)
     if not agreed:
         return False
-    environment = _environment(layout)
+    if environment is None:
+        environment = environment_digest(layout)
     return all(_digest(environment, suite, f) in agreed for f in with_tools)
 
 
@@ -147,7 +164,7 @@ def verified_action_space_problems(
     families = [f for f in manifest.families if f.tools is not None]
     if not families:
         return [], []
-    environment = _environment(layout)
+    environment = environment_digest(layout)
     path = layout.state / CACHE_FILE
     agreed = _read(path) if use_cache else set()
     digests = {f.name: _digest(environment, manifest.suite, f) for f in families}
