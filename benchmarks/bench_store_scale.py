@@ -13,7 +13,9 @@ project is a copy of the shipped suites (tasks/, manifests/, holdout/).
 Then it times, as child processes (start-up included), the median of three of each command
 (wall and CPU seconds): the baselines ``python -c pass`` and `evalsuite --help`, then
 `evalsuite runs` (the newest 50), `runs --all`, `runs --json`, `suites`, `verify` (after a
-first `verify` that records the action-space check) and `evalsuite score RUN` (the same run
+first `verify` that records its content check and the action-space check), `verify` with its
+content check not recorded (the full re-read and re-hash of every item and the vault's
+decryption, as after any change of a suite's files) and `evalsuite score RUN` (the same run
 content in both stores), and in-process `Store.list_runs` and `Store.attempts(run)`. It prints
 each CPU figure as ratios to ``python -c pass`` and to `evalsuite --help` measured in the same
 run (the machine may be shared: the ratios move less than the seconds), the ratios big / small
@@ -192,6 +194,16 @@ def measure(root: Path, urls: dict[str, str], run_id: str) -> dict[str, dict[str
             wall, cpu = cli_median(root, url, *args)
             figures[name][f"{label}, wall"] = wall
             figures[name][f"{label}, cpu"] = cpu
+        # verify with its content check not recorded (the record removed first): what a
+        # `verify` after any change under tasks/ or manifests/SUITE/ costs
+        record = root / ".evalsuite" / "verified.json"
+        full = (
+            f"import pathlib, sys; pathlib.Path({str(record)!r}).unlink(missing_ok=True); "
+            "from evalsuite.cli import main; sys.argv[0] = 'evalsuite'; main()"
+        )
+        wall, cpu = command_median([sys.executable, "-c", full, "--root", str(root), "verify"], url)
+        figures[name]["verify (content check not recorded), wall"] = wall
+        figures[name]["verify (content check not recorded), cpu"] = cpu
         runs_s, attempts_s = in_process(url, run_id)
         figures[name]["list_runs (in process)"] = runs_s
         figures[name]["attempts(run) (in process)"] = attempts_s

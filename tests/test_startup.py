@@ -89,9 +89,8 @@ def test_an_unknown_command_is_a_usage_error() -> None:
     assert "No such command 'frobnicate'" in result.stderr
 
 
-# Not imported by `runs`, `suites` and `verify` (`verify` opens the holdout vault, so it may
-# import cryptography, and checks items with the pydantic models; `runs` and `suites` import
-# neither; every command prints with rich).
+# Not imported by `runs`, `suites` and `verify` (`runs` and `suites` print with rich; `verify`
+# of unchanged suite versions imports no rich, pydantic or cryptography either, see below).
 NOT_AT_START = (
     "pandas",
     "numpy",
@@ -141,10 +140,51 @@ def shipped(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_runs_suites_and_verify_import_no_heavy_library(shipped: Path, argv: tuple[str]) -> None:
     modules = _modules_after("--root", str(shipped), *argv)
     assert _top(modules) & set(NOT_AT_START) == set()
-    if argv[0] != "verify":
-        assert "cryptography" not in _top(modules)
-        # manifests and suite files are summarised without the models (docs/design/startup.md)
-        assert "pydantic" not in _top(modules)
+    assert "cryptography" not in _top(modules)
+    # manifests and suite files are summarised without the models (docs/design/startup.md)
+    assert "pydantic" not in _top(modules)
+
+
+def test_verify_of_unchanged_versions_imports_no_models_vault_or_rich(shipped: Path) -> None:
+    """The fixture's first `verify` checked everything in full and recorded it; this one
+    finds the same content and re-reads no item: no pydantic (the item models), no
+    cryptography (the vault), no rich (verify prints with click), in text and JSON."""
+    for argv in (("verify",), ("verify", "--json"), ("verify", "arith@2.0.0")):
+        modules = _modules_after("--root", str(shipped), *argv)
+        assert _top(modules) & {"pydantic", "cryptography", "rich"} == set(), argv
+        assert "evalsuite.manifest._items" not in modules
+        assert "evalsuite.manifest._vault" in modules  # the key's id is part of the record
+
+
+def test_verify_checks_a_changed_version_in_full_and_names_the_drift(
+    shipped: Path, tmp_path: Path
+) -> None:
+    """The same project with one dev item changed: the full check runs (models, vault), and
+    the exit code and message name the drift."""
+    project = tmp_path / "project"
+    shutil.copytree(shipped, project)
+    source = project / "tasks" / "arith" / "items.jsonl"  # the dev items of arith@2.0.0
+    lines = source.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[0])
+    record["target"] = str(record.get("target", "")) + " (edited)"
+    lines[0] = json.dumps(record)
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    main = "from evalsuite.cli import main; main()"
+    result = subprocess.run(
+        [sys.executable, "-c", main, "--root", str(project), "verify", "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 3, result.stderr
+    suites = json.loads(result.stdout)["suites"]
+    changed = [s for s in suites if s["items"]]
+    assert len(changed) == 1 and changed[0]["recorded"] is False
+    assert [p["item_id"] for p in changed[0]["items"]] == [record["id"]]
+    # a file under tasks/ changed: every suite is checked in full (any may read it)
+    assert not any(s["recorded"] for s in suites)
+    assert "verification failed for " + f"{changed[0]['suite']}@{changed[0]['version']}" in (
+        result.stderr
+    )
 
 
 def test_ingesting_a_table_imports_no_inspect(tmp_path: Path) -> None:
@@ -168,6 +208,14 @@ def test_the_runs_the_fast_path_lists_are_those_store_lists(shipped: Path) -> No
     assert reader.runs(newest=1) == stored.list_runs(newest=1) == stored.list_runs()[-1:]
     assert reader.runs(suite="arith") == stored.list_runs(suite="arith")
     assert reader.count() == stored.count_runs() == 2
+    # what `verify` cross-checks the ledger with: the identity of every run, in order
+    assert [
+        (k.run_id, k.suite, k.version, k.split, k.source, k.manifest_hash)
+        for k in reader.run_keys()
+    ] == [
+        (r.run_id, r.suite, r.version, r.split, r.source, r.manifest_hash)
+        for r in stored.list_runs()
+    ]
     assert reader.count(suite="arith") == stored.count_runs(suite="arith") == 1
     ids = [r.run_id for r in stored.list_runs()]
     assert reader.top_error_reasons(ids) == stored.top_error_reasons(ids) != {}

@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Freeze SUITE as a new version: manifest, holdout vault, fingerprints.",
     ),
     "verify": (
-        "_manifest_cmds",
+        "_verify_cmd",
         "verify_cmd",
         "Re-hash frozen items: exit 0 when all match, 3 naming every drift.",
     ),

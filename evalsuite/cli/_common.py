@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import click
-from rich.console import Console
-from rich.text import Text
 
 from evalsuite._core.jsonout import dumps_json
 from evalsuite._core.layout import Layout
 from evalsuite.errors import EvalsuiteError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from evalsuite.manifest import KeySpec
 
 __all__ = [
@@ -43,8 +43,36 @@ __all__ = [
 P = ParamSpec("P")
 R = TypeVar("R")
 
-console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+if TYPE_CHECKING:
+    console: Console
+    """Standard output, through rich (tables, styles)."""
+    err_console: Console
+    """Standard error, through rich."""
+else:
+
+    def __getattr__(name: str) -> Any:
+        """`console` and `err_console`, made (and rich imported) when first asked for.
+
+        `verify` prints with click alone and never imports rich (about 0.1 s of CPU;
+        docs/design/startup.md); every other command imports them as before.
+        """
+        if name not in ("console", "err_console"):
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from rich.console import Console
+
+        if name == "console":
+            made = Console(
+                highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160
+            )
+        else:
+            made = Console(stderr=True, highlight=False, soft_wrap=True)
+        globals()[name] = made
+        return made
+
+
+def _error_line(message: str) -> None:
+    """``error: MESSAGE`` on stderr ("error" in bold red on a terminal; no rich markup)."""
+    click.echo(click.style("error", fg="red", bold=True) + ": " + message, err=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +173,7 @@ def exit_after_output(error: EvalsuiteError) -> NoReturn:
 
     The message goes to stderr only, so that ``--json`` output stays one JSON document.
     """
-    err_console.print(Text.assemble(("error", "bold red"), ": ", str(error)))
+    _error_line(str(error))
     sys.exit(error.exit_code)
 
 
@@ -162,13 +190,13 @@ def _fail(message: str, code: int, kind: str, as_json: bool) -> None:
     message = plain_message(message)
     if as_json:
         emit_json({"error": kind, "message": message, "exit_code": code})
-    err_console.print(Text.assemble(("error", "bold red"), ": ", message))
+    _error_line(message)
     sys.exit(code)
 
 
 def print_top_errors(groups: Sequence[Mapping[str, Any]], *, target: Console | None = None) -> None:
     """The most frequent harness error reasons: count, reason, an example item, what to do."""
-    out = target or console
+    out = target or sys.modules[__name__].console  # made on first use (see `__getattr__`)
     if not groups:
         return
     out.print("top harness error reasons:")

@@ -52,7 +52,7 @@ def stored_runs(ctx: Context) -> tuple[list[StoredRun], str]:
     label = store_label(url)
     if ctx.store_url is None and not (ctx.layout.state / "results.sqlite").exists():
         return [], f"{label} (does not exist: no runs stored)"
-    return list(RunReader(url).runs()), label
+    return list(RunReader(url).run_keys()), label
 
 
 @dataclass(slots=True)

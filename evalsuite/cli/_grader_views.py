@@ -1,8 +1,9 @@
 """How the grader audit shows up on the command line: its results, and a version's status.
 
 `audit --graders` prints the checks of every family; `verify` adds the audit status and the
-action-space check of each version; `run`, `runs`, `score` and `compare` mark a number that
-comes from an unaudited, skipped or failing suite version (docs/design/grader-audit.md).
+action-space check of each version (`_verify_cmd`, which prints without rich); `run`, `runs`,
+`score` and `compare` mark a number that comes from an unaudited, skipped or failing suite
+version (docs/design/grader-audit.md).
 """
 
 from __future__ import annotations
@@ -15,22 +16,20 @@ from rich.text import Text
 
 from evalsuite._core.layout import Layout
 from evalsuite.cli._common import Context, console, emit_json, err_console, exit_after_output
-from evalsuite.errors import EvalsuiteError, GraderAuditError, UsageError
+from evalsuite.errors import GraderAuditError, UsageError
 
 if TYPE_CHECKING:
     from evalsuite.audit import FreezeAuditor
-    from evalsuite.manifest import FreezeAudit, Manifest, VerifyReport
+    from evalsuite.manifest import FreezeAudit, Manifest
 
 __all__ = [
     "audit_field",
     "freeze_audit",
     "freeze_audit_payload",
     "mark",
-    "print_audit_line",
     "print_freeze_audit",
     "print_grader_audit",
     "refused_freeze",
-    "verify_audit",
 ]
 
 _STYLE = {"passed": "green", "failed": "bold red", "not_recorded": "yellow", "skipped": "dim"}
@@ -74,43 +73,6 @@ def print_grader_audit(result: Mapping[str, Any]) -> None:
         console.print(f"  results stored with the version: {result['stored']}")
     if result.get("logs"):
         console.print(f"  logs of the audit's runs: {', '.join(result['logs'])}")
-
-
-def verify_audit(ctx: Context, report: VerifyReport) -> dict[str, Any] | None:
-    """The audit status and action-space check of a verified version (problems added)."""
-    from evalsuite.manifest import audit_status, load_manifest
-    from evalsuite.run._action_cache import verified_action_space_problems
-
-    if report.version is None:
-        return None
-    try:
-        manifest = load_manifest(ctx.layout, report.suite, report.version)
-    except EvalsuiteError:
-        return None  # verify already says why
-    status = audit_status(ctx.layout, manifest)
-    report.problems.extend(status.problems)
-    unloadable, drift = verified_action_space_problems(ctx.layout, manifest)
-    report.problems.extend(unloadable + drift)
-    recorded = [f.name for f in manifest.families if f.tools is not None]
-    return status.to_dict() | {
-        "action_space": "DRIFTED" if drift else ("agrees" if recorded else "not recorded"),
-    }
-
-
-def print_audit_line(audit: Mapping[str, Any] | None) -> None:
-    """One line of `verify`'s text output: the version's audit status."""
-    if audit is None:
-        return
-    style = "green" if audit["status"] == "passed" else "bold red"
-    if audit["status"] in ("unaudited", "skipped"):
-        style = "yellow"
-    console.print(
-        Text.assemble(
-            "  grader audit: ",
-            Text(audit["status"], style=style),
-            f" ({audit['detail']}); action space {audit['action_space']}",
-        )
-    )
 
 
 def _status(layout: Layout, suite: str | None, version: str | None) -> tuple[str, str, str | None]:

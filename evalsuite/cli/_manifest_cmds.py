@@ -1,4 +1,4 @@
-"""Commands of the manifest stage: `suites`, `freeze`, `verify`."""
+"""Commands of the manifest stage: `suites`, `freeze` (`verify` is in `_verify_cmd`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from evalsuite.cli._common import (
     Context,
     console,
     emit_json,
-    exit_after_output,
     handle_errors,
     json_option,
     key_file_option,
@@ -23,21 +22,19 @@ from evalsuite.cli._common import (
 from evalsuite.cli._grader_views import (
     freeze_audit,
     freeze_audit_payload,
-    print_audit_line,
     print_freeze_audit,
     refused_freeze,
-    verify_audit,
 )
-from evalsuite.errors import GraderAuditError, IntegrityError, UsageError
+from evalsuite.errors import GraderAuditError
 from evalsuite.manifest import frozen_versions, list_suite_names
 
 if TYPE_CHECKING:
-    from evalsuite.manifest import TaskRecords, VerifyReport
+    from evalsuite.manifest import TaskRecords
 
-# `freeze` and `verify` import their stages inside the command: `suites` needs neither
-# (start-up, docs/scale.md)
+# `freeze` imports its stage inside the command: `suites` does not need it (start-up,
+# docs/scale.md). `verify` lives in `_verify_cmd`, which imports no rich (docs/design/startup.md).
 
-__all__ = ["freeze_cmd", "suites_cmd", "verify_cmd"]
+__all__ = ["freeze_cmd", "suites_cmd"]
 
 
 def _suite_summary(ctx: Context, name: str) -> dict[str, object]:
@@ -232,95 +229,3 @@ def freeze_cmd(
         )
     console.print(f"  vault key: {result.key_source}")
     print_freeze_audit(audit_payload)
-
-
-def _print_report(report: VerifyReport) -> None:
-    ref = f"{report.suite}@{report.version or '?'}"
-    status = Text("OK", style="bold green") if report.ok else Text("FAILED", style="bold red")
-    console.print(Text.assemble(status, f"  {ref}  {report.manifest_hash or ''}"))
-    holdout = "skipped" if report.holdout_skipped else f"{report.holdout_checked} holdout"
-    console.print(f"  checked {report.dev_checked} dev, {holdout} item(s)")
-    if report.hash_sources:
-        console.print(
-            "  manifest hash vs " + ", ".join(f"{k}: {v}" for k, v in report.hash_sources.items())
-        )
-    if report.store:
-        console.print(f"  ledger checked against the results store {report.store}")
-    for problem in report.problems:
-        console.print(Text(f"  ✗ {problem}", style="red"))
-    for error in report.errors:
-        console.print(Text(f"  ✗ {error}", style="red"))
-    for item in report.items:
-        console.print(
-            Text(f"  ✗ {item.kind} {item.split} item {item.item_id}: {item.detail}", style="red")
-        )
-    if report.superseded:
-        console.print(f"  superseded by a later version: {', '.join(report.superseded)}")
-    if report.candidates:
-        console.print(
-            f"  {len(report.candidates)} new candidate(s) in tasks/ not in any manifest yet: "
-            + ", ".join(report.candidates[:10])
-            + (" ..." if len(report.candidates) > 10 else "")
-        )
-
-
-@click.command("verify")
-@click.argument("ref", required=False)
-@click.option("--skip-holdout", is_flag=True, help="Do not open the vault (no key needed).")
-@key_file_option
-@json_option
-@pass_context
-@handle_errors
-def verify_cmd(
-    ctx: Context, ref: str | None, skip_holdout: bool, key_file: Path | None, as_json: bool
-) -> None:
-    """Re-hash frozen items: exit 0 when all match, 3 naming every drifted or missing item.
-
-    An item source that cannot be read (unreadable, not UTF-8, malformed) is reported and
-    the other suites are still checked; it alone exits 2. A deleted item source exits 3,
-    naming the dev items it held.
-
-    REF is SUITE or SUITE@X.Y.Z; without it, the latest version of every frozen suite.
-    Also checks the holdout access ledger (hash chain; against the results store both
-    ways) and the manifest hash against its changelog line, git history, ledger and store.
-    """
-    from evalsuite.cli._governance import check_governance, stored_runs
-    from evalsuite.manifest import parse_ref, verify
-
-    targets: list[tuple[str, str | None]]
-    if ref is None:
-        targets = [
-            (n, None) for n in list_suite_names(ctx.layout) if frozen_versions(ctx.layout, n)
-        ]
-    else:
-        targets = [parse_ref(ref)]
-    reports = [
-        verify(ctx.layout, name, version, keys=ctx.keys(key_file), skip_holdout=skip_holdout)
-        for name, version in targets
-    ]
-    runs, store = stored_runs(ctx) if reports else ([], "")
-    for report in reports:
-        check = check_governance(
-            ctx, report.suite, report.version, report.manifest_hash, runs, store
-        )
-        report.problems.extend(check.problems)
-        report.hash_sources.update(check.sources)
-        report.store = store
-    audits = [verify_audit(ctx, report) for report in reports]
-    ok = all(r.ok for r in reports)
-    if as_json:
-        suites = [r.to_dict() | {"audit": a} for r, a in zip(reports, audits, strict=True)]
-        emit_json({"ok": ok, "suites": suites})
-    else:
-        for report, audit in zip(reports, audits, strict=True):
-            _print_report(report)
-            print_audit_line(audit)
-        if not reports:
-            console.print("no frozen suites to verify")
-    if not ok:
-        failed = ", ".join(f"{r.suite}@{r.version}" for r in reports if not r.ok)
-        if any(r.integrity_failed for r in reports):
-            exit_after_output(IntegrityError(f"verification failed for {failed}"))
-        exit_after_output(
-            UsageError(f"could not verify {failed}: an item source cannot be read (see above)")
-        )

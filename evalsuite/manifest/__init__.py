@@ -76,6 +76,7 @@ if TYPE_CHECKING:
         resolve_key,
     )
     from evalsuite.manifest._verify import ItemProblem, VerifyReport, verify
+    from evalsuite.manifest._verify_cache import VerifyCache
 else:
     from evalsuite._core.lazy import lazy_exports
 
@@ -127,6 +128,7 @@ else:
             "._task_ref": ("TASK_REFERENCE_FORMS", "task_reference_kind"),
             "._vault": ("KeySpec", "VaultKey", "check_vault_key", "open_vault", "resolve_key"),
             "._verify": ("ItemProblem", "VerifyReport", "verify"),
+            "._verify_cache": ("VerifyCache",),
         },
     )
 
@@ -158,6 +160,7 @@ __all__ = [
     "SuiteSummary",
     "TaskRecords",
     "VaultKey",
+    "VerifyCache",
     "VerifyReport",
     "audit_file_path",
     "audit_results_path",

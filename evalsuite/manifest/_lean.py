@@ -99,6 +99,10 @@ class ManifestSummary:
             counts[split] += 1
         return dict(sorted(out.items()))
 
+    def record(self) -> dict[str, Any]:
+        """The manifest's record as the model would write it (checked strictly; not a copy)."""
+        return self._content
+
     def audited_hash(self) -> str:
         """The hash of everything but the audit stamp (as `Manifest.audited_hash`)."""
         from evalsuite._core.hashing import content_hash

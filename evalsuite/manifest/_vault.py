@@ -30,9 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
 from evalsuite._core.atomic import atomic_write_bytes
 from evalsuite._core.hashing import canonical_json
 from evalsuite.errors import NotFoundError, VaultError
@@ -156,6 +153,10 @@ def seal_vault(
     aad = canonical_json(header).encode("utf-8")
     plaintext = canonical_json(records).encode("utf-8")
     nonce = hmac.new(key.secret, aad + b"\x00" + plaintext, hashlib.sha256).digest()[:12]
+    # cryptography here, not at the top: resolving a key or reading a header needs none of it
+    # (`verify` of a recorded check starts without it; docs/design/startup.md)
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     ciphertext = AESGCM(key.secret).encrypt(nonce, plaintext, aad)
     document = dict(header)
     document["nonce"] = base64.b64encode(nonce).decode("ascii")
@@ -221,6 +222,9 @@ def open_vault(path: Path, *, suite: str, version: str, key: VaultKey) -> list[d
     """
     header, nonce, ciphertext = _read_checked(path, suite=suite, version=version, key=key)
     aad = canonical_json(header).encode("utf-8")
+    from cryptography.exceptions import InvalidTag  # only when decrypting (see `seal_vault`)
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     try:
         plaintext = AESGCM(key.secret).decrypt(nonce, ciphertext, aad)
     except (InvalidTag, ValueError):

@@ -8,21 +8,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from evalsuite._core.hashing import sha256_file
 from evalsuite._core.layout import Layout
 from evalsuite.errors import EvalsuiteError, IntegrityError, ItemSourceError, UsageError
 from evalsuite.manifest._catalog import frozen_versions, load_manifest
-from evalsuite.manifest._dev_items import read_frozen_dev_items
-from evalsuite.manifest._freeze import load_holdout_items
 from evalsuite.manifest._history import history_check
-from evalsuite.manifest._items import LoadedItem, item_hash, load_suite_items
-from evalsuite.manifest._schema import FileRecord, Manifest
-from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, load_suite
-from evalsuite.manifest._vault import KeySpec, resolve_key
+from evalsuite.manifest._lean import ManifestSummary, load_manifest_summary
+from evalsuite.manifest._verify_cache import VerifyCache
 
-__all__ = ["ItemProblem", "VerifyReport", "verify"]
+# The item models (pydantic), the vault (cryptography) and the item readers are imported by
+# the full check only: a check answered by the record (`VerifyCache`) needs none of them
+# (docs/design/startup.md).
+if TYPE_CHECKING:
+    from evalsuite.manifest._items import LoadedItem
+    from evalsuite.manifest._schema import FileRecord, Manifest
+    from evalsuite.manifest._suite import FamilyConfig, SuiteConfig
+    from evalsuite.manifest._vault import KeySpec
+
+__all__ = ["ItemProblem", "VerifyCache", "VerifyReport", "verify"]
 
 ProblemKind = Literal["drifted", "missing", "leaked", "unexpected"]
 
@@ -62,6 +67,9 @@ class VerifyReport:
     hash_sources: dict[str, str] = field(default_factory=dict)
     """Where else the manifest hash is recorded, and whether each agrees (``changelog``,
     ``git``; the CLI adds ``ledger`` and ``store``)."""
+    recorded: bool = False
+    """True when the items, vault and files were not re-read because a full check of exactly
+    this content (same bytes, same code, same key) found them intact (`VerifyCache`)."""
 
     @property
     def ok(self) -> bool:
@@ -93,6 +101,7 @@ class VerifyReport:
             "holdout_skipped": self.holdout_skipped,
             "hash_sources": dict(self.hash_sources),
             "store": self.store,
+            "recorded": self.recorded,
         }
 
 
@@ -130,6 +139,9 @@ def _current_dev(
     families whose item source was deleted (-> its path), and families whose frozen dev
     items file cannot be read (reported as a problem here).
     """
+    from evalsuite.manifest._dev_items import read_frozen_dev_items
+    from evalsuite.manifest._items import load_suite_items
+
     deleted = {
         f.name: (layout.tasks / f.items).relative_to(layout.root).as_posix()
         for f in suite.families
@@ -149,6 +161,9 @@ def _current_dev(
 
 
 def _check_dev(layout: Layout, manifest: Manifest, report: VerifyReport) -> None:
+    from evalsuite.manifest._items import item_hash
+    from evalsuite.manifest._suite import load_suite
+
     suite = load_suite(layout, manifest.suite)
     frozen_families = {f.name: f.version for f in manifest.families}
     _check_family_versions(layout, suite, manifest, report)
@@ -258,6 +273,10 @@ def _family_version(families: list[FamilyConfig], name: str) -> int:
 
 
 def _check_holdout(layout: Layout, manifest: Manifest, keys: KeySpec, report: VerifyReport) -> None:
+    from evalsuite.manifest._freeze import load_holdout_items
+    from evalsuite.manifest._items import item_hash
+    from evalsuite.manifest._vault import resolve_key
+
     key = resolve_key(manifest.suite, manifest.key, manifest.canary, keys, create=False)
     families = {f.name: f.version for f in manifest.families}
     frozen = {i.id: i.hash for i in manifest.items_by_split("holdout")}
@@ -285,44 +304,33 @@ def _check_holdout(layout: Layout, manifest: Manifest, keys: KeySpec, report: Ve
         report.items.append(ItemProblem(item_id, "holdout", "missing", "not in the vault"))
 
 
-def verify(
+def _content_digest(
+    cache: VerifyCache,
     layout: Layout,
     suite: str,
-    version: str | None = None,
-    *,
+    version: str | None,
     keys: KeySpec,
-    skip_holdout: bool = False,
-) -> VerifyReport:
-    """Check one frozen suite version against its manifest, vault and fingerprints.
+    skip_holdout: bool,
+    *,
+    fresh: bool = False,
+) -> tuple[str | None, ManifestSummary | None]:
+    """The digest of everything the content check of ``suite@version`` reads, and its summary.
 
-    Args:
-        layout: The project.
-        suite: Suite name.
-        version: Version to check; the latest frozen version when None.
-        keys: Where vault keys live (unused with `skip_holdout`).
-        skip_holdout: Check dev items, manifest and file hashes only (no key needed).
-
-    Returns:
-        A report; ``report.ok`` is False on any drifted, missing or leaked item, a tampered
-        manifest, vault or fingerprint file, a vault that does not decrypt, a manifest hash
-        that its changelog line or git history contradicts, or an item source that cannot
-        be read (`VerifyReport.errors`: a usage error, not tampering). A deleted item source
-        names every dev item it held as missing.
-
-    Raises:
-        NotFoundError: the suite or version does not exist, or the vault key is missing.
+    The digest is None when the content cannot be recorded, the summary when the manifest
+    cannot be read (the full check then says what is wrong).
     """
-    report = VerifyReport(suite=suite, version=version)
     try:
-        manifest = load_manifest(layout, suite, version)
-    except IntegrityError as exc:
-        report.problems.append(str(exc))
-        return report
-    report.version = manifest.version
-    report.manifest_hash = manifest.manifest_hash
-    history = history_check(layout, manifest.suite, manifest.version, manifest.manifest_hash)
-    report.hash_sources.update(history.sources)
-    report.problems.extend(history.problems)
+        summary = load_manifest_summary(layout, suite, version)
+    except EvalsuiteError:
+        return None, None
+    digest = cache.digest(summary.record(), keys=keys, skip_holdout=skip_holdout, fresh=fresh)
+    return digest, summary
+
+
+def _check_content(
+    layout: Layout, manifest: Manifest, keys: KeySpec, skip_holdout: bool, report: VerifyReport
+) -> None:
+    """The full check: recorded files, dev items, and the vault's holdout items."""
     _check_file(layout, manifest.fingerprints, "fingerprint file", report)
     vault_ok = _check_file(layout, manifest.vault, "vault", report)
     try:
@@ -340,4 +348,81 @@ def verify(
             report.problems.append(str(exc))
         except ItemSourceError as exc:
             report.errors.append(f"holdout items could not be checked: {exc}")
+
+
+def verify(
+    layout: Layout,
+    suite: str,
+    version: str | None = None,
+    *,
+    keys: KeySpec,
+    skip_holdout: bool = False,
+    cache: VerifyCache | None = None,
+) -> VerifyReport:
+    """Check one frozen suite version against its manifest, vault and fingerprints.
+
+    Args:
+        layout: The project.
+        suite: Suite name.
+        version: Version to check; the latest frozen version when None.
+        keys: Where vault keys live (unused with `skip_holdout`).
+        skip_holdout: Check dev items, manifest and file hashes only (no key needed).
+        cache: The record of intact checks (`VerifyCache`): when it holds the digest of this
+            version's content, the items are not re-read (``report.recorded``); a check that
+            finds nothing wrong is recorded. None: always the full check, nothing recorded.
+            The manifest's hash and its changelog and git history are checked every time.
+
+    Returns:
+        A report; ``report.ok`` is False on any drifted, missing or leaked item, a tampered
+        manifest, vault or fingerprint file, a vault that does not decrypt, a manifest hash
+        that its changelog line or git history contradicts, or an item source that cannot
+        be read (`VerifyReport.errors`: a usage error, not tampering). A deleted item source
+        names every dev item it held as missing.
+
+    Raises:
+        NotFoundError: the suite or version does not exist, or the vault key is missing.
+    """
+    report = VerifyReport(suite=suite, version=version)
+    before = None
+    if cache is not None:
+        before, summary = _content_digest(cache, layout, suite, version, keys, skip_holdout)
+        found = cache.lookup(before)
+        if found is not None and summary is not None:
+            report.version = summary.version
+            report.manifest_hash = summary.manifest_hash
+            history = history_check(layout, summary.suite, summary.version, summary.manifest_hash)
+            report.hash_sources.update(history.sources)
+            report.problems.extend(history.problems)
+            report.dev_checked = found["dev_checked"]
+            report.holdout_checked = found["holdout_checked"]
+            report.holdout_skipped = skip_holdout
+            report.candidates = list(found["candidates"])
+            report.superseded = list(found["superseded"])
+            report.recorded = True
+            return report
+    try:
+        manifest = load_manifest(layout, suite, version)
+    except IntegrityError as exc:
+        report.problems.append(str(exc))
+        return report
+    report.version = manifest.version
+    report.manifest_hash = manifest.manifest_hash
+    history = history_check(layout, manifest.suite, manifest.version, manifest.manifest_hash)
+    report.hash_sources.update(history.sources)
+    report.problems.extend(history.problems)
+    content = VerifyReport(suite=suite, version=manifest.version)
+    _check_content(layout, manifest, keys, skip_holdout, content)
+    report.problems.extend(content.problems)
+    report.errors.extend(content.errors)
+    report.items.extend(content.items)
+    report.candidates.extend(content.candidates)
+    report.superseded.extend(content.superseded)
+    report.dev_checked = content.dev_checked
+    report.holdout_checked = content.holdout_checked
+    report.holdout_skipped = content.holdout_skipped
+    if cache is not None and before is not None and content.ok:
+        # recorded only when the inputs hashed the same before and after the check
+        after, _ = _content_digest(cache, layout, suite, version, keys, skip_holdout, fresh=True)
+        if after == before:
+            cache.record(before, content.to_dict())
     return report

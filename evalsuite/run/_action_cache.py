@@ -21,8 +21,9 @@ import hashlib
 import importlib.util
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalsuite._core.atomic import atomic_write_text
 from evalsuite._core.hashing import canonical_json
@@ -32,7 +33,12 @@ from evalsuite.errors import EvalsuiteError
 if TYPE_CHECKING:
     from evalsuite.manifest import Manifest
 
-__all__ = ["CACHE_FILE", "verified_action_space_problems"]
+__all__ = [
+    "CACHE_FILE",
+    "agreements_recorded",
+    "environment_digest",
+    "verified_action_space_problems",
+]
 
 CACHE_FILE = "action-spaces.json"
 """In the project's state directory (``.evalsuite/``)."""
@@ -61,8 +67,12 @@ def _installed() -> list[str]:
     return sorted(p.name for p in site.iterdir() if p.name.endswith(".dist-info"))
 
 
-def _environment(layout: Layout) -> bytes:
-    """What every family's digest shares: files under tasks/, the kit, packages, Python."""
+def environment_digest(layout: Layout) -> bytes:
+    """What every family's digest shares: files under tasks/, the kit, packages, Python.
+
+    `verify` computes it once per command and passes it to `agreements_recorded` for each
+    suite version.
+    """
     digest = hashlib.sha256()
     for label, sources in (("tasks", _sources(layout.tasks, "*")), ("kit", _sources(_KIT, "*.py"))):
         for name, data in sources:
@@ -99,13 +109,54 @@ def _read(path: Path) -> set[str]:
     return {d for d in agreed if isinstance(d, str)} if isinstance(agreed, list) else set()
 
 
+class _Family:
+    """A manifest family's fields the digest reads, from the manifest's JSON record."""
+
+    def __init__(self, record: Mapping[str, Any]) -> None:
+        self.name = record.get("name", "")
+        self.task = record.get("task", "")
+        self.task_args = record.get("task_args")
+        self.tools = record.get("tools")
+
+
+def agreements_recorded(
+    layout: Layout,
+    suite: str,
+    families: Sequence[Mapping[str, Any]],
+    *,
+    environment: bytes | None = None,
+) -> bool:
+    """True when every family with recorded tools is recorded as agreeing: nothing to load.
+
+    `families` are the manifest's family records as JSON (`ManifestSummary.record`), so that
+    `verify` asks without the pydantic models; the digests are those of
+    `verified_action_space_problems`. `environment`: `environment_digest(layout)`, when the
+    caller has it already.
+    """
+    with_tools = [_Family(f) for f in families if f.get("tools") is not None]
+    if not with_tools:
+        return True
+    agreed = _read(layout.state / CACHE_FILE)
+    if not agreed:
+        return False
+    if environment is None:
+        environment = environment_digest(layout)
+    return all(_digest(environment, suite, f) in agreed for f in with_tools)
+
+
 def verified_action_space_problems(
-    layout: Layout, manifest: Manifest
+    layout: Layout, manifest: Manifest, *, use_cache: bool = True
 ) -> tuple[list[str], list[str]]:
     """`action_space_problems` of every family with recorded tools, through the cache.
 
     Families whose digest is recorded as agreeing are not loaded; the others are loaded and
     checked as `run` checks them, and those that agree are recorded.
+
+    Args:
+        layout: The project.
+        manifest: The version whose families are checked.
+        use_cache: False loads and checks every family (`verify --no-cache`), recording
+            nothing.
 
     Returns:
         The families whose task cannot be loaded (one message each), and the drifts.
@@ -113,9 +164,9 @@ def verified_action_space_problems(
     families = [f for f in manifest.families if f.tools is not None]
     if not families:
         return [], []
-    environment = _environment(layout)
+    environment = environment_digest(layout)
     path = layout.state / CACHE_FILE
-    agreed = _read(path)
+    agreed = _read(path) if use_cache else set()
     digests = {f.name: _digest(environment, manifest.suite, f) for f in families}
     unchecked = [f for f in families if digests[f.name] is None or digests[f.name] not in agreed]
     if not unchecked:
@@ -137,7 +188,7 @@ def verified_action_space_problems(
         digest = digests[family.name]
         if not drift and digest is not None:
             newly.add(digest)
-    if newly:
+    if newly and use_cache:
         _write(path, (agreed if len(agreed) < _KEEP else set()) | newly)
     return unloadable, problems
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -25,7 +26,7 @@ from evalsuite.store._version import SCHEMA_VERSION
 if TYPE_CHECKING:
     from evalsuite.store._store import Store
 
-__all__ = ["RunReader", "sqlite_file"]
+__all__ = ["RunKey", "RunReader", "sqlite_file"]
 
 _CHUNK = 500
 """Run ids per ``IN (...)`` list: under every SQLite's limit on bound parameters."""
@@ -42,6 +43,18 @@ def sqlite_file(url: str) -> Path | None:
         return None
     path = url.removeprefix(prefix)
     return Path(path) if path and path != ":memory:" else None
+
+
+@dataclass(frozen=True, slots=True)
+class RunKey:
+    """A stored run's identity: what the holdout ledger's cross-checks read of it."""
+
+    run_id: str
+    suite: str | None
+    version: str | None
+    split: str | None
+    source: str
+    manifest_hash: str | None
 
 
 class RunReader:
@@ -108,6 +121,27 @@ class RunReader:
         except sqlite3.Error:
             pass  # `Store` reads it again and reports what is wrong, as it always has
         return self._full().list_runs(suite=suite, newest=newest)
+
+    def run_keys(self) -> list[RunKey]:
+        """Every run's identity, oldest first (as `runs`, without decoding the rest).
+
+        `verify` cross-checks the ledger against every stored run; building whole records
+        (four JSON columns each) was most of its work on a store of thousands of runs.
+        """
+        sql = (
+            "SELECT run_id, suite, version, split, source, manifest_hash FROM runs "
+            "ORDER BY started_at, run_id"
+        )
+        try:
+            with self._sqlite() as conn:
+                if conn is not None:
+                    return [RunKey(*row) for row in conn.execute(sql)]
+        except sqlite3.Error:
+            pass  # `Store` reads it again and reports what is wrong, as it always has
+        return [
+            RunKey(r.run_id, r.suite, r.version, r.split, r.source, r.manifest_hash)
+            for r in self._full().list_runs()
+        ]
 
     def count(self, *, suite: str | None = None) -> int:
         """How many runs (of `suite`, when given) the store holds."""
