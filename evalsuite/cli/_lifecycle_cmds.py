@@ -18,7 +18,6 @@ from evalsuite.cli._common import (
     emit_json,
     handle_errors,
     json_option,
-    key_file_option,
     pass_context,
 )
 
@@ -163,7 +162,6 @@ def _print_triage(payload: dict[str, Any]) -> None:
     show_default=True,
     help="Seed of the reference agents' and the audit's episodes; recorded in the output.",
 )
-@key_file_option
 @json_option
 @pass_context
 @handle_errors
@@ -176,7 +174,6 @@ def triage_cmd(
     epochs: int,
     keep_only: Path | None,
     seed: int,
-    key_file: Path | None,
     as_json: bool,
 ) -> None:
     """Sort CANDIDATES (a file or directory of items) into keep / fix / drop, with reasons.
@@ -199,7 +196,6 @@ def triage_cmd(
         suite,
         candidates,
         options=TriageOptions(agents=tuple(names), epochs=epochs, seed=seed, runs=runs),
-        keys=ctx.keys(key_file),
         store=store,
     )
     if keep_only is not None:

@@ -1,6 +1,6 @@
 """Triage of candidate items before they are frozen: keep / fix / drop, with the reasons.
 
-`triage(layout, "arith", Path("new.jsonl"), keys=keys)` stages the candidates in a private
+`triage(layout, "arith", Path("new.jsonl"))` stages the candidates in a private
 copy of the project and runs the grader audit, the leak audit, the reference agents and the
 fingerprint checks on them (docs/design/triage-and-diff.md). It sits above `evalsuite.audit`,
 whose audit it runs.

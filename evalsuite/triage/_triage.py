@@ -297,7 +297,6 @@ def triage(
     path: Path,
     *,
     options: TriageOptions = TriageOptions(),
-    keys: KeySpec,
     store: Store | None = None,
 ) -> TriageResult:
     """Sort the candidates at `path` into keep / fix / drop (see the module doc).
@@ -308,14 +307,14 @@ def triage(
         path: A file of candidate items (one-family suite) or a directory of
             ``<family>.jsonl`` files, in the suite's item format.
         options: Reference agents, epochs, seed, stored runs.
-        keys: Vault key locations (not opened: duplicates are found by fingerprints).
         store: The results store, to read `options.runs` from (needed with runs).
+
+    No vault is opened: frozen items (dev and holdout) are compared by their fingerprints.
 
     Raises:
         UsageError: unreadable or ambiguous candidates, an unknown suite or run, bad options.
         ItemSourceError: a malformed candidate.
     """
-    del keys  # the candidates carry no holdout; frozen items are compared by fingerprint
     if options.epochs < 1:
         raise UsageError(f"--epochs must be at least 1 (got {options.epochs})")
     if options.runs and store is None:

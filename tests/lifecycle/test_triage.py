@@ -53,10 +53,26 @@ def shipped(tmp_path_factory: pytest.TempPathFactory) -> Project:
     return copy_project(tmp_path_factory.mktemp("triage") / "project")
 
 
+def _holdout_item(project: Project) -> tuple[str, str]:
+    """(id, input) of one holdout item of arith@2.0.0, opened in memory only."""
+    from evalsuite._core.layout import Layout
+    from evalsuite.manifest import KeySpec, load_holdout_items, load_manifest, resolve_key
+
+    layout = Layout(project.root)
+    manifest = load_manifest(layout, "arith", "2.0.0")
+    spec = KeySpec(key_dir=project.key_dir)
+    key = resolve_key("arith", manifest.key, manifest.canary, spec, create=False)
+    item = min((i for _, i in load_holdout_items(layout, manifest, key)), key=lambda i: i.id)
+    assert isinstance(item.input, str)
+    return item.id, item.input
+
+
 @pytest.fixture(scope="module")
 def triaged(shipped: Project, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     scratch = tmp_path_factory.mktemp("candidates")
-    source = _write(scratch / "candidates.jsonl", _candidates())
+    held_id, held_input = _holdout_item(shipped)
+    copy = {"id": "cand-held-008", "input": held_input, "target": "1", "metadata": {"op": "add"}}
+    source = _write(scratch / "candidates.jsonl", [*_candidates(), copy])
     kept = scratch / "kept.jsonl"
     kept.write_text("old content\n", encoding="utf-8")
     before = sorted(p.relative_to(shipped.root) for p in shipped.root.rglob("*"))
@@ -65,14 +81,20 @@ def triaged(shipped: Project, tmp_path_factory: pytest.TempPathFactory) -> dict[
         "--keep-only", str(kept), "--json",
     )  # fmt: skip
     after = sorted(p.relative_to(shipped.root) for p in shipped.root.rglob("*"))
-    return {"result": result, "kept": kept, "before": before, "after": after}
+    return {
+        "result": result,
+        "kept": kept,
+        "before": before,
+        "after": after,
+        "held": (held_id, held_input),
+    }
 
 
 def test_triage_sorts_candidates_with_reasons_and_the_funnel(triaged: dict[str, Any]) -> None:
     result = triaged["result"]
     assert result.exit_code == 0, result.output
     payload = json_out(result)
-    verdicts = {i["item_id"]: i["verdict"] for i in payload["items"]}
+    verdicts = {i["item_id"]: i["verdict"] for i in payload["items"] if "held" not in i["item_id"]}
     reasons = {i["item_id"]: {r["reason"] for r in i["reasons"]} for i in payload["items"]}
     assert verdicts == {
         "cand-add-001": "keep",
@@ -91,8 +113,8 @@ def test_triage_sorts_candidates_with_reasons_and_the_funnel(triaged: dict[str, 
     assert reasons["cand-add-005"] == {"duplicate"}
     detail = next(i for i in payload["items"] if i["item_id"] == "cand-add-005")["reasons"][0]
     assert "candidate cand-add-001" in detail["detail"]
-    assert payload["funnel"] == {"candidates": 7, "keep": 1, "fix": 3, "drop": 3}
-    assert payload["reasons"]["duplicate"] == 2 and payload["reasons"]["leaky"] == 1
+    assert payload["funnel"] == {"candidates": 8, "keep": 1, "fix": 3, "drop": 4}
+    assert payload["reasons"]["duplicate"] == 3 and payload["reasons"]["leaky"] == 1
     assert payload["reasons"]["unsolvable"] == 1 and payload["reasons"]["trivially-solved"] == 1
     assert payload["against"] == "arith@2.0.0"
     assert {"fingerprints", "grader audit", "leak audit", "reference agents"} <= set(
@@ -109,6 +131,17 @@ def test_keep_only_writes_the_kept_items_ready_for_freeze(triaged: dict[str, Any
 
 def test_triage_never_prints_a_candidates_text(triaged: dict[str, Any]) -> None:
     assert MARKER not in triaged["result"].output
+
+
+def test_a_copy_of_a_holdout_item_is_named_by_id_never_by_text(triaged: dict[str, Any]) -> None:
+    held_id, held_input = triaged["held"]
+    payload = json_out(triaged["result"])
+    row = next(i for i in payload["items"] if i["item_id"] == "cand-held-008")
+    assert row["verdict"] == "drop"
+    assert (
+        row["reasons"][0]["detail"] == f"same input text as holdout item {held_id} of arith@2.0.0"
+    )
+    assert held_input not in triaged["result"].output
 
 
 def test_triage_text_output_shows_the_funnel(shipped: Project, tmp_path: Path) -> None:
