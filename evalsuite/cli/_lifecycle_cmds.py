@@ -146,7 +146,7 @@ def _print_triage(payload: dict[str, Any]) -> None:
     type=click.IntRange(min=1),
     default=2,
     show_default=True,
-    help="Epochs per reference agent (2 or more to see flaky items).",
+    help="Epochs per reference agent (their mean score per item is shown).",
 )
 @click.option(
     "--keep-only",
