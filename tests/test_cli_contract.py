@@ -98,6 +98,7 @@ def test_json_contract_of_every_command(tmp_path: Path) -> None:
     } <= set(compare)
     assert compare["verdict"] in {"candidate_better", "baseline_better", "no_detectable_difference"}
     assert {"kind", "margin", "passed"} <= set(compare["gate"])
+    assert compare["common_items"] == {"cross_version": False}  # runs of one version
     assert all({"stratum", "p_holm"} <= set(s) for s in compare["strata"])
 
     runs = json_out(project.invoke("runs", "--json"))

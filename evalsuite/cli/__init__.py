@@ -67,6 +67,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "fingerprints_cmd",
         "Write or check current-format fingerprints of versions frozen in older formats.",
     ),
+    "diff": (
+        "_lifecycle_cmds",
+        "diff_cmd",
+        "What changed between two versions: items added, retired, changed, moved, weights.",
+    ),
+    "triage": (
+        "_lifecycle_cmds",
+        "triage_cmd",
+        "Sort candidate items into keep / fix / drop before freezing, with reasons.",
+    ),
     "audit": ("_audit_cmd", "audit_cmd", "Audit a suite version: leaks, canary probe, graders."),
     "validity": (
         "_validity_cmds",

@@ -120,6 +120,15 @@ def score_cmd(
     is_flag=True,
     help="Compare partial runs (run --limit) too, on their shared items (marked).",
 )
+@click.option(
+    "--min-common-share",
+    "min_common_share",
+    type=click.FloatRange(min=0, max=1),
+    default=0.8,
+    show_default=True,
+    help="Runs of two versions of one suite: compare on their common items only when at "
+    "least this share of the larger run's items is common (else exit 2).",
+)
 @level_option
 @seed_option
 @json_option
@@ -135,12 +144,17 @@ def compare_cmd(
     alpha: float,
     allow_invalid: bool,
     allow_partial: bool,
+    min_common_share: float,
     level: float,
     seed: int,
     as_json: bool,
     wide: bool,
 ) -> None:
-    """Paired comparison of CANDIDATE against BASELINE on the items they share."""
+    """Paired comparison of CANDIDATE against BASELINE on the items they share.
+
+    Runs of two versions of one suite are compared on the items both versions hold
+    unchanged, said so in every output, and refused (exit 2) below --min-common-share.
+    """
     if (gate is None) != (margin is None):
         raise UsageError("--gate noninferior and --margin D go together")
     options = AnalysisOptions(level=level, alpha=alpha, seed=seed, margin=margin)
@@ -152,6 +166,7 @@ def compare_cmd(
         allow_invalid=allow_invalid,
         allow_partial=allow_partial,
         layout=ctx.layout,
+        min_common_share=min_common_share,
     )
     if gate is not None and margin is not None:
         # recorded with the comparison: a report of these runs shows the same gate

@@ -131,6 +131,21 @@ def _check_task_references(ctx: Context, suite: str) -> TaskRecords:
 @click.option("--note", default=None, help="Why this version exists (manifest + changelog).")
 @click.option("--retire", multiple=True, help="Item id to drop from this version (repeatable).")
 @click.option(
+    "--retire-flagged",
+    "retire_flagged",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="`evalsuite items --json` output of the latest version: retire the items carrying "
+    "any --flag (reasons recorded in manifest and changelog).",
+)
+@click.option(
+    "--flag",
+    "flag",
+    default=None,
+    help="With --retire-flagged: comma-separated flags to retire (dead, flaky, "
+    "harness-suspect, negatively-discriminating, leaky).",
+)
+@click.option(
     "--skip-audit",
     is_flag=True,
     help="Freeze without the grader audit (needs --reason; recorded in manifest and changelog).",
@@ -146,6 +161,8 @@ def freeze_cmd(
     version: str,
     note: str | None,
     retire: tuple[str, ...],
+    retire_flagged: Path | None,
+    flag: str | None,
     skip_audit: bool,
     reason: str | None,
     key_file: Path | None,
@@ -165,6 +182,15 @@ def freeze_cmd(
     """
     from evalsuite.manifest import freeze
 
+    flagged = None
+    if (retire_flagged is None) != (flag is None):
+        raise UsageError("--retire-flagged FILE and --flag F[,F...] go together")
+    if retire_flagged is not None and flag is not None:
+        from evalsuite.manifest._flag_retire import flagged_retirements, parse_flags
+
+        flagged = flagged_retirements(ctx.layout, suite, retire_flagged, parse_flags(flag))
+        retire = tuple(dict.fromkeys([*retire, *flagged.item_ids]))
+        note = f"{note.strip()}. {flagged.note}" if note and note.strip() else flagged.note
     task_records = _check_task_references(ctx, suite)
     audit, auditor = freeze_audit(ctx, suite, skip_audit, reason)
     try:
@@ -197,6 +223,8 @@ def freeze_cmd(
         "removed_from_sources": result.removed_from_sources,
         "removed_files": result.removed_files,
         "key": result.key_source,
+        "retired_flagged": flagged.item_ids if flagged is not None else [],
+        "note": m.note,
     }
     audit_payload = freeze_audit_payload(m, auditor)
     payload["audit"] = audit_payload

@@ -33,6 +33,9 @@ COMPARE_COLUMNS = (
     "score",
 )  # fmt: skip
 """The attempt columns a comparison reads (docs/design/analysis-scale.md)."""
+MIN_COMMON_SHARE = 0.8
+"""Runs of two versions of one suite are compared only when at least this share of the larger
+run's items is common to both versions, unchanged (docs/design/triage-and-diff.md)."""
 
 __all__ = [
     "AnalysisOptions",
@@ -163,6 +166,7 @@ def check_comparable(
     allow_partial: bool = False,
     layout: Layout | None = None,
     others: Sequence[RunRecord] = (),
+    across_versions: bool = False,
 ) -> list[str]:
     """Refuse runs that cannot be paired; return notes for runs paired by shared item ids.
 
@@ -173,6 +177,8 @@ def check_comparable(
         allow_partial: Compare partial (``--limit``) runs too.
         layout: The project, to count a partial run's split (optional).
         others: The store's runs, to name in a refusal the runs each one can be compared with.
+        across_versions: Runs of two versions of one suite may be paired (on their common
+            items, `common_item_attempts`); other different manifests are still refused.
 
     Raises:
         IncomparableRunsError: different manifests or splits (exit 2, a usage error).
@@ -186,7 +192,9 @@ def check_comparable(
             "paired; complete runs in the store (no --limit) each can be compared with: "
             f"{_comparable_with(base, others)}; {_comparable_with(cand, others)}."
         )
-        if base.manifest_hash != cand.manifest_hash:
+        if base.manifest_hash != cand.manifest_hash and not (
+            across_versions and is_cross_version(base, cand)
+        ):
             raise IncomparableRunsError(
                 f"runs {base.run_id} ({base.suite}@{base.version}, {base.manifest_hash[:19]}…) "
                 f"and {cand.run_id} ({cand.suite}@{cand.version}, {cand.manifest_hash[:19]}…) "
@@ -234,11 +242,15 @@ def compare_payload(  # noqa: PLR0913 - the options of `compare`, and the attemp
     allow_partial: bool = False,
     layout: Layout | None = None,
     attempts: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+    min_common_share: float = MIN_COMMON_SHARE,
 ) -> dict[str, Any]:
     """The `compare --json` payload of two stored runs.
 
     `attempts`: (baseline, candidate) attempts already read (`Store.attempt_columns`);
-    None: read here, only the columns a comparison needs.
+    None: read here, only the columns a comparison needs. Runs of two versions of one suite
+    are compared on the items both versions hold unchanged (``common_items``), refused when
+    those are fewer than `min_common_share` of the larger run's items
+    (docs/design/triage-and-diff.md).
     """
     base = store.get_run(baseline)
     cand = store.get_run(candidate)
@@ -249,12 +261,17 @@ def compare_payload(  # noqa: PLR0913 - the options of `compare`, and the attemp
         allow_partial=allow_partial,
         layout=layout,
         others=store.list_runs(),
+        across_versions=True,
     )
     if attempts is None:
         attempts = (
             store.attempt_columns(base.run_id, COMPARE_COLUMNS),
             store.attempt_columns(cand.run_id, COMPARE_COLUMNS),
         )
+    common: dict[str, Any] = {"cross_version": False}
+    if is_cross_version(base, cand):
+        attempts, common = common_item_attempts(base, cand, attempts, min_share=min_common_share)
+        notes = [common["note"], *notes]
     result = compare_runs(
         *attempts,
         level=options.level,
@@ -280,6 +297,12 @@ def compare_payload(  # noqa: PLR0913 - the options of `compare`, and the attemp
             if weights or cand.weights
             else NO_WEIGHTS,
         }
+    if common["cross_version"]:
+        common["scores"] = {
+            "baseline": {"model": base.model, "mean": payload.get("baseline_mean")},
+            "candidate": {"model": cand.model, "mean": payload.get("candidate_mean")},
+        }
+    payload["common_items"] = common
     payload["baseline"] = base.run_id
     payload["candidate"] = cand.run_id
     payload["level"] = options.level
@@ -300,6 +323,88 @@ def compare_payload(  # noqa: PLR0913 - the options of `compare`, and the attemp
     notes = [_audit_note(r, a) for r, a in marked if a["marker"]] + notes
     payload["notes"] = notes + list(payload.get("notes", []))
     return payload
+
+
+def is_cross_version(base: RunRecord, cand: RunRecord) -> bool:
+    """True for runs of two different frozen versions of one suite (same split)."""
+    return bool(
+        base.manifest_hash
+        and cand.manifest_hash
+        and base.suite
+        and base.suite == cand.suite
+        and base.version != cand.version
+        and base.split == cand.split
+    )
+
+
+def _item_hashes(frame: pd.DataFrame) -> dict[str, str]:
+    pairs = frame[["item_id", "item_hash"]].drop_duplicates("item_id")
+    return {str(i): str(h) for i, h in zip(pairs["item_id"], pairs["item_hash"], strict=True)}
+
+
+def common_item_attempts(
+    base: RunRecord,
+    cand: RunRecord,
+    attempts: tuple[pd.DataFrame, pd.DataFrame],
+    *,
+    min_share: float,
+) -> tuple[tuple[pd.DataFrame, pd.DataFrame], dict[str, Any]]:
+    """The two runs' attempts of the items both versions hold unchanged, and what was done.
+
+    An item is common when both runs have it with the same content hash; an item changed
+    between the versions, or held by one only, is left out of both. The share is the common
+    items over the larger run's items.
+
+    Raises:
+        UsageError: `min_share` outside [0, 1].
+        IncomparableRunsError: fewer common items than `min_share` of the larger run (exit 2).
+    """
+    if not 0.0 <= min_share <= 1.0:
+        raise UsageError(f"--min-common-share must be between 0 and 1 (got {min_share!r})")
+    hb, hc = _item_hashes(attempts[0]), _item_hashes(attempts[1])
+    shared = hb.keys() & hc.keys()
+    common = sorted(i for i in shared if hb[i] == hc[i])
+    larger = max(len(hb), len(hc))
+    share = len(common) / larger if larger else 0.0
+    a, b = f"{base.suite}@{base.version}", f"{cand.suite}@{cand.version}"
+    counts = {
+        "only_baseline": len(hb.keys() - hc.keys()),
+        "only_candidate": len(hc.keys() - hb.keys()),
+        "changed": len(shared) - len(common),
+    }
+    left_out = (
+        f"{counts['only_baseline']} only in {a}, {counts['only_candidate']} only in {b}, "
+        f"{counts['changed']} changed"
+    )
+    if share < min_share:
+        raise IncomparableRunsError(
+            f"runs {base.run_id} ({a}) and {cand.run_id} ({b}) are of different versions and "
+            f"share only {len(common)} unchanged item(s) of {larger} ({share:.0%}; left out: "
+            f"{left_out}), below the required {min_share:.0%}: a comparison on so few common "
+            f"items says little about either version. Run both models on one version, see "
+            f"`evalsuite diff {a} {b}`, or lower --min-common-share."
+        )
+    keep = set(common)
+    frames = (
+        attempts[0][attempts[0]["item_id"].astype(str).isin(keep)],
+        attempts[1][attempts[1]["item_id"].astype(str).isin(keep)],
+    )
+    note = (
+        f"compared across versions on common items only: {base.run_id} is of {a} and "
+        f"{cand.run_id} of {b}; {len(common)} of {larger} items ({share:.0%}; at least "
+        f"{min_share:.0%} required) are in both versions unchanged and are the only items "
+        f"compared, and every mean here is over them (left out: {left_out})"
+    )
+    return frames, {
+        "cross_version": True,
+        "versions": {"baseline": base.version, "candidate": cand.version},
+        "n_common": len(common),
+        "n_items": {"baseline": len(hb), "candidate": len(hc)},
+        "share": share,
+        "min_share": min_share,
+        **counts,
+        "note": note,
+    }
 
 
 def _audit_note(run: RunRecord, audit: Mapping[str, Any]) -> str:

@@ -238,8 +238,15 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
     gate_phrase = (
         f"; non-inferiority gate (margin {gate['margin']:g}) {gate['status']}" if gate else ""
     )
+    common = p.get("common_items") or {}
+    paired = (
+        f"{p['n_items']} paired items common to versions {common['versions']['baseline']} "
+        f"and {common['versions']['candidate']} (common items only)"
+        if common.get("cross_version")
+        else f"{p['n_items']} paired items"
+    )
     headline = (
-        f"On {_suite_ref(runs[1])}, {subject} {verb}: {by} over {p['n_items']} paired items"
+        f"On {_suite_ref(runs[1])}, {subject} {verb}: {by} over {paired}"
         f"{gate_phrase}; {_state_phrase(runs)}; {_audit_phrase(audits)}."
     )
     columns = (
@@ -292,7 +299,9 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
         for s in p["strata"]
     ]
     means = TableView(
-        "runs",
+        "runs: score on the common items of both versions"
+        if common.get("cross_version")
+        else "runs",
         (
             Column("run", numeric=False),
             Column("role", numeric=False, essential=False),
