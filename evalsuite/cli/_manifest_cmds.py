@@ -25,7 +25,7 @@ from evalsuite.cli._grader_views import (
     print_freeze_audit,
     refused_freeze,
 )
-from evalsuite.errors import GraderAuditError
+from evalsuite.errors import GraderAuditError, UsageError
 from evalsuite.manifest import frozen_versions, list_suite_names
 
 if TYPE_CHECKING:
