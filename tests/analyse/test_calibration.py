@@ -255,14 +255,16 @@ def test_end_to_end_score_run_coverage_with_strata_clusters_and_harness_errors()
 
 @pytest.mark.slow
 def test_end_to_end_compare_runs_error_rates() -> None:
-    rng = np.random.default_rng(4242)
-    n, reps = 80, 1000
+    # the data and the permutation draws come from two generators, so that a change in how
+    # the test draws its signs does not change the simulated runs
+    rng, draws = np.random.default_rng(4242), np.random.default_rng(4243)
+    n, reps = 80, 4000
     rejections = []
     for _ in range(reps):
         x = sim.item_probs(rng, 1, n)[0][:, None]
         a = make_attempts((rng.random((n, K)) < x).astype(float), run_id="a")
         b = make_attempts((rng.random((n, K)) < x).astype(float), run_id="b")
-        res = compare_runs(a, b, n_resamples=999, rng=rng)
+        res = compare_runs(a, b, n_resamples=999, rng=draws)
         rejections.append(
             (res.verdict != "no_detectable_difference", res.p_value_permutation < 0.05)
         )
@@ -273,8 +275,13 @@ def test_end_to_end_compare_runs_error_rates() -> None:
         t_rate,
         perm_rate,
     )
-    assert 0.035 <= t_rate <= 0.065
-    assert 0.03 <= perm_rate <= 0.07
+    # R = 4000: one binomial SD at 0.05 is 0.0034; the bands are about +-3.3 SD. The sign-flip
+    # test is conservative on these data (per-item differences of K binary epochs take few
+    # values, many of them 0, so its null distribution is discrete): 0.0320 with scipy's
+    # stream (the code before the packed-bit draws) and 0.0315 with the packed bits, same
+    # data; the upper bound is its validity, the lower one that it is not absurdly conservative
+    assert 0.0386 <= t_rate <= 0.0614
+    assert 0.02 <= perm_rate <= 0.0614
 
 
 @pytest.mark.slow
