@@ -2,7 +2,7 @@
 
 __all__ = ["SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Bump with a migration in `_migrations.MIGRATIONS` whenever a table changes.
 
 1. runs, attempts, outcomes, meta.
@@ -15,4 +15,6 @@ SCHEMA_VERSION = 4
    evalsuite version that created or last upgraded the store.
 4. ``run_shards``: one row per shard of a sharded run, with its status
    (docs/design/sharded-runs.md).
+5. ``gates``: the gate asked for in `compare`, one row per (baseline, candidate) pair
+   (docs/design/result-model.md).
 """
