@@ -66,13 +66,14 @@ def record_gate(
 
 
 def recorded_gate(
-    store: Store, baseline: str, candidate: str, *, layout: Layout | None = None
+    store: Store | None, baseline: str, candidate: str, *, layout: Layout | None = None
 ) -> dict[str, Any] | None:
     """The gate last recorded for this pair: the store's, else a pre-version-5 local file.
 
-    A damaged or unusable local file is ignored, as if no gate had been asked.
+    A damaged or unusable local file is ignored, as if no gate had been asked; without a
+    store or a layout there is nothing to read.
     """
-    found = store.gate(baseline, candidate)
+    found = store.gate(baseline, candidate) if store is not None else None
     if found is not None:
         return found
     if layout is None:
