@@ -116,6 +116,7 @@ def test_json_contract_of_every_command(tmp_path: Path) -> None:
     doc.write_text(json.dumps({"text": "nothing to see here"}) + "\n")
     guard = json_out(project.invoke("guard", str(doc), "--json"))
     assert {"documents_scanned", "bytes_scanned", "seconds", "contaminated"} <= set(guard)
+    assert guard["headline"].startswith("clean: screened 1 documents")  # the view's sentence
 
     outcomes = tmp_path / "o.csv"
     outcomes.write_text("model,metric,value\nfakeagent/x,succ,0.5\n")
@@ -125,7 +126,7 @@ def test_json_contract_of_every_command(tmp_path: Path) -> None:
     validity = json_out(
         project.invoke("validity", "report", "--metric", "succ", "--scores", str(scores), "--json")
     )
-    assert {"metric", "n_models", "predictors"} <= set(validity)
+    assert {"metric", "n_models", "predictors", "headline", "caveats"} <= set(validity)
     assert {
         "name",
         "n",

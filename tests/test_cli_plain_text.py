@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalsuite.cli._audit_cmd import _checked
 from evalsuite.cli._common import handle_errors
+from evalsuite.service._stage_views import _checked
 
 
 def test_an_error_message_shows_no_rich_tags(capsys: pytest.CaptureFixture[str]) -> None:

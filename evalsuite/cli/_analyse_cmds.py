@@ -158,8 +158,9 @@ def compare_cmd(
     if (gate is None) != (margin is None):
         raise UsageError("--gate noninferior and --margin D go together")
     options = AnalysisOptions(level=level, alpha=alpha, seed=seed, margin=margin)
+    store = open_store(ctx)
     payload = compare_payload(
-        open_store(ctx),
+        store,
         baseline,
         candidate,
         options,
@@ -169,9 +170,10 @@ def compare_cmd(
         min_common_share=min_common_share,
     )
     if gate is not None and margin is not None:
-        # recorded with the comparison: a report of these runs shows the same gate
+        # recorded with the comparison in the store: a report of these runs, from any
+        # checkout sharing the store, shows the same gate
         record_gate(
-            ctx.layout,
+            store,
             payload["baseline"],
             payload["candidate"],
             kind=gate,

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
-from rich.text import Text
 
 from evalsuite.cli._common import (
     Context,
@@ -20,10 +19,11 @@ from evalsuite.cli._common import (
     key_file_option,
     pass_context,
 )
-from evalsuite.cli._grader_views import print_grader_audit
 from evalsuite.cli._run_cmds import parse_model_args
+from evalsuite.cli._views import print_view
 from evalsuite.errors import ContaminationError, GraderAuditError, IntegrityError, UsageError
 from evalsuite.manifest import load_manifest, parse_ref
+from evalsuite.service import audit_view
 
 __all__ = ["audit_cmd"]
 
@@ -102,7 +102,7 @@ def audit_cmd(
     failure: Exception | None = None
     if graders:
         options = _GraderOptions(split, purpose, per_stratum, seed, key_file)
-        payload["graders"], failure = _graders(ctx, suite, version, options, as_json)
+        payload["graders"], failure = _graders(ctx, suite, version, options)
     if do_leaks:
         report = audit_leaks(
             ctx.layout, suite, version, keys=ctx.keys(key_file), holdout=not skip_holdout
@@ -132,10 +132,11 @@ def audit_cmd(
                 f"{model} reproduced the canary of {suite}: the suite (or an export of it) was "
                 "in its training data"
             )
+    view = audit_view(payload)
     if as_json:
-        emit_json(payload)
+        emit_json(view.to_dict())
     else:
-        _print(payload)
+        print_view(console, view)
     if failure is not None:
         exit_after_output(failure)  # type: ignore[arg-type]  # both are EvalsuiteErrors
 
@@ -150,7 +151,7 @@ class _GraderOptions:
 
 
 def _graders(
-    ctx: Context, suite: str, version: str | None, options: _GraderOptions, as_json: bool
+    ctx: Context, suite: str, version: str | None, options: _GraderOptions
 ) -> tuple[dict[str, object], Exception | None]:
     from evalsuite.audit import AuditOptions, audit_graders, store_audit
     from evalsuite.cli._run_cmds import open_store
@@ -180,50 +181,9 @@ def _graders(
         result["stored"] = str(stored.relative_to(ctx.layout.root)) if stored else None
     except GraderAuditError as exc:
         failure, result["stored"] = exc, None
-    if not as_json:
-        print_grader_audit(result)
     if not audit.ok:
         failure = GraderAuditError(
             f"the grader audit of {manifest.ref} failed: "
             + " ".join(f"{line}." for line in audit.failures())
         )
     return result, failure
-
-
-def _checked(checked: object) -> str:
-    """``{'dev': 108, 'holdout': 96}`` as ``108 dev and 96 holdout items``."""
-    if isinstance(checked, dict):
-        return " and ".join(f"{n} {split}" for split, n in checked.items()) + " items"
-    return str(checked)
-
-
-def _print(payload: dict[str, object]) -> None:
-    leaks = payload.get("leaks")
-    if isinstance(leaks, dict):
-        state = (
-            Text("no leaks", style="bold green") if leaks["ok"] else Text("LEAKS", style="bold red")
-        )
-        console.print(
-            Text.assemble(
-                f"{leaks['suite']}@{leaks['version']}: ",
-                state,
-                f"  (checked {_checked(leaks['checked'])})",
-            )
-        )
-        for finding in leaks["findings"]:
-            console.print(
-                Text(
-                    f"  ✗ {finding['split']} item {finding['item_id']}: "
-                    f"{finding['how']} appears in {finding['surface']}",
-                    style="red",
-                )
-            )
-        if leaks["skipped"]:
-            console.print(f"  {len(leaks['skipped'])} item(s) not auditable (target too short)")
-    probe = payload.get("canary_probe")
-    if isinstance(probe, dict):
-        verdict = "MEMORISED" if probe["memorised"] else "not reproduced"
-        console.print(
-            f"canary probe of {probe['model']}: {verdict} (best {probe['best_match']} "
-            f"of {probe['hidden_chars']} hidden characters over {probe['tries']} tries)"
-        )

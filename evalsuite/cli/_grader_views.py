@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from rich.table import Table
 from rich.text import Text
 
 from evalsuite._core.layout import Layout
 from evalsuite.cli._common import Context, console, emit_json, err_console, exit_after_output
+from evalsuite.cli._views import print_view
 from evalsuite.errors import GraderAuditError, UsageError
+from evalsuite.service import audit_view
 
 if TYPE_CHECKING:
     from evalsuite.audit import FreezeAuditor
@@ -32,47 +33,10 @@ __all__ = [
     "refused_freeze",
 ]
 
-_STYLE = {"passed": "green", "failed": "bold red", "not_recorded": "yellow", "skipped": "dim"}
-
 
 def print_grader_audit(result: Mapping[str, Any]) -> None:
-    """The results of `audit --graders`, one table per family, failures spelled out."""
-    verdict = (
-        Text("PASSED", style="bold green") if result["ok"] else Text("FAILED", style="bold red")
-    )
-    sample = result["sample"]
-    scope = f"{sample['items']} of {sample['of']} {result['split']} items"
-    if sample.get("per_stratum"):
-        scope += f" (first {sample['per_stratum']} per stratum: a partial audit, not stored)"
-    console.print(
-        Text.assemble(
-            f"grader audit of {result['suite']}@{result['version']}: ",
-            verdict,
-            f"  ({scope}; {len(result['schedule'])} policies; {result['seconds']:.0f} s)",
-        )
-    )
-    for family in result["families"]:
-        table = Table("check", "status", "what was found", title=f"family {family['family']}")
-        for check in family["checks"]:
-            label = check["check"] + (f"/{check['policy']}" if check["policy"] else "")
-            table.add_row(
-                label,
-                Text(check["status"], style=_STYLE.get(check["status"], "")),
-                check["summary"],
-            )
-        console.print(table)
-        for check in family["checks"]:
-            if check["status"] != "failed":
-                continue
-            strata = [s for s, v in check["strata"].items() if v.get("failed")]
-            label = check["check"] + (f"/{check['policy']}" if check["policy"] else "")
-            where = f" in {', '.join(strata)}" if strata else ""
-            items = f": items {', '.join(check['items'])}" if check["items"] else ""
-            console.print(Text(f"  ✗ {family['family']} {label}{where}{items}", style="red"))
-    if result.get("stored"):
-        console.print(f"  results stored with the version: {result['stored']}")
-    if result.get("logs"):
-        console.print(f"  logs of the audit's runs: {', '.join(result['logs'])}")
+    """The results of `audit --graders`: its view, one table per family, failures first."""
+    print_view(console, audit_view({"graders": result}))
 
 
 def _status(layout: Layout, suite: str | None, version: str | None) -> tuple[str, str, str | None]:

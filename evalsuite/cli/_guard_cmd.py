@@ -17,8 +17,6 @@ from rich.progress import (
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
-from rich.table import Table
-from rich.text import Text
 
 from evalsuite.cli._common import (
     Context,
@@ -31,58 +29,18 @@ from evalsuite.cli._common import (
     key_file_option,
     pass_context,
 )
+from evalsuite.cli._views import print_view, wide_option
 from evalsuite.errors import ContaminationError
 from evalsuite.guard._derived import DerivedResult, derive_fingerprints
-from evalsuite.guard._guard import GuardOptions, GuardReport, screen_sources
+from evalsuite.guard._guard import GuardOptions, screen_sources
 from evalsuite.guard._index import frozen_suites, load_index, read_fingerprints
 from evalsuite.guard._readers import Format, find_sources
 from evalsuite.guard._screen import DEFAULT_BATCH_BYTES, DEFAULT_THRESHOLD
 from evalsuite.manifest import frozen_versions, parse_ref
 from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT
+from evalsuite.service import guard_view
 
 __all__ = ["fingerprints_cmd", "guard_cmd"]
-
-_TABLE_ROWS = 200
-
-
-def _print_report(report: GuardReport) -> None:
-    if report.hits:
-        table = Table("document", "suite@version", "split", "item", "overlap", "how")
-        for hit in report.hits[:_TABLE_ROWS]:
-            table.add_row(
-                hit.document,
-                f"{hit.suite}@{hit.version}",
-                hit.split or "-",
-                hit.item_id or "(canary)",
-                f"{hit.overlap:.2f}",
-                hit.how,
-            )
-        console.print(table)
-        if len(report.hits) > _TABLE_ROWS:
-            console.print(f"... and {len(report.hits) - _TABLE_ROWS} more hits (see --json)")
-    mb = report.bytes_scanned / 1e6
-    speed = mb / report.seconds if report.seconds > 0 else float("inf")
-    status = (
-        Text(f"CONTAMINATED: {report.documents_flagged} document(s)", style="bold red")
-        if report.contaminated
-        else Text("clean", style="bold green")
-    )
-    console.print(
-        Text.assemble(
-            status,
-            f"  screened {report.documents_scanned} documents ({mb:.1f} MB) in "
-            f"{report.seconds:.1f} s ({speed:.0f} MB/s) against {len(report.manifests)} "
-            f"manifest(s), threshold {report.threshold:g}",
-        )
-    )
-    for skipped in report.skipped:
-        err_console.print(f"skipped ({skipped.reason}): {skipped.path}")
-    for ref in report.legacy_only:
-        err_console.print(
-            f"note: {ref} has fingerprints in an older format only, which miss copies with "
-            f"their punctuation stripped or JSON-escaped; `evalsuite fingerprints {ref}` "
-            "adds the current ones (needs the vault key)"
-        )
 
 
 @click.command("guard")
@@ -126,6 +84,7 @@ def _print_report(report: GuardReport) -> None:
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @json_option
+@wide_option
 @pass_context
 @handle_errors
 def guard_cmd(
@@ -138,6 +97,7 @@ def guard_cmd(
     batch_bytes: int,
     no_progress: bool,
     as_json: bool,
+    wide: bool,
 ) -> None:
     """Screen training curricula at PATHS against the fingerprints of every frozen manifest.
 
@@ -172,10 +132,11 @@ def guard_cmd(
                 skipped=skipped,
                 advance=lambda n: progress.advance(task, n),
             )
+    view = guard_view(report.to_dict())
     if as_json:
-        emit_json(report.to_dict())
+        emit_json(view.to_dict())
     else:
-        _print_report(report)
+        print_view(console, view, wide=wide)  # skipped paths and old formats: caveats
     if report.contaminated:
         exit_after_output(
             ContaminationError(

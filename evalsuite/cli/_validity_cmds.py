@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
-from rich.text import Text
 
 from evalsuite.cli._common import (
     Context,
@@ -19,11 +17,10 @@ from evalsuite.cli._common import (
     seed_option,
 )
 from evalsuite.cli._run_cmds import open_store
-from evalsuite.cli._views import print_table_view, wide_option
+from evalsuite.cli._views import print_view, wide_option
 from evalsuite.errors import UsageError
 from evalsuite.manifest import parse_ref
-from evalsuite.service import Column, TableView
-from evalsuite.service._format import fmt, fmt_ci
+from evalsuite.service import validity_view
 from evalsuite.store import make_outcome, outcome_fingerprint, read_outcomes_file
 
 __all__ = ["validity_group"]
@@ -103,76 +100,6 @@ def import_cmd(ctx: Context, path: Path, as_json: bool) -> None:
     console.print(f"{len(records)} row(s): {added} added, {len(records) - added} already recorded")
 
 
-def _validity_table(payload: dict[str, Any]) -> TableView:
-    """The predictors, the suite's own row first; Kendall, CIs of r, slope, LOO: --wide."""
-    main = payload.get("main_predictor")
-    predictors = sorted(payload["predictors"], key=lambda p: p["name"] != main)
-    return TableView(
-        "predictors",
-        (
-            Column("predictor", numeric=False),
-            Column("n"),
-            Column("Spearman"),
-            Column("CI"),
-            Column("Kendall", essential=False),
-            Column("Pearson"),
-            Column("CI ", essential=False),
-            Column("disattenuated"),
-            Column("Deming slope", essential=False),
-            Column("LOO error", essential=False),
-        ),
-        tuple(
-            (
-                p["name"],
-                str(p["n"]),
-                fmt(p["spearman"]),
-                fmt_ci(p["spearman_ci"]),
-                fmt(p["kendall"]),
-                fmt(p["pearson"]),
-                fmt_ci(p["pearson_ci"]),
-                fmt(p["disattenuated"]),
-                fmt(p["deming_slope"]),
-                fmt(p["loo_error"]),
-            )
-            for p in predictors
-        ),
-    )
-
-
-def _grouped_flags(payload: dict[str, Any]) -> list[str]:
-    """Each flag once, with the predictors it applies to (not once per stratum)."""
-    by_flag: dict[str, list[str]] = {}
-    for p in payload["predictors"]:
-        for flag in p.get("flags") or []:
-            by_flag.setdefault(str(flag), []).append(str(p["name"]))
-    out = []
-    for flag, names in by_flag.items():
-        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-        out.append(f"{flag} ({shown})")
-    return out
-
-
-def _print_report(payload: dict[str, Any], *, wide: bool = False) -> None:
-    console.print(
-        Text(
-            f"predictive validity for {payload['metric']} ({payload['source']}"
-            + (f", {payload['split']} split" if payload.get("split") else "")
-            + f"; {payload['n_models']} models with a deployment result)",
-            style="bold",
-        )
-    )
-    for statement in dict.fromkeys(payload.get("statements", [])):
-        console.print(Text(statement))
-    print_table_view(console, _validity_table(payload), wide=wide)
-    for c in dict.fromkeys(c["statement"] for c in payload.get("comparisons", [])):
-        console.print(Text(f"compare: {c}"))
-    caveats = list(dict.fromkeys([*_grouped_flags(payload), *payload.get("notes", [])]))
-    if caveats:
-        console.print(Text("caveats:", style="bold"))
-        for caveat in caveats:
-            console.print(Text(f"- {caveat}"))
-
-
 @validity_group.command("report")
 @click.option("--suite", "ref", default=None, help="SUITE@X.Y.Z whose stored runs give scores.")
 @click.option("--metric", required=True, help="Deployment result (metric) to predict.")
@@ -231,7 +158,8 @@ def report_cmd(
         layout=ctx.layout,
         allow_partial=allow_partial,
     )
+    view = validity_view(payload)
     if as_json:
-        emit_json(payload)
+        emit_json(view.to_dict())
     else:
-        _print_report(payload, wide=wide)
+        print_view(console, view, wide=wide)

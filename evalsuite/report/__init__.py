@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from evalsuite.report._build import REPORT_FORMAT, ReportData, build_report, item_rows
-    from evalsuite.report._render import render_html, render_markdown, write_report
+    from evalsuite.report._render import (
+        render_html,
+        render_markdown,
+        render_view_html,
+        render_view_markdown,
+        write_report,
+    )
     from evalsuite.report._validity import (
         latest_outcomes,
         read_scores_file,
@@ -42,7 +48,15 @@ else:
                 "run_facts",
                 "score_payload",
             ),
-            "._render": ("render_html", "render_markdown", "write_report"),
+            "._render": (
+                "render_html",
+                "render_markdown",
+                "render_view_html",
+                "render_view_markdown",
+                "render_view_html",
+                "render_view_markdown",
+                "write_report",
+            ),
             "._validity": (
                 "latest_outcomes",
                 "read_scores_file",
@@ -66,6 +80,8 @@ __all__ = [
     "read_scores_file",
     "render_html",
     "render_markdown",
+    "render_view_html",
+    "render_view_markdown",
     "run_completeness",
     "run_facts",
     "score_payload",

@@ -218,7 +218,7 @@ def _comparisons(
         recorded = (
             None
             if options.margin is not None
-            else recorded_gate(layout, baseline["run_id"], candidate["run_id"])
+            else recorded_gate(store, baseline["run_id"], candidate["run_id"], layout=layout)
         )
         pair_options = options if recorded is None else replace(options, margin=recorded["margin"])
         try:

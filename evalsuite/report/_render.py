@@ -15,10 +15,17 @@ from evalsuite._core.jsonout import dumps_json
 from evalsuite.report._adaptive import md_adaptive
 from evalsuite.report._build import ReportData
 from evalsuite.report._items import md_items
-from evalsuite.service import ResultView, TableView, comparison_view
+from evalsuite.service import ResultView, TableView, comparison_view, validity_view
 from evalsuite.service._format import fmt_counts, fmt_signed
 
-__all__ = ["render_html", "render_markdown", "write_report"]
+__all__ = [
+    "render_html",
+    "render_markdown",
+    "render_view_html",
+    "render_view_markdown",
+    "view_markdown",
+    "write_report",
+]
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -104,6 +111,7 @@ def render_html(report: ReportData) -> str:
         p=report.payload,
         views=_views(report.payload),
         run_diffs=_run_diffs(report.payload),
+        validity_views=[validity_view(v) for v in report.payload.get("validity") or []],
         figures=report.figures,
         title=_title(report.payload),
         item_rows=_item_rows(report.payload),
@@ -298,6 +306,33 @@ def _md_view_tables(tables: Sequence[TableView]) -> list[str]:
     return lines
 
 
+def view_markdown(view: ResultView, *, heading: str = "###") -> list[str]:
+    """`view` as Markdown lines in the CLI's reading order, every column, caveats last."""
+    lines = [f"{heading} {view.title}", ""]
+    lines += [f"> **{alert}**" for alert in view.alerts] + ([""] if view.alerts else [])
+    lines += [f"**{view.headline}**", ""]
+    if view.gate_line:
+        lines += [f"Gate: {view.gate_line}.", ""]
+    lines += _md_view_tables(view.tables)
+    lines += [f"- {fact}" for fact in view.facts] + ([""] if view.facts else [])
+    if view.caveats:
+        lines += ["Caveats:", "", *(f"- {c}" for c in view.caveats), ""]
+    return lines
+
+
+def render_view_markdown(view: ResultView) -> str:
+    """One result view as a Markdown section (`view_markdown`)."""
+    return "\n".join(view_markdown(view)) + "\n"
+
+
+def render_view_html(view: ResultView) -> str:
+    """One result view as an HTML section (the report's ``view_section`` macro), escaped."""
+    template = _environment().from_string(
+        '{% from "_view.html.j2" import view_section %}{{ view_section(view) }}'
+    )
+    return template.render(view=view)
+
+
 def _md_answer(p: dict[str, Any], figure_files: dict[str, str]) -> list[str]:
     """The first screen: one sentence per comparison, its gate, its forest plot."""
     lines = ["## Answer", ""]
@@ -399,31 +434,10 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
         if not name.startswith(("comparison_", "answer_", "items_")):
             lines += [f"![{name}]({path})", ""]
     for v in p.get("validity") or []:
-        lines += [
-            f"## Predictive validity: {v['metric']} ({v['source']}"
-            + (f", {v['split']} split" if v.get("split") else "")
-            + ")",
-            "",
-            *v["statements"],
-            "",
-        ]
-        lines += _md_table(
-            ["predictor", "n", "Spearman", "CI", "Pearson", "CI", "disattenuated", "flags"],
-            [
-                [
-                    x["name"],
-                    x["n"],
-                    _fmt(x["spearman"]),
-                    _ci(x["spearman_ci"]),
-                    _fmt(x["pearson"]),
-                    _ci(x["pearson_ci"]),
-                    _fmt(x["disattenuated"]),
-                    "; ".join(x.get("flags") or []),
-                ]
-                for x in v["predictors"]
-            ],
-        )
-        lines += [f"- {c['statement']}" for c in v.get("comparisons", [])] + [""]
+        view = validity_view(v)
+        split = f", {v['split']} split" if v.get("split") else ""
+        lines += [f"## Predictive validity: {v['metric']} ({v['source']}{split})", ""]
+        lines += view_markdown(view, heading="###")
     lines += ["## Provenance", ""]
     for r in p["runs"]:
         lines += _md_provenance(r)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from evalsuite.service._audit import audit_fields
     from evalsuite.service._completeness import Completeness, run_completeness
-    from evalsuite.service._gates import record_gate, recorded_gate
+    from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
     from evalsuite.service._payloads import (
         COMPARE_COLUMNS,
         AnalysisOptions,
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         run_facts,
         score_payload,
     )
+    from evalsuite.service._stage_views import audit_view, guard_view, validity_view
     from evalsuite.service._views import (
         Column,
         ResultView,
@@ -39,7 +40,7 @@ else:
         {
             "._audit": ("audit_fields",),
             "._completeness": ("Completeness", "run_completeness"),
-            "._gates": ("record_gate", "recorded_gate"),
+            "._gates": ("import_local_gates", "record_gate", "recorded_gate"),
             "._payloads": (
                 "COMPARE_COLUMNS",
                 "AnalysisOptions",
@@ -48,6 +49,7 @@ else:
                 "run_facts",
                 "score_payload",
             ),
+            "._stage_views": ("audit_view", "guard_view", "validity_view"),
             "._views": (
                 "Column",
                 "ResultView",
@@ -67,9 +69,12 @@ __all__ = [
     "ResultView",
     "TableView",
     "audit_fields",
+    "audit_view",
     "check_comparable",
     "compare_payload",
     "comparison_view",
+    "guard_view",
+    "import_local_gates",
     "record_gate",
     "recorded_gate",
     "run_completeness",
@@ -77,4 +82,5 @@ __all__ = [
     "run_label",
     "score_payload",
     "score_view",
+    "validity_view",
 ]

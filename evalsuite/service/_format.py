@@ -10,7 +10,16 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["fmt", "fmt_ci", "fmt_counts", "fmt_p", "fmt_pct", "fmt_signed", "is_number"]
+__all__ = [
+    "fmt",
+    "fmt_ci",
+    "fmt_counts",
+    "fmt_mb",
+    "fmt_p",
+    "fmt_pct",
+    "fmt_signed",
+    "is_number",
+]
 
 NA = "n/a"
 
@@ -66,3 +75,8 @@ def fmt_counts(counts: Mapping[str, Any] | None, *, none: str = "none") -> str:
     if not counts:
         return none
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: str(kv[0])))
+
+
+def fmt_mb(n_bytes: Any) -> str:
+    """A byte count in megabytes with one decimal (``12.3 MB``); ``n/a`` when unknown."""
+    return f"{n_bytes / 1e6:.1f} MB" if is_number(n_bytes) else NA

@@ -69,7 +69,7 @@ class ResultView:
     """What every renderer shows of one result, in reading order.
 
     Attributes:
-        kind: ``score`` or ``comparison``.
+        kind: ``score``, ``comparison``, ``validity``, ``audit`` or ``guard``.
         title: one line naming the result (models, runs, suite).
         headline: the answer, one sentence with model names.
         alerts: what must be read before any number (invalid, partial, unaudited).
@@ -91,12 +91,12 @@ class ResultView:
     payload: dict[str, Any] = field(repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` payload with the view's sentences added (no field renamed)."""
-        return self.payload | {
-            "headline": self.headline,
-            "gate_line": self.gate_line,
-            "caveats": list(self.caveats),
-        }
+        """The ``--json`` payload with the view's sentences added (no field renamed).
+
+        ``gate_line`` is a field of the results that can carry a gate (score, comparison).
+        """
+        gate = {"gate_line": self.gate_line} if self.kind in ("score", "comparison") else {}
+        return self.payload | {"headline": self.headline, **gate, "caveats": list(self.caveats)}
 
 
 def dedupe(lines: Iterable[str]) -> tuple[str, ...]:

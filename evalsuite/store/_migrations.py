@@ -18,7 +18,14 @@ from evalsuite.store._fingerprint import (
     ContentFingerprint,
     attempt_table,
 )
-from evalsuite.store._schema import attempts, ingest_claims, run_adaptive, run_shards, runs
+from evalsuite.store._schema import (
+    attempts,
+    gates,
+    ingest_claims,
+    run_adaptive,
+    run_shards,
+    runs,
+)
 
 __all__ = ["MIGRATIONS", "fingerprint_stored_run"]
 
@@ -106,10 +113,20 @@ def _v4_to_v5(conn: Connection) -> None:
     run_adaptive.create(conn, checkfirst=True)
 
 
+def _v5_to_v6(conn: Connection) -> None:
+    """Add ``gates`` (the gate asked for in `compare`, per pair of runs); no row changes.
+
+    Gates recorded before, in ``.evalsuite/gates/`` of one checkout, are imported by
+    `evalsuite store upgrade` run in that checkout (docs/store.md).
+    """
+    gates.create(conn, checkfirst=True)
+
+
 MIGRATIONS: Mapping[int, Callable[[Connection], None]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
     3: _v3_to_v4,
     4: _v4_to_v5,
+    5: _v5_to_v6,
 }
 """From-version -> upgrade to the next version (see `_schema.SCHEMA_VERSION`)."""

@@ -20,6 +20,7 @@ from evalsuite.store._version import SCHEMA_VERSION
 __all__ = [
     "SCHEMA_VERSION",
     "attempts",
+    "gates",
     "ingest_claims",
     "meta",
     "metadata",
@@ -133,3 +134,17 @@ run_adaptive = Table(
 )
 """One row per adaptive run (``run --adaptive``): its summary as JSON, the rounds, intervals,
 stop reason and verdict the report shows (docs/design/adaptive.md)."""
+
+gates = Table(
+    "gates",
+    metadata,
+    Column("baseline", String(64), primary_key=True),
+    Column("candidate", String(64), primary_key=True),
+    Column("kind", String(32), nullable=False),
+    Column("margin", Float, nullable=False),
+    Column("alpha", Float, nullable=False),
+    Column("asked_at", String(40), nullable=False),
+)
+"""The gate last asked for in `compare` of each (baseline, candidate) pair, so that every
+report of the pair, from any machine sharing the store, judges the same gate
+(docs/design/result-model.md)."""

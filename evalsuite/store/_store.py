@@ -64,6 +64,7 @@ from evalsuite.store._records import (
 from evalsuite.store._schema import (
     SCHEMA_VERSION,
     attempts,
+    gates,
     ingest_claims,
     meta,
     metadata,
@@ -1062,10 +1063,68 @@ class Store:
                 conn.execute(attempts.delete().where(attempts.c.run_id == run_id))
                 conn.execute(run_shards.delete().where(run_shards.c.run_id == run_id))
                 conn.execute(run_adaptive.delete().where(run_adaptive.c.run_id == run_id))
+                conn.execute(
+                    gates.delete().where(
+                        (gates.c.baseline == run_id) | (gates.c.candidate == run_id)
+                    )
+                )
                 conn.execute(runs.delete().where(runs.c.run_id == run_id))
 
         with self._errors(f"delete run {run_id}"):
             self._retrying(action)
+
+    # gates -----------------------------------------------------------------------------
+
+    def record_gate(
+        self,
+        baseline: str,
+        candidate: str,
+        *,
+        kind: str,
+        margin: float,
+        alpha: float,
+        asked_at: str | None = None,
+    ) -> dict[str, Any]:
+        """Record the gate asked for in a comparison of `candidate` against `baseline`.
+
+        One row per pair: a later gate of the same pair replaces the earlier one (an upsert,
+        so comparisons of one pair run side by side never fail on the key).
+
+        Returns:
+            The record: baseline, candidate, kind, margin, alpha, asked_at.
+        """
+        row = {
+            "baseline": baseline,
+            "candidate": candidate,
+            "kind": kind,
+            "margin": float(margin),
+            "alpha": float(alpha),
+            "asked_at": asked_at or _now(),
+        }
+        if self.engine.dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as upsert
+        else:
+            from sqlalchemy.dialects.sqlite import insert as upsert  # type: ignore[assignment]
+        statement = upsert(gates).values(**row)
+        statement = statement.on_conflict_do_update(
+            index_elements=["baseline", "candidate"],
+            set_={k: statement.excluded[k] for k in ("kind", "margin", "alpha", "asked_at")},
+        )
+
+        def action() -> None:
+            with self._tx() as conn:
+                conn.execute(statement)
+
+        with self._errors(f"record the gate of {candidate} against {baseline}"):
+            self._retrying(action)
+        return row
+
+    def gate(self, baseline: str, candidate: str) -> dict[str, Any] | None:
+        """The gate last recorded for this pair, or None."""
+        key = (gates.c.baseline == baseline) & (gates.c.candidate == candidate)
+        with self._errors("read a recorded gate"), self._tx() as conn:
+            row = conn.execute(select(gates).where(key)).first()
+        return dict(row._mapping) if row is not None else None
 
     # deployment outcomes ---------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 __all__ = ["SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Bump with a migration in `_migrations.MIGRATIONS` whenever a table changes.
 
 1. runs, attempts, outcomes, meta.
@@ -17,4 +17,6 @@ SCHEMA_VERSION = 5
    (docs/design/sharded-runs.md).
 5. ``run_adaptive``: an adaptive run's summary (rounds, intervals, stop reason, verdict),
    kept with the run (docs/design/adaptive.md).
+6. ``gates``: the gate asked for in `compare`, one row per (baseline, candidate) pair
+   (docs/design/result-model.md).
 """

@@ -297,7 +297,7 @@ def correlations(x: FloatArray, y: FloatArray, level: float) -> tuple[Correlatio
     if perfect:
         flags.append(
             f"|{'|, |'.join(perfect)}| = 1 on these {n} models: the Fisher-z interval is "
-            "undefined (NaN), and a perfect sample correlation does not mean a perfect "
+            "undefined (n/a), and a perfect sample correlation does not mean a perfect "
             "population one"
         )
     return out, flags

@@ -65,6 +65,13 @@ def test_a_planted_leak_is_flagged_in_dev_and_holdout(tmp_path: Path) -> None:
     assert sorted(f["item_id"] for f in findings) == ["add-001", "mul-004"]
     assert {f["surface"] for f in findings} == {"input"}
     assert "answer-" not in result.stdout  # ids and surfaces only, never the text
+    headline = json_out(result)["headline"]  # the audit view's sentence
+    assert headline == "demo@1.0.0: LEAKS in 2 of 6 dev and 6 holdout items."
+    text = project.invoke("audit", "demo@1.0.0")
+    assert text.exit_code == 3
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith("LEAKS: 2 item(s) show their target to the agent")  # first
+    assert "{'dev'" not in text.stdout and "answer-" not in text.stdout
 
 
 def test_a_long_target_leaking_in_part_is_flagged(tmp_path: Path) -> None:

@@ -210,4 +210,4 @@ def test_progress_bar_path_and_skipped_files(frozen: Frozen, tmp_path: Path) -> 
     result = run_guard(frozen.root, str(tmp_path), "--batch-bytes", "4096")
     assert result.exit_code == 0, result.output
     assert "clean" in result.stdout and "screened 1 documents" in result.stdout
-    assert "skipped (unknown format)" in result.stderr and "b.bin" in result.stderr
+    assert "skipped (unknown format)" in result.stdout and "b.bin" in result.stdout  # caveats

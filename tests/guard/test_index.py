@@ -91,7 +91,7 @@ def test_derived_fingerprints_bring_a_legacy_version_to_the_current_spec(
     (tmp_path / "c.txt").write_text("clean", encoding="utf-8")
     before = project.invoke("guard", str(tmp_path / "c.txt"), "--no-progress")
     assert before.exit_code == 0
-    assert "demo@1.0.0 has fingerprints in an older format only" in before.stderr
+    assert "demo@1.0.0 has fingerprints in an older format only" in before.stdout  # a caveat
     payload = json.loads(project.invoke("guard", str(tmp_path / "c.txt"), "--json").stdout)
     assert payload["legacy_only"] == ["demo@1.0.0"]
 

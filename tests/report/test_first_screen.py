@@ -46,7 +46,7 @@ def test_first_screen_says_the_answer_and_the_gate(tmp_path: Path) -> None:
     (tmp_path / ".evalsuite").mkdir()
     store = _store(tmp_path, weights=WEIGHTS)
     layout = Layout(tmp_path)
-    record_gate(layout, "run-a", "run-b", kind="noninferior", margin=0.05, alpha=0.05)
+    record_gate(store, "run-a", "run-b", kind="noninferior", margin=0.05, alpha=0.05)
     report = build_report(store, layout, ["run-a", "run-b"], AnalysisOptions(seed=1), validity=[])
     out = tmp_path / "report"
     write_report(report, out)

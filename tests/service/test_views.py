@@ -152,8 +152,9 @@ def test_cli_json_keeps_its_fields_and_adds_the_headline(project: Path) -> None:
         assert key in payload
     assert payload["weighted"]["gate"]["status"] in ("PASS", "FAIL", "INCONCLUSIVE")
     assert payload["headline"].startswith("On ingested runs")
-    # the gate asked for is recorded with the pair
-    record = recorded_gate(Layout(project), "run-a", "run-b")
+    # the gate asked for is recorded with the pair, in the store
+    store = Store(f"sqlite:///{project / '.evalsuite' / 'results.sqlite'}")
+    record = recorded_gate(store, "run-a", "run-b")
     assert record is not None and record["margin"] == 0.05
     text = runner.invoke(cli, [*base, "score", "run-b"])
     assert text.exit_code == 0, text.output
@@ -164,7 +165,7 @@ def test_cli_json_keeps_its_fields_and_adds_the_headline(project: Path) -> None:
 def test_the_report_leads_with_the_answer_and_ends_with_provenance(project: Path) -> None:
     store = _store(project, weights=WEIGHTS)
     layout = Layout(project)
-    record_gate(layout, "run-a", "run-b", kind="noninferior", margin=0.05, alpha=0.05)
+    record_gate(store, "run-a", "run-b", kind="noninferior", margin=0.05, alpha=0.05)
     report = build_report(store, layout, ["run-a", "run-b"], AnalysisOptions(seed=1), validity=[])
     comparison = report.payload["comparisons"][0]
     assert comparison["gate"]["margin"] == 0.05  # recorded by compare, shown here
@@ -239,12 +240,3 @@ def test_score_markers_at_zero_and_one_are_not_clipped() -> None:
     assert "weighted" not in labels  # no weights: no weighted row
     markers = [line for line in ax.lines if line.get_marker() not in (None, "None", "")]
     assert markers and all(not line.get_clip_on() for line in markers)
-
-
-def test_recorded_gate_ignores_a_damaged_record(project: Path) -> None:
-    layout = Layout(project)
-    path = record_gate(layout, "a/b", "c", kind="noninferior", margin=0.02, alpha=0.05)
-    assert recorded_gate(layout, "a/b", "c") is not None
-    path.write_text("{not json", encoding="utf-8")
-    assert recorded_gate(layout, "a/b", "c") is None
-    assert recorded_gate(None, "a/b", "c") is None

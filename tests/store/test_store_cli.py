@@ -40,6 +40,8 @@ def test_info_shows_version_counts_and_size_without_changing_an_older_store(
         "url": None,
         "from_version": 1,
         "to_version": SCHEMA_VERSION,
+        "gates_imported": 0,  # no .evalsuite/gates/ of an older evalsuite here
+        "gate_files_not_imported": [],
     }
     again = project.invoke("store", "upgrade")
     assert "nothing to do" in again.stdout
