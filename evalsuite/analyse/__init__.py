@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from evalsuite.analyse._reliability import Reliability, reliability
     from evalsuite.analyse._score import RunScore, score_run
     from evalsuite.analyse._secondary import SecondaryEstimate, secondary_estimates
-    from evalsuite.analyse._table import Interval, Table
+    from evalsuite.analyse._table import Interval
     from evalsuite.analyse._weighted_diff import WeightedDiff, weighted_difference
     from evalsuite.validity import (  # the validity stage's names, importable from here too
         PredictorComparison,
@@ -51,7 +51,7 @@ else:
             "._reliability": ("Reliability", "reliability"),
             "._score": ("RunScore", "score_run"),
             "._secondary": ("SecondaryEstimate", "secondary_estimates"),
-            "._table": ("Interval", "Table"),
+            "._table": ("Interval",),
             "._weighted_diff": ("WeightedDiff", "weighted_difference"),
             # the validity stage (evalsuite.validity), where these names moved; kept here
             "evalsuite.validity": (
@@ -81,7 +81,6 @@ __all__ = [
     "SecondaryEstimate",
     "StratumDiff",
     "StratumEstimate",
-    "Table",
     "Validity",
     "ValidityOverTime",
     "ValidityReport",

@@ -21,7 +21,7 @@ from evalsuite.analyse._paired import (
     paired_difference,
     sign_flip_p,
 )
-from evalsuite.analyse._table import Interval, Table
+from evalsuite.analyse._table import Interval
 from evalsuite.errors import IncomparableRunsError, UsageError
 
 __all__ = ["Comparison", "Gate", "GateResult", "StratumDiff", "compare_runs"]
@@ -196,30 +196,6 @@ class Comparison:
             for s in self.strata
         ]
         return pd.DataFrame(rows)
-
-    def summary(self) -> Table:
-        """Overall and per-stratum differences, with the verdict and gate as notes."""
-        t = self.test
-        rows: list[list[object]] = [["(all)", t.diff, t.se, t.ci, t.p_value, None, t.n_items]]
-        rows += [
-            [s.stratum, s.test.diff, s.test.se, s.test.ci, s.test.p_value, s.p_holm, s.test.n_items]
-            for s in self.strata
-        ]
-        notes = [self.sentence, f"sign-flip permutation p = {self.p_value_permutation:.4g}"]
-        notes += self.notes()
-        if math.isfinite(self.p_value_mcnemar_midp):
-            notes.append(f"McNemar mid-p = {self.p_value_mcnemar_midp:.4g}")
-        if self.gate is not None:
-            notes.append(
-                f"gate {self.gate.kind} (margin {self.gate.margin:g}): "
-                f"{self.gate.status}, lower bound {self.gate.lower_bound:.4f}"
-            )
-        return Table.build(
-            f"{self.candidate} − {self.baseline}",
-            ["stratum", "diff", "se", f"{t.level:.0%} CI", "p", "p (Holm)", "n items"],
-            rows,
-            notes,
-        )
 
 
 _NO_CLUSTER = "item:"  # ItemTable's key for an item without a declared cluster

@@ -25,7 +25,7 @@ from evalsuite.analyse._intervals import (
     cluster_codes,
     cluster_variance,
 )
-from evalsuite.analyse._table import Interval, Table
+from evalsuite.analyse._table import Interval
 from evalsuite.errors import UsageError
 
 __all__ = ["StratumEstimate", "estimate_mean", "stratified_estimates", "stratified_mean"]
@@ -148,16 +148,6 @@ class StratumEstimate:
         frame.insert(0, "weight", self.weight)
         frame.insert(0, "stratum", self.stratum)
         return frame
-
-    def summary(self) -> Table:
-        """The estimate's table, titled with the stratum."""
-        table = self.estimate.summary()
-        return Table(
-            f"Stratum {self.stratum} (weight {self.weight:.3f})",
-            table.columns,
-            table.rows,
-            table.notes,
-        )
 
 
 def _resolve_weights(

@@ -18,7 +18,7 @@ import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
-from evalsuite.analyse._table import Interval, IntervalFields, Table
+from evalsuite.analyse._table import Interval, IntervalFields
 from evalsuite.errors import UsageError
 
 __all__ = [
@@ -273,15 +273,6 @@ class Estimate(IntervalFields):
                 f"analysis with level={level} instead of asking conf_int for it"
             )
         return _nan_interval()
-
-    def summary(self) -> Table:
-        """A one-row table: mean, se, interval, n, method, and the note."""
-        return Table.build(
-            "Estimate",
-            ["mean", "se", f"{self.level:.0%} CI", "n items", "units", "method"],
-            [[self.mean, self.se, self.ci, self.n_items, self.n_clusters, self.method]],
-            [self.note] if self.note else [],
-        )
 
 
 def _make(

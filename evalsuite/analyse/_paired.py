@@ -11,7 +11,7 @@ from scipy import stats
 
 from evalsuite.analyse._intervals import check_level, cluster_codes, cluster_variance, t_interval
 from evalsuite.analyse._power import MDE_POWER, mde_from_se
-from evalsuite.analyse._table import Interval, IntervalFields, Table
+from evalsuite.analyse._table import Interval, IntervalFields
 from evalsuite.errors import UsageError
 
 __all__ = [
@@ -71,15 +71,6 @@ class PairedDiff(IntervalFields):
         """The t interval of `diff` at `level`."""
         check_level(level)
         return t_interval(self.diff, self.se, self.df, level, bounds=(-1.0, 1.0))
-
-    def summary(self) -> Table:
-        """One row: difference, se, interval, p, n, MDE."""
-        return Table.build(
-            "Paired difference (candidate − baseline)",
-            ["diff", "se", f"{self.level:.0%} CI", "p", "n items", "MDE", "method"],
-            [[self.diff, self.se, self.ci, self.p_value, self.n_items, self.mde, self.method]],
-            [self.note] if self.note else [],
-        )
 
 
 def paired_difference(

@@ -10,7 +10,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from evalsuite.analyse._intervals import Estimate
-from evalsuite.analyse._table import Interval, Table
+from evalsuite.analyse._table import Interval
 from evalsuite.errors import UsageError
 
 __all__ = ["PassK", "pass_at_k", "pass_hat_k"]
@@ -103,26 +103,3 @@ class PassK:
             low, high = d.pop(key)
             d[key + "_low"], d[key + "_high"] = low, high
         return pd.DataFrame([d])
-
-    def summary(self) -> Table:
-        """One row per statistic."""
-        return Table.build(
-            f"pass@{self.k} and pass^{self.k} ({self.pass_hat_k.n_items} items)",
-            ["statistic", "value", "se", f"{self.pass_at_k.level:.0%} CI", "method"],
-            [
-                [
-                    f"pass@{self.k}",
-                    self.pass_at_k.mean,
-                    self.pass_at_k.se,
-                    self.pass_at_k.ci,
-                    self.pass_at_k.method,
-                ],
-                [
-                    f"pass^{self.k}",
-                    self.pass_hat_k.mean,
-                    self.pass_hat_k.se,
-                    self.pass_hat_k.ci,
-                    self.pass_hat_k.method,
-                ],
-            ],
-        )

@@ -14,7 +14,7 @@ from evalsuite.analyse._attempts import ItemTable, item_table
 from evalsuite.analyse._intervals import check_level, cluster_codes, cluster_variance
 from evalsuite.analyse._mde import PairedMde, pilot_mde
 from evalsuite.analyse._power import MDE_POWER, VarianceComponents
-from evalsuite.analyse._table import Interval, Table
+from evalsuite.analyse._table import Interval
 from evalsuite.errors import UsageError
 
 __all__ = ["Reliability", "reliability", "reliability_from_items"]
@@ -125,31 +125,6 @@ class Reliability:
         d = self.to_dict()
         d.pop("mde_assumption")
         return pd.DataFrame([d])
-
-    def summary(self) -> Table:
-        """Statistic / value rows."""
-        rows: list[list[object]] = [
-            ["flip rate", self.flip_rate],
-            ["ICC(1)", self.icc1],
-            ["ICC(1,K)", self.icc1k],
-            [f"test–retest ({self.test_retest_kind})", self.test_retest],
-            ["Var(x) between items", self.var_between],
-            ["E[σ²] within items", self.var_within],
-            ["noise floor (SD of rerun difference)", self.noise_floor],
-            [f"rerun {self.level:.0%} half-width", self.noise_floor_half_width],
-            ["cost-optimal K*", self.k_optimal],
-            ["recommended K", self.k_recommended],
-            ["paired MDE (pilot)", self.mde],
-        ]
-        notes = [self.reason] if self.reason else []
-        if self.mde_detail is not None:
-            notes.append(f"paired MDE (pilot): {self.mde_detail.describe()}")
-        return Table.build(
-            f"Reliability ({self.n_items} items, K0 = {self.epochs:.2f})",
-            ["statistic", "value"],
-            rows,
-            notes,
-        )
 
 
 def _k_recommended(k_star: float, vb: float, vw: float, cost_ratio: float) -> int | None:

@@ -15,7 +15,7 @@ from evalsuite.analyse._estimates import StratumEstimate, estimate_mean, stratif
 from evalsuite.analyse._intervals import Estimate, IntervalMethod, check_level
 from evalsuite.analyse._passk import PassK, pass_at_k, pass_hat_k
 from evalsuite.analyse._reliability import Reliability, reliability_from_items
-from evalsuite.analyse._table import Interval, Table
+from evalsuite.analyse._table import Interval
 from evalsuite.errors import UsageError
 
 __all__ = ["RunScore", "score_run"]
@@ -88,52 +88,6 @@ class RunScore:
         frame = pd.concat(frames, ignore_index=True)
         first = ["scope", "stratum", "weight"]
         return frame[first + [c for c in frame.columns if c not in first]]
-
-    def summary(self) -> Table:
-        """Estimates table; health, pass^k and reliability headlines go in the notes."""
-        rows: list[list[object]] = []
-        for name, est, weight in [
-            ("overall", self.overall, None),
-            ("weighted", self.weighted, 1.0),
-            *[(f"  {s.stratum}", s.estimate, s.weight) for s in self.strata],
-        ]:
-            rows.append(
-                [name, weight, est.mean, est.se, est.ci, est.n_items, est.n_clusters, est.method]
-            )
-        h, r = self.health, self.reliability
-        notes = [
-            f"harness: {h.planned} planned, {h.scored} scored, {h.limits} limits (score 0), "
-            f"{h.harness_errors} harness errors ({h.error_rate:.1%}) excluded; "
-            f"{h.n_items_excluded} item(s) had no usable epoch",
-            f"K = {self.epochs} epochs; flip rate {r.flip_rate:.3f}; rerun noise floor "
-            f"±{r.noise_floor_half_width:.4f}",
-            *(
-                [f"pilot paired MDE {r.mde:.4f} ({r.mde_detail.describe()})"]
-                if r.mde_detail is not None
-                else []
-            ),
-            *[
-                f"pass^{p.k} = {p.pass_hat_k.mean:.4f}, pass@{p.k} = {p.pass_at_k.mean:.4f} "
-                f"({p.pass_hat_k.n_items} items)"
-                for p in self.pass_k
-            ],
-            *self.notes,
-        ]
-        return Table.build(
-            f"Run {self.run_id}",
-            [
-                "estimate",
-                "weight",
-                "mean",
-                "se",
-                f"{self.level:.0%} CI",
-                "items",
-                "units",
-                "method",
-            ],
-            rows,
-            notes,
-        )
 
 
 def _pass_k(

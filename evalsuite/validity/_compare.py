@@ -18,7 +18,7 @@ import pandas as pd
 
 from evalsuite.analyse._bootstrap import N_RESAMPLES
 from evalsuite.analyse._intervals import check_level
-from evalsuite.analyse._table import Interval, Table
+from evalsuite.analyse._table import Interval
 from evalsuite.errors import InsufficientDataError, UsageError
 from evalsuite.validity._checks import FEW_FOR_P, FEW_MODELS, as_vector, check_n_boot
 from evalsuite.validity._stats import (
@@ -130,22 +130,6 @@ class PredictorComparison:
             else:
                 row[key] = "; ".join(value) if key == "flags" else value
         return pd.DataFrame([row])
-
-    def summary(self) -> Table:
-        """Correlation of each predictor and the difference, with its interval."""
-        a, b = self.name_a, self.name_b
-        rows: list[list[object]] = [
-            ["Spearman r_s", self.spearman_a, self.spearman_b, self.spearman_diff,
-             self.spearman_diff_ci, self.p_value],
-            ["Pearson r", self.pearson_a, self.pearson_b, self.pearson_diff,
-             self.pearson_diff_ci, self.pearson_p_value],
-        ]  # fmt: skip
-        return Table.build(
-            f"{a} vs {b} (n = {self.n}): {self.verdict}",
-            ["statistic", a, b, "a − b", f"{self.level:.0%} CI", "p"],
-            rows,
-            [*self.flags, self.statement],
-        )
 
 
 def _boot_diff(diffs: FloatArray, level: float, observed: float) -> tuple[Interval, float, int]:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from evalsuite.analyse._bootstrap import N_RESAMPLES
 from evalsuite.analyse._intervals import check_level
-from evalsuite.analyse._table import Interval, Table
+from evalsuite.analyse._table import Interval
 from evalsuite.errors import InsufficientDataError, UsageError
 from evalsuite.validity._checks import check_n_boot
 from evalsuite.validity._compare import PredictorComparison, compare_predictors
@@ -79,22 +79,6 @@ class ValidityReport:
         """One row per predictor (the columns of `Validity.to_frame`)."""
         frames = [v.to_frame() for v in self.predictors]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-    def summary(self) -> Table:
-        """Predictor rows (n, correlations with intervals, slope, LOO error); notes below."""
-        ci = f"{self.level:.0%} CI"
-        rows = [
-            [v.name, v.n, v.spearman, v.spearman_ci, v.kendall, v.pearson, v.disattenuated,
-             v.deming_slope, v.loo_error, len(v.flags)]
-            for v in self.predictors
-        ]  # fmt: skip
-        return Table.build(
-            f"Predictive validity for {self.metric} ({self.n_models} models)",
-            ["predictor", "n", "Spearman r_s", ci, "Kendall τ", "Pearson r", "disattenuated",
-             "Deming slope", "LOO RMSE", "flags"],
-            rows,
-            [*(c.statement for c in self.comparisons), *self.notes],
-        )  # fmt: skip
 
 
 def _check_frame(frame: pd.DataFrame, required: tuple[str, ...], what: str) -> None:

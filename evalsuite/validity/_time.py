@@ -11,7 +11,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from evalsuite.analyse._intervals import check_level
-from evalsuite.analyse._table import Interval, Table
+from evalsuite.analyse._table import Interval
 from evalsuite.errors import InsufficientDataError, UsageError
 from evalsuite.validity._checks import FEW_FOR_P, aligned_order, as_vector
 from evalsuite.validity._compare import plain_dict, plain_value
@@ -110,18 +110,6 @@ class ValidityOverTime:
                     row[key] = value
             rows.append(row)
         return pd.DataFrame(rows)
-
-    def summary(self) -> Table:
-        """One row per window: n, through, Spearman and Pearson with intervals."""
-        ci = f"{self.level:.0%} CI"
-        rows = [[p.n, str(plain_value(p.through)), p.spearman, p.spearman_ci, p.pearson,
-                 p.pearson_ci] for p in self.points]  # fmt: skip
-        return Table.build(
-            "Validity over time (expanding window)",
-            ["n", "through", "Spearman r_s", ci, "Pearson r", ci],
-            rows,
-            self.flags,
-        )
 
 
 def validity_over_time(

@@ -19,7 +19,7 @@ import pandas as pd
 
 from evalsuite.analyse._bootstrap import N_RESAMPLES
 from evalsuite.analyse._intervals import check_level
-from evalsuite.analyse._table import Interval, Table
+from evalsuite.analyse._table import Interval
 from evalsuite.errors import InsufficientDataError, UsageError
 from evalsuite.validity._checks import (
     aligned_order,
@@ -178,28 +178,6 @@ class Validity:
             else:
                 row[key] = value
         return pd.DataFrame([row])
-
-    def summary(self) -> Table:
-        """Statistic / estimate / interval rows, then the flags and the statement."""
-        ci = f"{self.level:.0%} CI"
-        rows: list[list[object]] = [
-            ["Spearman r_s", self.spearman, self.spearman_ci],
-            ["Kendall τ", self.kendall, self.kendall_ci],
-            ["Pearson r", self.pearson, self.pearson_ci],
-            ["disattenuated r", self.disattenuated, self.disattenuated_ci],
-            [
-                f"Deming slope (δ = {self.deming_delta:.3g})",
-                self.deming_slope,
-                self.deming_slope_ci,
-            ],
-            ["OLS slope", self.ols_slope, None],
-            ["leave-one-out RMSE", self.loo_error, None],
-            ["in-sample RMSE", self.in_sample_error, None],
-            ["forward-chaining RMSE", self.forward_error, None],
-        ]
-        title = f"Predictive validity{f' of {self.name}' if self.name else ''} (n = {self.n})"
-        return Table.build(title, ["statistic", "estimate", ci], rows,
-                           [*self.flags, self.statement])  # fmt: skip
 
     @classmethod
     def undefined(cls, n: int, reason: str, *, name: str = "", level: float = 0.95) -> Validity:

@@ -281,10 +281,8 @@ def test_compare_json_carries_design_keys(rng: np.random.Generator) -> None:
     assert {"kind", "margin", "passed"} <= set(d["gate"])
     assert d["verdict"] in {"candidate_better", "baseline_better", "no_detectable_difference"}
     json.loads(json.dumps(d))
-    assert (
-        "gate noninferior"
-        in compare_runs(base, cand, gate=Gate(0.02), rng=rng).summary().to_markdown()
-    )
+    gated = compare_runs(base, cand, gate=Gate(0.02), rng=rng).to_dict()["gate"]
+    assert gated["kind"] == "noninferior" and gated["margin"] == 0.02
 
 
 def test_bad_arguments(rng: np.random.Generator) -> None:

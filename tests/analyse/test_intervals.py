@@ -233,8 +233,7 @@ def test_estimate_serialises() -> None:
     assert set(d) >= {"mean", "se", "ci", "level", "n_items", "method", "n_excluded"}
     assert d["ci"] == [est.ci.low, est.ci.high]
     assert list(est.to_frame().columns)[-2:] == ["ci_low", "ci_high"]
-    assert "wilson_neff" in est.summary().to_markdown()
-    assert "<table>" in est.summary()._repr_html_()
+    assert d["method"] == "wilson_neff"
 
 
 def test_bad_input_is_refused() -> None:

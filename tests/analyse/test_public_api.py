@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import ast
 import inspect
-import math
 from pathlib import Path
 
 import evalsuite.analyse as analyse
-from evalsuite.analyse import Interval, Table
 
 PACKAGE = Path(analyse.__file__).parent
 # the store's Health is the one health record shared with the runner and reports
@@ -77,17 +75,10 @@ def test_result_objects_follow_the_protocol() -> None:
         "ValidityReport",
     ):
         cls = getattr(analyse, name)
-        for method in ("conf_int", "to_dict", "to_frame", "summary"):
+        for method in ("conf_int", "to_dict", "to_frame"):
             assert callable(getattr(cls, method, None)), f"{name}.{method}"
+        # the view models of evalsuite.service are the one rendering of a result
+        # (docs/design/result-model.md): no second, hand-formatted table here
+        assert not hasattr(cls, "summary"), name
         assert cls.__dataclass_params__.frozen, name
         assert hasattr(cls, "__slots__"), name
-
-
-def test_table_renders() -> None:
-    table = Table.build(
-        "T <x>", ["a", "b"], [[1.23456, math.nan], [Interval(0.1, 0.2), None]], ["note & more"]
-    )
-    md = table.to_markdown()
-    assert "| 1.2346 | NaN |" in md and "[0.1000, 0.2000]" in md and "- note & more" in md
-    assert "&lt;x&gt;" in table.to_html() and "note &amp; more" in table._repr_html_()
-    assert str(table) == md
