@@ -101,4 +101,6 @@ def test_report_across_versions_shows_scores_on_common_items(tmp_path: Path) -> 
     # the headline and the first caveat of the comparison, above and below its runs table
     assert "common to versions 1.0.0 and 2.0.0 (common items only)" in html
     assert "compared across versions on common items only" in html
+    # each model's score on the common items, titled as such
+    assert "runs: score on the common items of both versions" in html
     assert MARKER not in text + markdown + html
