@@ -166,6 +166,7 @@ def reliability_panel(runs: Sequence[dict[str, Any]]) -> Figure:
     with plt.rc_context(_STYLE):
         fig, ax = plt.subplots(figsize=(7.2, 0.5 * len(runs) + 1.3))
         labels = []
+        drawn = False  # the legend labels the first run drawn, whichever it is
         for k, run in enumerate(runs):
             rel = run["reliability"]
             between = rel.get("var_between", math.nan)
@@ -187,7 +188,7 @@ def reliability_panel(runs: Sequence[dict[str, Any]]) -> Figure:
                     between,
                     color=PALETTE[0],
                     hatch="",
-                    label="between items" if k == 0 else None,
+                    label=None if drawn else "between items",
                 )
                 ax.barh(
                     k,
@@ -195,12 +196,14 @@ def reliability_panel(runs: Sequence[dict[str, Any]]) -> Figure:
                     left=between,
                     color=PALETTE[4],
                     hatch="//",
-                    label="attempt noise / K" if k == 0 else None,
+                    label=None if drawn else "attempt noise / K",
                 )
+                drawn = True
         ax.set_yticks(range(len(runs)), labels)
         ax.invert_yaxis()
         ax.set_xlabel("variance of an item's K-epoch mean (score units squared)")
-        ax.legend(frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=2)
+        if drawn:  # no bar, no legend (and no matplotlib warning about an empty one)
+            ax.legend(frameon=False, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=2)
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     return fig
 
