@@ -157,12 +157,12 @@ def baseline_checkout(ref: str, into: Path) -> Path:
     return target
 
 
-def baseline_ingest(code: Path, path: Path, root: Path) -> tuple[float, ...]:
+def baseline_ingest(code: Path, path: Path, root: Path, fmt: str = "csv") -> tuple[float, ...]:
     """The same as `ingest`, with the package at `code` first on the path."""
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     split = root.parent / f"{root.name}-split.json"
-    command = ["--root", str(root), "ingest", str(path), "--format", "csv"]
+    command = ["--root", str(root), "ingest", str(path), "--format", fmt]
     # -P: `python -c` would put the working directory (this checkout) first on the path,
     # ahead of PYTHONPATH, and measure this code instead of the baseline's
     figures = measure([PYTHON, "-P", "-c", _CLI, str(split), *command], {"PYTHONPATH": str(code)})
@@ -249,17 +249,6 @@ def inspect_log(tmp: Path, samples: int) -> Path:
             if not info.filename.startswith(("samples/", "_journal/", "summaries")):
                 target.writestr(info.filename, source.read(info))
     return out
-
-
-def baseline_inspect(code: Path, log: Path, root: Path) -> tuple[float, ...]:
-    """`baseline_ingest` of an inspect log."""
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
-    split = root.parent / f"{root.name}-split.json"
-    command = ["--root", str(root), "ingest", str(log), "--format", "inspect"]
-    figures = measure([PYTHON, "-P", "-c", _CLI, str(split), *command], {"PYTHONPATH": str(code)})
-    parts = json.loads(split.read_text())
-    return (*figures, parts["start_wall"], parts["work_wall"], parts["work_cpu"])
 
 
 def load() -> str:
@@ -379,7 +368,7 @@ def inspect_rows(args: argparse.Namespace, tmp: Path, row: Any) -> None:
     code = baseline_checkout(args.inspect_baseline_ref, tmp / "inspect-baseline")
     row(
         f"code at {args.inspect_baseline_ref}, inspect .eval log, {small} samples",
-        baseline_inspect(code, small_log, tmp / "p8"),
+        baseline_ingest(code, small_log, tmp / "p8", "inspect"),
         small,
     )
 
