@@ -30,3 +30,26 @@ def test_comparing_runs_of_different_splits_exits_2_and_names_comparable_runs(
     assert f"{dev_a} (probe@1.0.0 dev): {dev_b}" in message
     assert f"{held} (probe@1.0.0 holdout): no other stored run" in message
     assert project.invoke("compare", dev_a, dev_b).exit_code == 0
+
+
+def test_a_run_compared_with_itself_exits_2_and_says_what_to_name(tmp_path: Path) -> None:
+    """A run paired with itself differs by 0 on every item: refused, not reported as
+    "not detectably different" with an MDE of 0."""
+    from tests.helpers import Project
+
+    table = tmp_path / "results.csv"
+    rows = [f"m{m},i{i},{e},{(i + e + m) % 2}" for m in (1, 2) for i in range(6) for e in (1, 2)]
+    table.write_text("model,item_id,epoch,score\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    project = Project(root=tmp_path, key_dir=tmp_path / "keys")
+    ingested = json_out(project.invoke("ingest", str(table), "--format", "csv", "--json"))
+    first, second = (run["run_id"] for run in ingested["runs"])
+    result = project.invoke("compare", first, first)
+    assert result.exit_code == 2
+    message = " ".join(result.stderr.split())
+    assert f"BASELINE and CANDIDATE are the same run {first}" in message
+    assert "`evalsuite runs` lists them" in message
+    assert project.invoke("compare", first, second).exit_code == 0
+    twice = project.invoke("report", first, second, first, "--out", str(tmp_path / "r"))
+    assert twice.exit_code == 2
+    assert f"run {first} is named twice" in " ".join(twice.stderr.split())
+    assert not (tmp_path / "r").exists()

@@ -284,8 +284,14 @@ def build_report(
     if not run_ids:
         raise UsageError("name at least one run to report (`evalsuite runs` lists them)")
     records = [store.get_run(r) for r in run_ids]
-    if len({r.run_id for r in records}) != len(records):
-        raise UsageError("a run is named twice")
+    seen: set[str] = set()
+    for name, record in zip(run_ids, records, strict=True):
+        if record.run_id in seen:
+            raise UsageError(
+                f"run {record.run_id} is named twice ({name!r}); a report shows each run once: "
+                "name each run once (`evalsuite runs` lists them)"
+            )
+        seen.add(record.run_id)
     runs = []
     frames: dict[str, pd.DataFrame] = {}
     for record in records:

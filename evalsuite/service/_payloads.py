@@ -181,10 +181,18 @@ def check_comparable(
             items, `common_item_attempts`); other different manifests are still refused.
 
     Raises:
-        IncomparableRunsError: different manifests or splits (exit 2, a usage error).
+        IncomparableRunsError: the same run twice, or different manifests or splits (exit 2,
+            a usage error).
         InvalidRunError: an invalid run without `allow_invalid` (exit 5).
         UsageError: a partial run (``--limit``) without `allow_partial` (exit 2).
     """
+    if base.run_id == cand.run_id:
+        raise IncomparableRunsError(
+            f"BASELINE and CANDIDATE are the same run {base.run_id}: a run paired with itself "
+            "differs by exactly 0 on every item, which says nothing about either. Name two "
+            "runs (`evalsuite runs` lists them): two models on one suite version, or two "
+            "runs of one model to see run-to-run noise"
+        )
     notes = []
     if base.manifest_hash and cand.manifest_hash:
         hint = (
