@@ -47,7 +47,7 @@ def version_runs(store: Store, suite: str, version: str, manifest_hash: str) -> 
         )
         raise NotFoundError(
             f"no stored run of {suite}@{version} in {store.display_url}{hint}. Run models on "
-            f"it (`evalsuite run MODEL {suite}@{version}`) or attach results with "
+            f"it (`evalsuite run {suite}@{version} --model MODEL`) or attach results with "
             f"`evalsuite ingest ... --suite {suite}@{version}`"
         )
     return runs

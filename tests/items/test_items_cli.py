@@ -111,7 +111,8 @@ def test_unknown_suite_version_and_no_runs_are_clear_errors(
     no_runs = project.invoke("items", "demo@1.0.0", "--json")
     assert no_runs.exit_code == 2
     message = json_out(no_runs)["message"]
-    assert "no stored run of demo@1.0.0" in message and "evalsuite run" in message
+    assert "no stored run of demo@1.0.0" in message
+    assert "`evalsuite run demo@1.0.0 --model MODEL`" in message
     bare = project.invoke("items", "demo")
     assert bare.exit_code == 2 and "demo@X.Y.Z" in bare.stderr
 
