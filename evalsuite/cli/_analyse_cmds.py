@@ -79,7 +79,7 @@ def score_cmd(
 ) -> None:
     """Estimates with intervals, per stratum, pass@k, pass^k, reliability and health of RUN."""
     options = AnalysisOptions(level=level, alpha=alpha, seed=seed, model_corr=model_corr)
-    payload = score_payload(open_store(ctx), run_id, options, layout=ctx.layout)
+    payload = score_payload(open_store(ctx, create=False), run_id, options, layout=ctx.layout)
     if not payload["valid"]:
         # first, and on stderr: seen even when the numbers go to a file or a pipe
         err_console.print(
@@ -158,7 +158,7 @@ def compare_cmd(
     if (gate is None) != (margin is None):
         raise UsageError("--gate noninferior and --margin D go together")
     options = AnalysisOptions(level=level, alpha=alpha, seed=seed, margin=margin)
-    store = open_store(ctx)
+    store = open_store(ctx, create=False)
     payload = compare_payload(
         store,
         baseline,

@@ -161,7 +161,7 @@ def items_cmd(
             "frozen versions)"
         )
     analysis = item_analysis(
-        open_store(ctx),
+        open_store(ctx, create=False),
         ctx.layout,
         suite,
         version,

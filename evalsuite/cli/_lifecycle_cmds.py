@@ -190,7 +190,7 @@ def triage_cmd(
     names = [] if agents.strip() == "none" else [a.strip() for a in agents.split(",") if a.strip()]
     if not names and agents.strip() != "none":
         raise UsageError("--agents names at least one reference agent, or 'none'")
-    store = open_store(ctx) if runs else None
+    store = open_store(ctx, create=False) if runs else None
     result = triage(
         ctx.layout,
         suite,

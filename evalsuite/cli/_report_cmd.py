@@ -72,7 +72,7 @@ def report_cmd(
     """
     from evalsuite.report import AnalysisOptions, build_report, write_report
 
-    store = open_store(ctx)
+    store = open_store(ctx, create=False)
     options = AnalysisOptions(
         level=level, alpha=alpha, seed=seed, margin=margin, model_corr=model_corr
     )

@@ -38,11 +38,15 @@ if TYPE_CHECKING:
 __all__ = ["ingest_cmd", "open_store", "parse_model_args", "run_cmd", "runs_cmd"]
 
 
-def open_store(ctx: Context) -> Store:
-    """The store of this project (``$EVALSUITE_STORE`` or `.evalsuite/results.sqlite`)."""
+def open_store(ctx: Context, *, create: bool = True) -> Store:
+    """The store of this project (``$EVALSUITE_STORE`` or `.evalsuite/results.sqlite`).
+
+    ``create=False`` for the commands that only read: a SQLite store that does not exist is
+    refused with what to check (`NotFoundError`, exit 2) rather than created.
+    """
     from evalsuite.store import Store  # here: SQLAlchemy and pandas, which `runs` does without
 
-    return Store(ctx.store_url or default_store_url(ctx.layout.state))
+    return Store(ctx.store_url or default_store_url(ctx.layout.state), create=create)
 
 
 def parse_model_args(pairs: tuple[str, ...], flag: str = "-M") -> dict[str, object]:
@@ -614,6 +618,7 @@ def runs_cmd(
     """
     from evalsuite.service._completeness import run_completeness
     from evalsuite.store import RunReader
+    from evalsuite.store._reader import missing_store_message
 
     if show_all and limit is not None:
         raise UsageError("--all and --limit N exclude each other: give one of them")
@@ -657,6 +662,8 @@ def runs_cmd(
         return
     if not records:
         click.echo("no runs stored yet" if suite is None else f"no runs of suite {suite} stored")
+        if reader.missing:
+            click.echo(missing_store_message(reader.display_url))
         return
     rows = [_runs_row(r, completeness[r.run_id], audits[(r.suite, r.version)]) for r in records]
     click.echo(_columns([_RUNS_HEADER, *rows]))

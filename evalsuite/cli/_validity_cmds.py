@@ -148,7 +148,7 @@ def report_cmd(
         if version is None:
             raise UsageError(f"give the suite version, e.g. {suite}@1.0.0")
     payload = validity_section(
-        open_store(ctx),
+        open_store(ctx, create=False),
         metric=metric,
         options=AnalysisOptions(level=level, seed=seed),
         suite=suite,

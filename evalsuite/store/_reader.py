@@ -4,10 +4,10 @@ Importing SQLAlchemy (and pandas, behind `Store`) costs more CPU than the whole 
 may spend (docs/scale.md, "Start-up"). `RunReader` reads an SQLite store whose file exists
 and whose schema is the current one through the standard library's `sqlite3`, opened
 read-only, with the same queries and the same records as `Store` (`RunRecord`). Every other
-store goes through `Store`: a PostgreSQL URL, a file that does not exist yet (`Store`
-creates it), an older schema (`Store` upgrades it), a newer one (`Store` refuses it and says
-what to do), or an SQLite file that cannot be opened or read (`Store` reports why). So the
-store contract is `Store`'s, whichever path reads. Design: docs/design/startup.md.
+store goes through `Store`: a PostgreSQL URL, an older schema (`Store` upgrades it), a
+newer one (`Store` refuses it and says what to do), or an SQLite file that cannot be opened
+or read (`Store` reports why). So the store contract is `Store`'s, whichever path reads.
+Design: docs/design/startup.md.
 """
 
 from __future__ import annotations
@@ -26,10 +26,20 @@ from evalsuite.store._version import SCHEMA_VERSION
 if TYPE_CHECKING:
     from evalsuite.store._store import Store
 
-__all__ = ["RunKey", "RunReader", "sqlite_file"]
+__all__ = ["RunKey", "RunReader", "missing_store_message", "sqlite_file"]
 
 _CHUNK = 500
 """Run ids per ``IN (...)`` list: under every SQLite's limit on bound parameters."""
+
+
+def missing_store_message(display_url: str) -> str:
+    """What to say when a command that only reads finds no SQLite store at its path."""
+    return (
+        f"no results store at {display_url}: nothing has been run or ingested into it yet. "
+        "Check --root and EVALSUITE_STORE (a project's own store is "
+        "<root>/.evalsuite/results.sqlite), or store results first with `evalsuite run` or "
+        "`evalsuite ingest`"
+    )
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -65,6 +75,19 @@ class RunReader:
         self.url = url
         self._file = sqlite_file(url)
         self._store: Store | None = None
+
+    @property
+    def display_url(self) -> str:
+        """The store's URL to show: a SQLite URL whole, any other without its credentials."""
+        return self.url if self._file is not None else self.url.split("@")[-1]
+
+    @property
+    def missing(self) -> bool:
+        """Whether the store is a SQLite file that does not exist (yet).
+
+        It holds no runs, and reading it creates nothing.
+        """
+        return self._store is None and self._file is not None and not self._file.exists()
 
     @property
     def fast(self) -> bool:
@@ -111,6 +134,8 @@ class RunReader:
             params = [*params, newest]
         else:
             sql = f"SELECT * FROM runs {where} ORDER BY started_at, run_id"
+        if self.missing:
+            return []
         try:
             with self._sqlite() as conn:
                 if conn is not None:
@@ -132,6 +157,8 @@ class RunReader:
             "SELECT run_id, suite, version, split, source, manifest_hash FROM runs "
             "ORDER BY started_at, run_id"
         )
+        if self.missing:
+            return []
         try:
             with self._sqlite() as conn:
                 if conn is not None:
@@ -146,6 +173,8 @@ class RunReader:
     def count(self, *, suite: str | None = None) -> int:
         """How many runs (of `suite`, when given) the store holds."""
         where, params = ("WHERE suite = ?", [suite]) if suite is not None else ("", [])
+        if self.missing:
+            return 0
         try:
             with self._sqlite() as conn:
                 if conn is not None:
@@ -158,7 +187,7 @@ class RunReader:
 
     def top_error_reasons(self, run_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
         """Each run's most frequent harness error reason and its count, as `Store` gives it."""
-        if not run_ids:
+        if not run_ids or self.missing:
             return {}
         best: dict[str, tuple[str, int]] = {}
         try:

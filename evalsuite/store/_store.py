@@ -49,12 +49,14 @@ from sqlalchemy.exc import (
     ProgrammingError,
     SQLAlchemyError,
 )
+from sqlalchemy.pool import StaticPool
 
 from evalsuite import __version__
 from evalsuite.errors import NotFoundError, StoreError, UsageError
 from evalsuite.store._bulk import IngestSession
 from evalsuite.store._fingerprint import ATTEMPT_CONTENT_COLUMNS, attempt_table
 from evalsuite.store._migrations import MIGRATIONS
+from evalsuite.store._reader import missing_store_message, sqlite_file
 from evalsuite.store._records import (
     JSON_RUN_FIELDS,
     RunRecord,
@@ -339,21 +341,33 @@ class IngestStored:
 class Store:
     """Runs, attempts and deployment outcomes in one database."""
 
-    def __init__(self, url: str, *, upgrade: bool = True, refuse_newer: bool = True) -> None:
+    def __init__(
+        self, url: str, *, upgrade: bool = True, refuse_newer: bool = True, create: bool = True
+    ) -> None:
         """Open the store at SQLAlchemy `url`: create it, or upgrade an older schema.
 
         With ``upgrade=False`` nothing is created or changed (`info` and `upgrade` use that).
         A store of a newer schema is refused (`StoreError`) unless ``refuse_newer=False``
-        (only `info`, which reads nothing but the version and counts).
+        (only `info`, which reads nothing but the version and counts). With ``create=False``
+        (the commands that only read) a SQLite file that does not exist is read as an empty
+        store (`missing`), and neither it nor its directory is created: a mistyped path leaves
+        nothing behind, and a run asked for is "not found" with the path named.
         """
         self.url = url
         try:
             self.display_url = make_url(url).render_as_string(hide_password=True)
         except SQLAlchemyError:  # not a URL: say so below, never echo it back whole
             self.display_url = url.split("@")[-1]
+        self.missing = False
+        """Whether this is a SQLite store that does not exist, opened with ``create=False``."""
+        if not create:
+            file = sqlite_file(url)
+            self.missing = file is not None and not file.exists()
         with self._errors("open it"):
             try:
-                self.engine: Engine = self._make_engine(url)
+                self.engine: Engine = (
+                    self._empty_engine() if self.missing else self._make_engine(url)
+                )
             except ImportError as exc:
                 raise StoreError(
                     f"results store {self.display_url}: the database driver it needs is not "
@@ -364,6 +378,17 @@ class Store:
                 self._retrying(self._migrate)
             elif refuse_newer:
                 self._check_not_newer()
+
+    @staticmethod
+    def _empty_engine() -> Engine:
+        """An empty store in memory, one connection shared.
+
+        What a command that only reads sees of a SQLite store that does not exist, without
+        creating it.
+        """
+        return create_engine(
+            "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
+        )
 
     @staticmethod
     def _make_engine(url: str) -> Engine:
@@ -735,6 +760,7 @@ class Store:
         if not rows:
             raise NotFoundError(
                 f"no run {run_id!r} in the store {self.display_url} (`evalsuite runs` lists them)"
+                + (f"; {missing_store_message(self.display_url)}" if self.missing else "")
             )
         raise UsageError(
             f"run id prefix {run_id!r} is ambiguous: " + ", ".join(r.run_id for r in rows[:5])
