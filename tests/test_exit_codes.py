@@ -53,3 +53,17 @@ def test_a_run_compared_with_itself_exits_2_and_says_what_to_name(tmp_path: Path
     assert twice.exit_code == 2
     assert f"run {first} is named twice" in " ".join(twice.stderr.split())
     assert not (tmp_path / "r").exists()
+
+
+def test_a_root_that_does_not_exist_is_a_usage_error(tmp_path: Path) -> None:
+    """`--root` naming no directory was taken as an empty project ("no suites", exit 0)."""
+    from click.testing import CliRunner
+
+    from evalsuite.cli import cli
+
+    missing = tmp_path / "no-such-project"
+    for command in (["suites"], ["verify"], ["runs"]):
+        result = CliRunner().invoke(cli, ["--root", str(missing), *command])
+        assert result.exit_code == 2, command
+        assert f"Directory '{missing}' does not exist" in result.output
+    assert not missing.exists()

@@ -136,7 +136,7 @@ def _print_version(click_ctx: click.Context, _param: click.Parameter, value: boo
 )
 @click.option(
     "--root",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=Path("."),
     show_default=True,
     help="Project directory holding tasks/, manifests/, holdout/ and .evalsuite/.",
