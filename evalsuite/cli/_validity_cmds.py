@@ -41,7 +41,7 @@ def validity_group() -> None:
     "n",
     type=click.IntRange(min=1),
     default=None,
-    help="Sample size (for a rate, the SE is derived from it).",
+    help="Sample size of a rate (a value in [0, 1]): its SE is derived from it.",
 )
 @click.option("--observed-at", default=None, help="When it was observed (ISO date).")
 @click.option("--source", default=None, help="Where it comes from (dashboard, A/B test...).")

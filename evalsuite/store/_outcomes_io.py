@@ -74,6 +74,11 @@ def make_outcome(fields: Mapping[str, Any], where: str = "deployment result") ->
         raise ItemSourceError(f"{where}: give se or n, not both (se is derived from n for rates)")
     if value is None:
         raise ItemSourceError(f"{where}: missing value (required: model, metric, value)")
+    if n is not None and not 0.0 <= value <= 1.0:
+        raise ItemSourceError(
+            f"{where}: n gives the standard error of a rate (a value in [0, 1]), and {value} "
+            "is not one; give se (the standard error of this value) instead, or leave both out"
+        )
     return OutcomeRecord(
         model=str(fields["model"]).strip(),
         metric=str(fields["metric"]).strip(),
