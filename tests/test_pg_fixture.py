@@ -2,9 +2,9 @@
 
 A real pytest process runs a two-test module that uses the suite's own ``store_url`` and ``pg``
 fixtures (tests/conftest.py) as the store tests do, with ``EVALSUITE_PG_BIN`` naming a directory
-without PostgreSQL. The module is small on purpose: collecting a store test module and loading
-inspect's entry points in that process cost about 8 s of CPU per run and are not what is
-checked (docs/design/test-speed.md, fourth pass).
+without PostgreSQL. The module is small and the installed pytest plugins are not loaded, on
+purpose: collecting a store test module, loading inspect's entry points and the plugins cost
+about 9 s of CPU per run and are not what is checked (docs/design/test-speed.md, fourth pass).
 """
 
 from __future__ import annotations
@@ -37,7 +37,14 @@ def _pytest(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
             *("-c", str(REPO / "pyproject.toml"), "--rootdir", str(REPO), str(suite)),
         ],
         cwd=REPO,
-        env={**os.environ, "EVALSUITE_PG_BIN": str(tmp_path / "none"), **env},
+        env={
+            **os.environ,
+            "EVALSUITE_PG_BIN": str(tmp_path / "none"),
+            # the installed pytest plugins (xdist, hypothesis, inspect's...) are not what is
+            # checked: without them the process costs about 1 s of CPU instead of about 4 s
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            **env,
+        },
         capture_output=True,
         text=True,
         timeout=600,
