@@ -59,16 +59,19 @@ def test_racing_holdout_runs_at_two_of_three_looks_let_exactly_one_through(
     for _ in range(2):
         assert _holdout(project).exit_code == 0
     go = tmp_path / "go"
-    ready = [tmp_path / f"ready-{i}" for i in range(4)]
+    # two racers for the last look (four before): a race needs two, and each is a run process
+    # of about 10 s of CPU. Neither two nor four caught the ledger's lock removed: the check and
+    # the append are too close together for racers to meet there (docs/design/test-speed.md)
+    ready = [tmp_path / f"ready-{i}" for i in range(2)]
     racers = [spawn(project, *HOLDOUT, go=go, ready=r) for r in ready]
     wait_until(  # a process that ended early counts: its exit code and stderr tell why
         lambda: all(r.exists() or p.poll() is not None for r, p in zip(ready, racers, strict=True)),
         "the racing processes are ready",
     )
-    go.touch()  # all four ask for the last look within milliseconds
+    go.touch()  # both ask for the last look within milliseconds
     outputs = [finish(p) for p in racers]
     codes = sorted(p.returncode for p in racers)
-    assert codes == [0, 7, 7, 7], [err[-400:] for _, err in outputs]
+    assert codes == [0, 7], [err[-400:] for _, err in outputs]
     for process, (_out, err) in zip(racers, outputs, strict=True):
         if process.returncode == 7:
             assert "budget is 3" in err

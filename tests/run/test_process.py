@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -144,6 +145,22 @@ def _scan(root: Path, needle: bytes) -> list[str]:
     return hits
 
 
+def _leaks(root: Path, needles: Iterable[bytes]) -> dict[bytes, list[str]]:
+    """The needles found in files under `root` (vaults aside), with the files holding them.
+
+    The same search as `_scan` for each needle, with every file read once rather than once
+    per needle (a records holdout run is checked for 100 markers)."""
+    contents = {}
+    for path in root.rglob("*"):
+        if path.is_file() and path.suffix != ".vault":
+            try:
+                contents[str(path)] = path.read_bytes()
+            except OSError:
+                continue
+    found = {needle: [p for p, data in contents.items() if needle in data] for needle in needles}
+    return {needle: paths for needle, paths in found.items() if paths}
+
+
 def test_holdout_run_leaves_no_plaintext_on_disk(tmp_path: Path) -> None:
     project = make_probe_project(tmp_path)
     home = tmp_path / "home"
@@ -166,7 +183,7 @@ def test_holdout_run_leaves_no_plaintext_on_disk(tmp_path: Path) -> None:
         "--inject-faults",
         "0.3",
         "--epochs",
-        "2",
+        "1",  # every holdout item once: a second epoch decrypts nothing new (about 5 s of CPU)
         "--no-progress",
         "--json",
     )
@@ -176,11 +193,11 @@ def test_holdout_run_leaves_no_plaintext_on_disk(tmp_path: Path) -> None:
     payload = json.loads(out)
     assert payload["harness"]["harness_errors"] > 0
     frame = _store(project).attempts(payload["run_id"])
-    assert len(frame) == 40
+    assert len(frame) == 20
     assert (frame["outcome"] == "scored").sum() > 0
     needles = _holdout_texts(project)
+    assert _leaks(tmp_path, [n.encode() for n in needles]) == {}, "holdout text found on disk"
     for needle in needles:
-        assert _scan(tmp_path, needle.encode()) == [], "holdout text found on disk"
         assert needle not in out + err
 
 
