@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from tests.helpers import Project, json_out
 from tests.run.conftest import MARKER, make_probe_project
-from tests.shared_build import build_once
 
 RUN = ("--model", "fakeagent/x", "--epochs", "2", "--no-progress", "--json")
 
@@ -38,29 +33,16 @@ def _refreeze(project: Project, version: str, n_changed: int, n_added: int) -> N
     assert done.exit_code == 0, done.output
 
 
-def _build_runs(root: Path) -> dict[str, Any]:
-    project = make_probe_project(root, n_per_stratum=10)
+def _runs(tmp_path: Path) -> tuple[Project, str, str]:
+    project = make_probe_project(tmp_path, n_per_stratum=10)
     old = json_out(project.invoke("run", "probe@1.0.0", *RUN))["run_id"]
     _refreeze(project, "2.0.0", n_changed=1, n_added=1)
     new = json_out(project.invoke("run", "probe@2.0.0", *RUN))["run_id"]
-    return {"old": old, "new": new}
+    return project, old, new
 
 
-@pytest.fixture
-def runs(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> tuple[Project, str, str]:
-    """The project with a run on 1.0.0 and one on 2.0.0, built once a session (two freezes
-    and two runs, about 3 s of CPU) and copied for each test, which may then write to it."""
-    built, ids = build_once(tmp_path_factory, "lifecycle-cross-version", _build_runs)
-    copy = tmp_path / "built"
-    shutil.copytree(built, copy)
-    project = Project(root=copy / "project", key_dir=copy / "keys")
-    return project, str(ids["old"]), str(ids["new"])
-
-
-def test_compare_across_versions_uses_common_items_and_says_so(
-    runs: tuple[Project, str, str],
-) -> None:
-    project, old, new = runs
+def test_compare_across_versions_uses_common_items_and_says_so(tmp_path: Path) -> None:
+    project, old, new = _runs(tmp_path)
     result = project.invoke("compare", old, new, "--json")
     assert result.exit_code == 0, result.output
     payload = json_out(result)
@@ -88,10 +70,8 @@ def test_compare_on_one_version_says_it_is_not_cross_version(tmp_path: Path) -> 
     assert payload["common_items"] == {"cross_version": False}
 
 
-def test_compare_across_versions_refuses_too_few_common_items(
-    runs: tuple[Project, str, str],
-) -> None:
-    project, old, _ = runs
+def test_compare_across_versions_refuses_too_few_common_items(tmp_path: Path) -> None:
+    project, old, _ = _runs(tmp_path)
     _refreeze(project, "3.0.0", n_changed=5, n_added=5)
     newer = json_out(project.invoke("run", "probe@3.0.0", *RUN))["run_id"]
     refused = project.invoke("compare", old, newer, "--json")
@@ -106,10 +86,8 @@ def test_compare_across_versions_refuses_too_few_common_items(
     assert bad.exit_code == 2
 
 
-def test_report_across_versions_shows_scores_on_common_items(
-    runs: tuple[Project, str, str], tmp_path: Path
-) -> None:
-    project, old, new = runs
+def test_report_across_versions_shows_scores_on_common_items(tmp_path: Path) -> None:
+    project, old, new = _runs(tmp_path)
     out = tmp_path / "report"
     done = project.invoke("report", old, new, "--out", str(out))
     assert done.exit_code == 0, done.output
