@@ -25,10 +25,9 @@ def test_concurrent_imports_and_adds_store_each_outcome_once(tmp_path: Path) -> 
         "0.00175", "--n", "100", "--observed-at", "2026-10-01", "--source", "A/B", "--json",
     ]  # fmt: skip
     assert project.invoke("runs").exit_code == 0  # the store exists; its creation race is apart
-    # two imports and an add of one of their rows race (three imports before: ~2 s a process)
-    commands = [["validity", "import", str(outcomes), "--json"]] * 2 + [add]
+    commands = [["validity", "import", str(outcomes), "--json"]] * 3 + [add]
     results = start_together(project, tmp_path / "race", commands)
-    assert [r.code for r in results] == [0] * 3, [r.stderr[-600:] for r in results]
+    assert [r.code for r in results] == [0] * 4, [r.stderr[-600:] for r in results]
     assert sum(json.loads(r.stdout)["added"] for r in results) == 3000
     again = project.invoke("validity", "import", str(outcomes), "--json")
     assert json.loads(again.stdout) == {"rows": 3000, "added": 0, "duplicates": 3000}
