@@ -123,10 +123,10 @@ def test_processes_opening_a_v1_store_at_once_migrate_it_once(store_url: str) ->
             stderr=subprocess.PIPE,
             text=True,
         )
-        for _ in range(4)
+        for _ in range(3)  # three processes race to migrate (four before)
     ]
     outs = [finish(p) for p in procs]
-    assert [p.returncode for p in procs] == [0] * 4, [err[-500:] for _, err in outs]
+    assert [p.returncode for p in procs] == [0] * 3, [err[-500:] for _, err in outs]
     assert {out.strip() for out, _ in outs} == {str(SCHEMA_VERSION)}
     assert {table: _rows(url, table) for table in TABLES} == before
 
