@@ -77,7 +77,7 @@ def shipped(tmp_path_factory: pytest.TempPathFactory) -> Project:
 
 
 def test_the_hacker_scores_nothing_though_its_visible_run_is_green(shipped: Project) -> None:
-    out = _dev_run(shipped, "hacker", "--limit", "4")
+    out = _dev_run(shipped, "hacker", "--limit", "2")
     assert out["mean"] == 0.0 and out["valid"] is True
     from evalsuite._core.layout import Layout
     from evalsuite.store import Store, default_store_url

@@ -10,8 +10,8 @@ def test_score_and_report_show_the_top_reasons_with_an_example_and_advice(
     probe_project: Project,
 ) -> None:
     run = probe_project.invoke(
-        "run", "probe@1.0.0", "--model", "fakeagent/x", "--epochs", "2", "--json",
-        "--no-progress", "--inject-faults", "0.3", "--max-retries", "0",
+        "run", "probe@1.0.0", "--model", "fakeagent/x", "--epochs", "2", "--limit", "8",
+        "--json", "--no-progress", "--inject-faults", "0.3", "--max-retries", "0",
     )  # fmt: skip
     assert run.exit_code == 5, run.stderr
     run_id = json_out(run)["run_id"]
@@ -43,7 +43,7 @@ def test_score_and_report_show_the_top_reasons_with_an_example_and_advice(
 
 def test_run_summary_and_runs_show_the_top_reason(probe_project: Project) -> None:
     run = probe_project.invoke(
-        "run", "probe@1.0.0", "--model", "fakeagent/x", "--no-progress",
+        "run", "probe@1.0.0", "--model", "fakeagent/x", "--limit", "8", "--no-progress",
         "--inject-faults", "0.3", "--max-retries", "0",
     )  # fmt: skip
     assert run.exit_code == 5
@@ -51,7 +51,9 @@ def test_run_summary_and_runs_show_the_top_reason(probe_project: Project) -> Non
     assert "HarnessFault" in run.stdout and "what to do:" in run.stdout
     assert "{" not in run.stdout  # no raw dicts in the summary
 
-    clean = probe_project.invoke("run", "probe@1.0.0", "--model", "fakeagent/x", "--json")
+    clean = probe_project.invoke(
+        "run", "probe@1.0.0", "--model", "fakeagent/x", "--limit", "8", "--json"
+    )
     listed = {r["run_id"]: r for r in json_out(probe_project.invoke("runs", "--json"))}
     faulty = next(r for r in listed.values() if r["valid"] is False)
     assert faulty["top_error"]["reason"].startswith("HarnessFault")

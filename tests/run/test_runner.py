@@ -25,26 +25,27 @@ def _attempts(project: Project, run_id: str) -> pd.DataFrame:
 
 
 def test_one_attempt_per_planned_item_and_epoch(probe_project: Project) -> None:
-    out = _run(probe_project, "--model", "fakeagent/x", "--epochs", "3", "-M", "accuracy=0.7")
+    out = _run(probe_project, "--model", "fakeagent/x", "--epochs", "2", "-M", "accuracy=0.7")
     frame = _attempts(probe_project, out["run_id"])
-    assert len(frame) == 20 * 3
-    assert out["harness"]["planned"] == 60
+    assert len(frame) == 20 * 2
+    assert out["harness"]["planned"] == 40
     assert out["valid"] is True
-    assert set(frame["epoch"]) == {1, 2, 3}
-    assert frame["seed"].nunique() == 60
+    assert set(frame["epoch"]) == {1, 2}
+    assert frame["seed"].nunique() == 40
     assert set(frame["outcome"]) == {"scored"}
     assert 0.5 < out["mean"] < 0.9
     # the manifest hash became the inspect task version, and provenance was stored
     run = Store(default_store_url(Layout(probe_project.root).state)).get_run(out["run_id"])
     assert run.manifest_hash == load_manifest(Layout(probe_project.root), "probe").manifest_hash
     assert run.provenance["packages"]["inspect-ai"]
-    assert run.spec["epochs"] == 3
+    assert run.spec["epochs"] == 2
 
 
 def test_same_seed_reproduces_the_attempts_and_another_seed_changes_them(
     probe_project: Project,
 ) -> None:
-    args = ("--model", "fakeagent/x", "--epochs", "2", "-M", "accuracy=0.6")
+    # six items of two epochs: seeds are per (item, epoch), so two epochs check both
+    args = ("--model", "fakeagent/x", "--epochs", "2", "--limit", "6", "-M", "accuracy=0.6")
     a = _attempts(probe_project, _run(probe_project, *args, "--seed", "11")["run_id"])
     b = _attempts(probe_project, _run(probe_project, *args, "--seed", "11")["run_id"])
     c = _attempts(probe_project, _run(probe_project, *args, "--seed", "12")["run_id"])
@@ -56,28 +57,18 @@ def test_injected_faults_are_counted_as_harness_errors_never_scored(
     probe_project: Project,
 ) -> None:
     layout = Layout(probe_project.root)
-    clean = _run(probe_project, "--model", "fakeagent/x", "--epochs", "5", "-M", "accuracy=0.7")
-    out = _run(
-        probe_project,
-        "--model",
-        "fakeagent/x",
-        "--epochs",
-        "5",
-        "-M",
-        "accuracy=0.7",
-        "--inject-faults",
-        "0.02",
-        "--seed",
-        "0",
-    )
+    # 20 items x 2 epochs; seed 2's 2% plan injects one fault (seed 0's injects none in 40)
+    args = ("--model", "fakeagent/x", "--epochs", "2", "-M", "accuracy=0.7", "--seed", "2")
+    clean = _run(probe_project, *args)
+    out = _run(probe_project, *args, "--inject-faults", "0.02")
     manifest = load_manifest(layout, "probe")
-    spec = RunSpec(suite="probe", version="1.0.0", model="x", epochs=5, fault_rate=0.02)
+    spec = RunSpec(suite="probe", version="1.0.0", model="x", epochs=2, fault_rate=0.02, seed=2)
     injected = {
         p.key for p in plan_attempts(manifest.items_by_split("dev"), spec) if p.fault != "none"
     }
     frame = _attempts(probe_project, out["run_id"])
     errors = frame[frame["outcome"] == "harness_error"]
-    assert injected, "the 2% plan should inject at least one fault in 100 episodes"
+    assert injected, "the 2% plan of seed 2 should inject at least one fault in 40 episodes"
     assert set(zip(errors["item_id"], errors["epoch"], strict=True)) == injected
     assert errors["score"].isna().all()
     assert (errors["retries"] == 2).all()
@@ -88,17 +79,19 @@ def test_injected_faults_are_counted_as_harness_errors_never_scored(
     # the score over scored attempts is the fault-free run's score on the same attempts
     merged = frame.merge(_attempts(probe_project, clean["run_id"]), on=["item_id", "epoch"])
     kept = merged[merged["outcome_x"] == "scored"]
+    assert len(kept) == 40 - len(injected)
     assert (kept["score_x"] == kept["score_y"]).all()
 
 
 def test_ten_percent_faults_make_the_run_invalid_with_exit_5(probe_project: Project) -> None:
+    # 20 items x 2 epochs: the default seed's 10% plan injects 4 faults in 40 episodes
     result = probe_project.invoke(
         "run",
         "probe@1.0.0",
         "--model",
         "fakeagent/x",
         "--epochs",
-        "5",
+        "2",
         "--inject-faults",
         "0.10",
         "--no-progress",
@@ -117,7 +110,7 @@ def test_transient_faults_are_retried_and_recover(probe_project: Project) -> Non
         "--model",
         "fakeagent/x",
         "--epochs",
-        "3",
+        "2",
         "--inject-faults",
         "0.2",
         "--fault-mode",
