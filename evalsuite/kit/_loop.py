@@ -47,15 +47,18 @@ async def tool_loop(state: TaskState, *, seed: int) -> TaskState:
         )
         message = state.output.message
         state.messages.append(message)
-        if state.completed:
-            return state
-        if not message.tool_calls:
+        if _completed(state) or not message.tool_calls:
             return state
         messages, output = await execute_tools(state.messages, tools, config.max_tool_output)
         state.messages.extend(messages)
         if output is not None:
             state.output = output
-        if state.completed:
+        if _completed(state):
             return state
         if isinstance(tool_choice, ToolFunction):
             tool_choice = "auto"
+
+
+def _completed(state: TaskState) -> bool:
+    """``state.completed`` (a limit, or a tool that ended the episode), read afresh each time."""
+    return state.completed

@@ -52,7 +52,7 @@ def _with_inspect_loop(task: Task) -> Task:
 
 
 def _message(message: Any) -> dict[str, Any]:
-    out = message.model_dump(exclude={"id", "model"})
+    out: dict[str, Any] = message.model_dump(exclude={"id", "model"})
     return out
 
 
