@@ -1,13 +1,13 @@
 """The families' agent loop, with tool definitions built once per episode.
 
 inspect's own loop (``task_generate``, behind the ``generate`` a solver is handed) passes the
-task's tools to the model and to ``execute_tools`` as `Tool` functions, and both rebuild a
-`ToolDef` of every tool, parsing its signature and docstring and copying its parameter schema,
-at every model turn and every tool execution. `tool_loop` makes the same calls through
-inspect's public API (the active model's ``generate`` and ``execute_tools``) with `ToolDef`s
-built once per episode: the same messages, the same model and tool events, the same limits
-(inspect checks the message and token limits inside ``generate`` and when messages are
-appended to the state; the time limit is the sample's own), and the same seed and generation
+task's tools to ``execute_tools`` as `Tool` functions, which rebuilds a `ToolDef` of every
+tool, copying its parameter schema, at every tool execution. `tool_loop` makes the same calls
+through inspect's public API (the active model's ``generate`` with the tools as inspect's loop
+passes them, and ``execute_tools`` with `ToolDef`s built once per episode): the same messages,
+the same model and tool events, the same limits (inspect checks the message and token limits
+inside ``generate`` and when messages are appended to the state; the time limit is the
+sample's own), and the same seed and generation
 config. What it saves is measured in docs/design/run-speed.md ("The families' agent loop").
 """
 
@@ -39,17 +39,20 @@ async def tool_loop(state: TaskState, *, seed: int) -> TaskState:
     # inspect's loop passes the task's generation config merged with the call's arguments;
     # within a sample that config is the active one (which the runner has seeded already)
     config = active_generate_config().merge(GenerateConfig(seed=seed))
-    tools = [ToolDef(tool) for tool in state.tools]
+    # the model gets the tools as inspect's loop gives them: for a `Tool` function inspect
+    # reuses a parsed description (a `ToolDef` would have its parameter schema deep-copied at
+    # every turn); `execute_tools` gets the `ToolDef`s, which it would otherwise rebuild
+    tool_defs = [ToolDef(tool) for tool in state.tools]
     tool_choice = state.tool_choice
     while True:
         state.output = await model.generate(
-            input=state.messages, tools=tools, tool_choice=tool_choice, config=config
+            input=state.messages, tools=state.tools, tool_choice=tool_choice, config=config
         )
         message = state.output.message
         state.messages.append(message)
         if _completed(state) or not message.tool_calls:
             return state
-        messages, output = await execute_tools(state.messages, tools, config.max_tool_output)
+        messages, output = await execute_tools(state.messages, tool_defs, config.max_tool_output)
         state.messages.extend(messages)
         if output is not None:
             state.output = output
