@@ -29,6 +29,7 @@ from evalsuite.kit._family import (
     family_of,
     family_of_task,
 )
+from evalsuite.kit._loop import tool_loop
 from evalsuite.kit._package import FamilyPackage, family_package, package_name
 from evalsuite.kit._plan import (
     APPLIES_KEY,
@@ -71,5 +72,6 @@ __all__ = [
     "null_policy",
     "package_name",
     "policy_plan",
+    "tool_loop",
     "tool_name_of",
 ]

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import StoreModel, store_as
+from inspect_ai.util import StoreModel, store, store_as
 from pydantic import Field
 
 from evalsuite.run import HarnessFault, checked_initial_state, state_copy
@@ -19,6 +19,8 @@ T = TypeVar("T")
 STORE_INSTANCE = "records_desk"
 STATE_KEY = f"RecordsStore:{STORE_INSTANCE}:state"
 """Sample-store key of the runtime state (what the verifier and the audit read)."""
+HASH_KEY = f"RecordsStore:{STORE_INSTANCE}:initial_hash"
+"""Sample-store key of `RecordsStore.initial_hash`."""
 
 
 class RecordsStore(StoreModel):
@@ -69,10 +71,12 @@ def read_records() -> State:
     Raises:
         HarnessFault: the records were never set up for this sample.
     """
-    store = records_store()
+    # by key: the values a `RecordsStore` bound with ``store_as`` reads, without building and
+    # validating the model at every tool call (docs/design/run-speed.md)
+    data = store()
     return state_copy(
-        store.state,
-        store.initial_hash,
+        data.get(STATE_KEY) or {},
+        data.get(HASH_KEY) or "",
         unset="records_desk is not initialised (reset_records did not run)",
     )
 
@@ -84,4 +88,4 @@ def with_records(operation: Callable[[Records], T]) -> T:
     try:
         return operation(Records(state))
     finally:
-        records_store().state = state
+        store().set(STATE_KEY, state)

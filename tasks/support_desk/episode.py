@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import StoreModel, store_as
+from inspect_ai.util import StoreModel, store, store_as
 from pydantic import Field
 
 from evalsuite.run import HarnessFault, checked_initial_state, state_copy
@@ -17,6 +17,10 @@ from .env import Shop, State, fresh_runtime, initial_view, state_hash
 
 T = TypeVar("T")
 STORE_INSTANCE = "support_desk"
+STATE_KEY = f"ShopStore:{STORE_INSTANCE}:state"
+"""Sample-store key of `ShopStore.state`: the runtime state the verifier and the audit read."""
+HASH_KEY = f"ShopStore:{STORE_INSTANCE}:initial_hash"
+"""Sample-store key of `ShopStore.initial_hash`."""
 
 
 class ShopStore(StoreModel):
@@ -71,10 +75,12 @@ def read_shop() -> State:
     Raises:
         HarnessFault: the shop was never set up for this sample.
     """
-    store = shop_store()
+    # by key: the values a `ShopStore` bound with ``store_as`` reads, without building and
+    # validating the model at every tool call (docs/design/run-speed.md)
+    data = store()
     return state_copy(
-        store.state,
-        store.initial_hash,
+        data.get(STATE_KEY) or {},
+        data.get(HASH_KEY) or "",
         unset="support_desk shop is not initialised (reset_shop did not run)",
     )
 
@@ -87,5 +93,5 @@ def with_shop(operation: Callable[[Shop], T], *, mutate: bool) -> T:
     state = read_shop()
     result = operation(Shop(state))
     if mutate:
-        shop_store().state = state
+        store().set(STATE_KEY, state)
     return result

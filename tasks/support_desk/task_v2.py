@@ -27,7 +27,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
 from inspect_ai.solver import Generate, Solver, TaskState, solver, system_message, use_tools
 
-from evalsuite.kit import Limits, family_package
+from evalsuite.kit import Limits, family_package, tool_loop
 from evalsuite.run import episode_seed, standalone_samples
 
 HERE = Path(__file__).resolve().parent
@@ -58,10 +58,14 @@ SYSTEM_PROMPT = (
 
 @solver
 def support_agent() -> Solver:
-    """The agent loop: generate and run tool calls until the agent answers without one."""
+    """The agent loop: generate and run tool calls until the agent answers without one.
+
+    `evalsuite.kit.tool_loop`: inspect's ``generate(state, tool_calls="loop")`` with the
+    tool definitions built once per episode (docs/design/run-speed.md).
+    """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        return await generate(state, tool_calls="loop", seed=episode_seed(state))
+        return await tool_loop(state, seed=episode_seed(state))
 
     return solve
 
