@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,24 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("INSPECT_TRACE_LEVEL", "CRITICAL")
 os.environ.setdefault("INSPECT_EVAL_CTL_SERVER", "false")
+
+
+def write_bytecode_again() -> bool:
+    """Undo ``PYTHONDONTWRITEBYTECODE`` for the test processes and their children.
+
+    With it set, every pytest process (each xdist worker) compiles every test module again and
+    pytest rewrites its asserts again (bytecode is never cached), and every CLI child compiles
+    evalsuite again: about a third of a worker's collection CPU (docs/design/test-speed.md,
+    fourth pass). Without it Python caches bytecode in ``__pycache__`` as usual: ignored by git,
+    by the repository scans and by the hashes of ``tasks/``. Returns whether it was set.
+    """
+    if not os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
+        return False
+    sys.dont_write_bytecode = False
+    return True
+
+
+write_bytecode_again()
 
 
 @pytest.fixture(scope="session", autouse=True)

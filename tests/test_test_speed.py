@@ -5,6 +5,7 @@ subprocesses that skips only inspect_evals' task registry (tests/entry_points.py
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -92,3 +93,26 @@ def test_the_pytest_process_skips_inspect_evals_unless_a_test_loads_it() -> None
     assert "evalsuite.agents._registry" in sys.modules
     if "inspect_evals._registry" not in sys.modules:  # no test of this process loaded it
         assert registry_lookup("task", "inspect_evals/humaneval") is None
+
+
+def test_bytecode_is_cached_in_the_test_processes_even_if_the_environment_disables_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PYTHONDONTWRITEBYTECODE made each worker compile and assert-rewrite every test module
+    again and each CLI child compile evalsuite again; tests/conftest.py undoes it."""
+    from tests.conftest import write_bytecode_again
+
+    # the suite's own processes, and the children they start, cache bytecode
+    assert sys.dont_write_bytecode is False
+    assert "PYTHONDONTWRITEBYTECODE" not in os.environ
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    assert write_bytecode_again() is True
+    assert sys.dont_write_bytecode is False
+    assert "PYTHONDONTWRITEBYTECODE" not in os.environ
+
+    # without the setting nothing changes
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    assert write_bytecode_again() is False
+    assert sys.dont_write_bytecode is True
