@@ -830,6 +830,18 @@ class Store:
             conn.execute(statement, [_attempt_row(run_id, r, now) for r in chunk])
 
     def _upsert_statement(self) -> Any:
+        """The attempts upsert, built once per store and reused (docs/design/run-speed.md).
+
+        A run writes each attempt as it finishes, one statement per attempt: building the
+        upsert (one SET clause per column) and its SQL cache key anew every time cost about
+        a third of that write. The statement is immutable, so one object serves them all.
+        """
+        cached = self.__dict__.get("_upsert")
+        if cached is None:
+            cached = self.__dict__["_upsert"] = self._build_upsert_statement()
+        return cached
+
+    def _build_upsert_statement(self) -> Any:
         keys = ["run_id", "item_id", "epoch"]
         dialect = self.engine.dialect.name
         if dialect == "postgresql":
