@@ -15,6 +15,7 @@ analysis. Interval decisions: docs/design/intervals.md. Public API::
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from evalsuite.analyse._attempts import ItemTable, item_table
     from evalsuite.analyse._compare import Comparison, Gate, GateResult, StratumDiff, compare_runs
     from evalsuite.analyse._estimates import StratumEstimate, estimate_mean, stratified_mean
     from evalsuite.analyse._intervals import Estimate
@@ -42,6 +43,7 @@ else:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
+            "._attempts": ("ItemTable", "item_table"),
             "._compare": ("Comparison", "Gate", "GateResult", "StratumDiff", "compare_runs"),
             "._estimates": ("StratumEstimate", "estimate_mean", "stratified_mean"),
             "._intervals": ("Estimate",),
@@ -73,6 +75,7 @@ __all__ = [
     "Gate",
     "GateResult",
     "Interval",
+    "ItemTable",
     "PairedDiff",
     "PassK",
     "PredictorComparison",
@@ -90,6 +93,7 @@ __all__ = [
     "compare_runs",
     "epochs_needed",
     "estimate_mean",
+    "item_table",
     "items_needed",
     "mde",
     "paired_difference",

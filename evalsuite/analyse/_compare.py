@@ -288,7 +288,7 @@ def _sentence(test: PairedDiff, verdict: Verdict) -> str:
     return f"no detectable difference ({detail}); the MDE is undefined: {test.note}"
 
 
-def compare_runs(
+def compare_runs(  # noqa: PLR0913 - the analysis options of `compare`, and the tables if built
     baseline: pd.DataFrame,
     candidate: pd.DataFrame,
     *,
@@ -297,6 +297,7 @@ def compare_runs(
     gate: Gate | None = None,
     n_resamples: int = 9999,
     rng: np.random.Generator,
+    tables: tuple[ItemTable, ItemTable] | None = None,
 ) -> Comparison:
     """Paired comparison of two runs' item means (candidate − baseline).
 
@@ -317,6 +318,10 @@ def compare_runs(
         gate: a non-inferiority gate, or None.
         n_resamples: sign-flip patterns drawn when the test is not exact.
         rng: generator for the permutation test.
+        tables: (baseline, candidate) `item_table` of the two attempts tables when the
+            caller has built them already (a report shares its runs' scoring tables,
+            docs/design/analysis-scale.md; only their items, means and hashes are used, not
+            their health); None: built here.
 
     Returns:
         The `Comparison`.
@@ -334,8 +339,11 @@ def compare_runs(
     check_level(level)
     if not 0 < alpha < 1:
         raise UsageError(f"'alpha' must be strictly between 0 and 1 (got {alpha!r})")
-    base = item_table(baseline, what="baseline")
-    cand = item_table(candidate, what="candidate")
+    if tables is None:
+        base = item_table(baseline, what="baseline")
+        cand = item_table(candidate, what="candidate")
+    else:
+        base, cand = tables
     ib, ic, strata, keys = _pair(base, cand)
     d = cand.mean[ic] - base.mean[ib]
     clustered = base.clustered or cand.clustered

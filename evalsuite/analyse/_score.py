@@ -138,6 +138,7 @@ def score_run(  # noqa: PLR0913 - the analysis options of `score`, one each
     alpha: float = 0.05,
     model_corr: float = 0.9,
     rng: np.random.Generator,
+    table: ItemTable | None = None,
 ) -> RunScore:
     """Score one run from its attempts: the estimates behind ``evalsuite score``.
 
@@ -157,6 +158,9 @@ def score_run(  # noqa: PLR0913 - the analysis options of `score`, one each
         model_corr: assumed correlation of a second model's true item scores with this
             run's, for the pilot MDE (`_mde.pilot_mde`); stated in every output.
         rng: generator for the bootstrap (only drawn from when it runs).
+        table: `item_table(attempts, planned=planned)` when the caller has built it already
+            (a report shares it with the comparison, docs/design/analysis-scale.md); None:
+            built here.
 
     Returns:
         The `RunScore`. Estimates that are undefined (no usable item, one unit, ...) are NaN
@@ -177,7 +181,7 @@ def score_run(  # noqa: PLR0913 - the analysis options of `score`, one each
         raise UsageError(f"'alpha' must be strictly between 0 and 1 (got {alpha!r})")
     if not -1.0 <= model_corr <= 1.0:
         raise UsageError(f"'model_corr' must be in [-1, 1] (got {model_corr!r})")
-    it = item_table(attempts, planned=planned)
+    it = item_table(attempts, planned=planned) if table is None else table
     clusters = it.cluster if it.clustered else None
     n_excluded = it.n_items_excluded
     overall = estimate_mean(

@@ -14,6 +14,7 @@ import pandas as pd
 
 from evalsuite import __version__
 from evalsuite._core.layout import Layout
+from evalsuite.analyse import ItemTable, item_table
 from evalsuite.errors import EvalsuiteError, UsageError
 from evalsuite.manifest import load_manifest
 from evalsuite.report._adaptive import adaptive_sections
@@ -198,6 +199,7 @@ def _comparisons(
     layout: Layout,
     allow_partial: bool,
     frames: Mapping[str, pd.DataFrame] | None = None,
+    tables: Mapping[str, ItemTable] | None = None,
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     # each suite's first run is the baseline of its later runs; a run ingested without a
@@ -233,6 +235,9 @@ def _comparisons(
                 attempts=None
                 if frames is None
                 else (frames[baseline["run_id"]], frames[candidate["run_id"]]),
+                tables=None
+                if tables is None
+                else (tables[baseline["run_id"]], tables[candidate["run_id"]]),
             )
         except EvalsuiteError as exc:
             out.append(
@@ -294,10 +299,18 @@ def build_report(
         seen.add(record.run_id)
     runs = []
     frames: dict[str, pd.DataFrame] = {}
+    tables: dict[str, ItemTable] = {}
     for record in records:
         frames[record.run_id] = store.attempt_columns(record.run_id)  # read once per run
+        # checked and aggregated once per run: the score and the comparisons share it
+        tables[record.run_id] = item_table(frames[record.run_id], planned=record.planned)
         payload = score_payload(
-            store, record.run_id, options, layout=layout, attempts=frames[record.run_id]
+            store,
+            record.run_id,
+            options,
+            layout=layout,
+            attempts=frames[record.run_id],
+            table=tables[record.run_id],
         )
         payload |= {
             "model_args": record.model_args,
@@ -311,7 +324,13 @@ def build_report(
         }
         runs.append(payload)
     comparisons = _comparisons(
-        store, runs, options, layout=layout, allow_partial=allow_partial, frames=frames
+        store,
+        runs,
+        options,
+        layout=layout,
+        allow_partial=allow_partial,
+        frames=frames,
+        tables=tables,
     )
     if validity is None:
         validity = validity_sections(store, runs, options, layout=layout)

@@ -17,6 +17,7 @@ import pandas as pd
 from evalsuite._core.layout import Layout
 from evalsuite.analyse import (
     Gate,
+    ItemTable,
     compare_runs,
     score_run,
     secondary_estimates,
@@ -87,11 +88,14 @@ def score_payload(
     *,
     layout: Layout | None = None,
     attempts: pd.DataFrame | None = None,
+    table: ItemTable | None = None,
 ) -> dict[str, Any]:
     """The `score --json` payload of one stored run (flagged when the run is partial).
 
     `attempts`: the run's attempts when the caller has read them already
-    (`Store.attempt_columns`); None: read here, once, for every figure.
+    (`Store.attempt_columns`); None: read here, once, for every figure. `table`: their
+    `item_table` with the run's planned attempts, when the caller has built it (a report
+    shares it with its comparisons); None: built here.
     """
     run = store.get_run(run_id)
     frame = store.attempt_columns(run.run_id) if attempts is None else attempts
@@ -103,6 +107,7 @@ def score_payload(
         alpha=options.alpha,
         model_corr=options.model_corr,
         rng=np.random.default_rng(options.seed),
+        table=table,
     )
     payload = run_facts(run) | result.to_dict()
     payload["run_id"] = run.run_id
@@ -250,12 +255,15 @@ def compare_payload(  # noqa: PLR0913 - the options of `compare`, and the attemp
     allow_partial: bool = False,
     layout: Layout | None = None,
     attempts: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+    tables: tuple[ItemTable, ItemTable] | None = None,
     min_common_share: float = MIN_COMMON_SHARE,
 ) -> dict[str, Any]:
     """The `compare --json` payload of two stored runs.
 
     `attempts`: (baseline, candidate) attempts already read (`Store.attempt_columns`);
-    None: read here, only the columns a comparison needs. Runs of two versions of one suite
+    None: read here, only the columns a comparison needs. `tables`: their `item_table`s
+    when the caller has built them (used only when the runs are compared whole, not on the
+    common items of two versions). Runs of two versions of one suite
     are compared on the items both versions hold unchanged (``common_items``), refused when
     those are fewer than `min_common_share` of the larger run's items
     (docs/design/triage-and-diff.md).
@@ -280,8 +288,10 @@ def compare_payload(  # noqa: PLR0913 - the options of `compare`, and the attemp
     if is_cross_version(base, cand):
         attempts, common = common_item_attempts(base, cand, attempts, min_share=min_common_share)
         notes = [common["note"], *notes]
+        tables = None  # the tables of the whole runs, not of their common items
     result = compare_runs(
         *attempts,
+        tables=tables,
         level=options.level,
         alpha=options.alpha,
         gate=Gate(margin=options.margin) if options.margin is not None else None,

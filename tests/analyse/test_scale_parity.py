@@ -9,6 +9,7 @@ scale itself is measured by benchmarks/bench_analysis_scale.py, never here.
 
 from __future__ import annotations
 
+import json
 import re
 import tracemalloc
 from pathlib import Path
@@ -251,6 +252,62 @@ def test_report_html_item_rows_are_the_template_loops() -> None:
     payload = {"items": rows, "runs": [{"run_id": "run-a"}, {"run_id": "run-b"}]}
     loop = env.from_string(reference.ITEM_ROWS_TEMPLATE).render(p=payload)
     assert str(_item_rows(payload)) == loop.removesuffix("\n")
+
+
+def test_report_html_item_rows_column_wise_are_the_template_loops() -> None:
+    """Texts escaped in one call (and each alone when one holds a NUL), numbers of every kind."""
+    env = jinja2.Environment(
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
+    env.filters["fmt"] = _fmt
+    frames = {"run-a": attempts(1, items=range(0, 30)), "run-b": attempts(2, run_id="run-b")}
+    rows = item_rows(frames)
+    rows[0] |= {"item_id": "a&b<c>'\"", "stratum": "s<&>", "item_hash": None}
+    rows[1] |= {"difficulty": float("inf"), "flip_rate": -0.0, "means": {"run-a": True}}
+    rows[2] |= {"difficulty": 1, "flip_rate": None, "item_hash": "<" * 30, "stratum": 7}
+    rows[3] |= {"difficulty": "x<y", "flip_rate": float("-inf"), "means": {}}
+    rows[4] |= {"stratum": "s<&>", "item_id": "\u00e9\U0001f600\n\t"}
+    payload = {"items": rows, "runs": [{"run_id": "run-a"}, {"run_id": "run-b"}]}
+    loop = env.from_string(reference.ITEM_ROWS_TEMPLATE).render(p=payload)
+    assert str(_item_rows(payload)) == loop.removesuffix("\n")
+    rows[5] |= {"item_id": "nul\0<x>"}  # the joined escape cannot split: each alone
+    loop = env.from_string(reference.ITEM_ROWS_TEMPLATE).render(p=payload)
+    assert str(_item_rows(payload)) == loop.removesuffix("\n")
+    assert str(_item_rows({"items": [], "runs": [{"run_id": "run-a"}]})) == ""
+
+
+def test_report_builds_each_run_s_item_table_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The score and the comparison of a report share one item table per run, same numbers."""
+    store = Store(f"sqlite:///{tmp_path / 'results.sqlite'}")
+    base, cand = attempts(4), attempts(5, run_id="run-b")
+    stored(store, base, "run-a", len(base))
+    stored(store, cand, "run-b", len(cand))
+    options = AnalysisOptions(seed=3)
+    layout = Layout(tmp_path)
+    alone = compare_payload(store, "run-a", "run-b", options, allow_invalid=True, layout=layout)
+    scored = score_payload(store, "run-b", options, layout=layout)
+    built: list[str] = []
+
+    def counted(frame: pd.DataFrame, **kwargs: Any) -> ItemTable:
+        table = item_table(frame, **kwargs)
+        built.append(table.run_id)
+        return table
+
+    import evalsuite.analyse._compare as compare_module
+    import evalsuite.analyse._score as score_module
+    import evalsuite.report._build as build_module
+
+    for module in (compare_module, score_module, build_module):
+        monkeypatch.setattr(module, "item_table", counted, raising=False)
+    report = build_report(store, layout, ["run-a", "run-b"], options, validity=[])
+    assert sorted(built) == ["run-a", "run-b"]
+    comparison = report.payload["comparisons"][0]
+    for key, value in alone.items():  # as JSON: NaN equals NaN
+        assert json.dumps(comparison[key]) == json.dumps(value), key
+    assert report.payload["runs"][1]["overall"] == scored["overall"]
+    assert report.payload["runs"][1]["harness"] == scored["harness"]
 
 
 def scipy_p(d: np.ndarray, n_resamples: int, rng: np.random.Generator) -> float:
