@@ -3,7 +3,7 @@
 Evaluate two checkpoints (the offline reference agents `evalsuite/baseline` and
 `evalsuite/improved`) on the frozen holdouts of the three example suites (`support`: a
 customer-support desk; `records`: a records system with a stale cache and slow tools;
-`repair`: code repair with hidden tests) with 3 epochs, measure them, compare them suite by
+`repair`: code repair with hidden tests) with 2 epochs, measure them, compare them suite by
 suite, and write one report of all six runs to `reports/demo/`.
 
 The demo works in a scratch copy of the project (`.evalsuite/demo/`: the suites, manifests
@@ -337,14 +337,18 @@ def fresh_workspace() -> None:
         cache.write_bytes(kept)
 
 
+EPOCHS = 2
+"""Epochs of every holdout run: two attempts per item are enough for everything the demo
+shows (pass^k, run-to-run noise and reliability need two); a third cost about 38 s of CPU and
+27 s of wall time on the idle 2-core machine (docs/design/run-speed.md, "The demo")."""
 RUN_WEIGHT = {"support": 5.0, "records": 5.0, "repair": 4.0}
 """The runs' relative CPU (docs/design/run-speed.md): handed out heaviest first."""
 
 
 def run_holdout(suite: str, model: str) -> Step:
-    """`model` on the holdout of `suite` with 3 epochs (`run_id` reads its id)."""
+    """`model` on the holdout of `suite` with `EPOCHS` epochs (`run_id` reads its id)."""
     return Step(
-        f"Run {model} on the {suite} holdout, 3 epochs",
+        f"Run {model} on the {suite} holdout, {EPOCHS} epochs",
         command(
             "run",
             suite,
@@ -353,7 +357,7 @@ def run_holdout(suite: str, model: str) -> Step:
             "--model",
             model,
             "--epochs",
-            "3",
+            str(EPOCHS),
             "--seed",
             "1",
             "--purpose",

@@ -513,8 +513,9 @@ def _check_model(spec: RunSpec) -> None:
             get_model(spec.model, **spec.model_args)
     except Exception as exc:
         raise UsageError(
-            f"cannot use model {spec.model!r}: {type(exc).__name__}: {exc}. Give an inspect "
-            "model such as evalsuite/improved, or provider/model with its API key set."
+            f"cannot use model {spec.model!r}: {type(exc).__name__}: {str(exc).rstrip('.')}. "
+            "Give an inspect model such as evalsuite/improved, or provider/model with its API "
+            "key set."
         ) from None
 
 

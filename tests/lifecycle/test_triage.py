@@ -48,6 +48,11 @@ def _write(path: Path, records: list[dict[str, Any]]) -> Path:
     return path
 
 
+def _files(root: Path) -> list[Path]:
+    """The project's files, but for Python's own bytecode cache of imported task modules."""
+    return sorted(p.relative_to(root) for p in root.rglob("*") if "__pycache__" not in p.parts)
+
+
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory: pytest.TempPathFactory) -> Project:
     return copy_project(tmp_path_factory.mktemp("triage") / "project")
@@ -75,12 +80,12 @@ def triaged(shipped: Project, tmp_path_factory: pytest.TempPathFactory) -> dict[
     source = _write(scratch / "candidates.jsonl", [*_candidates(), copy])
     kept = scratch / "kept.jsonl"
     kept.write_text("old content\n", encoding="utf-8")
-    before = sorted(p.relative_to(shipped.root) for p in shipped.root.rglob("*"))
+    before = _files(shipped.root)
     result = shipped.invoke(
         "triage", str(source), "--suite", "arith", "--agents", "hacker", "--epochs", "1",
         "--keep-only", str(kept), "--json",
     )  # fmt: skip
-    after = sorted(p.relative_to(shipped.root) for p in shipped.root.rglob("*"))
+    after = _files(shipped.root)
     return {
         "result": result,
         "kept": kept,

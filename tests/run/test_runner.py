@@ -195,6 +195,7 @@ def test_bad_run_arguments(probe_project: Project, args: tuple[str, ...], messag
     result = probe_project.invoke(*args)
     assert result.exit_code == 2
     assert message in result.stderr
+    assert ".." not in result.stderr.replace("...", "")  # one sentence ends once
 
 
 def test_runs_lists_runs(probe_project: Project) -> None:
