@@ -342,6 +342,8 @@ EPOCHS = 2
 shows (pass^k, run-to-run noise and reliability need two); a third cost about 38 s of CPU and
 27 s of wall time on the idle 2-core machine (docs/design/run-speed.md, "The demo")."""
 RUN_WEIGHT = {"support": 5.0, "records": 5.0, "repair": 4.0}
+CHECK_WEIGHT = 9.0
+"""`suites` and `verify` are handed out before any run (they are light, but go first)."""
 """The runs' relative CPU (docs/design/run-speed.md): handed out heaviest first."""
 
 
@@ -438,22 +440,23 @@ def main() -> None:
     print(f"demo workspace: {WORKSPACE} (a scratch copy; the repository's ledger is untouched)")
     chromium: list[subprocess.Popen[bytes] | None] = []
     with Pool() as pool:
-        pool.run(
-            [
-                Step("Suites and their frozen versions", command("suites")),
-                Step(
-                    "Verify every frozen suite: dev items, holdout vaults, manifest hashes",
-                    command("verify"),
-                ),
-            ]
-        )
-        # the six runs are independent of each other
+        # the checks and the six runs are independent of each other: the checks go first (a
+        # failed verify stops the demo), beside the first run; every run verifies its own
+        # suite version again before it starts
+        checks = [
+            Step("Suites and their frozen versions", command("suites"), weight=CHECK_WEIGHT),
+            Step(
+                "Verify every frozen suite: dev items, holdout vaults, manifest hashes",
+                command("verify"),
+                weight=CHECK_WEIGHT,
+            ),
+        ]
         runs = [
             run_holdout(suite, model)
             for suite in SUITES
             for model in ("evalsuite/baseline", "evalsuite/improved")
         ]
-        ids = [run_id(out) for out in pool.run(runs)]
+        ids = [run_id(out) for out in pool.run([*checks, *runs])[len(checks) :]]
         steps = read_only_steps(ids)
         last = len(steps) - 1  # the report: its first screen is taken while the rest runs
 
