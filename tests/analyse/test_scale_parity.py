@@ -183,14 +183,20 @@ def test_store_columns_give_the_table_of_the_full_read(tmp_path: Path) -> None:
         store.attempt_columns("run-a", ["item_id", "nope"])
 
 
-def test_score_compare_and_report_read_each_run_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """One column-wise read per run and command; the full row-by-row read never."""
+def two_stored_runs(tmp_path: Path) -> tuple[Store, pd.DataFrame, pd.DataFrame]:
+    """A store holding runs "run-a" (seed 4) and "run-b" (seed 5), and their attempts."""
     store = Store(f"sqlite:///{tmp_path / 'results.sqlite'}")
     base, cand = attempts(4), attempts(5, run_id="run-b")
     stored(store, base, "run-a", len(base))
     stored(store, cand, "run-b", len(cand))
+    return store, base, cand
+
+
+def test_score_compare_and_report_read_each_run_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One column-wise read per run and command; the full row-by-row read never."""
+    store, base, _ = two_stored_runs(tmp_path)
     options = AnalysisOptions(seed=3)
     expected = score_run(store.attempts("run-a"), planned=len(base), rng=np.random.default_rng(3))
     reads: list[str] = []
@@ -280,10 +286,7 @@ def test_report_builds_each_run_s_item_table_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The score and the comparison of a report share one item table per run, same numbers."""
-    store = Store(f"sqlite:///{tmp_path / 'results.sqlite'}")
-    base, cand = attempts(4), attempts(5, run_id="run-b")
-    stored(store, base, "run-a", len(base))
-    stored(store, cand, "run-b", len(cand))
+    store, _, _ = two_stored_runs(tmp_path)
     options = AnalysisOptions(seed=3)
     layout = Layout(tmp_path)
     alone = compare_payload(store, "run-a", "run-b", options, allow_invalid=True, layout=layout)

@@ -40,15 +40,20 @@ RUN = (
 PLANNED = 12  # 4 dev items x 3 epochs
 
 
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
-    """The attempts of the same run, never interrupted."""
-    project = make_probe_project(tmp_path_factory.mktemp("reference"), n_per_stratum=4)
-    result = project.invoke(*RUN)
+def _uninterrupted(root: Path, args: tuple[str, ...]) -> pd.DataFrame:
+    """The attempts of run `args` in a probe project of its own at `root`, never interrupted."""
+    project = make_probe_project(root, n_per_stratum=4)
+    result = project.invoke(*args)
     assert result.exit_code == 0, result.stderr
     frame = store_of(project).attempts(json_out(result)["run_id"])[STABLE]
     assert len(frame) == PLANNED
     return frame
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+    """The attempts of the same run, never interrupted."""
+    return _uninterrupted(tmp_path_factory.mktemp("reference"), RUN)
 
 
 HOLDOUT = (*RUN, "--split", "holdout")
@@ -58,12 +63,7 @@ HOLDOUT = (*RUN, "--split", "holdout")
 def holdout_reference(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
     """The attempts of the same holdout run, never interrupted (a project of its own, so that
     its look is not counted against the interrupted run's)."""
-    project = make_probe_project(tmp_path_factory.mktemp("holdout-reference"), n_per_stratum=4)
-    result = project.invoke(*HOLDOUT)
-    assert result.exit_code == 0, result.stderr
-    frame = store_of(project).attempts(json_out(result)["run_id"])[STABLE]
-    assert len(frame) == PLANNED
-    return frame
+    return _uninterrupted(tmp_path_factory.mktemp("holdout-reference"), HOLDOUT)
 
 
 def _interrupt(project: Project, sig: signal.Signals, *args: str) -> tuple[str, str]:
