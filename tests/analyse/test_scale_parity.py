@@ -246,13 +246,23 @@ def test_report_item_rows_match_the_per_item_loop(same_items: bool) -> None:
         assert list(a["means"].values()) == pytest.approx(list(b["means"].values()), abs=1e-12)
 
 
-def test_report_html_item_rows_are_the_template_loops() -> None:
+def template_env() -> jinja2.Environment:
+    """The Jinja environment the report's item rows were rendered with before."""
     env = jinja2.Environment(
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
     )
     env.filters["fmt"] = _fmt
+    return env
+
+
+def two_runs_item_rows() -> list[dict[str, Any]]:
+    """The item rows of two runs sharing 30 items (seeds 1 and 2)."""
     frames = {"run-a": attempts(1, items=range(0, 30)), "run-b": attempts(2, run_id="run-b")}
-    rows = item_rows(frames)
+    return item_rows(frames)
+
+
+def test_report_html_item_rows_are_the_template_loops() -> None:
+    env, rows = template_env(), two_runs_item_rows()
     rows[0] |= {"item_id": "<b>&'\"", "stratum": "s<1>", "item_hash": "sha256:" + "ab" * 20}
     rows[1] |= {"flip_rate": float("nan"), "item_hash": ""}
     payload = {"items": rows, "runs": [{"run_id": "run-a"}, {"run_id": "run-b"}]}
@@ -262,12 +272,7 @@ def test_report_html_item_rows_are_the_template_loops() -> None:
 
 def test_report_html_item_rows_column_wise_are_the_template_loops() -> None:
     """Texts escaped in one call (and each alone when one holds a NUL), numbers of every kind."""
-    env = jinja2.Environment(
-        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
-    )
-    env.filters["fmt"] = _fmt
-    frames = {"run-a": attempts(1, items=range(0, 30)), "run-b": attempts(2, run_id="run-b")}
-    rows = item_rows(frames)
+    env, rows = template_env(), two_runs_item_rows()
     rows[0] |= {"item_id": "a&b<c>'\"", "stratum": "s<&>", "item_hash": None}
     rows[1] |= {"difficulty": float("inf"), "flip_rate": -0.0, "means": {"run-a": True}}
     rows[2] |= {"difficulty": 1, "flip_rate": None, "item_hash": "<" * 30, "stratum": 7}
