@@ -42,7 +42,8 @@ def open_store(ctx: Context, *, create: bool = True) -> Store:
     """The store of this project (``$EVALSUITE_STORE`` or `.evalsuite/results.sqlite`).
 
     ``create=False`` for the commands that only read: a SQLite store that does not exist is
-    refused with what to check (`NotFoundError`, exit 2) rather than created.
+    read as empty and left uncreated (`Store.missing`); a run asked of it is "not found",
+    naming the absent store.
     """
     from evalsuite.store import Store  # here: SQLAlchemy and pandas, which `runs` does without
 
