@@ -6,6 +6,7 @@ This package is the only place that reads the environment (``EVALSUITE_KEY_DIR``
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import re
@@ -37,6 +38,7 @@ __all__ = [
     "key_file_option",
     "level_option",
     "pass_context",
+    "path_error_message",
     "seed_option",
 ]
 
@@ -153,6 +155,11 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
             _fail(str(exc), exc.exit_code, type(exc).__name__, as_json)
         except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
             raise
+        except OSError as exc:
+            path_problem = path_error_message(exc)
+            if path_problem is None or os.environ.get("EVALSUITE_DEBUG"):
+                raise
+            _fail(path_problem, 2, type(exc).__name__, as_json)
         except Exception as exc:
             if os.environ.get("EVALSUITE_DEBUG"):
                 raise
@@ -166,6 +173,43 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
         raise AssertionError("unreachable")  # pragma: no cover  (_fail exits)
 
     return wrapper
+
+
+_PATH_ERRNOS = frozenset(
+    {
+        errno.ENOENT,
+        errno.EACCES,
+        errno.EPERM,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.EROFS,
+        errno.ENOSPC,
+        errno.EEXIST,
+        errno.ENAMETOOLONG,
+    }
+)
+"""The errors of a path the user named or an environment they set (a directory that cannot be
+made, a file without permission, a full or read-only disk), as opposed to a defect."""
+
+
+def path_error_message(exc: OSError) -> str | None:
+    """What went wrong with which path and what to do, for an `OSError` about a path.
+
+    None for any other `OSError` (no file name, or an errno that points at a defect rather
+    than at the path): the CLI reports those as unexpected errors.
+    """
+    if exc.filename is None or exc.errno not in _PATH_ERRNOS:
+        return None
+    path = os.fsdecode(exc.filename)
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno == errno.ENOSPC:
+        advice = "free space on that disk, or point the output elsewhere, and run again"
+    else:
+        advice = (
+            "check that the path (and each directory above it) exists, is of the right kind and "
+            "is writable by you, or choose another path (e.g. --out, --root, EVALSUITE_STORE)"
+        )
+    return f"cannot use '{path}': {reason}; {advice}"
 
 
 def exit_after_output(error: EvalsuiteError) -> NoReturn:
