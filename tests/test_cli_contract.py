@@ -12,7 +12,8 @@ ESTIMATE = {"mean", "se", "ci", "level", "n_items", "method"}
 
 
 def test_json_contract_of_every_command(tmp_path: Path) -> None:
-    project = make_probe_project(tmp_path)
+    # fields, not figures: two 2-epoch runs (pass@k's and test-retest's fields) of 6 dev items
+    project = make_probe_project(tmp_path, n_per_stratum=6)
     base = json_out(
         project.invoke(
             "run",

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from tests.helpers import Project, json_out
 from tests.run.conftest import MARKER, make_probe_project
+from tests.shared_build import build_once
 
-RUN = ("--model", "fakeagent/x", "--epochs", "2", "--no-progress", "--json")
+RUN = ("--model", "fakeagent/x", "--epochs", "1", "--no-progress", "--json")
+"""One epoch: what is compared is which items the versions share, not repeated attempts."""
 
 
 def _refreeze(project: Project, version: str, n_changed: int, n_added: int) -> None:
@@ -33,16 +39,43 @@ def _refreeze(project: Project, version: str, n_changed: int, n_added: int) -> N
     assert done.exit_code == 0, done.output
 
 
-def _runs(tmp_path: Path) -> tuple[Project, str, str]:
-    project = make_probe_project(tmp_path, n_per_stratum=10)
+@dataclass
+class Versions:
+    project: Project
+    old: str
+    """a run of probe@1.0.0"""
+    again: str
+    """another run of probe@1.0.0 (seed 1)"""
+    new: str
+    """a run of probe@2.0.0: one dev item changed, one added per stratum"""
+
+    def copy(self, tmp_path: Path) -> Project:
+        """A copy of the project, for a test that freezes or runs more."""
+        shutil.copytree(self.project.root, tmp_path / "project")
+        if self.project.key_dir.exists():
+            shutil.copytree(self.project.key_dir, tmp_path / "keys")
+        return Project(root=tmp_path / "project", key_dir=tmp_path / "keys")
+
+
+def _build(root: Path) -> dict[str, str]:
+    project = make_probe_project(root, n_per_stratum=10)
     old = json_out(project.invoke("run", "probe@1.0.0", *RUN))["run_id"]
+    again = json_out(project.invoke("run", "probe@1.0.0", *RUN, "--seed", "1"))["run_id"]
     _refreeze(project, "2.0.0", n_changed=1, n_added=1)
     new = json_out(project.invoke("run", "probe@2.0.0", *RUN))["run_id"]
-    return project, old, new
+    return {"old": old, "again": again, "new": new}
 
 
-def test_compare_across_versions_uses_common_items_and_says_so(tmp_path: Path) -> None:
-    project, old, new = _runs(tmp_path)
+@pytest.fixture(scope="module")
+def versions(tmp_path_factory: pytest.TempPathFactory) -> Versions:
+    """The runs on two versions, made once per session (tests/shared_build.py); the tests read
+    them, and write only reports of their own or into a copy."""
+    root, runs = build_once(tmp_path_factory, "compare-versions", _build)
+    return Versions(Project(root=root / "project", key_dir=root / "keys"), **runs)
+
+
+def test_compare_across_versions_uses_common_items_and_says_so(versions: Versions) -> None:
+    project, old, new = versions.project, versions.old, versions.new
     result = project.invoke("compare", old, new, "--json")
     assert result.exit_code == 0, result.output
     payload = json_out(result)
@@ -62,16 +95,16 @@ def test_compare_across_versions_uses_common_items_and_says_so(tmp_path: Path) -
     assert MARKER not in result.output + text.output
 
 
-def test_compare_on_one_version_says_it_is_not_cross_version(tmp_path: Path) -> None:
-    project = make_probe_project(tmp_path, n_per_stratum=10)
-    old = json_out(project.invoke("run", "probe@1.0.0", *RUN))["run_id"]
-    again = json_out(project.invoke("run", "probe@1.0.0", *RUN, "--seed", "1"))["run_id"]
+def test_compare_on_one_version_says_it_is_not_cross_version(versions: Versions) -> None:
+    project, old, again = versions.project, versions.old, versions.again
     payload = json_out(project.invoke("compare", old, again, "--json"))
     assert payload["common_items"] == {"cross_version": False}
 
 
-def test_compare_across_versions_refuses_too_few_common_items(tmp_path: Path) -> None:
-    project, old, _ = _runs(tmp_path)
+def test_compare_across_versions_refuses_too_few_common_items(
+    versions: Versions, tmp_path: Path
+) -> None:
+    project, old = versions.copy(tmp_path), versions.old
     _refreeze(project, "3.0.0", n_changed=5, n_added=5)
     newer = json_out(project.invoke("run", "probe@3.0.0", *RUN))["run_id"]
     refused = project.invoke("compare", old, newer, "--json")
@@ -86,8 +119,10 @@ def test_compare_across_versions_refuses_too_few_common_items(tmp_path: Path) ->
     assert bad.exit_code == 2
 
 
-def test_report_across_versions_shows_scores_on_common_items(tmp_path: Path) -> None:
-    project, old, new = _runs(tmp_path)
+def test_report_across_versions_shows_scores_on_common_items(
+    versions: Versions, tmp_path: Path
+) -> None:
+    project, old, new = versions.project, versions.old, versions.new
     out = tmp_path / "report"
     done = project.invoke("report", old, new, "--out", str(out))
     assert done.exit_code == 0, done.output

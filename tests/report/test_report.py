@@ -11,11 +11,11 @@ from evalsuite._core.layout import Layout
 from evalsuite.manifest import KeySpec, item_texts, load_holdout_items, load_manifest, resolve_key
 from evalsuite.store import Store, default_store_url
 from tests.helpers import CANARY, json_out
-from tests.report.conftest import Reported, report_dir
+from tests.report.conftest import N_PER_STRATUM, Reported, report_dir, shared_report
 
 
 def test_one_run_report_has_every_section(reported: Reported) -> None:
-    out = report_dir(reported, "one", reported.candidate)
+    out = shared_report(reported, "one", reported.candidate)
     html = (out / "index.html").read_text()
     for section in (
         "Provenance",
@@ -42,7 +42,7 @@ def test_one_run_report_has_every_section(reported: Reported) -> None:
 
 def test_report_json_has_the_same_numbers_as_score_and_compare(reported: Reported) -> None:
     project = reported.project
-    out = report_dir(reported, "two", reported.baseline, reported.candidate)
+    out = shared_report(reported, "pair", reported.baseline, reported.candidate)
     payload = json.loads((out / "report.json").read_text())
     score = json_out(project.invoke("score", reported.candidate, "--json"))
     compare = json_out(project.invoke("compare", reported.baseline, reported.candidate, "--json"))
@@ -66,7 +66,7 @@ def test_report_json_has_the_same_numbers_as_score_and_compare(reported: Reporte
 
 
 def test_harness_faults_show_with_counts_that_match_the_store(reported: Reported) -> None:
-    out = report_dir(reported, "faulty", reported.faulty, reported.candidate)
+    out = shared_report(reported, "faulty", reported.faulty, reported.candidate)
     store = Store(default_store_url(Layout(reported.project.root).state))
     frame = store.attempts(reported.faulty)
     errors = int((frame["outcome"] == "harness_error").sum())
@@ -101,7 +101,7 @@ def test_ingested_runs_are_reported_without_a_manifest(reported: Reported, tmp_p
 
 
 def test_reports_carry_the_canary(reported: Reported) -> None:
-    out = report_dir(reported, "canary", reported.candidate)
+    out = shared_report(reported, "one", reported.candidate)
     for name in ("index.html", "report.md", "report.json"):
         assert CANARY in (out / name).read_text(), name
 
@@ -133,10 +133,11 @@ def test_bad_report_arguments(reported: Reported) -> None:
 
 @pytest.fixture(scope="module")
 def twice(reported: Reported) -> tuple[Path, Path]:
-    """The same report made twice (once per process, for the three formats' checks)."""
+    """The same report made twice (once per session, for the three formats' checks): the pair's
+    report the other tests read, and a second one of the same runs."""
     return (
-        report_dir(reported, "det-a", reported.baseline, reported.candidate),
-        report_dir(reported, "det-b", reported.baseline, reported.candidate),
+        shared_report(reported, "pair", reported.baseline, reported.candidate),
+        shared_report(reported, "pair-again", reported.baseline, reported.candidate),
     )
 
 
@@ -151,17 +152,18 @@ def test_report_is_deterministic_for_a_fixed_seed(twice: tuple[Path, Path], fmt:
 def test_pass_k_reports_its_items_per_k(reported: Reported) -> None:
     # issue 10 item 25: each k is computed over the items with at least k usable epochs, and
     # the report says how many those are (JSON, HTML and Markdown)
-    out = report_dir(reported, "pass-k-items", reported.faulty)
+    out = shared_report(reported, "faulty", reported.faulty, reported.candidate)
     store = Store(default_store_url(Layout(reported.project.root).state))
     frame = store.attempts(reported.faulty)
     usable = frame[frame["outcome"] != "harness_error"].groupby("item_id")["epoch"].count()
     expected = {str(k): int((usable >= k).sum()) for k in (1, 2, 3)}
     assert expected["3"] < expected["1"]  # the injected faults left some items short
-    run = json.loads((out / "report.json").read_text())["runs"][0]
+    run = json.loads((out / "report.json").read_text())["runs"][0]  # the faulty run's
+    assert run["run_id"] == reported.faulty
     assert run["pass_k_n_items"] == expected
     assert [e["n_items"] for e in run["pass_k"]] == [expected[k] for k in ("1", "2", "3")]
     html = (out / "index.html").read_text()
-    table = html[html.index('<table class="pass-k">') :]
+    table = html[html.index('<table class="pass-k">') :]  # the first run's table
     table = table[: table.index("</table>")]
     assert all(f'<td class="num">{n}</td>' in table for n in expected.values())
     md = (out / "report.md").read_text()
@@ -200,7 +202,7 @@ def test_one_mde_named_the_same_way_in_score_compare_and_report(reported: Report
     assert run["reliability"]["mde"] == score["reliability"]["mde"]
     assert run["reliability"]["mde_assumption"] == pilot
     assert (pilot["alpha"], pilot["true_score_correlation"]) == (0.1, 0.7)
-    assert pilot["correlation_source"] == "assumed" and pilot["n_items"] == 20
+    assert pilot["correlation_source"] == "assumed" and pilot["n_items"] == N_PER_STRATUM
     assert comparison["mde"] == compare["mde"]
     assert comparison["mde_assumption"] == compare["mde_assumption"]
     observed = compare["mde_assumption"]
