@@ -146,8 +146,10 @@ def main() -> None:
     cpu: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
     runs: dict[str, tuple[Path, str]] = {}
     made = iter(range(10_000))
-    for _ in range(args.repeats):
-        for name, src in variants.items():
+    for repeat in range(args.repeats):
+        order = list(variants) if repeat % 2 == 0 else list(reversed(variants))
+        for name in order:  # which variant goes first alternates
+            src = variants[name]
             work = tmp / f"run-{next(made)}"
             spent, run_id = first_run(src, frozen, work)
             cpu[("first run (20 attempts, 30% faults)", name)].append(spent)
