@@ -1,7 +1,9 @@
 """The command line starts at once: `--help` imports no command module and nothing heavy;
 `runs`, `suites` and `verify` import none of the analysis, database or harness libraries
-(docs/scale.md, "Start-up"). A regression that imports one of them again fails here; the
-CPU seconds are measured by benchmarks/bench_store_scale.py, not by tests."""
+(docs/scale.md, "Start-up"); a run imports no statistics or plotting library, and a full
+`verify` no frames or database (docs/design/run-speed.md, "Cold first run"). A regression
+that imports one of them again fails here; the CPU seconds are measured by
+benchmarks/bench_store_scale.py and benchmarks/bench_cold_run.py, not by tests."""
 
 import json
 import os
@@ -15,6 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from evalsuite.cli import COMMANDS, cli
+from tests.entry_points import PRELUDE
+from tests.run.conftest import make_probe_project
 
 HEAVY = (
     "pandas",
@@ -196,6 +200,7 @@ def test_ingesting_a_table_imports_no_inspect(tmp_path: Path) -> None:
     modules = _modules_after("--root", str(root), "ingest", str(table), "--format", "csv")
     assert "evalsuite.run._ingest" in modules
     assert "inspect_ai" not in _top(modules)
+    assert _top(modules) & set(STATISTICS) == set()
 
 
 def test_the_runs_the_fast_path_lists_are_those_store_lists(shipped: Path) -> None:
@@ -220,3 +225,54 @@ def test_the_runs_the_fast_path_lists_are_those_store_lists(shipped: Path) -> No
     ids = [r.run_id for r in stored.list_runs()]
     assert reader.top_error_reasons(ids) == stored.top_error_reasons(ids) != {}
     assert reader.fast
+
+
+STATISTICS = ("scipy", "statsmodels", "matplotlib")
+"""Not imported by a run, `ingest` or `verify`: only the analysis commands (and an adaptive run,
+whose rule needs scipy.stats) use them."""
+
+_RUN = (
+    "import json, sys; sys.path.insert(0, {repo!r}); " + PRELUDE + "import tests.run.fake_models\n"
+    "from evalsuite.cli import main\n"
+    "sys.argv = ['evalsuite', *sys.argv[1:]]\n"
+    "try:\n    main()\nexcept SystemExit:\n    pass\n"
+    "print('\\n@@MODULES@@' + json.dumps(sorted(sys.modules)))"
+)
+
+
+def test_a_plain_dev_run_imports_no_statistics_and_no_agent_policies(tmp_path: Path) -> None:
+    """A run of the probe project in a fresh process, with inspect's entry points loaded as
+    they are for any run: no scipy (the adaptive rule's module, imported only with
+    --adaptive), statsmodels or matplotlib, and none of the reference agents' policies
+    (the `evalsuite` entry point is loaded for every model; the policies only for its
+    agents)."""
+    project = make_probe_project(tmp_path)
+    argv = ["--root", str(project.root), "run", "probe@1.0.0", "--model", "fakeagent/x"]
+    out = subprocess.run(
+        [sys.executable, "-c", _RUN.format(repo=str(ROOT)), *argv, "--limit", "2", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "EVALSUITE_KEY_DIR": str(project.key_dir)},
+    ).stdout
+    result, listed = out.split("@@MODULES@@", 1)
+    assert json.loads(result)["harness"]["scored"] == 2  # the run ran
+    modules = set(json.loads(listed))
+    assert {"inspect_ai", "pandas", "sqlalchemy"} <= _top(modules)  # what a run does need
+    assert _top(modules) & set(STATISTICS) == set()
+    assert "evalsuite.analyse._adaptive" not in modules
+    assert "evalsuite.agents._registry" in modules  # the entry point, loaded
+    assert "evalsuite.agents._provider" not in modules
+
+
+def test_a_full_verify_imports_no_frames_and_no_database(tmp_path: Path) -> None:
+    """The first `verify` of a project (nothing recorded: every item re-hashed, the family's
+    tools loaded through inspect and compared with the manifest) needs inspect, not pandas,
+    pyarrow or SQLAlchemy (it loads task functions from their own module, not the runner's)."""
+    root = tmp_path / "project"
+    for part in ("tasks", "manifests", "holdout"):
+        shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+    modules = _modules_after("--root", str(root), "verify", "support@2.0.0")
+    assert "evalsuite.manifest._items" in modules and "inspect_ai" in _top(modules)  # in full
+    assert "evalsuite.run._tasks" in modules  # the family's task function was loaded
+    assert _top(modules) & {"pandas", "numpy", "pyarrow", "sqlalchemy", *STATISTICS} == set()

@@ -10,6 +10,18 @@ Asked to run a suite with any other family, they refuse before the run starts
 score.
 """
 
-from evalsuite.agents._provider import AGENTS, KNOWN_FAMILIES, ReferenceAgents
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalsuite.agents._provider import AGENTS, KNOWN_FAMILIES, ReferenceAgents
+else:
+    # lazily: inspect imports this package for the entry point (`_registry`) in every process
+    # that asks for a model, and the policies are needed only when an agent is (docs/design/
+    # run-speed.md, "Cold first run")
+    from evalsuite._core.lazy import lazy_exports
+
+    __getattr__, __dir__ = lazy_exports(
+        __name__, {"._provider": ("AGENTS", "KNOWN_FAMILIES", "ReferenceAgents")}
+    )
 
 __all__ = ["AGENTS", "KNOWN_FAMILIES", "ReferenceAgents"]

@@ -490,8 +490,6 @@ def _adaptive_rule(
         UsageError: an adaptive flag without --adaptive, or --adaptive with a flag that
             plans attempts another way (--epochs, --resume, --shard).
     """
-    from evalsuite.analyse._adaptive import AdaptiveRule
-
     if not adaptive:
         given = [
             flag
@@ -514,6 +512,10 @@ def _adaptive_rule(
             f"--adaptive plans its own attempts in rounds; drop {', '.join(clashing)} (an "
             "adaptive run cannot be resumed or sharded, and --max-epochs is its budget)"
         )
+    # only here: the adaptive rule's module imports scipy.stats (its final interval), about a
+    # second of CPU that a planned run does not need (docs/design/run-speed.md, "Cold first run")
+    from evalsuite.analyse._adaptive import AdaptiveRule
+
     return AdaptiveRule(
         target_halfwidth=target_halfwidth,
         versus=versus,

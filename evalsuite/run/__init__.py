@@ -39,7 +39,6 @@ if TYPE_CHECKING:
         PlannedAttempt,
         RunInterrupted,
         RunResult,
-        load_task_function,
         plan_attempts,
         run_suite,
     )
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
     from evalsuite.run._shards import Shard
     from evalsuite.run._spec import RunSpec
     from evalsuite.run._task_samples import sample_records, suite_task_records
-    from evalsuite.run._tasks import build_task, no_dataset_reads
+    from evalsuite.run._tasks import build_task, load_task_function, no_dataset_reads
 else:
     from evalsuite._core.lazy import lazy_exports
 
@@ -88,7 +87,6 @@ else:
                 "PlannedAttempt",
                 "RunInterrupted",
                 "RunResult",
-                "load_task_function",
                 "plan_attempts",
                 "run_suite",
             ),
@@ -97,7 +95,8 @@ else:
             "._shards": ("Shard",),
             "._spec": ("RunSpec",),
             "._task_samples": ("sample_records", "suite_task_records"),
-            "._tasks": ("build_task", "no_dataset_reads"),
+            # load_task_function from _tasks, not _runner (pandas, SQLAlchemy): `verify`
+            "._tasks": ("build_task", "load_task_function", "no_dataset_reads"),
         },
     )
 

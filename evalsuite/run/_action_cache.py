@@ -172,7 +172,7 @@ def verified_action_space_problems(
     if not unchecked:
         return [], []
     from evalsuite.run._action import action_space_problems
-    from evalsuite.run._runner import load_task_function
+    from evalsuite.run._tasks import load_task_function  # not _runner: pandas, SQLAlchemy
 
     unloadable: list[str] = []
     problems: list[str] = []

@@ -217,9 +217,12 @@ async def guarded_call(
         data.get(_key("fault_mode")) == "persistent" or data.get(_key("attempt")) == 1
     )
     if faulty and fault == "error":
+        # One message for every fault of a tool and mode: the item, the epoch and the retries
+        # are the attempt's own fields (the store's row, inspect's sample and its retried
+        # errors), and inspect renders the traceback of each distinct text anew (seconds of
+        # CPU for a few dozen faults; docs/design/run-speed.md, "Cold first run").
         raise HarnessFault(
-            f"injected fault: tool {name!r} failed (item {data.get(_key('item_id'))}, epoch "
-            f"{data.get(_key('epoch'))}, try {data.get(_key('attempt'))})"
+            f"injected fault: tool {name!r} failed ({data.get(_key('fault_mode'))} fault)"
         )
     try:
         with anyio.fail_after(timeout):
@@ -234,7 +237,4 @@ async def guarded_call(
                 f"tool {name!r} did not answer within {limit_s:g}s: the request "
                 "was too large; narrow it"
             ) from None
-        raise HarnessFault(
-            f"tool {name!r} did not answer within {limit_s:g}s (item "
-            f"{data.get(_key('item_id'))}, epoch {data.get(_key('epoch'))})"
-        ) from None
+        raise HarnessFault(f"tool {name!r} did not answer within {limit_s:g}s") from None

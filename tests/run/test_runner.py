@@ -83,6 +83,29 @@ def test_injected_faults_are_counted_as_harness_errors_never_scored(
     assert (kept["score_x"] == kept["score_y"]).all()
 
 
+def test_injected_faults_share_one_message_and_one_traceback(probe_project: Project) -> None:
+    """Every injected fault of a tool and mode has one text; the item, epoch and retries are
+    the attempt's own fields. inspect renders each distinct traceback text once per process
+    (rich, about 0.1 s of CPU each), so faults whose texts differed by item, epoch and try
+    were each rendered anew (docs/design/run-speed.md, "Cold first run")."""
+    from inspect_ai.log import read_eval_log
+
+    out = _run(probe_project, "--model", "fakeagent/x", "--limit", "3", "--inject-faults", "1")
+    frame = _attempts(probe_project, out["run_id"])
+    errors = frame[frame["outcome"] == "harness_error"]
+    assert len(errors) == 3
+    assert set(errors["reason"]) == {
+        "HarnessFault: injected fault: tool 'lookup' failed (persistent fault)"
+    }
+    assert (errors["retries"] == 2).all() and errors["item_id"].is_unique
+    logs = list((probe_project.root / ".evalsuite" / "logs" / out["run_id"]).glob("*.json"))
+    samples = read_eval_log(str(logs[0])).samples or []
+    failed = [s for s in samples if s.error is not None]
+    assert sorted(str(s.id).split("::")[0] for s in failed) == sorted(errors["item_id"])
+    tracebacks = {e.traceback for s in failed for e in [s.error, *(s.error_retries or [])] if e}
+    assert len(tracebacks) == 1  # one text for all 3 tries of every faulty attempt
+
+
 def test_ten_percent_faults_make_the_run_invalid_with_exit_5(probe_project: Project) -> None:
     # 20 items x 2 epochs: the default seed's 10% plan injects 4 faults in 40 episodes
     result = probe_project.invoke(
