@@ -25,8 +25,8 @@ from its rows (and caches it), `compare` reads A from the cache and B from its r
 `report` both from the cache; `compare` and `report` are then measured again with the cache
 emptied (every run read from its rows), and their outputs compared too. With a baseline,
 the stores are ingested by the baseline's code and each code runs on its own copy (an older
-evalsuite refuses a store this code has upgraded). The machine's load average is printed with the figures: on a shared host
-wall time is indicative only, CPU time less so.
+evalsuite refuses a store this code has upgraded). The machine's load average is printed
+with the figures: on a shared host wall time is indicative only, CPU time less so.
 """
 
 from __future__ import annotations
@@ -228,6 +228,78 @@ def differing(ours: Any, theirs: Any) -> list[str]:
     return [] if _same(ours, theirs) else ["(output)"]
 
 
+Figures = dict[tuple[str, str, int], tuple[float, float, float]]
+"""(code, command, attempts per run) -> (wall s, peak RSS MB, CPU s)."""
+UNCACHED = "this code, columns not cached"
+
+
+def measure_uncached(  # noqa: PLR0913 - the run's store, its runs and the shared tallies
+    root: Path,
+    a: str,
+    b: str,
+    rows: int,
+    tmp: Path,
+    figures: Figures,
+    outputs_of: dict[str, Any],
+    mismatches: list[str],
+) -> None:
+    """`compare` and `report` of this code again, the runs' cached columns dropped first."""
+    for name in ("compare", "report"):
+        drop_column_cache(root)
+        command = commands(root, a, b, tmp / f"report-{rows}")[name]
+        stdout = tmp / f"{name}-{rows}-cold.out"
+        wall, rss, cpu = measure(command, stdout, None)
+        figures[UNCACHED, name, rows] = (wall, rss, cpu)
+        print(
+            f"{name:8s} {rows:>9,} attempts/run {'not cached':14s}: {wall:6.2f} s wall "
+            f"{cpu:6.2f} s cpu {rss:6.0f} MB peak RSS  (load {load()})",
+            flush=True,
+        )
+        if fields := differing(output(name, stdout, tmp / f"report-{rows}"), outputs_of[name]):
+            mismatches.append(f"{name} at {rows:,}, not cached: {', '.join(fields)}")
+
+
+def summarise(
+    rows: int, baseline_rows: int, labels: list[str], figures: Figures, mismatches: list[str]
+) -> None:
+    """The figures against the target, the smaller runs and the baseline; the verdict."""
+    print()
+    ratio = rows / baseline_rows
+    print(
+        f"against the target ({TARGET_S:.0f} s, start-up included) "
+        f"and the {ratio:.0f}x smaller runs:"
+    )
+    for label, names in (
+        ("this code", ("score", "compare", "report")),
+        (UNCACHED, ("compare", "report")),
+    ):
+        for name in names:
+            wall, rss, cpu = figures[label, name, rows]
+            base_wall, _, base_cpu = figures[label, name, baseline_rows]
+            verdict = "meets" if wall <= TARGET_S else "OVER"
+            tag = "" if label == "this code" else " (not cached)"
+            print(
+                f"{name + tag:21s} {wall:6.2f} s wall ({verdict} {TARGET_S:.0f} s), {cpu:6.2f} s "
+                f"cpu, {rss:5.0f} MB; x{wall / base_wall:.1f} wall and x{cpu / base_cpu:.1f} cpu "
+                f"for x{ratio:.0f} attempts"
+            )
+    for label in labels[1:]:
+        print(f"\nthis code against the code {label}, same stores, same run:")
+        for name in ("score", "compare", "report"):
+            wall, rss, cpu = figures["this code", name, rows]
+            old_wall, old_rss, old_cpu = figures[label, name, rows]
+            print(
+                f"{name:8s} {old_cpu:6.2f} -> {cpu:6.2f} s cpu (x{old_cpu / cpu:.2f} faster), "
+                f"{old_wall:6.2f} -> {wall:6.2f} s wall, {old_rss:5.0f} -> {rss:5.0f} MB"
+            )
+        print(
+            "outputs equal, field by field: "
+            + ("yes" if not mismatches else "NO: " + "; ".join(mismatches))
+        )
+    if mismatches:
+        raise SystemExit(1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=500_000, help="attempts per run")
@@ -248,7 +320,7 @@ def main() -> None:
         if args.baseline_ref != "none":
             shutil.rmtree(tmp / "baseline", ignore_errors=True)
             versions[f"at {args.baseline_ref}"] = baseline_checkout(args.baseline_ref, tmp)
-        figures: dict[tuple[str, str, int], tuple[float, float, float]] = {}
+        figures: Figures = {}
         mismatches: list[str] = []
         outputs_of: dict[str, Any] = {}
         baseline = next((c for c in versions.values() if c is not None), None)
@@ -287,54 +359,8 @@ def main() -> None:
                 for other in outputs[1:]:
                     if fields := differing(outputs[0], other):
                         mismatches.append(f"{name} at {rows:,}: {', '.join(fields)}")
-            for name in ("compare", "report"):  # this code again, the runs' columns not cached
-                drop_column_cache(root)
-                command = commands(root, a, b, tmp / f"report-{rows}")[name]
-                stdout = tmp / f"{name}-{rows}-cold.out"
-                wall, rss, cpu = measure(command, stdout, None)
-                figures["this code, columns not cached", name, rows] = (wall, rss, cpu)
-                print(
-                    f"{name:8s} {rows:>9,} attempts/run {'not cached':14s}: {wall:6.2f} s wall "
-                    f"{cpu:6.2f} s cpu {rss:6.0f} MB peak RSS  (load {load()})",
-                    flush=True,
-                )
-                if fields := differing(output(name, stdout, tmp / f"report-{rows}"), outputs_of[name]):
-                    mismatches.append(f"{name} at {rows:,}, not cached: {', '.join(fields)}")
-    print()
-    ratio = args.rows / args.baseline_rows
-    print(
-        f"against the target ({TARGET_S:.0f} s, start-up included) "
-        f"and the {ratio:.0f}x smaller runs:"
-    )
-    for label, names in (
-        ("this code", ("score", "compare", "report")),
-        ("this code, columns not cached", ("compare", "report")),
-    ):
-        for name in names:
-            wall, rss, cpu = figures[label, name, args.rows]
-            base_wall, _, base_cpu = figures[label, name, args.baseline_rows]
-            verdict = "meets" if wall <= TARGET_S else "OVER"
-            tag = "" if label == "this code" else " (not cached)"
-            print(
-                f"{name + tag:21s} {wall:6.2f} s wall ({verdict} {TARGET_S:.0f} s), {cpu:6.2f} s "
-                f"cpu, {rss:5.0f} MB; x{wall / base_wall:.1f} wall and x{cpu / base_cpu:.1f} cpu "
-                f"for x{ratio:.0f} attempts"
-            )
-    for label in list(versions)[1:]:
-        print(f"\nthis code against the code {label}, same stores, same run:")
-        for name in ("score", "compare", "report"):
-            wall, rss, cpu = figures["this code", name, args.rows]
-            old_wall, old_rss, old_cpu = figures[label, name, args.rows]
-            print(
-                f"{name:8s} {old_cpu:6.2f} -> {cpu:6.2f} s cpu (x{old_cpu / cpu:.2f} faster), "
-                f"{old_wall:6.2f} -> {wall:6.2f} s wall, {old_rss:5.0f} -> {rss:5.0f} MB"
-            )
-        print(
-            "outputs equal, field by field: "
-            + ("yes" if not mismatches else "NO: " + "; ".join(mismatches))
-        )
-    if mismatches:
-        raise SystemExit(1)
+            measure_uncached(root, a, b, rows, tmp, figures, outputs_of, mismatches)
+    summarise(args.rows, args.baseline_rows, list(versions), figures, mismatches)
 
 
 if __name__ == "__main__":

@@ -19,10 +19,20 @@ import math
 import numpy as np
 from scipy import special
 
-__all__ = ["nct_cdf", "nct_sf", "norm_cdf", "norm_isf", "norm_ppf", "norm_sf", "t_isf", "t_ppf", "t_sf"]
+__all__ = [
+    "nct_cdf",
+    "nct_sf",
+    "norm_cdf",
+    "norm_isf",
+    "norm_ppf",
+    "norm_sf",
+    "t_isf",
+    "t_ppf",
+    "t_sf",
+]
 
 try:  # the noncentral t's survival function scipy.stats uses (Boost's); see `nct_sf`
-    from scipy.special._ufuncs import _nct_sf as _boost_nct_sf  # type: ignore[attr-defined]
+    from scipy.special._ufuncs import _nct_sf as _boost_nct_sf
 except ImportError:  # pragma: no cover - another scipy: ask scipy.stats itself
     _boost_nct_sf = None
 
@@ -31,19 +41,19 @@ _INF = math.inf
 
 
 def _quantile(q: float, ok: bool, low: float, high: float, inner: float | None) -> float:
-    """scipy's ``ppf``/``isf`` rules: NaN outside [0, 1] or bad shapes, the ends at 0 and 1."""
+    """Scipy's ``ppf``/``isf`` rules: NaN outside [0, 1] or bad shapes, the ends at 0 and 1."""
     if not ok or math.isnan(q) or q < 0.0 or q > 1.0:
         return _NAN
     if q == 0.0:
         return low
     if q == 1.0:
         return high
-    assert inner is not None
-    return float(inner) * 1.0 + 0.0  # scipy's ``* scale + loc`` (-0.0 becomes 0.0)
+    # scipy's ``* scale + loc``, which makes -0.0 0.0
+    return float(_NAN if inner is None else inner) * 1.0 + 0.0
 
 
 def _probability(x: float, ok: bool, below: float, above: float) -> float | None:
-    """scipy's ``cdf``/``sf`` rules on the real line: None means "compute it"."""
+    """Scipy's ``cdf``/``sf`` rules on the real line: None means "compute it"."""
     if not ok or math.isnan(x):
         return _NAN
     if x == -_INF:

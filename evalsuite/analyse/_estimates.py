@@ -176,7 +176,7 @@ def stratum_cluster_codes(
     names: list[str],
     clusters: npt.ArrayLike | None,
 ) -> npt.NDArray[np.intp]:
-    """Codes of the (stratum, cluster) units: `cluster_codes` of ``f"{stratum}\x1f{cluster}"``.
+    r"""Codes of the (stratum, cluster) units: `cluster_codes` of ``f"{stratum}\x1f{cluster}"``.
 
     Those codes are the ranks of the key texts. Unclustered (every item its own unit, the
     key's cluster part the item's position), the ranks follow without building a text per
@@ -251,7 +251,6 @@ def stratified_mean(  # noqa: PLR0913 - estimate_mean's arguments plus strata an
         raise UsageError("'strata' must have one entry per value")
     unique, s_inv = np.unique(strata_arr, return_inverse=True)  # by code point, as sorted()
     names = [str(h) for h in unique]
-    s_inv = s_inv.reshape(-1)
     n_obs = _trials(trials, len(v))
     counts = dict(zip(names, np.bincount(s_inv, minlength=len(names)).tolist(), strict=True))
     w, source = _resolve_weights(weights, names, counts)
@@ -292,8 +291,7 @@ def stratified_mean(  # noqa: PLR0913 - estimate_mean's arguments plus strata an
             f"stratum/strata {singletons} have one unit: variance imputed from the "
             "pooled item variance"
         )
-    per_name = np.array([w.get(h, 0.0) / max(counts.get(h, 1), 1) for h in names], dtype=float)
-    item_w = per_name[s_inv] if len(names) else np.zeros(0)
+    item_w = np.array([w.get(h, 0.0) / max(counts.get(h, 1), 1) for h in names], dtype=float)[s_inv]
     kish = float(item_w.sum() ** 2 / np.sum(item_w**2)) if np.any(item_w > 0) else math.nan
     weighted_strata = np.isin(strata_arr, [h for h in w if w[h] > 0])
     m = Moments(
@@ -328,8 +326,9 @@ def stratified_mean(  # noqa: PLR0913 - estimate_mean's arguments plus strata an
         return replace(est, note="; ".join(notes)), tuple(per)
     order = [h for h in sorted(w) if w[h] > 0]
     used = np.isin(strata_arr, order)
-    position = np.array([order.index(h) if h in order else -1 for h in names], dtype=np.intp)
-    s_codes = position[s_inv[used]] if len(names) else np.zeros(0, dtype=np.intp)
+    s_codes = np.array([order.index(h) if h in order else -1 for h in names], dtype=np.intp)[
+        s_inv[used]
+    ]
 
     def boot(lvl: float) -> tuple[Interval, float]:
         return cluster_bca(v[used], codes[used], s_codes, [w[h] for h in order], lvl, rng)

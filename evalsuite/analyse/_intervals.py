@@ -16,8 +16,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from evalsuite.analyse import _dist
 
+from evalsuite.analyse import _dist
 from evalsuite.analyse._table import Interval, IntervalFields
 from evalsuite.errors import UsageError
 
@@ -101,11 +101,7 @@ def korn_graubard_trials(n_eff: float, n_trials: float, df: float, level: float)
     if df < 1:
         return math.nan
     q = 0.5 + level / 2.0
-    reference = (
-        _dist.norm_ppf(q)
-        if not math.isfinite(n_trials)
-        else _dist.t_ppf(q, n_trials - 1)
-    )
+    reference = _dist.norm_ppf(q) if not math.isfinite(n_trials) else _dist.t_ppf(q, n_trials - 1)
     return n_eff * (reference / _dist.t_ppf(q, df)) ** 2
 
 

@@ -197,12 +197,7 @@ def reliability_from_items(
         a, b = it.mean[ia], retest.mean[ib]
         kind = "item_means_retest_r"
         ok = len(shared) >= 3 and np.ptp(a) > 0 and np.ptp(b) > 0
-        if ok:
-            from scipy import stats  # Pearson's r of a retest (imported only then)
-
-            tr = float(stats.pearsonr(a, b).statistic)
-        else:
-            tr = math.nan
+        tr = _pearson_r(a, b) if ok else math.nan
         tr_diff = float(np.mean(b - a)) if len(shared) else math.nan
     return Reliability(
         n_items=n,
@@ -233,6 +228,13 @@ def reliability_from_items(
         reason=reason,
         mde_detail=detail,
     )
+
+
+def _pearson_r(a: Any, b: Any) -> float:
+    """Pearson's r of a retest (scipy.stats, imported only then: about 1 s)."""
+    from scipy import stats
+
+    return float(stats.pearsonr(a, b).statistic)
 
 
 def reliability(

@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-
 from evalsuite.analyse import _dist
 from evalsuite.analyse._compare import Gate, GateResult, StratumDiff, judge_gate
 from evalsuite.analyse._power import mde_from_se

@@ -59,7 +59,8 @@ def _pg_function(name: str, source: str) -> str:
         "  INSERT INTO attempt_revs (run_id, rev)\n"
         f"    SELECT DISTINCT run_id, 1 FROM ({source}) AS changed\n"
         "    ON CONFLICT (run_id) DO UPDATE SET rev = attempt_revs.rev + 1;\n"
-        f"  DELETE FROM attempt_column_cache WHERE run_id IN (SELECT run_id FROM ({source}) AS c);\n"
+        "  DELETE FROM attempt_column_cache\n"
+        f"    WHERE run_id IN (SELECT run_id FROM ({source}) AS c);\n"
         "  RETURN NULL;\n"
         "END $$"
     )

@@ -1099,7 +1099,7 @@ class Store:
             rev = int(conn.execute(select(self._current_rev(run_id))).scalar_one())
             data = self._read_columns(run_id, list(CACHED_COLUMNS), conn)
             blob = _column_cache.encode(data) if data is not None else None
-            if blob is None:
+            if data is None or blob is None:
                 conn.rollback()
                 return data
             n_rows = len(data["epoch"])

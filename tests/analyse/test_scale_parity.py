@@ -466,5 +466,7 @@ def test_stratum_cluster_codes_are_the_codes_of_the_key_texts() -> None:
             clusters = rng.choice(np.array(["c1", "c2", None], dtype=object), n)
             assert (
                 stratum_cluster_codes(strata, inverse.reshape(-1), names, clusters).tolist()
-                == cluster_codes([f"{s}\x1f{c}" for s, c in zip(strata, clusters)], n).tolist()
+                == cluster_codes(
+                    [f"{s}\x1f{c}" for s, c in zip(strata, clusters, strict=True)], n
+                ).tolist()
             )

@@ -161,7 +161,9 @@ def test_any_write_to_the_run_s_attempts_drops_its_blob(store_url: str, write: s
     if write == "upsert_same_count":  # the same keys, other scores: the row count stays
         other.record_attempts("r1", _attempts(score_shift=0.05))
     elif write == "new_attempt":
-        other.record_attempts("r1", [AttemptRecord(item_id="new", epoch=1, stratum="s0", outcome="scored", score=1.0)])
+        other.record_attempts(
+            "r1", [AttemptRecord(item_id="new", epoch=1, stratum="s0", outcome="scored", score=1.0)]
+        )
     elif write == "raw_sql":  # another tool's statement, not evalsuite's code
         with other.engine.begin() as conn:
             conn.execute(
@@ -200,7 +202,10 @@ def test_a_write_committed_during_the_first_read_never_leaves_a_stale_blob(
     def add_one(conn: object, cursor: object, statement: str, *_: object) -> None:
         if "GROUP BY" in statement and not added:
             added.append(True)
-            writer.record_attempts("r1", [AttemptRecord(item_id="zz", epoch=1, stratum="s0", outcome="scored", score=1.0)])
+            writer.record_attempts(
+                "r1",
+                [AttemptRecord(item_id="zz", epoch=1, stratum="s0", outcome="scored", score=1.0)],
+            )
 
     event.listen(store.engine, "after_cursor_execute", add_one)
     first = store.attempt_columns("r1")
@@ -276,6 +281,8 @@ def test_a_store_upgraded_from_an_older_version_gets_the_triggers(
     store.attempt_columns(run_id)
     assert run_id in _blobs(store)
     with store.engine.begin() as conn:
-        conn.execute(text("UPDATE attempts SET retries = retries + 1 WHERE run_id = :r"), {"r": run_id})
+        conn.execute(
+            text("UPDATE attempts SET retries = retries + 1 WHERE run_id = :r"), {"r": run_id}
+        )
     assert run_id not in _blobs(store)
     _assert_same(store.attempt_columns(run_id), store, run_id)
