@@ -76,15 +76,19 @@ _TRIGGERS_PG = [
     "CREATE OR REPLACE FUNCTION evalsuite_attempts_truncated() RETURNS trigger "
     "LANGUAGE plpgsql AS $$\nBEGIN\n  UPDATE attempt_revs SET rev = rev + 1;\n"
     "  DELETE FROM attempt_column_cache;\n  RETURN NULL;\nEND $$",
+    "DROP TRIGGER IF EXISTS attempts_insert_drops_column_cache ON attempts",
     "CREATE TRIGGER attempts_insert_drops_column_cache AFTER INSERT ON attempts "
     "REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT "
     "EXECUTE FUNCTION evalsuite_attempts_inserted()",
+    "DROP TRIGGER IF EXISTS attempts_update_drops_column_cache ON attempts",
     "CREATE TRIGGER attempts_update_drops_column_cache AFTER UPDATE ON attempts "
     "REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT "
     "EXECUTE FUNCTION evalsuite_attempts_updated()",
+    "DROP TRIGGER IF EXISTS attempts_delete_drops_column_cache ON attempts",
     "CREATE TRIGGER attempts_delete_drops_column_cache AFTER DELETE ON attempts "
     "REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT "
     "EXECUTE FUNCTION evalsuite_attempts_deleted()",
+    "DROP TRIGGER IF EXISTS attempts_truncate_drops_column_cache ON attempts",
     "CREATE TRIGGER attempts_truncate_drops_column_cache AFTER TRUNCATE ON attempts "
     "FOR EACH STATEMENT EXECUTE FUNCTION evalsuite_attempts_truncated()",
 ]
@@ -94,7 +98,8 @@ def create_triggers(conn: Connection) -> None:
     """Create the triggers that drop a run's cached columns at any write to its attempts.
 
     SQLite has row triggers only (about 1.5 µs per written row); PostgreSQL gets statement
-    triggers with transition tables (one per statement, COPY included).
+    triggers with transition tables (one per statement, COPY included). Created again when
+    they exist (a store migrated twice), never twice.
     """
     statements = _TRIGGERS_PG if conn.dialect.name == "postgresql" else _TRIGGERS_SQLITE
     for statement in statements:
