@@ -19,8 +19,14 @@ but for the sign-flip permutation p-value, a Monte Carlo figure whose draws chan
 random bits, docs/design/analysis-scale.md): the two codes' p-values (and the sentences that
 quote them) must agree within five standard deviations of their Monte Carlo error.
 `score` and `compare` are measured with ``--json`` (the figures the tools read), `report`
-as a user runs it. The machine's load average is printed with the figures: on a shared host
-wall time is indicative only, CPU time less so.
+as a user runs it. The store keeps a run's analysis columns once read (schema 7,
+docs/design/analysis-scale.md, "Fifth pass"): in the sequence measured, `score` reads run A
+from its rows (and caches it), `compare` reads A from the cache and B from its rows, and
+`report` both from the cache; `compare` and `report` are then measured again with the cache
+emptied (every run read from its rows), and their outputs compared too. With a baseline,
+the stores are ingested by the baseline's code and each code runs on its own copy (an older
+evalsuite refuses a store this code has upgraded). The machine's load average is printed
+with the figures: on a shared host wall time is indicative only, CPU time less so.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import math
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -100,8 +107,12 @@ def make_runs(rows: int, seed: int) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def build_store(rows: int, seed: int, root: Path) -> tuple[str, str]:
-    """A project at `root` holding the two runs; their run ids (model-a, model-b)."""
+def build_store(rows: int, seed: int, root: Path, code: Path | None = None) -> tuple[str, str]:
+    """A project at `root` holding the two runs; their run ids (model-a, model-b).
+
+    `code`: ingest with the package there (the baseline's, whose store schema may be older:
+    this code upgrades a store on first use, while older code refuses a newer one).
+    """
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     table = root.parent / f"{root.name}.parquet"
@@ -109,6 +120,7 @@ def build_store(rows: int, seed: int, root: Path) -> tuple[str, str]:
     done = subprocess.run(
         [
             PYTHON,
+            *(["-P"] if code else []),
             "-c",
             _CLI,
             "--root",
@@ -122,6 +134,7 @@ def build_store(rows: int, seed: int, root: Path) -> tuple[str, str]:
         capture_output=True,
         text=True,
         check=True,
+        env={**os.environ, "PYTHONPATH": str(code)} if code else None,
     )
     by_model = {r["model"]: r["run_id"] for r in json.loads(done.stdout)["runs"]}
     return by_model["model-a"], by_model["model-b"]
@@ -155,6 +168,12 @@ def commands(root: Path, a: str, b: str, out: Path) -> dict[str, list[str]]:
         "compare": [*cli, "compare", a, b, "--json"],
         "report": [*cli, "report", a, b, "--out", str(out)],
     }
+
+
+def drop_column_cache(root: Path) -> None:
+    """Forget the runs' cached columns (schema 7), so the next command reads the rows."""
+    with sqlite3.connect(root / ".evalsuite" / "results.sqlite") as conn:
+        conn.execute("DELETE FROM attempt_column_cache")
 
 
 def output(name: str, stdout: Path, report_dir: Path) -> Any:
@@ -209,6 +228,78 @@ def differing(ours: Any, theirs: Any) -> list[str]:
     return [] if _same(ours, theirs) else ["(output)"]
 
 
+Figures = dict[tuple[str, str, int], tuple[float, float, float]]
+"""(code, command, attempts per run) -> (wall s, peak RSS MB, CPU s)."""
+UNCACHED = "this code, columns not cached"
+
+
+def measure_uncached(  # noqa: PLR0913 - the run's store, its runs and the shared tallies
+    root: Path,
+    a: str,
+    b: str,
+    rows: int,
+    tmp: Path,
+    figures: Figures,
+    outputs_of: dict[str, Any],
+    mismatches: list[str],
+) -> None:
+    """`compare` and `report` of this code again, the runs' cached columns dropped first."""
+    for name in ("compare", "report"):
+        drop_column_cache(root)
+        command = commands(root, a, b, tmp / f"report-{rows}")[name]
+        stdout = tmp / f"{name}-{rows}-cold.out"
+        wall, rss, cpu = measure(command, stdout, None)
+        figures[UNCACHED, name, rows] = (wall, rss, cpu)
+        print(
+            f"{name:8s} {rows:>9,} attempts/run {'not cached':14s}: {wall:6.2f} s wall "
+            f"{cpu:6.2f} s cpu {rss:6.0f} MB peak RSS  (load {load()})",
+            flush=True,
+        )
+        if fields := differing(output(name, stdout, tmp / f"report-{rows}"), outputs_of[name]):
+            mismatches.append(f"{name} at {rows:,}, not cached: {', '.join(fields)}")
+
+
+def summarise(
+    rows: int, baseline_rows: int, labels: list[str], figures: Figures, mismatches: list[str]
+) -> None:
+    """The figures against the target, the smaller runs and the baseline; the verdict."""
+    print()
+    ratio = rows / baseline_rows
+    print(
+        f"against the target ({TARGET_S:.0f} s, start-up included) "
+        f"and the {ratio:.0f}x smaller runs:"
+    )
+    for label, names in (
+        ("this code", ("score", "compare", "report")),
+        (UNCACHED, ("compare", "report")),
+    ):
+        for name in names:
+            wall, rss, cpu = figures[label, name, rows]
+            base_wall, _, base_cpu = figures[label, name, baseline_rows]
+            verdict = "meets" if wall <= TARGET_S else "OVER"
+            tag = "" if label == "this code" else " (not cached)"
+            print(
+                f"{name + tag:21s} {wall:6.2f} s wall ({verdict} {TARGET_S:.0f} s), {cpu:6.2f} s "
+                f"cpu, {rss:5.0f} MB; x{wall / base_wall:.1f} wall and x{cpu / base_cpu:.1f} cpu "
+                f"for x{ratio:.0f} attempts"
+            )
+    for label in labels[1:]:
+        print(f"\nthis code against the code {label}, same stores, same run:")
+        for name in ("score", "compare", "report"):
+            wall, rss, cpu = figures["this code", name, rows]
+            old_wall, old_rss, old_cpu = figures[label, name, rows]
+            print(
+                f"{name:8s} {old_cpu:6.2f} -> {cpu:6.2f} s cpu (x{old_cpu / cpu:.2f} faster), "
+                f"{old_wall:6.2f} -> {wall:6.2f} s wall, {old_rss:5.0f} -> {rss:5.0f} MB"
+            )
+        print(
+            "outputs equal, field by field: "
+            + ("yes" if not mismatches else "NO: " + "; ".join(mismatches))
+        )
+    if mismatches:
+        raise SystemExit(1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=500_000, help="attempts per run")
@@ -229,20 +320,32 @@ def main() -> None:
         if args.baseline_ref != "none":
             shutil.rmtree(tmp / "baseline", ignore_errors=True)
             versions[f"at {args.baseline_ref}"] = baseline_checkout(args.baseline_ref, tmp)
-        figures: dict[tuple[str, str, int], tuple[float, float, float]] = {}
+        figures: Figures = {}
         mismatches: list[str] = []
+        outputs_of: dict[str, Any] = {}
+        baseline = next((c for c in versions.values() if c is not None), None)
         for rows in (args.rows, args.baseline_rows):  # the large runs first
             root = tmp / f"runs-{rows}"
-            a, b = build_store(rows, args.seed, root)
+            a, b = build_store(rows, args.seed, root, baseline)
+            roots = {}
+            for label, code in versions.items():  # each code its own copy of the same store
+                roots[label] = root if code is None else tmp / f"runs-{rows}-{label[3:]}"
+                if code is not None:
+                    shutil.rmtree(roots[label], ignore_errors=True)
+                    shutil.copytree(root, roots[label])
             print(f"two runs of {rows:,} attempts ingested ({a}, {b})", flush=True)
-            for name, command in commands(root, a, b, tmp / f"report-{rows}").items():
+            for name in ("score", "compare", "report"):
                 outputs: list[Any] = []
+                outputs_of[name] = None
                 for label, code in versions.items():  # interleaved: the same load for both
                     report_dir = tmp / f"report-{rows}"
+                    command = commands(roots[label], a, b, report_dir)[name]
                     stdout = tmp / f"{name}-{rows}-{len(outputs)}.out"
                     wall, rss, cpu = measure(command, stdout, code)
                     figures[label, name, rows] = (wall, rss, cpu)
                     outputs.append(output(name, stdout, report_dir))
+                    if outputs_of[name] is None:
+                        outputs_of[name] = outputs[-1]
                     print(
                         f"{name:8s} {rows:>9,} attempts/run {label:14s}: {wall:6.2f} s wall "
                         f"{cpu:6.2f} s cpu {rss:6.0f} MB peak RSS  (load {load()})",
@@ -256,36 +359,8 @@ def main() -> None:
                 for other in outputs[1:]:
                     if fields := differing(outputs[0], other):
                         mismatches.append(f"{name} at {rows:,}: {', '.join(fields)}")
-    print()
-    ratio = args.rows / args.baseline_rows
-    print(
-        f"against the target ({TARGET_S:.0f} s, start-up included) "
-        f"and the {ratio:.0f}x smaller runs:"
-    )
-    for name in ("score", "compare", "report"):
-        wall, rss, cpu = figures["this code", name, args.rows]
-        base_wall, _, base_cpu = figures["this code", name, args.baseline_rows]
-        verdict = "meets" if wall <= TARGET_S else "OVER"
-        print(
-            f"{name:8s} {wall:6.2f} s wall ({verdict} {TARGET_S:.0f} s), {cpu:6.2f} s cpu, "
-            f"{rss:5.0f} MB; x{wall / base_wall:.1f} wall and x{cpu / base_cpu:.1f} cpu "
-            f"for x{ratio:.0f} attempts"
-        )
-    for label in list(versions)[1:]:
-        print(f"\nthis code against the code {label}, same stores, same run:")
-        for name in ("score", "compare", "report"):
-            wall, rss, cpu = figures["this code", name, args.rows]
-            old_wall, old_rss, old_cpu = figures[label, name, args.rows]
-            print(
-                f"{name:8s} {old_cpu:6.2f} -> {cpu:6.2f} s cpu (x{old_cpu / cpu:.2f} faster), "
-                f"{old_wall:6.2f} -> {wall:6.2f} s wall, {old_rss:5.0f} -> {rss:5.0f} MB"
-            )
-        print(
-            "outputs equal, field by field: "
-            + ("yes" if not mismatches else "NO: " + "; ".join(mismatches))
-        )
-    if mismatches:
-        raise SystemExit(1)
+            measure_uncached(root, a, b, rows, tmp, figures, outputs_of, mismatches)
+    summarise(args.rows, args.baseline_rows, list(versions), figures, mismatches)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from evalsuite.analyse._table import Interval
 
@@ -68,6 +67,8 @@ def cluster_bca(
         return sum(
             w[h] * s[0].sum(axis=axis) / s[1].sum(axis=axis) for h, s in enumerate(resampled)
         )
+
+    from scipy import stats  # about 1 s to import: only when a bootstrap is drawn
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)

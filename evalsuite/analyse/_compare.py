@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from evalsuite.analyse import _dist
 from evalsuite.analyse._attempts import ItemTable, item_table
 from evalsuite.analyse._intervals import check_level
 from evalsuite.analyse._mde import PairedMde, observed_mde
@@ -81,7 +81,7 @@ def _gate(gate: Gate, test: PairedDiff, alpha: float) -> GateResult:
 def judge_gate(gate: Gate, diff: float, se: float, df: float, alpha: float) -> GateResult:
     """The non-inferiority rule on any difference with a t inference (`GateResult`)."""
     if math.isfinite(se) and df >= 1:
-        q = float(stats.t.isf(alpha, df))
+        q = _dist.t_isf(alpha, df)
         low, high = diff - q * se, diff + q * se
     else:
         low = high = math.nan

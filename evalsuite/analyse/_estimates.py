@@ -170,6 +170,36 @@ def _resolve_weights(
     return {str(h): float(w) for h, w in weights.items()}, "deployment weights"
 
 
+def stratum_cluster_codes(
+    strata: npt.NDArray[np.str_],
+    inverse: npt.NDArray[np.intp],
+    names: list[str],
+    clusters: npt.ArrayLike | None,
+) -> npt.NDArray[np.intp]:
+    r"""Codes of the (stratum, cluster) units: `cluster_codes` of ``f"{stratum}\x1f{cluster}"``.
+
+    Those codes are the ranks of the key texts. Unclustered (every item its own unit, the
+    key's cluster part the item's position), the ranks follow without building a text per
+    item: no two strata's keys interleave (a stratum's key starts with ``stratum + "\x1f"``,
+    and when no stratum holds ``"\x1f"`` neither of two such prefixes starts the other), so
+    the keys sort by the rank of that prefix, then by the position's decimal text. A stratum
+    holding ``"\x1f"``, or clusters, take the texts (docs/design/analysis-scale.md).
+    """
+    n = len(strata)
+    if clusters is not None or any("\x1f" in h for h in names):
+        keys = np.arange(n) if clusters is None else np.asarray(clusters, dtype=object)
+        return cluster_codes([f"{s}\x1f{c}" for s, c in zip(strata, keys, strict=True)], n)
+    prefix = [h + "\x1f" for h in names]
+    prefix_rank = np.empty(len(names), dtype=np.intp)
+    prefix_rank[sorted(range(len(names)), key=prefix.__getitem__)] = np.arange(len(names))
+    digits_rank = np.empty(n, dtype=np.intp)
+    digits_rank[np.argsort(np.arange(n).astype(str), kind="stable")] = np.arange(n)
+    order = np.lexsort((digits_rank, prefix_rank[inverse])) if n else np.zeros(0, np.intp)
+    codes = np.empty(n, dtype=np.intp)
+    codes[order] = np.arange(n)
+    return codes
+
+
 def stratified_mean(  # noqa: PLR0913 - estimate_mean's arguments plus strata and weights
     values: npt.ArrayLike,
     strata: npt.ArrayLike,
@@ -219,12 +249,12 @@ def stratified_mean(  # noqa: PLR0913 - estimate_mean's arguments plus strata an
     strata_arr = np.asarray(strata, dtype=object).astype(str)
     if strata_arr.shape != v.shape:
         raise UsageError("'strata' must have one entry per value")
-    names = sorted(set(strata_arr.tolist()))
+    unique, s_inv = np.unique(strata_arr, return_inverse=True)  # by code point, as sorted()
+    names = [str(h) for h in unique]
     n_obs = _trials(trials, len(v))
-    counts = {h: int(np.sum(strata_arr == h)) for h in names}
+    counts = dict(zip(names, np.bincount(s_inv, minlength=len(names)).tolist(), strict=True))
     w, source = _resolve_weights(weights, names, counts)
-    keys = np.arange(len(v)) if clusters is None else np.asarray(clusters, dtype=object)
-    codes = cluster_codes([f"{s}\x1f{c}" for s, c in zip(strata_arr, keys, strict=True)], len(v))
+    codes = stratum_cluster_codes(strata_arr, s_inv, names, clusters)
     per: list[StratumEstimate] = []
     notes = [f"weights: {source}"]
     mean = var = df = 0.0
@@ -261,7 +291,7 @@ def stratified_mean(  # noqa: PLR0913 - estimate_mean's arguments plus strata an
             f"stratum/strata {singletons} have one unit: variance imputed from the "
             "pooled item variance"
         )
-    item_w = np.array([w.get(s, 0.0) / max(counts.get(s, 1), 1) for s in strata_arr])
+    item_w = np.array([w.get(h, 0.0) / max(counts.get(h, 1), 1) for h in names], dtype=float)[s_inv]
     kish = float(item_w.sum() ** 2 / np.sum(item_w**2)) if np.any(item_w > 0) else math.nan
     weighted_strata = np.isin(strata_arr, [h for h in w if w[h] > 0])
     m = Moments(
@@ -296,7 +326,9 @@ def stratified_mean(  # noqa: PLR0913 - estimate_mean's arguments plus strata an
         return replace(est, note="; ".join(notes)), tuple(per)
     order = [h for h in sorted(w) if w[h] > 0]
     used = np.isin(strata_arr, order)
-    s_codes = np.array([order.index(s) for s in strata_arr[used]], dtype=np.intp)
+    s_codes = np.array([order.index(h) if h in order else -1 for h in names], dtype=np.intp)[
+        s_inv[used]
+    ]
 
     def boot(lvl: float) -> tuple[Interval, float]:
         return cluster_bca(v[used], codes[used], s_codes, [w[h] for h in order], lvl, rng)

@@ -16,8 +16,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy import stats
 
+from evalsuite.analyse import _dist
 from evalsuite.analyse._table import Interval, IntervalFields
 from evalsuite.errors import UsageError
 
@@ -72,7 +72,7 @@ def t_interval(
     """
     if not (math.isfinite(se) and df >= 1):
         return _nan_interval()
-    q = float(stats.t.ppf(0.5 + level / 2.0, df))
+    q = _dist.t_ppf(0.5 + level / 2.0, df)
     return Interval(max(bounds[0], mean - q * se), min(bounds[1], mean + q * se))
 
 
@@ -101,12 +101,8 @@ def korn_graubard_trials(n_eff: float, n_trials: float, df: float, level: float)
     if df < 1:
         return math.nan
     q = 0.5 + level / 2.0
-    reference = (
-        float(stats.norm.ppf(q))
-        if not math.isfinite(n_trials)
-        else float(stats.t.ppf(q, n_trials - 1))
-    )
-    return n_eff * (reference / float(stats.t.ppf(q, df))) ** 2
+    reference = _dist.norm_ppf(q) if not math.isfinite(n_trials) else _dist.t_ppf(q, n_trials - 1)
+    return n_eff * (reference / _dist.t_ppf(q, df)) ** 2
 
 
 def wilson_neff_interval(
@@ -144,7 +140,7 @@ def wilson_neff_interval(
     n = korn_graubard_trials(n_eff, n_trials, df, level)
     if not n > 0:
         return _nan_interval(), n_eff
-    z = float(stats.norm.ppf(0.5 + level / 2.0))
+    z = _dist.norm_ppf(0.5 + level / 2.0)
     denom = 1.0 + z * z / n
     centre = (mean + z * z / (2.0 * n)) / denom
     half = z * math.sqrt(mean * (1.0 - mean) / n + z * z / (4.0 * n * n)) / denom
@@ -159,6 +155,8 @@ def clopper_pearson_interval(successes: float, trials: float, level: float) -> I
     """
     if not trials > 0:
         return _nan_interval()
+    from scipy import stats  # the beta quantiles (about 1 s to import: only when needed)
+
     alpha = 1.0 - level
     x = min(max(successes, 0.0), trials)
     low = 0.0 if x <= 0 else float(stats.beta.ppf(alpha / 2.0, x, trials - x + 1.0))

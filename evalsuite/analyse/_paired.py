@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
+from evalsuite.analyse import _dist
 from evalsuite.analyse._intervals import check_level, cluster_codes, cluster_variance, t_interval
 from evalsuite.analyse._power import MDE_POWER, mde_from_se
 from evalsuite.analyse._table import Interval, IntervalFields
@@ -154,7 +154,7 @@ def paired_difference(
             + (" (no difference: 1)" if abs(diff) < ZERO_DIFF else f" (2 × 0.5^{n_clusters})"),
             "exact_sign_flip",
         )
-    p = float(2.0 * stats.t.sf(abs(diff / se), df))
+    p = 2.0 * _dist.t_sf(abs(diff / se), df)
     return PairedDiff(diff, se, ci, level, df, p, n, n_clusters, method, mde, alpha, "")
 
 
@@ -359,6 +359,8 @@ def mcnemar_midp(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     k = min(b, c)
+    from scipy import stats  # only for the exact binomial (about 1 s to import)
+
     return float(min(1.0, 2.0 * stats.binom.cdf(k, n, 0.5) - stats.binom.pmf(k, n, 0.5)))
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
-from scipy import optimize, stats
 
+from evalsuite.analyse import _dist
 from evalsuite.errors import InsufficientDataError, UsageError
 
 __all__ = [
@@ -91,15 +91,22 @@ def t_power(
     """
     if math.isinf(df):
         if alternative == "larger":
-            return float(stats.norm.sf(stats.norm.isf(alpha) - ncp))
-        crit = stats.norm.isf(alpha / 2)
-        return float(stats.norm.sf(crit - ncp) + stats.norm.cdf(-crit - ncp))
+            return _dist.norm_sf(_dist.norm_isf(alpha) - ncp)
+        crit = _dist.norm_isf(alpha / 2)
+        return _dist.norm_sf(crit - ncp) + _dist.norm_cdf(-crit - ncp)
     if alternative == "larger":
-        return float(stats.nct.sf(stats.t.isf(alpha, df), df, ncp))
-    crit = stats.t.isf(alpha / 2, df)
+        return _dist.nct_sf(_dist.t_isf(alpha, df), df, ncp)
+    crit = _dist.t_isf(alpha / 2, df)
     # the far tail underflows to NaN for large ncp (scipy's nct); it is 0 to double precision
-    lower = float(np.nan_to_num(stats.nct.cdf(-crit, df, abs(ncp)), nan=0.0))
-    return float(stats.nct.sf(crit, df, abs(ncp))) + lower
+    lower = float(np.nan_to_num(_dist.nct_cdf(-crit, df, abs(ncp)), nan=0.0))
+    return _dist.nct_sf(crit, df, abs(ncp)) + lower
+
+
+def _brentq() -> Any:
+    """``scipy.optimize.brentq``, imported when a root is first sought (not at start-up)."""
+    from scipy.optimize import brentq
+
+    return brentq
 
 
 @functools.lru_cache(maxsize=4096)
@@ -112,7 +119,7 @@ def _ncp_for_power(df: float, alpha: float, power: float, alternative: Alternati
     high = 1.0
     while gap(high) < 0:
         high *= 2.0
-    return float(optimize.brentq(gap, 0.0, high, xtol=1e-12))
+    return float(_brentq()(gap, 0.0, high, xtol=1e-12))
 
 
 def mde_from_se(
@@ -138,7 +145,7 @@ def mde_from_se(
 def _z_sum(alpha: float, power: float, alternative: Alternative) -> float:
     """``z_{1−α/2} + z_{power}`` (``z_{1−α}`` for one-sided), Miller's power multiplier."""
     a = alpha if alternative == "larger" else alpha / 2
-    return float(stats.norm.isf(a) + stats.norm.ppf(power))
+    return _dist.norm_isf(a) + _dist.norm_ppf(power)
 
 
 def mde(
@@ -208,7 +215,7 @@ def items_needed(
         high *= 2
     if gap(2.0) >= 0:
         return 2
-    return math.ceil(float(optimize.brentq(gap, 2.0, high, xtol=1e-9)) - 1e-9)
+    return math.ceil(float(_brentq()(gap, 2.0, high, xtol=1e-9)) - 1e-9)
 
 
 def epochs_needed(
@@ -260,7 +267,7 @@ def epochs_needed(
         k = (
             1.0
             if gap(1.0) >= 0
-            else (float(optimize.brentq(gap, 1.0, 1e12, xtol=1e-9)) if feasible else math.inf)
+            else (float(_brentq()(gap, 1.0, 1e12, xtol=1e-9)) if feasible else math.inf)
         )
     if not feasible:
         as_k_infinite = VarianceComponents(components.omega2, 0.0, 0.0, deff)

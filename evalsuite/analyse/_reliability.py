@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from evalsuite.analyse import _dist
 from evalsuite.analyse._attempts import ItemTable, item_table
 from evalsuite.analyse._intervals import check_level, cluster_codes, cluster_variance
 from evalsuite.analyse._mde import PairedMde, pilot_mde
@@ -96,6 +96,8 @@ class Reliability:
         check_level(level)
         if not (self.ms_within > 0 and math.isfinite(self.ms_between) and self.df_within > 0):
             return Interval(math.nan, math.nan)
+        from scipy import stats  # the F quantiles (about 1 s to import: only when asked)
+
         f = self.ms_between / self.ms_within
         q = 0.5 + level / 2
         f_low = f / float(stats.f.ppf(q, self.df_between, self.df_within))
@@ -172,7 +174,7 @@ def reliability_from_items(
     flip = float(np.mean(high[multi] > low[multi])) if multi.any() else math.nan
     sum_inv_k = float(np.sum(1.0 / k_i))
     floor = math.sqrt(2.0 * msw * sum_inv_k) / n if math.isfinite(msw) else math.nan
-    half = float(stats.norm.ppf(0.5 + level / 2)) * floor
+    half = _dist.norm_ppf(0.5 + level / 2) * floor
     k_star = math.sqrt(msw / vb * cost_ratio) if vb > 0 and math.isfinite(msw) else math.nan
     if vb == 0 and not reason:
         reason = "between-item variance estimated at 0: the cost-optimal K is unbounded"
@@ -195,7 +197,7 @@ def reliability_from_items(
         a, b = it.mean[ia], retest.mean[ib]
         kind = "item_means_retest_r"
         ok = len(shared) >= 3 and np.ptp(a) > 0 and np.ptp(b) > 0
-        tr = float(stats.pearsonr(a, b).statistic) if ok else math.nan
+        tr = _pearson_r(a, b) if ok else math.nan
         tr_diff = float(np.mean(b - a)) if len(shared) else math.nan
     return Reliability(
         n_items=n,
@@ -226,6 +228,13 @@ def reliability_from_items(
         reason=reason,
         mde_detail=detail,
     )
+
+
+def _pearson_r(a: Any, b: Any) -> float:
+    """Pearson's r of a retest (scipy.stats, imported only then: about 1 s)."""
+    from scipy import stats
+
+    return float(stats.pearsonr(a, b).statistic)
 
 
 def reliability(

@@ -16,8 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scipy import stats
-
+from evalsuite.analyse import _dist
 from evalsuite.analyse._compare import Gate, GateResult, StratumDiff, judge_gate
 from evalsuite.analyse._power import mde_from_se
 from evalsuite.errors import UsageError
@@ -123,9 +122,9 @@ def weighted_difference(
     se = math.sqrt(var)
     if se > 0 and denom > 0:
         df = var * var / denom
-        q = float(stats.t.isf((1 - level) / 2, df))
+        q = _dist.t_isf((1 - level) / 2, df)
         ci = (diff - q * se, diff + q * se)
-        p = float(2 * stats.t.sf(abs(diff) / se, df))
+        p = 2 * _dist.t_sf(abs(diff) / se, df)
     else:
         df = float(sum(t.df for _, t in parts))
         ci = (diff, diff)

@@ -17,7 +17,6 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from evalsuite._core.layout import Layout
-from evalsuite.items import item_analysis
 from evalsuite.report._figures import MARKERS, PALETTE, to_svg
 from evalsuite.store import Store
 
@@ -43,6 +42,8 @@ def items_sections(
         models = {r.model for r in store.list_runs(suite=suite) if r.version == version}
         if len(models) < MIN_REPORT_MODELS:
             continue
+        from evalsuite.items import item_analysis  # scipy.stats: only for a section drawn
+
         payload = item_analysis(store, layout, suite, version, level=level).to_dict()
         payload["flagged"] = [i for i in payload["items"] if i["flags"]]
         sections.append(payload)

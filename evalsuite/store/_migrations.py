@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 
 from sqlalchemy import Connection, select, text, update
 
+from evalsuite.store._column_cache import create_triggers
 from evalsuite.store._fingerprint import (
     ATTEMPT_CONTENT_COLUMNS,
     FINGERPRINTED_RUN_FIELDS,
@@ -122,11 +123,22 @@ def _v5_to_v6(conn: Connection) -> None:
     gates.create(conn, checkfirst=True)
 
 
+def _v6_to_v7(conn: Connection) -> None:
+    """Add the cached analysis columns of runs and the triggers that drop them; no row changes.
+
+    ``attempt_column_cache`` and ``attempt_revs`` are created empty (by the table creation
+    that runs before every migration); the triggers on ``attempts`` drop a run's cached
+    columns at any later write to its attempts (docs/design/analysis-scale.md, "Fifth pass").
+    """
+    create_triggers(conn)
+
+
 MIGRATIONS: Mapping[int, Callable[[Connection], None]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
     3: _v3_to_v4,
     4: _v4_to_v5,
     5: _v5_to_v6,
+    6: _v6_to_v7,
 }
 """From-version -> upgrade to the next version (see `_schema.SCHEMA_VERSION`)."""

@@ -8,6 +8,7 @@ from sqlalchemy import (
     Column,
     Float,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -19,6 +20,8 @@ from evalsuite.store._version import SCHEMA_VERSION
 
 __all__ = [
     "SCHEMA_VERSION",
+    "attempt_column_cache",
+    "attempt_revs",
     "attempts",
     "gates",
     "ingest_claims",
@@ -148,3 +151,26 @@ gates = Table(
 """The gate last asked for in `compare` of each (baseline, candidate) pair, so that every
 report of the pair, from any machine sharing the store, judges the same gate
 (docs/design/result-model.md)."""
+
+attempt_column_cache = Table(
+    "attempt_column_cache",
+    metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("rev", BigInteger, nullable=False),
+    Column("format", Integer, nullable=False),
+    Column("n_rows", BigInteger, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    Column("written_at", String(40), nullable=False),
+)
+"""A run's analysis columns as one compressed blob (`Store.attempt_columns`), valid only while
+``rev`` is the run's revision in `attempt_revs` (0 when it has none) and dropped by any write
+to the run's attempts (triggers; docs/design/analysis-scale.md, "Fifth pass")."""
+
+attempt_revs = Table(
+    "attempt_revs",
+    metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("rev", BigInteger, nullable=False),
+)
+"""A run's attempts revision: raised by every statement that writes the run's attempts
+(PostgreSQL triggers), so a cached blob read in an older snapshot is never taken for current."""

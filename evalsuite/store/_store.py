@@ -18,6 +18,7 @@ import gc
 import json
 import math
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
@@ -53,7 +54,9 @@ from sqlalchemy.pool import StaticPool
 
 from evalsuite import __version__
 from evalsuite.errors import NotFoundError, StoreError, UsageError
+from evalsuite.store import _column_cache
 from evalsuite.store._bulk import IngestSession
+from evalsuite.store._column_cache import create_triggers
 from evalsuite.store._fingerprint import ATTEMPT_CONTENT_COLUMNS, attempt_table
 from evalsuite.store._migrations import MIGRATIONS
 from evalsuite.store._reader import missing_store_message, sqlite_file
@@ -65,6 +68,8 @@ from evalsuite.store._records import (
 )
 from evalsuite.store._schema import (
     SCHEMA_VERSION,
+    attempt_column_cache,
+    attempt_revs,
     attempts,
     gates,
     ingest_claims,
@@ -106,6 +111,10 @@ ANALYSIS_COLUMNS = (
 _CATEGORICAL = frozenset({"item_id", "item_hash", "stratum", "cluster", "outcome"})
 _OUTCOMES = ("scored", "limit", "harness_error")
 """The outcomes the store writes; `attempt_columns` reads them as their positions."""
+CACHED_COLUMNS = tuple(c for c in ANALYSIS_COLUMNS if c != "run_id")
+"""What a run's cached columns hold (`attempt_columns`; `run_id` is a constant)."""
+CACHE_MIN_ROWS = 50_000
+"""Runs with fewer attempts are read row by row each time (under 0.3 s of CPU) and not cached."""
 _READ_TRIES = 3
 """Reads of a run by `attempt_columns` before it gives up on a run still being written."""
 BATCH_ROWS = 2000
@@ -487,6 +496,7 @@ class Store:
                         {"key": "written_by", "value": __version__},
                     ],
                 )
+                create_triggers(conn)
                 return None, SCHEMA_VERSION
             version = int(found["schema_version"])
             if version > SCHEMA_VERSION:
@@ -1003,6 +1013,10 @@ class Store:
         hash) become pandas categoricals, so a run of 500,000 attempts holds a few integer
         codes per row instead of Python strings. ``run_id`` is added as a constant column.
 
+        A run of `CACHE_MIN_ROWS` attempts or more keeps its analysis columns in the store
+        (`_column_cache`): the first read writes them, later reads decode them, and any write
+        to the run's attempts drops them. Same arrays either way.
+
         Raises:
             UsageError: a column that is not an attempt column.
         """
@@ -1014,17 +1028,22 @@ class Store:
         gc.disable()  # millions of short-lived row tuples: no cycles, only collector passes
         try:
             with self._errors(f"read attempts of run {run_id}"):
-                for _ in range(_READ_TRIES):
+                data = None
+                if not self.missing and set(wanted) <= set(CACHED_COLUMNS):
+                    data = self._cached_columns(run_id)
+                    if data is None and self._count_attempts(run_id) >= CACHE_MIN_ROWS:
+                        data = self._read_and_cache(run_id)
+                tries = 0
+                while data is None:
+                    if tries == _READ_TRIES:
+                        raise StoreError(
+                            f"the attempts of run {run_id} changed while they were read "
+                            f"({_READ_TRIES} times): run the command again when the run's "
+                            "writer has finished"
+                        )
                     data = self._read_columns(run_id, wanted)
-                    if data is not None:
-                        break
-                else:
-                    raise StoreError(
-                        f"the attempts of run {run_id} changed while they were read "
-                        f"({_READ_TRIES} times): run the command again when the run's "
-                        "writer has finished"
-                    )
-            frame = pd.DataFrame(data)
+                    tries += 1
+            frame = pd.DataFrame({name: data[name] for name in wanted})
         finally:
             if paused:
                 gc.enable()
@@ -1035,14 +1054,101 @@ class Store:
             frame.insert(0, "run_id", pd.Series(run))
         return frame[[c for c in ATTEMPT_COLUMNS if c in columns]]
 
-    def _read_columns(self, run_id: str, wanted: list[str]) -> dict[str, Any] | None:
+    def _count_attempts(self, run_id: str) -> int:
+        with self._tx() as conn:
+            query = select(func.count()).where(attempts.c.run_id == run_id)
+            return int(conn.execute(query).scalar_one())
+
+    def _current_rev(self, run_id: str) -> Any:
+        """The run's attempts revision (`attempt_revs`; 0 when it has none), as SQL."""
+        rev = select(attempt_revs.c.rev).where(attempt_revs.c.run_id == run_id)
+        return func.coalesce(rev.scalar_subquery(), 0)
+
+    def _cached_columns(self, run_id: str) -> dict[str, Any] | None:
+        """The run's cached columns if a blob of the current revision is stored, else None."""
+        cache = attempt_column_cache.c
+        query = select(cache.data).where(
+            cache.run_id == run_id,
+            cache.format == _column_cache.FORMAT,
+            cache.rev == self._current_rev(run_id),
+        )
+        with self._tx() as conn:
+            row = conn.execute(query).first()
+        if row is None:
+            return None
+        try:
+            return _column_cache.decode(bytes(row[0]))
+        except (ValueError, KeyError, TypeError, zlib.error):
+            return None  # not a blob this code wrote whole: read the rows (and rewrite it)
+
+    def _read_and_cache(self, run_id: str) -> dict[str, Any] | None:
+        """`CACHED_COLUMNS` read in one snapshot, and stored as the run's blob if it can be.
+
+        SQLite: read and write in one transaction, so a write committed since the read
+        began makes SQLite refuse the blob (stale snapshot); the write waits for no lock.
+        PostgreSQL: read with the run's revision in one REPEATABLE READ snapshot; the blob
+        carries that revision. A blob that cannot be written (a read-only store, a
+        concurrent writer) is simply not written: the columns read are returned either way.
+        """
+        postgres = self.engine.dialect.name == "postgresql"
+        with self.engine.connect() as conn:
+            if postgres:
+                conn.execution_options(isolation_level="REPEATABLE READ")
+            else:
+                conn.exec_driver_sql("BEGIN")  # one snapshot for the reads and the write
+            rev = int(conn.execute(select(self._current_rev(run_id))).scalar_one())
+            data = self._read_columns(run_id, list(CACHED_COLUMNS), conn)
+            blob = _column_cache.encode(data) if data is not None else None
+            if data is None or blob is None:
+                conn.rollback()
+                return data
+            n_rows = len(data["epoch"])
+            try:
+                if not postgres:
+                    conn.exec_driver_sql("PRAGMA busy_timeout=0")  # never wait to cache
+                self._write_cache(conn, run_id, rev, n_rows, blob)
+                conn.commit()
+            except SQLAlchemyError:
+                conn.rollback()
+            finally:
+                if not postgres:
+                    conn.exec_driver_sql(SQLITE_PRAGMAS[2])
+        return data
+
+    def _write_cache(
+        self, conn: Connection, run_id: str, rev: int, n_rows: int, blob: bytes
+    ) -> None:
+        row = {
+            "run_id": run_id,
+            "rev": rev,
+            "format": _column_cache.FORMAT,
+            "n_rows": n_rows,
+            "data": blob,
+            "written_at": _now(),
+        }
+        if self.engine.dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as upsert
+        else:
+            from sqlalchemy.dialects.sqlite import insert as upsert  # type: ignore[assignment]
+        statement = upsert(attempt_column_cache).values(**row)
+        conn.execute(
+            statement.on_conflict_do_update(
+                index_elements=["run_id"],
+                set_={k: statement.excluded[k] for k in row if k != "run_id"},
+            )
+        )
+
+    def _read_columns(
+        self, run_id: str, wanted: list[str], conn: Connection | None = None
+    ) -> dict[str, Any] | None:
         """`wanted` as arrays (`attempt_columns`); None if attempts were added meanwhile.
 
         The item ids come from one row per item (``GROUP BY``, with its count) and are
         spread over the item's rows by the order both queries share; the outcome comes as
         a small integer. The two statements may see different snapshots (a run being
         resumed gains attempts; none is ever removed but with its run), so the counts must
-        add up to the rows read, or the caller reads again.
+        add up to the rows read, or the caller reads again. `conn`: read there (in its
+        transaction) instead of in transactions of its own.
         """
         item = attempts.c.item_id
         if self.engine.dialect.name == "postgresql":
@@ -1057,15 +1163,15 @@ class Store:
             .where(mine)
             .order_by(item, attempts.c.epoch)
         )
-        with self._tx() as conn:
+        with self._on(conn) as c:
             per_item = (
-                conn.execute(
+                c.execute(
                     select(item, func.count()).where(mine).group_by(item).order_by(item)
                 ).cursor.fetchall()
                 if "item_id" in wanted
                 else []
             )
-            rows = conn.execute(row_query).cursor.fetchall()  # the driver's tuples, as is
+            rows = c.execute(row_query).cursor.fetchall()  # the driver's tuples, as is
         values = list(zip(*rows, strict=True)) if rows else [()] * len(selected)
         n = len(rows)
         del rows
@@ -1082,8 +1188,8 @@ class Store:
             if name == "outcome":
                 out[name] = _outcome_column(np.asarray(column, dtype=np.int64))
                 if out[name] is None:  # a label the store does not write: read it as text
-                    with self._tx() as conn:
-                        text_rows = conn.execute(
+                    with self._on(conn) as c:
+                        text_rows = c.execute(
                             select(attempts.c.outcome).where(mine).order_by(item, attempts.c.epoch)
                         ).cursor.fetchall()
                     if len(text_rows) != n:
@@ -1092,6 +1198,15 @@ class Store:
             else:
                 out[name] = _column(name, column)
         return {name: out[name] for name in wanted}
+
+    @contextmanager
+    def _on(self, conn: Connection | None) -> Iterator[Connection]:
+        """`conn` itself, or a transaction of its own when None."""
+        if conn is not None:
+            yield conn
+        else:
+            with self._tx() as own:
+                yield own
 
     def delete_run(self, run_id: str) -> None:
         """Remove a run and its attempts (used to undo a failed ingest)."""

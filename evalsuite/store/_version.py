@@ -2,7 +2,7 @@
 
 __all__ = ["SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """Bump with a migration in `_migrations.MIGRATIONS` whenever a table changes.
 
 1. runs, attempts, outcomes, meta.
@@ -19,4 +19,7 @@ SCHEMA_VERSION = 6
    kept with the run (docs/design/adaptive.md).
 6. ``gates``: the gate asked for in `compare`, one row per (baseline, candidate) pair
    (docs/design/result-model.md).
+7. ``attempt_column_cache`` and ``attempt_revs``: a run's analysis columns cached as one
+   blob, and the triggers on ``attempts`` that drop it (and, on PostgreSQL, raise the run's
+   revision) at any write to the run's attempts (docs/design/analysis-scale.md).
 """

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from evalsuite.analyse._table import Interval
 from evalsuite.validity._stats import (
@@ -68,6 +67,8 @@ def _prediction_errors(x: FloatArray, y: FloatArray) -> tuple[float, float, floa
     pred = y - press
     loo_rs = math.nan
     if np.ptp(pred) > 0.0 and np.ptp(y) > 0.0:
+        from scipy import stats  # about 1 s to import: only where it is used
+
         loo_rs = float(stats.spearmanr(y, pred).statistic)
     return loo, in_sample, loo_rs, []
 

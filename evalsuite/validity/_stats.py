@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from evalsuite.analyse._table import Interval
 
@@ -72,6 +71,8 @@ def fisher_interval(r: float, se_z: float, level: float) -> Interval:
         infinite there and a zero-width interval would claim a certainty the data do not
         have; the caller flags it.
     """
+    from scipy import stats  # about 1 s to import: only where it is used
+
     if not math.isfinite(r) or abs(r) >= 1.0:
         return NAN_INTERVAL
     if not math.isfinite(se_z):
@@ -86,6 +87,8 @@ def critical_r(n: int, level: float) -> float:
 
     ``r* = t/√(n − 2 + t²)`` with ``t = t_{(1+level)/2, n−2}``; NaN for n < 3.
     """
+    from scipy import stats  # about 1 s to import: only where it is used
+
     if n < 3:
         return math.nan
     t = float(stats.t.ppf(0.5 + level / 2.0, n - 2))
@@ -244,6 +247,8 @@ def rowwise_pearson(a: FloatArray, b: FloatArray) -> FloatArray:
 
 def rowwise_spearman(a: FloatArray, b: FloatArray) -> FloatArray:
     """Spearman correlation per row: Pearson of mid-ranks (ties averaged, as scipy)."""
+    from scipy import stats  # about 1 s to import: only where it is used
+
     ra = np.asarray(stats.rankdata(a, axis=-1), dtype=np.float64)
     rb = np.asarray(stats.rankdata(b, axis=-1), dtype=np.float64)
     return rowwise_pearson(ra, rb)
@@ -269,6 +274,8 @@ def correlations(x: FloatArray, y: FloatArray, level: float) -> tuple[Correlatio
     Notes:
         NaN (flagged) when x or y is constant; NaN intervals (flagged) at |r| = 1.
     """
+    from scipy import stats  # about 1 s to import: only where it is used
+
     n = x.size
     constant = [name for name, v in (("x", x), ("y", y)) if np.ptp(v) == 0.0]
     if constant:

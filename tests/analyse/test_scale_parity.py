@@ -437,3 +437,36 @@ def test_sign_flip_p_memory_is_bounded() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 64 * 2**20, f"peak {peak / 2**20:.0f} MiB"
+
+
+def test_stratum_cluster_codes_are_the_codes_of_the_key_texts() -> None:
+    """Unclustered units ranked without a text per item: the codes `cluster_codes` gives the
+    texts ``f"{stratum}\\x1f{position}"``, with strata that are prefixes of others, hold
+    characters below and above the separator, non-BMP text, the empty text; and with a
+    stratum holding the separator, or clusters, through the texts themselves."""
+    from evalsuite.analyse._estimates import stratum_cluster_codes
+    from evalsuite.analyse._intervals import cluster_codes
+
+    rng = np.random.default_rng(5)
+    choices = [
+        ["a", "ab", "a\x01", "a b", "", "é", "z\U0001f600", "b", "a0", "10", "9"],
+        ["s0", "s1", "s2"],
+        ["x\x1fy", "x", "x\x1f"],  # the separator itself: the texts' path
+    ]
+    for pool in choices:
+        for n in (0, 1, 7, 130, 2500):
+            strata = np.asarray(rng.choice(np.array(pool, dtype=object), n), dtype=object).astype(
+                str
+            )
+            unique, inverse = np.unique(strata, return_inverse=True)
+            names = [str(h) for h in unique]
+            expected = cluster_codes([f"{s}\x1f{i}" for i, s in enumerate(strata)], n)
+            got = stratum_cluster_codes(strata, inverse.reshape(-1), names, None)
+            assert got.dtype == np.intp and got.tolist() == expected.tolist(), (pool, n)
+            clusters = rng.choice(np.array(["c1", "c2", None], dtype=object), n)
+            assert (
+                stratum_cluster_codes(strata, inverse.reshape(-1), names, clusters).tolist()
+                == cluster_codes(
+                    [f"{s}\x1f{c}" for s, c in zip(strata, clusters, strict=True)], n
+                ).tolist()
+            )
