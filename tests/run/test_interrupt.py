@@ -66,8 +66,10 @@ def holdout_reference(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
     return _uninterrupted(tmp_path_factory.mktemp("holdout-reference"), HOLDOUT)
 
 
-def _interrupt(project: Project, sig: signal.Signals, *args: str) -> tuple[str, str]:
-    victim = spawn(project, *args)
+def _interrupt(
+    project: Project, sig: signal.Signals, *args: str, fresh: bool = False
+) -> tuple[str, str]:
+    victim = spawn(project, *args, fresh=fresh)
     run_id = wait_for_attempts(store_of(project), at_least=3, proc=victim)
     victim.send_signal(sig)
     out, err = finish(victim)
@@ -100,7 +102,9 @@ def test_a_signalled_run_is_interrupted_and_resumes_to_the_uninterrupted_attempt
 ) -> None:
     project = make_probe_project(tmp_path, n_per_stratum=4)
     store = store_of(project)
-    run_id, _ = _interrupt(project, sig, *RUN)
+    # the SIGINT variant (`make slow`) starts a fresh interpreter: a real start-up, then a
+    # real signal; the others are forked by the tests' zygote (tests/zygote.py)
+    run_id, _ = _interrupt(project, sig, *RUN, fresh=sig == signal.SIGINT)
     run = store.get_run(run_id)
     assert run.status == "interrupted"
     assert run.valid is None  # not judged: it is not finished
