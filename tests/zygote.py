@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib.machinery
 import io
 import json
 import os
@@ -150,7 +151,7 @@ def _become_child(
     sys.argv = ["-c", *request["args"]]
 
 
-def serve(path: str) -> None:
+def serve(path: str, base_path: list[str]) -> None:
     """Serve fork requests on the UNIX socket `path` until stdin closes.
 
     Returns only in a forked child, with the code the child must run.
@@ -220,6 +221,7 @@ def serve(path: str) -> None:
                     wake_w,
                     *waiting.values(),
                 ]
+                sys.path[:] = _sys_path(base_path, request)  # before the environment changes
                 _become_child(request, fds, own, dispositions)
                 raise _Child(request["code"])
             for fd in fds:
@@ -276,7 +278,8 @@ def _run_as_main(code: str) -> None:
     for name in [n for n in namespace if n != "__builtins__"]:
         del namespace[name]
     namespace.update({"__name__": "__main__", "__doc__": None, "__package__": None})
-    namespace.update({"__spec__": None, "__loader__": None})
+    namespace.update({"__spec__": None, "__annotations__": {}})
+    namespace["__loader__"] = importlib.machinery.BuiltinImporter
     status, interrupted = 0, False
     try:
         exec(compile(code, "<string>", "exec"), namespace)
@@ -299,17 +302,34 @@ def _run_as_main(code: str) -> None:
     os._exit(status)
 
 
-def main(path: str) -> None:
+def _python_path(env: Mapping[str, str], cwd: str) -> list[str]:
+    """``PYTHONPATH``'s entries as an interpreter started in `cwd` puts them on ``sys.path``."""
+    entries = env.get("PYTHONPATH", "").split(os.pathsep)
+    return [os.path.normpath(os.path.join(cwd, e)) for e in entries if e]
+
+
+def _sys_path(base: list[str], request: dict[str, Any]) -> list[str]:
+    """The ``sys.path`` of ``python -c`` started with the request's environment and directory:
+    the zygote's own start-up path with its ``PYTHONPATH`` entries replaced by the request's."""
+    own = _python_path(os.environ, os.getcwd())
+    rest = [p for p in base if p != "" and p not in own]
+    return ["", *_python_path(request["env"], request["cwd"]), *rest]
+
+
+def main(path: str, base_path: list[str]) -> None:
     """The zygote's entry point: serve; in a forked child, run the requested code."""
     code = ""
     try:
-        serve(path)
+        serve(path, base_path)
     except _Child as child:
         code = child.code
     _run_as_main(code)  # outside the handler: no exception context for the child's code
 
 
-_BOOT = "import sys; sys.path.insert(0, {repo!r}); import tests.zygote; tests.zygote.main({path!r})"
+_BOOT = (
+    "import sys; base = list(sys.path); sys.path.insert(0, {repo!r}); import tests.zygote; "
+    "tests.zygote.main({path!r}, base)"
+)
 
 
 # the client (runs in the pytest process) ---------------------------------------------------
@@ -604,3 +624,44 @@ def run(
         raise
     assert proc.returncode is not None
     return subprocess.CompletedProcess(list(args), proc.returncode, out, err)
+
+
+def start_together(project: Any, scratch: Path, commands: Sequence[Sequence[str]]) -> list[Any]:
+    """`tests.helpers.start_together` with the processes forked by the zygote: each runs its
+    CLI command (``--root`` the project) as soon as the "go" file exists, so the commands
+    themselves overlap. Returns `tests.helpers.Finished` per command, in order."""
+    from tests.helpers import _WAIT_THEN_RUN, Finished, finish, wait_until
+
+    scratch.mkdir(parents=True, exist_ok=True)
+    go = scratch / "go"
+    ready = [scratch / f"ready-{n}" for n in range(len(commands))]
+    procs = [
+        popen(
+            [
+                sys.executable,
+                "-c",
+                _WAIT_THEN_RUN,
+                str(r),
+                str(go),
+                "--root",
+                str(project.root),
+                *c,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "EVALSUITE_KEY_DIR": str(project.key_dir)},
+        )
+        for r, c in zip(ready, commands, strict=True)
+    ]
+    wait_until(
+        lambda: all(r.exists() or p.poll() is not None for r, p in zip(ready, procs, strict=True)),
+        "the processes are ready",
+    )
+    go.touch()
+    finished = []
+    for proc in procs:
+        out, err = finish(proc)
+        assert proc.returncode is not None
+        finished.append(Finished(proc.returncode, out, err))
+    return finished
