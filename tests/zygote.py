@@ -97,6 +97,9 @@ def _warm() -> None:
     for name in WARM:
         importlib.import_module(name)
     load_all_but_inspect_evals()
+    # cache the temporary directory as a module computing a path at import would: the
+    # child's reset (`_become_child`) is then always exercised (tests/test_zygote.py)
+    tempfile.gettempdir()
 
 
 def _recv_exact(conn: socket.socket, n: int) -> bytes:
