@@ -351,6 +351,7 @@ class Zygote:
             stdout=subprocess.PIPE,
             stderr=self.log,
             env=dict(os.environ),
+            cwd=REPO,  # not the test's directory of the moment, which may be deleted
         )
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
