@@ -26,7 +26,6 @@ from tests.helpers import REPO, finish, wait_until
 _STATE = """
 import json, os, signal, sys, tempfile, threading
 import platformdirs
-from inspect_ai._util.appdirs import inspect_cache_dir, inspect_data_dir
 def name(handler):
     if handler is signal.SIG_DFL: return "SIG_DFL"
     if handler is signal.SIG_IGN: return "SIG_IGN"
@@ -39,9 +38,10 @@ print(json.dumps({
     "environ": dict(os.environ),
     "cwd": os.getcwd(),
     "home": os.path.expanduser("~"),
-    "inspect_data": str(inspect_data_dir(None)),
-    "inspect_cache": str(inspect_cache_dir(None, create=False)),
-    "platformdirs_data": platformdirs.user_data_dir("x"),
+    # inspect's data and cache directories, as inspect_ai._util.appdirs computes them (on each
+    # call; importing inspect here would cost the fresh interpreter about 2.5 s of CPU)
+    "inspect_data": str(platformdirs.user_data_path("inspect_ai")),
+    "inspect_cache": str(platformdirs.user_cache_path("inspect_ai")),
     "signals": {s.name: name(signal.getsignal(s)) for s in signal.Signals
                 if s not in (signal.SIGKILL, signal.SIGSTOP)},
     "wakeup_fd": signal.set_wakeup_fd(-1),
@@ -104,7 +104,10 @@ def test_a_forked_child_sees_what_a_fresh_interpreter_sees(tmp_path: Path) -> No
     assert fresh["tempdir"] == str(tmp_path / "tmp")
     assert fresh["inspect_data"] == str(tmp_path / "home/.local/share/inspect_ai")
     assert fresh["environ"]["EVALSUITE_ZYGOTE_PROBE"] == "a value only this child has"
-    assert fresh["signals"]["SIGINT"] == "default_int_handler"
+    # a fresh child inherits an ignored SIGINT (as under pytest-xdist, whose workers ignore
+    # it); otherwise Python installs its KeyboardInterrupt handler
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert fresh["signals"]["SIGINT"] == ("SIG_IGN" if ignored else "default_int_handler")
     assert fresh["argv"] == ["-c", "--root", "x y"]
     assert fresh["cwd"] == str(workdir)
 
@@ -132,8 +135,10 @@ def test_a_forked_child_ends_as_a_fresh_interpreter_ends(tmp_path: Path) -> None
 def test_a_signal_ends_a_forked_child_as_it_ends_a_fresh_one(
     tmp_path: Path, sig: signal.Signals
 ) -> None:
-    code = (
-        "import pathlib, sys, time\n"
+    code = (  # SIGINT raises KeyboardInterrupt, as in a run process (evalsuite installs its
+        # handlers; a child of a pytest-xdist worker inherits SIGINT ignored)
+        "import pathlib, signal, sys, time\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "pathlib.Path(sys.argv[1]).touch()\n"
         "try:\n    time.sleep(60)\n"
         "except KeyboardInterrupt:\n    print('interrupted'); sys.exit(130)\n"
