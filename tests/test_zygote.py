@@ -205,3 +205,12 @@ def test_a_forked_child_is_a_separate_process_of_the_zygote() -> None:
 def test_the_zygote_runs_only_python_c() -> None:
     with pytest.raises(ValueError, match="-c CODE"):
         zygote.popen(["ls"])
+
+
+def test_another_process_of_the_session_attaches_to_a_serving_zygote(tmp_path: Path) -> None:
+    """How the pytest-xdist workers share one zygote: a worker finds the one in the shared
+    directory if it still serves, and nothing where none does."""
+    serving = zygote.zygote()
+    attached = zygote.Zygote.attach(Path(serving.dir))
+    assert attached is not None and attached.pid == serving.pid
+    assert zygote.Zygote.attach(tmp_path) is None

@@ -179,6 +179,7 @@ def serve(path: str, base_path: list[str]) -> None:
     selector.register(wake_r, selectors.EVENT_READ, "child")
     selector.register(sys.stdin.fileno(), selectors.EVENT_READ, "stdin")
     waiting: dict[int, socket.socket] = {}
+    stopping = False
     import gc
 
     gc.collect()
@@ -188,20 +189,33 @@ def serve(path: str, base_path: list[str]) -> None:
     sys.stdout.flush()
     while True:
         for key, _ in selector.select():
-            if key.data == "stdin":
-                for pid in waiting:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
+            if key.data == "stdin":  # the pytest process that started it is done
+                # no new children (the other workers start a zygote of their own); the
+                # children running, perhaps another worker's, are reaped and reported first
+                selector.unregister(sys.stdin.fileno())
+                selector.unregister(listener)
+                listener.close()
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+                stopping = True
+            if stopping and not waiting:
                 sys.exit(0)
             if key.data == "child":
                 with contextlib.suppress(BlockingIOError):
                     while os.read(wake_r, 512):
                         pass
                 _reap(waiting)
+                if stopping and not waiting:
+                    sys.exit(0)
+                continue
+            if key.data != "accept":
                 continue
             conn, _ = listener.accept()
             try:
                 msg, fds, _flags, _addr = socket.recv_fds(conn, _HEADER.size, 3)
+                if not msg:  # a probe (`Zygote.attach`): it only checked that we listen
+                    conn.close()
+                    continue
                 (length,) = _HEADER.unpack(msg)
                 request = json.loads(_recv_exact(conn, length))
             except (OSError, EOFError, ValueError, struct.error) as exc:
@@ -339,13 +353,14 @@ _BOOT = (
 
 
 class Zygote:
-    """One running zygote process and the socket it listens on."""
+    """A running zygote: the socket it listens on, and the process if this one started it."""
 
-    def __init__(self) -> None:
-        self.dir = tempfile.mkdtemp(prefix="zyg-", dir="/tmp")
+    def __init__(self, directory: Path | None = None) -> None:
+        """Start a zygote listening in `directory` (a new private one if None)."""
+        self.dir = str(directory) if directory else tempfile.mkdtemp(prefix="zyg-", dir="/tmp")
         self.path = os.path.join(self.dir, "s")
-        self.log = open(os.path.join(self.dir, "stderr"), "w+b")  # noqa: SIM115
-        self.process = subprocess.Popen(
+        self.log = open(os.path.join(self.dir, f"stderr-{os.getpid()}"), "w+b")  # noqa: SIM115
+        self.process: subprocess.Popen[bytes] | None = subprocess.Popen(
             [sys.executable, "-c", _BOOT.format(repo=str(REPO), path=self.path)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -362,47 +377,107 @@ class Zygote:
         hello = json.loads(line)
         self.pid: int = hello["pid"]
         self.start_cpu: float = hello["cpu"]
+        Path(self.dir, "pid").write_text(str(self.pid))
+
+    @classmethod
+    def attach(cls, directory: Path) -> Zygote | None:
+        """The zygote another process of this session started in `directory`, if it serves."""
+        path = os.path.join(directory, "s")
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(path)  # the zygote drops a connection that sends nothing
+        except OSError:
+            return None
+        finally:
+            probe.close()
+        self = cls.__new__(cls)
+        self.dir, self.path, self.process, self.start_cpu = str(directory), path, None, 0.0
+        self.pid = int(Path(directory, "pid").read_text())
+        return self
+
+    broken = False
+    """Set when a request to it failed: it is not asked again."""
 
     def alive(self) -> bool:
+        if self.broken:
+            return False
+        if self.process is None:
+            return os.path.exists(self.path)
         return self.process.poll() is None
 
     def close(self) -> None:
+        """Stop a zygote this process started: it takes no new child and ends when the ones
+        it runs (perhaps another worker's) have ended."""
+        if self.process is None:
+            return
         if self.process.stdin is not None:
             self.process.stdin.close()
         try:
-            self.process.wait(timeout=30)
+            self.process.wait(timeout=WAIT_S)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()
         self.log.close()
-        for name in ("s", "stderr"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(os.path.join(self.dir, name))
-        os.rmdir(self.dir)
+        if os.path.getsize(self.log.name) == 0:
+            os.unlink(self.log.name)  # a zygote's stderr is kept only if it said something
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(self.dir, "pid"))
+        if not os.listdir(self.dir):  # a private directory; a shared one keeps its lock file
+            os.rmdir(self.dir)
 
+
+WAIT_S = float(os.environ.get("EVALSUITE_TEST_WAIT_S", "900"))
+"""How long a pytest process waits at exit for its zygote's last children (tests/helpers.py)."""
 
 _ZYGOTE: list[Zygote] = []
 
 
+def _session_dir() -> Path | None:
+    """The directory the pytest-xdist workers of this session share their zygote in; None
+    outside xdist (the zygote is then the process's own)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run:
+        return None
+    directory = Path("/tmp", f"evalsuite-zygote-{run}")
+    directory.mkdir(exist_ok=True)
+    return directory
+
+
 def zygote() -> Zygote:
-    """This process's zygote, started on first use (its start-up CPU is charged to the test
-    that started it) and stopped at exit."""
-    if _ZYGOTE and _ZYGOTE[0].alive():
-        return _ZYGOTE[0]
+    """The zygote of this test session, started on first use and stopped at exit.
+
+    Under pytest-xdist the workers share one (started by the first worker that needs it, under
+    a file lock, in a directory named by the session's run id): its start-up, about 7 s of CPU,
+    is paid once a session and charged to the test that started it. When the worker that
+    started it ends, it takes no new child; a worker still running then starts another.
+    """
+    if _ZYGOTE and _ZYGOTE[-1].alive():
+        return _ZYGOTE[-1]
     if not _ZYGOTE:
         atexit.register(shutdown)
+    shared = _session_dir()
+    if shared is None:
+        z = Zygote()
     else:
-        shutdown()
-    z = Zygote()
+        from filelock import FileLock
+
+        with FileLock(str(shared / "lock")):
+            attached = Zygote.attach(shared)
+            if attached is not None:
+                _ZYGOTE.append(attached)
+                return attached
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(shared / "s")  # a stopped zygote's
+            z = Zygote(shared)
     _charge(z.start_cpu)
     _ZYGOTE.append(z)
     return z
 
 
 def shutdown() -> None:
-    """Stop this process's zygote, if it started one."""
+    """Stop the zygotes this process started."""
     while _ZYGOTE:
         _ZYGOTE.pop().close()
 
@@ -430,6 +505,10 @@ def _stream(spec: int | IO[Any] | None, default: int, closers: list[int]) -> tup
     if isinstance(spec, int):
         return spec, None
     return spec.fileno(), None
+
+
+class _HungUp(RuntimeError):
+    """The zygote closed a connection before it answered."""
 
 
 class ForkedProcess(subprocess.Popen[str]):
@@ -472,13 +551,17 @@ class ForkedProcess(subprocess.Popen[str]):
             "umask": umask,
         }
         body = json.dumps(request).encode()
-        self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            self._conn.connect(zygote().path)
-            socket.send_fds(self._conn, [_HEADER.pack(len(body))], [fd_in, fd_out, fd_err])
-            self._conn.sendall(body)
-            self._buf = b""
-            answer = json.loads(self._line(None) or b"{}")
+            for last in (False, True):  # a shared zygote may stop between lookup and request
+                server = zygote()
+                try:
+                    answer = self._request(server.path, body, [fd_in, fd_out, fd_err])
+                    break
+                except (OSError, _HungUp):
+                    self._conn.close()
+                    server.broken = True
+                    if last:
+                        raise
         finally:
             for fd in closers:
                 os.close(fd)
@@ -488,6 +571,16 @@ class ForkedProcess(subprocess.Popen[str]):
         self.stdin = None
         self.stdout = self._wrap(keep_out)  # type: ignore[assignment]
         self.stderr = self._wrap(keep_err)  # type: ignore[assignment]
+
+    def _request(self, path: str, body: bytes, fds: list[int]) -> dict[str, Any]:
+        self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._buf = b""
+        self._conn.connect(path)
+        socket.send_fds(self._conn, [_HEADER.pack(len(body))], fds)
+        self._conn.sendall(body)
+        line = self._line(None)
+        answer: dict[str, Any] = json.loads(line or b"{}")
+        return answer
 
     def _wrap(self, fd: int | None) -> IO[Any] | None:
         if fd is None:
@@ -511,7 +604,7 @@ class ForkedProcess(subprocess.Popen[str]):
                 return None
             chunk = self._conn.recv(1 << 16)
             if not chunk:
-                raise RuntimeError(f"the zygote hung up before reporting on {self.args[:2]!r}")
+                raise _HungUp(f"the zygote hung up before reporting on {self.args[:2]!r}")
             self._buf += chunk
         line, _, self._buf = self._buf.partition(b"\n")
         return line
