@@ -2,8 +2,8 @@
 
 A test that starts ``python -c CODE ARGS`` to run the CLI pays, in a fresh interpreter, about
 4 s of CPU importing inspect and evalsuite and several more on the first run's lazy imports,
-whatever the run does. The zygote is one helper process per pytest process (each xdist
-worker), started on first use and stopped at the end of the session, that has made those
+whatever the run does. The zygote is one helper process per test session (the pytest-xdist
+workers share it, `zygote`), started on first use and stopped at the end, that has made those
 imports once. On request it forks a child that runs CODE as ``python -c`` would, with the
 given argv, environment (``os.environ`` replaced exactly), working directory, umask and
 standard streams (the file descriptors travel over a UNIX socket, ``SCM_RIGHTS``), and
@@ -157,7 +157,8 @@ def _become_child(
 def serve(path: str, base_path: list[str]) -> None:
     """Serve fork requests on the UNIX socket `path` until stdin closes.
 
-    Returns only in a forked child, with the code the child must run.
+    Never returns: the zygote exits (SystemExit) when it is done; a forked child leaves by
+    raising `_Child` with the code it must run.
     """
     dispositions = {
         s: signal.getsignal(s) for s in signal.valid_signals() if signal.getsignal(s) is not None
@@ -208,7 +209,7 @@ def serve(path: str, base_path: list[str]) -> None:
                 if stopping and not waiting:
                     sys.exit(0)
                 continue
-            if key.data != "accept":
+            if key.data != "accept" or stopping:  # (an accept seen with the stop: dropped)
                 continue
             conn, _ = listener.accept()
             try:
