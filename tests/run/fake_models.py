@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import os
 import random
 import re
 from typing import Any
@@ -83,17 +84,35 @@ class _Arith(FakeAPI):
         return ModelOutput.from_content(self.model_name, f"ANSWER: {answer}")
 
 
+_CALLS = [0]
+"""Model calls answered so far in this process (for `hold_after`)."""
+
+
+async def _hold(args: dict[str, Any]) -> None:
+    """With ``hold_after=N`` and ``hold_until=PATH``: the process's calls after its N-th wait
+    until PATH exists. A test that signals a run process waits for the attempts the first N
+    calls complete and signals while the run is held: the signal lands mid-run every time,
+    without a `delay` to make the run slow enough."""
+    _CALLS[0] += 1
+    gate = str(args.get("hold_until", ""))
+    if gate and _CALLS[0] > int(args.get("hold_after", 0)):
+        while not os.path.exists(gate):
+            await asyncio.sleep(0.01)
+
+
 class _Agent(FakeAPI):
     """A scripted tool-calling agent for runner tests.
 
     Calls the first tool offered with the key found in the prompt, then answers with the
     tool's result (wrongly with probability 1 - accuracy, seeded by config.seed). `delay`
-    sleeps before each answer; `loop` keeps calling the tool forever (limits).
+    sleeps before each answer; `loop` keeps calling the tool forever (limits); `hold_after`
+    and `hold_until` hold the process's later calls until a file exists (`_hold`).
     """
 
     async def respond(
         self, input: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
     ) -> ModelOutput:
+        await _hold(self.args)
         delay = float(self.args.get("delay", 0.0))
         if delay:
             await asyncio.sleep(delay)

@@ -1,4 +1,9 @@
-"""Run the CLI in real subprocesses (signals, races), with the fake model providers loaded."""
+"""Run the CLI in real subprocesses (signals, races), with the fake model providers loaded.
+
+The processes are forked by the tests' fork server (tests/zygote.py), which has made the
+imports already: real, separate processes that receive real signals, without a fresh
+interpreter's start-up. ``fresh=True`` starts a new interpreter instead (the start-up is
+then part of what is tested)."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from pathlib import Path
 
 from evalsuite._core.layout import Layout
 from evalsuite.store import Store, default_store_url
+from tests import zygote
 from tests.entry_points import PRELUDE
 from tests.helpers import REPO, Project, wait_until
 
@@ -30,15 +36,17 @@ def spawn(
     env: dict[str, str] | None = None,
     go: Path | None = None,
     ready: Path | None = None,
+    fresh: bool = False,
 ) -> subprocess.Popen[str]:
     """Start `evalsuite --root <project> ARGS...` in a new process.
 
     With `go`, the process imports everything, touches `ready`, and waits for `go` to exist
     before it runs the command: several processes then start the command within
-    milliseconds of each other.
+    milliseconds of each other. The process is forked by the zygote unless `fresh`.
     """
     code = _LAUNCH.format(repo=str(REPO), go=str(go or ""), ready=str(ready or ""))
-    return subprocess.Popen(
+    start = subprocess.Popen if fresh else zygote.popen
+    return start(
         [sys.executable, "-c", code, "--root", str(project.root), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -26,8 +26,6 @@ RUN = (
     "fakeagent/x",
     "-M",
     "accuracy=0.6",
-    "-M",
-    "delay=0.2",
     "--epochs",
     "3",
     "--seed",
@@ -38,6 +36,7 @@ RUN = (
     "--json",
 )
 PLANNED = 12  # 4 dev items x 3 epochs
+KEPT = 3  # the interrupted run is held after this many attempts (two model calls each)
 
 
 def _uninterrupted(root: Path, args: tuple[str, ...]) -> pd.DataFrame:
@@ -66,11 +65,19 @@ def holdout_reference(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
     return _uninterrupted(tmp_path_factory.mktemp("holdout-reference"), HOLDOUT)
 
 
-def _interrupt(project: Project, sig: signal.Signals, *args: str) -> tuple[str, str]:
-    victim = spawn(project, *args)
-    run_id = wait_for_attempts(store_of(project), at_least=3, proc=victim)
+def _interrupt(
+    project: Project, sig: signal.Signals, *args: str, fresh: bool = False
+) -> tuple[str, str]:
+    """Signal a run process held by its fake model after `KEPT` attempts (its later model
+    calls wait for a file, tests/run/fake_models.py): the signal lands mid-run every time,
+    with no delay to wait out. The file is made afterwards, so the resumed run is not held."""
+    gate = project.root.parent / f"{project.root.name}-gate"
+    held = ("-M", f"hold_after={2 * KEPT}", "-M", f"hold_until={gate}")
+    victim = spawn(project, *args, *held, fresh=fresh)
+    run_id = wait_for_attempts(store_of(project), at_least=KEPT, proc=victim)
     victim.send_signal(sig)
     out, err = finish(victim)
+    gate.touch()
     assert victim.returncode == 130, err
     assert f"interrupted ({sig.name})" in err
     assert f"evalsuite run --resume {run_id}" in err
@@ -80,7 +87,7 @@ def _interrupt(project: Project, sig: signal.Signals, *args: str) -> tuple[str, 
 
 def _kept_attempts_finished(kept: pd.DataFrame) -> None:
     """Every attempt an interrupted run kept finished; cancellations are not harness errors."""
-    assert 3 <= len(kept) < PLANNED
+    assert len(kept) == KEPT
     assert set(kept["outcome"]) <= {"scored", "limit"}
     assert not kept["reason"].fillna("").str.contains("Cancelled|not run").any()
 
@@ -100,7 +107,9 @@ def test_a_signalled_run_is_interrupted_and_resumes_to_the_uninterrupted_attempt
 ) -> None:
     project = make_probe_project(tmp_path, n_per_stratum=4)
     store = store_of(project)
-    run_id, _ = _interrupt(project, sig, *RUN)
+    # the SIGINT variant (`make slow`) starts a fresh interpreter: a real start-up, then a
+    # real signal; the others are forked by the tests' zygote (tests/zygote.py)
+    run_id, _ = _interrupt(project, sig, *RUN, fresh=sig == signal.SIGINT)
     run = store.get_run(run_id)
     assert run.status == "interrupted"
     assert run.valid is None  # not judged: it is not finished

@@ -79,11 +79,16 @@ def test_the_run_after_a_sigkill_removes_what_the_killed_run_left(
     base = tmp_path / "tmp"
     base.mkdir()
     args = ("run", "probe@1.0.0", "--split", "holdout", "--model", "fakeagent/x")
-    slow = ("-M", "delay=0.2", "--epochs", "3", "--max-samples", "1", "--no-progress")
+    # held by its fake model after one attempt (two calls) until `gate` exists
+    # (tests/run/fake_models.py): killed mid-run every time, with no delay to wait out
+    gate = tmp_path / "gate"
+    held = ("-M", "hold_after=2", "-M", f"hold_until={gate}")
+    slow = (*held, "--epochs", "3", "--max-samples", "1", "--no-progress")
     victim = spawn(project, *args, *slow, env={"TMPDIR": str(base)})
     run_id = wait_for_attempts(store_of(project), at_least=1, proc=victim)
     victim.send_signal(signal.SIGKILL)
     finish(victim)
+    gate.touch()
     assert victim.returncode == -signal.SIGKILL
     left = list(base.glob(f"{PREFIX}*"))
     assert len(left) == 1 and any(left[0].rglob("trace-*.log"))

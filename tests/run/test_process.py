@@ -15,6 +15,7 @@ import pytest
 
 from evalsuite._core.layout import Layout
 from evalsuite.store import Store, default_store_url
+from tests import zygote
 from tests.entry_points import PRELUDE
 from tests.helpers import Project, finish
 from tests.run.conftest import MARKER, STABLE, make_probe_project
@@ -28,8 +29,10 @@ LAUNCH = (
 
 
 def _cli(project: Project, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`evalsuite --root <project> ARGS...` in a process forked by the tests' zygote
+    (tests/zygote.py): a real process with the environment given, no fresh start-up."""
     full_env = dict(os.environ, EVALSUITE_KEY_DIR=str(project.key_dir), **(env or {}))
-    return subprocess.Popen(
+    return zygote.popen(
         [sys.executable, "-c", LAUNCH.format(repo=str(REPO)), "--root", str(project.root), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -439,7 +439,13 @@ def test_an_interrupted_shard_resumes_alone_and_completes_the_run(
     project = _project(tmp_path, backend)
     store = project.store()
     logs = f"file://{tmp_path}/logs/r-int"  # one shared log directory, as a URL
-    slow = (*BASE, "-M", "delay=0.3", "--max-samples", "1", "--log-dir", logs)
+    # the shard process's fake model holds its calls after the fourth (two attempts) until
+    # `gate` exists (tests/run/fake_models.py): the SIGINT lands mid-shard every time, with no
+    # delay to wait out; every shard takes the same settings, and the gate is open by the time
+    # the other shard and the resume run
+    gate = tmp_path / "gate"
+    held = ("-M", "hold_after=4", "-M", f"hold_until={gate}")
+    slow = (*BASE, *held, "--max-samples", "1", "--log-dir", logs)
     env = {"EVALSUITE_STORE": backend} if backend else None
     victim = spawn(project, *slow, "--run-id", "r-int", "--shard", "1/2", env=env)
     wait_until(
@@ -449,6 +455,7 @@ def test_an_interrupted_shard_resumes_alone_and_completes_the_run(
     )
     victim.send_signal(signal.SIGINT)
     _out, err = finish(victim)
+    gate.touch()
     assert victim.returncode == 130, err
     assert "shard 1/2 of run r-int was interrupted (SIGINT)" in err
     assert "--resume r-int --shard 1/2" in err

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from evalsuite.store import SCHEMA_VERSION, Store
+from tests import zygote
 from tests.helpers import SLOW_ON_POSTGRESQL, Project, finish, json_out
 
 DATA = Path(__file__).parent / "data"
@@ -117,7 +118,7 @@ def test_processes_opening_a_v1_store_at_once_migrate_it_once(store_url: str) ->
     before = {table: _rows(url, table) for table in TABLES}
     code = "import sys; from evalsuite.store import Store; print(Store(sys.argv[1]).schema_version)"
     procs = [
-        subprocess.Popen(
+        zygote.popen(  # a process forked by the tests' zygote (tests/zygote.py)
             [sys.executable, "-c", code, url],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

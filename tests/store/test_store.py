@@ -19,6 +19,7 @@ from evalsuite.store import (
     run_health,
 )
 from evalsuite.store._schema import attempts
+from tests import zygote
 from tests.helpers import SLOW_ON_POSTGRESQL, finish, wait_until
 
 
@@ -172,7 +173,7 @@ def test_many_processes_opening_a_new_store_at_once(store_url: str) -> None:
         "print(s.schema_version)"
     )
     procs = [
-        subprocess.Popen(
+        zygote.popen(  # a process forked by the tests' zygote (tests/zygote.py)
             [sys.executable, "-c", code, url],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -314,7 +315,7 @@ def test_concurrent_ingests_of_the_same_content_store_it_once(
     Store(url)
     go = tmp_path / "go"
     procs = [
-        subprocess.Popen(
+        zygote.popen(  # a process forked by the tests' zygote (tests/zygote.py)
             [
                 sys.executable,
                 "-c",
@@ -398,7 +399,7 @@ def test_concurrent_writer_processes_lose_nothing(store_url: str) -> None:
     store = Store(store_url)
     store.create_run(_run("shared", planned=600))
     procs = [
-        subprocess.Popen(
+        zygote.popen(  # a process forked by the tests' zygote (tests/zygote.py)
             [sys.executable, "-c", _WRITER, store_url, "shared", str(first)],
             stderr=subprocess.PIPE,
             text=True,

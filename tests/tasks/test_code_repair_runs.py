@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from evalsuite._core.layout import Layout
 from evalsuite.manifest import KeySpec, load_holdout_items, load_manifest, resolve_key
 from evalsuite.run import RunSpec, plan_attempts
 from evalsuite.store import Store, default_store_url
+from tests import zygote
 from tests.e2e.conftest import copy_project
 from tests.entry_points import PRELUDE
 from tests.helpers import Project, json_out
@@ -129,17 +129,14 @@ def test_a_holdout_run_leaves_no_hidden_test_on_disk(tmp_path: Path) -> None:
         XDG_CACHE_HOME=str(home / ".cache"),
         TMPDIR=str(tmp),
     )
-    proc = subprocess.run(
+    proc = zygote.run(  # a process forked by the tests' zygote, with this HOME and TMPDIR
         [
             *(sys.executable, "-c", LAUNCH.format(repo=str(REPO)), "--root", str(project.root)),
             *("run", "repair@1.0.0", "--split", "holdout", "--model", "evalsuite/improved"),
             *("--no-progress", "--json", "--purpose", "privacy test"),
         ],
-        capture_output=True,
-        text=True,
         env=env,
         timeout=600,
-        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from evalsuite._core.layout import Layout
 from evalsuite.store import Store, default_store_url
-from tests.helpers import Project, start_together
+from tests.helpers import Project
+from tests.zygote import start_together  # processes forked by the tests' zygote
 
 
 def test_concurrent_imports_and_adds_store_each_outcome_once(tmp_path: Path) -> None:
