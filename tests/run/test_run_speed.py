@@ -19,7 +19,7 @@ from inspect_ai.log._recorders.json import JSONRecorder
 import evalsuite.run._runner as runner
 from evalsuite._core.layout import Layout
 from evalsuite.store import Store, default_store_url
-from tests.helpers import Project, json_out
+from tests.helpers import Project, count_calls, json_out
 
 
 def _run(project: Project, *args: str) -> dict[str, Any]:
@@ -33,14 +33,7 @@ def _run(project: Project, *args: str) -> dict[str, Any]:
 def test_a_dev_runs_json_log_is_written_whole_once_not_every_few_samples(
     probe_project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    writes: list[int] = []
-    flush = JSONRecorder.flush
-
-    async def counting_flush(self: JSONRecorder, eval: Any) -> None:
-        writes.append(1)
-        await flush(self, eval)
-
-    monkeypatch.setattr(JSONRecorder, "flush", counting_flush)
+    writes = count_calls(monkeypatch, JSONRecorder, "flush")
     out = _run(probe_project, "--epochs", "2", "--limit", "10")  # 10 items x 2 = 20 samples
     # inspect's default buffer for a local JSON log is 10 samples: after the header, the
     # whole file is rewritten at the 10th sample (with inspect's default buffer this run
@@ -131,14 +124,7 @@ def test_runs_in_one_process_scan_the_installed_distributions_once(
 def test_package_versions_are_read_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
     from evalsuite.run import _provenance
 
-    reads: list[str] = []
-    real = _provenance.version
-
-    def counting_version(name: str) -> str:
-        reads.append(name)
-        return real(name)
-
-    monkeypatch.setattr(_provenance, "version", counting_version)
+    calls = count_calls(monkeypatch, _provenance, "version")
     _provenance._versions_once.cache_clear()
     try:
         first = _provenance.package_versions()
@@ -150,7 +136,7 @@ def test_package_versions_are_read_once_per_process(monkeypatch: pytest.MonkeyPa
     assert second["numpy"] == importlib.metadata.version("numpy")
     assert second["python"]
     # every run stores them in its provenance; the metadata is searched for the first only
-    assert sorted(reads) == sorted(_provenance._PACKAGES)
+    assert sorted(name for (name,) in calls) == sorted(_provenance._PACKAGES)
 
 
 def test_guarded_tool_calls_bind_no_store_model_per_call(
@@ -158,14 +144,7 @@ def test_guarded_tool_calls_bind_no_store_model_per_call(
 ) -> None:
     from evalsuite.run._episode import EpisodeState
 
-    built: list[int] = []
-    post_init = EpisodeState.model_post_init
-
-    def counting_post_init(self: EpisodeState, context: Any) -> None:
-        built.append(1)
-        post_init(self, context)
-
-    monkeypatch.setattr(EpisodeState, "model_post_init", counting_post_init)
+    built = count_calls(monkeypatch, EpisodeState, "model_post_init")
     out = _run(probe_project, "--limit", "4")
     frame = Store(default_store_url(Layout(probe_project.root).state)).attempts(out["run_id"])
     assert len(frame) == 4 and set(frame["outcome"]) == {"scored"}

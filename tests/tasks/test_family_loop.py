@@ -22,6 +22,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolDef
 
 from evalsuite.run import episode_seed
+from tests.helpers import count_calls
 from tests.tasks import records_helpers as rh
 from tests.tasks import support_helpers as sh
 
@@ -198,14 +199,7 @@ def test_tool_calls_read_and_write_the_episode_state_by_key(
     else:
         module, items = rh.TASK, sorted(rh.dev_items(), key=lambda it: it["id"])[:3]
         model_cls, task_fn = module.episode.RecordsStore, module.records_desk
-    bound: list[int] = []
-    post_init = model_cls.model_post_init
-
-    def counting(self: Any, context: Any) -> None:
-        bound.append(1)
-        post_init(self, context)
-
-    monkeypatch.setattr(model_cls, "model_post_init", counting)
+    bound = count_calls(monkeypatch, model_cls, "model_post_init")
     log = sh.run_eval(
         task_fn(dataset=sh.episode_samples(items, seed=3)), "evalsuite/baseline", tmp_path
     )
