@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import random
@@ -295,3 +296,29 @@ def wait_until(
             tail = f" stderr:\n{_tail(proc)}" if proc is not None else ""
             raise AssertionError(f"waited {limit:.0f} s and still not {what}.{tail}")
         time.sleep(interval_s)
+
+
+def count_calls(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[tuple[Any, ...]]:
+    """Wrap ``owner.name`` (a function or method, sync or async) so that each call appends its
+    positional arguments to the returned list, then runs the original; undone by `monkeypatch`.
+
+    For the tests that count how often the run path does something (builds a model, rewrites
+    a log, scans the installed packages).
+    """
+    calls: list[tuple[Any, ...]] = []
+    original = getattr(owner, name)
+    if inspect.iscoroutinefunction(original):
+
+        async def counted_async(*args: Any, **kwargs: Any) -> Any:
+            calls.append(args)
+            return await original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, counted_async)
+    else:
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            calls.append(args)
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, counted)
+    return calls

@@ -73,16 +73,17 @@ def test_a_worker_runs_many_steps_in_one_process_and_measures_their_cpu(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     demo = _demo(monkeypatch)
-    busy = "import os, time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    # each step spins 0.1 s of CPU, which its measured CPU must include
+    busy = "import os, time\nt = time.process_time()\nwhile time.process_time() - t < 0.1: pass\n"
     report = "print(os.getpid(), len(CALLS))"
     with demo.Pool() as pool:
-        outputs = pool.run([_step(demo, f"step {k}", busy + report) for k in range(6)])
+        outputs = pool.run([_step(demo, f"step {k}", busy + report) for k in range(4)])
         cpu = [c for _title, _wall, c in pool.timings]
     pids = {line.split()[0] for line in outputs}
     assert len(pids) <= demo.WORKERS and str(os.getpid()) not in pids
     # steps share their worker's process: its imports, and what it loaded, are paid once
-    assert max(int(line.split()[1]) for line in outputs) >= 6 // demo.WORKERS
-    assert all(c >= 0.25 for c in cpu), cpu
+    assert max(int(line.split()[1]) for line in outputs) >= 4 // demo.WORKERS
+    assert all(c >= 0.09 for c in cpu), cpu
 
 
 def test_a_steps_output_includes_its_child_processes_and_stays_its_own(

@@ -6,17 +6,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from evalsuite.run._action_cache import CACHE_FILE
-from tests.audit.toy import change_write_schema, toy_project
+from tests.audit.toy import change_write_schema, copy_of_frozen_solo
 from tests.helpers import Project, json_out
 from tests.test_startup import _modules_after
 
 
-def _frozen(tmp_path: Path) -> Project:
-    project = toy_project(tmp_path, [("fam", "none")], suite="solo")
-    project.audit = True
-    assert project.invoke("freeze", "solo", "--version", "1.0.0").exit_code == 0
-    return project
+def _frozen(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> Project:
+    """``solo`` frozen with its audit: a copy of the session's one freeze (tests/audit/toy.py)."""
+    return copy_of_frozen_solo(tmp_path_factory, tmp_path)
 
 
 def _agreed(project: Project) -> list[str]:
@@ -26,9 +26,9 @@ def _agreed(project: Project) -> list[str]:
 
 
 def test_verify_skips_inspect_for_unchanged_tools_and_still_catches_a_drift(
-    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
-    project = _frozen(tmp_path)
+    project = _frozen(tmp_path_factory, tmp_path)
     first = json_out(project.invoke("verify", "solo@1.0.0", "--json"))
     assert first["ok"] is True and first["suites"][0]["audit"]["action_space"] == "agrees"
     assert len(_agreed(project)) == 1
@@ -47,8 +47,10 @@ def test_verify_skips_inspect_for_unchanged_tools_and_still_catches_a_drift(
     assert again.exit_code == 3  # and is found again, by the full check
 
 
-def test_a_damaged_cache_is_ignored_and_rewritten(tmp_path: Path) -> None:
-    project = _frozen(tmp_path)
+def test_a_damaged_cache_is_ignored_and_rewritten(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    project = _frozen(tmp_path_factory, tmp_path)
     path = project.root / ".evalsuite" / CACHE_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text('{"format": "evalsuite-action-spaces/1", "agreed": [', encoding="utf-8")

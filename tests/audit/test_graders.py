@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.audit.toy import change_write_schema, toy_project
+from tests.audit.toy import change_write_schema, copy_of_frozen_solo, frozen_solo, toy_project
 from tests.helpers import Project, json_out
 from tests.shared_build import build_once
 
@@ -121,17 +121,19 @@ def test_a_reward_clipped_to_half_and_one_is_caught(
     assert _checks(result, "fam_clipped")["null"]["status"] == "failed"
 
 
-def _clean_project(tmp_path: Path) -> Project:
-    project = toy_project(tmp_path, [("fam", "none")], suite="solo")
-    project.audit = True
-    return project
+def _frozen_solo(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> Project:
+    """``solo`` (one sound toy family) frozen with its audit: a copy of the session's one
+    freeze (tests/audit/toy.py::frozen_solo), the test's own to change."""
+    return copy_of_frozen_solo(tmp_path_factory, tmp_path)
 
 
-def test_freeze_runs_the_audit_and_records_it(tmp_path: Path) -> None:
-    project = _clean_project(tmp_path)
-    result = project.invoke("freeze", "solo", "--version", "1.0.0", "--json")
-    assert result.exit_code == 0, result.stderr
-    audit = json_out(result)["audit"]
+def test_freeze_runs_the_audit_and_records_it(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    # the session's one `freeze solo --version 1.0.0 --json` with the audit (it must exit 0)
+    _shared, built = frozen_solo(tmp_path_factory)
+    project = _frozen_solo(tmp_path_factory, tmp_path)
+    audit = built["freeze"]["audit"]
     assert audit["status"] == "passed"
     assert audit["file"] == "manifests/solo/1.0.0.audit.json"
     manifest = json.loads((project.root / "manifests/solo/1.0.0.json").read_text())
@@ -150,9 +152,10 @@ def test_freeze_runs_the_audit_and_records_it(tmp_path: Path) -> None:
     assert json_out(again)["graders"]["content_hash"] == audit["content_hash"]
 
 
-def test_a_tool_whose_schema_changes_after_freeze_is_caught(tmp_path: Path) -> None:
-    project = _clean_project(tmp_path)
-    assert project.invoke("freeze", "solo", "--version", "1.0.0").exit_code == 0
+def test_a_tool_whose_schema_changes_after_freeze_is_caught(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    project = _frozen_solo(tmp_path_factory, tmp_path)
     change_write_schema(project, "fam")
     audit = project.invoke("audit", "solo@1.0.0", "--graders", "--json")
     assert audit.exit_code == 3
@@ -205,9 +208,10 @@ def test_skipping_the_audit_needs_a_reason_and_is_recorded(tmp_path: Path) -> No
     assert verified["suites"][0]["audit"]["status"] == "skipped"
 
 
-def test_a_holdout_audit_is_one_budgeted_ledgered_look(tmp_path: Path) -> None:
-    project = _clean_project(tmp_path)
-    assert project.invoke("freeze", "solo", "--version", "1.0.0").exit_code == 0
+def test_a_holdout_audit_is_one_budgeted_ledgered_look(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    project = _frozen_solo(tmp_path_factory, tmp_path)
     refused = project.invoke("audit", "solo@1.0.0", "--graders", "--split", "holdout")
     assert refused.exit_code == 2 and "--purpose" in refused.stderr
     result = project.invoke(
@@ -236,9 +240,10 @@ def test_a_holdout_audit_is_one_budgeted_ledgered_look(tmp_path: Path) -> None:
     assert access["run_id"] == graders["runs"][0]
 
 
-def test_an_edited_audit_record_fails_verify(tmp_path: Path) -> None:
-    project = _clean_project(tmp_path)
-    assert project.invoke("freeze", "solo", "--version", "1.0.0").exit_code == 0
+def test_an_edited_audit_record_fails_verify(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    project = _frozen_solo(tmp_path_factory, tmp_path)
     path = project.root / "manifests/solo/1.0.0.audit.json"
     data = json.loads(path.read_text())
     data["families"][0]["checks"][0]["status"] = "passed "

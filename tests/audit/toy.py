@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.helpers import CANARY, Project, write_jsonl
+from tests.shared_build import build_once
 
 TEMPLATE = Path(__file__).parent / "toy_family" / "task.py"
 
@@ -82,3 +86,32 @@ def change_write_schema(project: Project, family: str) -> None:
         "            value: Its new value.\n            note: Why (optional).\n",
     )
     path.write_text(text, encoding="utf-8")
+
+
+def _freeze_solo(root: Path) -> dict[str, Any]:
+    project = toy_project(root, [("fam", "none")], suite="solo")
+    project.audit = True
+    result = project.invoke("freeze", "solo", "--version", "1.0.0", "--json")
+    assert result.exit_code == 0, result.stderr
+    return {"freeze": json.loads(result.stdout)}
+
+
+def frozen_solo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, dict[str, Any]]:
+    """The one-family suite ``solo`` frozen with its grader audit, once a session, read-only.
+
+    Returns the project (tests must not write to it: `copy_of_frozen_solo` gives one to
+    change) and the ``freeze --json`` output. Built by `tests.shared_build.build_once`, so
+    both xdist workers share one freeze with its audit (docs/design/test-speed.md).
+    """
+    root, built = build_once(tmp_path_factory, "frozen-solo", _freeze_solo)
+    return Project(root=root / "project", key_dir=root / "keys"), built
+
+
+def copy_of_frozen_solo(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> Project:
+    """A copy of `frozen_solo`'s project and keys in `tmp_path`, the test's own to change:
+    what ``freeze solo --version 1.0.0`` with the audit leaves, without paying the audit."""
+    shared, _ = frozen_solo(tmp_path_factory)
+    shutil.copytree(shared.root, tmp_path / "project")
+    if shared.key_dir.exists():
+        shutil.copytree(shared.key_dir, tmp_path / "keys")
+    return Project(root=tmp_path / "project", key_dir=tmp_path / "keys", audit=True)

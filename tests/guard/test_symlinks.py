@@ -1,20 +1,23 @@
 """Symbolic links in a screened directory: every file once, loops and escapes skipped, listed.
 
-The guard runs in a child process with a timeout, so that a regression (a walk that follows
-a loop) fails the test instead of hanging it.
+The guard runs in a thread of its own with a timeout, so that a regression (a walk that
+follows a loop) fails the test instead of hanging it (the thread, a daemon, is left to spin
+until the session ends). It ran in a child process before: the same command and the same
+timeout, plus a second of CPU importing the CLI each time (docs/design/test-speed.md).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
+from evalsuite.cli import cli
 from evalsuite.guard._readers import find_sources
 from tests.guard.conftest import Frozen
 from tests.helpers import WAIT_S, write_jsonl
@@ -23,15 +26,18 @@ TIMEOUT = WAIT_S  # a followed loop never ends; a loaded machine only slows the 
 
 
 def guard_json(root: Path, *paths: Path) -> tuple[int, dict[str, Any]]:
-    command = [sys.executable, "-c", "from evalsuite.cli import main; main()"]
     args = ["--root", str(root), "guard", *map(str, paths), "--json"]
-    try:
-        done = subprocess.run(
-            command + args, capture_output=True, text=True, timeout=TIMEOUT, check=False
-        )
-    except subprocess.TimeoutExpired:
+    done: list[Result] = []
+    worker = threading.Thread(
+        target=lambda: done.append(CliRunner().invoke(cli, args, catch_exceptions=False)),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(TIMEOUT)
+    if worker.is_alive():
         pytest.fail(f"guard did not finish within {TIMEOUT} s (a symlink loop followed?)")
-    return done.returncode, json.loads(done.stdout)
+    assert done, "the guard raised in its thread (its traceback is printed above)"
+    return done[0].exit_code, json.loads(done[0].stdout)
 
 
 @pytest.fixture

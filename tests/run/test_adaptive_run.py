@@ -22,6 +22,15 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
     return make_probe_project(tmp_path_factory.mktemp("adaptive"), n_per_stratum=6)
 
 
+@pytest.fixture(scope="module")
+def base_id(project: Project) -> str:
+    """A stored 2-epoch run for the adaptive runs `--versus` it (they only read it)."""
+    base = project.invoke(*BASE, "--epochs", "2", "--json")
+    assert base.exit_code == 0, base.stderr
+    run_id: str = json_out(base)["run_id"]
+    return run_id
+
+
 def test_adaptive_dev_run_plans_rounds_and_stops(project: Project) -> None:
     result = project.invoke(
         *BASE, "--adaptive", "--target-halfwidth", "0.3", "--max-epochs", "4", "--json"
@@ -101,10 +110,7 @@ def test_adaptive_without_a_target_is_refused(project: Project) -> None:
     assert "--target-halfwidth H" in result.stderr
 
 
-def test_adaptive_versus_a_stored_run(project: Project) -> None:
-    base = project.invoke(*BASE, "--epochs", "2", "--json")
-    assert base.exit_code == 0, base.stderr
-    base_id = json_out(base)["run_id"]
+def test_adaptive_versus_a_stored_run(project: Project, base_id: str) -> None:
     result = project.invoke(
         *BASE, "--adaptive", "--versus", base_id, "--max-calls", "8", "--seed", "3", "--json"
     )
@@ -124,10 +130,9 @@ def test_adaptive_versus_a_stored_run(project: Project) -> None:
         assert "no final test" in adaptive["stop_reason"]
 
 
-def test_adaptive_versus_at_the_budget_is_the_full_runs_paired_t(project: Project) -> None:
-    base = project.invoke(*BASE, "--epochs", "2", "--json")
-    assert base.exit_code == 0, base.stderr
-    base_id = json_out(base)["run_id"]
+def test_adaptive_versus_at_the_budget_is_the_full_runs_paired_t(
+    project: Project, base_id: str
+) -> None:
     result = project.invoke(
         *BASE, "--adaptive", "--versus", base_id, "--max-epochs", "2", "--seed", "4", "--json"
     )

@@ -63,11 +63,12 @@ def test_mockllm_runs_arith_offline_without_any_download(
     monkeypatch.setattr(socket, "create_connection", no_network)
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-tiktoken-cache"))
     project = copy_project(tmp_path / "project")
-    out = _run(project, "arith@1.0.0", "--model", "mockllm/model")
+    # five dev items: every output's usage is counted without a tokenizer, first to last
+    out = _run(project, "arith@1.0.0", "--model", "mockllm/model", "--limit", "5")
     assert attempted == []  # nothing tried to reach the network (no tokenizer download)
     harness = out["harness"]
     assert harness["harness_errors"] == 0
-    assert harness["scored"] == harness["planned"] > 0
+    assert harness["scored"] == harness["planned"] == 5
     assert out["valid"] is True
     assert out["mean"] == 0.0  # mockllm's default output has no 'ANSWER: n' line
     store = Store(default_store_url(project.root / ".evalsuite"))
@@ -79,17 +80,19 @@ def test_mockllm_runs_arith_offline_without_any_download(
 # ---- replay: same outputs, same scores; a new grader on old outputs --------------------------
 def test_replay_of_a_reference_agent_log_gives_identical_attempts(tmp_path: Path) -> None:
     project = copy_project(tmp_path / "project")
-    args = ("--model", "evalsuite/baseline", "--epochs", "2", "--limit", "4")
+    # two tickets of two epochs: each replayed turn by turn, matched by item and epoch
+    args = ("--model", "evalsuite/baseline", "--epochs", "2", "--limit", "2")
     first = _run(project, "support@1.0.0", *args)
     assert first["harness"]["harness_errors"] == 0
     log = _log_dir(project, first["run_id"])
     replay = _run(
         project, "support@1.0.0", "--model", "evalsuite/replay", "-M", f"log={log}",
-        "--epochs", "2", "--limit", "4",
+        "--epochs", "2", "--limit", "2",
     )  # fmt: skip
     assert replay["harness"]["harness_errors"] == 0
     recorded = _attempts(project, first["run_id"])
     replayed = _attempts(project, replay["run_id"])
+    assert len(recorded) == 4
     pd.testing.assert_frame_equal(recorded[SAME], replayed[SAME])
     # the transcripts were replayed turn by turn: same tool calls, same final state
     assert recorded["tokens"].tolist() == replayed["tokens"].tolist()

@@ -19,7 +19,7 @@ from inspect_ai.log._recorders.json import JSONRecorder
 import evalsuite.run._runner as runner
 from evalsuite._core.layout import Layout
 from evalsuite.store import Store, default_store_url
-from tests.helpers import Project, json_out
+from tests.helpers import Project, count_calls, json_out
 
 
 def _run(project: Project, *args: str) -> dict[str, Any]:
@@ -33,23 +33,17 @@ def _run(project: Project, *args: str) -> dict[str, Any]:
 def test_a_dev_runs_json_log_is_written_whole_once_not_every_few_samples(
     probe_project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    writes: list[int] = []
-    flush = JSONRecorder.flush
-
-    async def counting_flush(self: JSONRecorder, eval: Any) -> None:
-        writes.append(1)
-        await flush(self, eval)
-
-    monkeypatch.setattr(JSONRecorder, "flush", counting_flush)
-    out = _run(probe_project, "--epochs", "2")  # 20 dev items x 2 epochs = 40 samples
-    # inspect's default buffer for a local JSON log is 10 samples: after the header, 4
-    # rewrites of the whole file, each longer than the last; the run writes only the header
+    writes = count_calls(monkeypatch, JSONRecorder, "flush")
+    out = _run(probe_project, "--epochs", "2", "--limit", "10")  # 10 items x 2 = 20 samples
+    # inspect's default buffer for a local JSON log is 10 samples: after the header, the
+    # whole file is rewritten at the 10th sample (with inspect's default buffer this run
+    # makes 1 intermediate rewrite; 40 samples made 3); the run writes only the header
     # before the eval ends (then the whole log, once)
     assert len(writes) == 1, f"{len(writes) - 1} intermediate rewrites of the JSON log"
     logs = list((Layout(probe_project.root).state / "logs" / out["run_id"]).glob("*.json"))
     assert len(logs) == 1
     log = json.loads(logs[0].read_text(encoding="utf-8"))
-    assert len(log["samples"]) == 40  # every sample is still in the user's log
+    assert len(log["samples"]) == 20  # every sample is still in the user's log
 
 
 def test_a_holdout_runs_in_memory_log_keeps_no_samples(
@@ -64,12 +58,12 @@ def test_a_holdout_runs_in_memory_log_keeps_no_samples(
         return logs
 
     monkeypatch.setattr(runner, "_execute", spying_execute)
-    out = _run(probe_project, "--split", "holdout", "--epochs", "2")
+    out = _run(probe_project, "--split", "holdout", "--epochs", "2", "--limit", "5")
     assert returned and all(log.status == "success" for log in returned)
     # nothing reads it, so no sample is condensed into it; the store has every attempt
     assert all(not log.samples for log in returned)
     frame = Store(default_store_url(Layout(probe_project.root).state)).attempts(out["run_id"])
-    assert len(frame) == 20 * 2
+    assert len(frame) == 5 * 2
     assert set(frame["outcome"]) == {"scored"}
 
 
@@ -86,10 +80,10 @@ def test_a_failed_store_write_in_the_hook_is_recorded_after_the_eval(
         return record_attempts(self, run_id, records)
 
     monkeypatch.setattr(Store, "record_attempts", flaky)
-    out = _run(probe_project, "--split", "holdout", "--epochs", "2")
+    out = _run(probe_project, "--split", "holdout", "--epochs", "2", "--limit", "5")
     assert len(failures) == 3
     frame = Store(default_store_url(Layout(probe_project.root).state)).attempts(out["run_id"])
-    assert len(frame) == 40
+    assert len(frame) == 10
     # the three samples were recorded with their real outcome, not as "never ran"
     assert set(frame["outcome"]) == {"scored"}
     assert out["harness"]["harness_errors"] == 0
@@ -130,14 +124,7 @@ def test_runs_in_one_process_scan_the_installed_distributions_once(
 def test_package_versions_are_read_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
     from evalsuite.run import _provenance
 
-    reads: list[str] = []
-    real = _provenance.version
-
-    def counting_version(name: str) -> str:
-        reads.append(name)
-        return real(name)
-
-    monkeypatch.setattr(_provenance, "version", counting_version)
+    calls = count_calls(monkeypatch, _provenance, "version")
     _provenance._versions_once.cache_clear()
     try:
         first = _provenance.package_versions()
@@ -149,7 +136,7 @@ def test_package_versions_are_read_once_per_process(monkeypatch: pytest.MonkeyPa
     assert second["numpy"] == importlib.metadata.version("numpy")
     assert second["python"]
     # every run stores them in its provenance; the metadata is searched for the first only
-    assert sorted(reads) == sorted(_provenance._PACKAGES)
+    assert sorted(name for (name,) in calls) == sorted(_provenance._PACKAGES)
 
 
 def test_guarded_tool_calls_bind_no_store_model_per_call(
@@ -157,14 +144,7 @@ def test_guarded_tool_calls_bind_no_store_model_per_call(
 ) -> None:
     from evalsuite.run._episode import EpisodeState
 
-    built: list[int] = []
-    post_init = EpisodeState.model_post_init
-
-    def counting_post_init(self: EpisodeState, context: Any) -> None:
-        built.append(1)
-        post_init(self, context)
-
-    monkeypatch.setattr(EpisodeState, "model_post_init", counting_post_init)
+    built = count_calls(monkeypatch, EpisodeState, "model_post_init")
     out = _run(probe_project, "--limit", "4")
     frame = Store(default_store_url(Layout(probe_project.root).state)).attempts(out["run_id"])
     assert len(frame) == 4 and set(frame["outcome"]) == {"scored"}

@@ -57,18 +57,19 @@ def test_injected_faults_are_counted_as_harness_errors_never_scored(
     probe_project: Project,
 ) -> None:
     layout = Layout(probe_project.root)
-    # 20 items x 2 epochs; seed 2's 2% plan injects one fault (seed 0's injects none in 40)
-    args = ("--model", "fakeagent/x", "--epochs", "2", "-M", "accuracy=0.7", "--seed", "2")
+    # the first 10 items x 2 epochs; seed 2's 2% plan injects one fault in these 20 episodes
+    # (5%: not above the 5% threshold, so the run stays valid; seed 0's injects none)
+    args = ("--model", "fakeagent/x", "--epochs", "2", "--limit", "10", "-M", "accuracy=0.7")
+    args = (*args, "--seed", "2")
     clean = _run(probe_project, *args)
     out = _run(probe_project, *args, "--inject-faults", "0.02")
     manifest = load_manifest(layout, "probe")
     spec = RunSpec(suite="probe", version="1.0.0", model="x", epochs=2, fault_rate=0.02, seed=2)
-    injected = {
-        p.key for p in plan_attempts(manifest.items_by_split("dev"), spec) if p.fault != "none"
-    }
+    first_ten = sorted(manifest.items_by_split("dev"), key=lambda i: i.id)[:10]
+    injected = {p.key for p in plan_attempts(first_ten, spec) if p.fault != "none"}
     frame = _attempts(probe_project, out["run_id"])
     errors = frame[frame["outcome"] == "harness_error"]
-    assert injected, "the 2% plan of seed 2 should inject at least one fault in 40 episodes"
+    assert injected, "the 2% plan of seed 2 should inject at least one fault in 20 episodes"
     assert set(zip(errors["item_id"], errors["epoch"], strict=True)) == injected
     assert errors["score"].isna().all()
     assert (errors["retries"] == 2).all()
@@ -79,7 +80,7 @@ def test_injected_faults_are_counted_as_harness_errors_never_scored(
     # the score over scored attempts is the fault-free run's score on the same attempts
     merged = frame.merge(_attempts(probe_project, clean["run_id"]), on=["item_id", "epoch"])
     kept = merged[merged["outcome_x"] == "scored"]
-    assert len(kept) == 40 - len(injected)
+    assert len(frame) == 20 and len(kept) == 20 - len(injected)
     assert (kept["score_x"] == kept["score_y"]).all()
 
 
@@ -107,7 +108,7 @@ def test_injected_faults_share_one_message_and_one_traceback(probe_project: Proj
 
 
 def test_ten_percent_faults_make_the_run_invalid_with_exit_5(probe_project: Project) -> None:
-    # 20 items x 2 epochs: the default seed's 10% plan injects 4 faults in 40 episodes
+    # the first 10 items x 2 epochs: seed 4's 10% plan injects 2 faults in 20 episodes (10%)
     result = probe_project.invoke(
         "run",
         "probe@1.0.0",
@@ -115,6 +116,10 @@ def test_ten_percent_faults_make_the_run_invalid_with_exit_5(probe_project: Proj
         "fakeagent/x",
         "--epochs",
         "2",
+        "--limit",
+        "10",
+        "--seed",
+        "4",
         "--inject-faults",
         "0.10",
         "--no-progress",
@@ -123,24 +128,28 @@ def test_ten_percent_faults_make_the_run_invalid_with_exit_5(probe_project: Proj
     assert result.exit_code == 5
     out = json_out(result)
     assert out["valid"] is False
+    assert out["harness"]["planned"] == 20
     assert out["harness"]["error_rate"] > 0.05
     assert "is invalid" in result.stderr
 
 
 def test_transient_faults_are_retried_and_recover(probe_project: Project) -> None:
+    # the first 10 items x 2 epochs: the default seed's 20% plan faults 6 of the 20 episodes
     out = _run(
         probe_project,
         "--model",
         "fakeagent/x",
         "--epochs",
         "2",
+        "--limit",
+        "10",
         "--inject-faults",
         "0.2",
         "--fault-mode",
         "transient",
     )
     frame = _attempts(probe_project, out["run_id"])
-    assert set(frame["outcome"]) == {"scored"}
+    assert len(frame) == 20 and set(frame["outcome"]) == {"scored"}
     assert (frame["retries"] > 0).sum() == out["harness"]["retried"] > 0
 
 
@@ -149,6 +158,8 @@ def test_a_hang_becomes_a_harness_error_not_a_default_value(probe_project: Proje
         probe_project,
         "--model",
         "fakeagent/x",
+        "--limit",
+        "8",  # the default seed's 25% plan hangs 2 of the first 8 items
         "--inject-faults",
         "0.25",
         "--fault-kind",
@@ -166,12 +177,13 @@ def test_a_hang_becomes_a_harness_error_not_a_default_value(probe_project: Proje
 
 
 def test_a_low_message_limit_gives_labelled_limit_attempts(probe_project: Project) -> None:
-    out = _run(probe_project, "--model", "fakeagent/x", "-M", "loop=true", "--message-limit", "4")
+    args = ("-M", "loop=true", "--message-limit", "4", "--limit", "10")
+    out = _run(probe_project, "--model", "fakeagent/x", *args)
     frame = _attempts(probe_project, out["run_id"])
-    assert set(frame["outcome"]) == {"limit"}
+    assert len(frame) == 10 and set(frame["outcome"]) == {"limit"}
     assert set(frame["limit_type"]) == {"message"}
     assert (frame["score"] == 0.0).all()
-    assert out["harness"]["limits_by_type"] == {"message": 20}
+    assert out["harness"]["limits_by_type"] == {"message": 10}
     assert out["valid"] is True
 
 
