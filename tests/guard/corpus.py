@@ -44,6 +44,13 @@ def grams(text: str, n: int = 13) -> set[int]:
     return set(ngram_hashes(word_hashes(normalise_words(text)), n).tolist())
 
 
+@functools.cache
+def _grams_of_paragraph(text: str) -> frozenset[int]:
+    """`grams(text)`, kept: every split below asks for those of the same few thousand
+    paragraphs again (docs/design/test-speed.md)."""
+    return frozenset(grams(text))
+
+
 def split_items_and_pool(
     n_items: int, *, rng: random.Random, min_words: int = 30
 ) -> tuple[list[str], list[str]]:
@@ -55,12 +62,12 @@ def split_items_and_pool(
     taken: set[int] = set()
     for text in pool:
         words = len(normalise_words(text))
-        if min_words <= words <= 120 and not grams(text) & taken:
+        if min_words <= words <= 120 and not _grams_of_paragraph(text) & taken:
             items.append(text)
-            taken |= grams(text)
+            taken |= _grams_of_paragraph(text)
             if len(items) == n_items:
                 break
-    clean = [p for p in pool if p not in items and not grams(p) & taken]
+    clean = [p for p in pool if p not in items and not _grams_of_paragraph(p) & taken]
     return items, clean
 
 
