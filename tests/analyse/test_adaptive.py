@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalsuite.analyse._adaptive import DEFAULT_MAX_EPOCHS, AdaptiveRule, AdaptiveRun, Versus
+from evalsuite.analyse._adaptive import (
+    DEFAULT_MAX_EPOCHS,
+    AdaptiveRule,
+    AdaptiveRun,
+    Versus,
+    _SlotDraw,
+)
 from evalsuite.analyse._confseq import BETTING_METHOD, TARGET_METHOD
 from evalsuite.errors import UsageError
 
@@ -168,6 +174,52 @@ def _versus_run(table: np.ndarray, base: np.ndarray, seed: int) -> AdaptiveRun:
     rule = AdaptiveRule(versus="base", seed=seed)
     versus = Versus("base", base, np.full(n, float(DEFAULT_MAX_EPOCHS)))
     return AdaptiveRun(_equal(n), rule, versus).simulate(attempt)
+
+
+class _PerDrawRun(AdaptiveRun):
+    """An adaptive run whose --versus rounds make one `Generator.choice` per draw."""
+
+    def _plan_slots(self, q: np.ndarray, size: int) -> list[int] | None:
+        remaining = self._remaining.copy()
+        draws: list[_SlotDraw] = []
+        for _ in range(size):
+            open_ = remaining > 0
+            if not open_.any():
+                break
+            plan = np.where(open_, q, 0.0)
+            plan = plan / plan.sum()
+            item = int(self._rng.choice(self.n_items, p=plan))
+            draws.append(_SlotDraw(item, plan, remaining.copy()))
+            remaining[item] -= 1
+        if not draws:
+            self.stop_reason = f"budget: every slot of the {self.epoch_cap}-epoch run is filled"
+            return None
+        self._slot_draws = draws
+        self._pending = [d.item for d in draws]
+        return list(self._pending)
+
+
+@pytest.mark.parametrize(("n", "seed", "share"), [(60, 2, 0.25), (30, 5, 0.9), (7, 1, 0.6)])
+def test_versus_rounds_draw_what_one_choice_per_draw_draws(n: int, seed: int, share: float) -> None:
+    # the slots of a --versus round are drawn as numpy's Generator.choice draws them, one
+    # call per draw: the same items, plans, pseudo-outcomes, rounds and verdict, bit for bit
+    table, base = _versus_table(n, seed=seed + 20)
+    runs = []
+    for cls in (AdaptiveRun, _PerDrawRun):
+        used = np.zeros(n, dtype=int)
+
+        def attempt(i: int, used: np.ndarray = used) -> float:
+            used[i] += 1
+            return float(table[i, used[i] - 1])
+
+        rule = AdaptiveRule(versus="base", seed=seed, round_share=share, final_share=0.5)
+        versus = Versus("base", base, np.full(n, float(DEFAULT_MAX_EPOCHS)))
+        runs.append(cls(_equal(n), rule, versus).simulate(attempt))
+    fast, per_draw = runs
+    assert len(fast.rounds) > 2
+    assert fast.pseudo_outcomes == per_draw.pseudo_outcomes
+    assert fast.to_dict() == per_draw.to_dict()
+    assert fast.calls == per_draw.calls and fast.verdict == per_draw.verdict
 
 
 def test_versus_at_the_budget_is_the_fixed_runs_paired_t_at_its_alpha_share() -> None:
