@@ -350,23 +350,32 @@ class AdaptiveRun:
             for item, s in zip(self._pending or [], scores, strict=True):
                 self._fill(item, s, e)
             return
-        xs: list[float] = []
-        los: list[float] = []
-        his: list[float] = []
-        for draw, s in zip(self._slot_draws, scores, strict=True):
-            if s is not None and not self._errors:
-                open_ = draw.remaining > 0
-                base = self._revealed + float(np.sum(self.weights * draw.remaining * p) / e)
-                ratio = np.where(
-                    open_, self.weights * draw.remaining / (e * np.where(open_, draw.plan, 1)), 0
-                )
-                xs.append(base + float(ratio[draw.item]) * (s - float(p[draw.item])))
-                los.append(base - float(np.max(ratio * p)))
-                his.append(base + float(np.max(ratio * (1 - p))))
-            self._fill(draw.item, s, e)
-        if xs:
+        draws = self._slot_draws
+        # the draws the sequence takes: those before the round's first harness error (none
+        # after an earlier one); their pseudo-outcomes are computed for all at once, each
+        # exactly as one draw at a time would (tests/analyse/test_adaptive.py)
+        taken = 0
+        if not self._errors:
+            while taken < len(draws) and scores[taken] is not None:
+                taken += 1
+        if taken:
+            w = self.weights
+            items = np.array([d.item for d in draws[:taken]])
+            ys = np.array(scores[:taken], dtype=float)
+            remaining = np.array([d.remaining for d in draws[:taken]])
+            plans = np.array([d.plan for d in draws[:taken]])
+            revealed = np.cumsum(np.concatenate(([self._revealed], w[items] * ys / e)))[:-1]
+            base = revealed + np.sum(w * remaining * p, axis=1) / e
+            open_ = remaining > 0
+            ratio = np.where(open_, w * remaining / (e * np.where(open_, plans, 1)), 0)
+            rows = np.arange(taken)
+            xs = base + ratio[rows, items] * (ys - p[items])
+            los = base - np.max(ratio * p, axis=1)
+            his = base + np.max(ratio * (1 - p), axis=1)
             self._cs.update(xs, los, his)
-            self.pseudo_outcomes.extend(xs)
+            self.pseudo_outcomes.extend(xs.tolist())
+        for draw, s in zip(draws, scores, strict=True):
+            self._fill(draw.item, s, e)
 
     def _fill(self, item: int, score: float | None, e: float) -> None:
         self._remaining[item] -= 1
