@@ -143,7 +143,8 @@ def test_covers_at_every_time_on_simulated_data() -> None:
 def test_width_shrinks_like_sqrt_log_n_over_n() -> None:
     # Fed in batches of 1,000 (the same interval as one batch, as
     # test_batches_give_the_same_interval_as_one_at_a_time shows) on a 2,001-point grid; one
-    # 16,000 x 4,001 batch cost 15 s of CPU in memory traffic, this about 4 s. The
+    # 16,000 x 4,001 batch cost 15 s of CPU in memory traffic, this about 4 s (0.2 s since
+    # BettingCS.update works only on the grid points still kept). The
     # width at n = 16,000 (about 0.02) is still some 40 grid steps. Seed 5 scales to a spread
     # of 1.15; a constant bet (lam = 0.3, whose width stops shrinking) spreads it by 1.67.
     rng = np.random.default_rng(5)
