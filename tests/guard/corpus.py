@@ -18,9 +18,25 @@ STDLIB = Path(sysconfig.get_paths()["stdlib"])
 MODULES = ("email", "json", "logging", "http", "asyncio", "unittest", "xml", "urllib")
 
 
-@functools.cache
+_preloaded: list[tuple[str, ...]] = []
+"""`paragraphs()` as another process of the test session read them (`preload`)."""
+
+
+def preload(texts: list[str]) -> None:
+    """Make `paragraphs()` return `texts`: what `read_paragraphs()` gave another process of
+    the same session and Python (tests/guard/conftest.py shares them between xdist workers;
+    parsing the stdlib costs about 1.5 s of CPU per process)."""
+    _preloaded[:] = [tuple(texts)]
+
+
 def paragraphs() -> tuple[str, ...]:
     """Distinct ASCII docstring paragraphs of a few stdlib packages (tens of thousands)."""
+    return _preloaded[0] if _preloaded else read_paragraphs()
+
+
+@functools.cache
+def read_paragraphs() -> tuple[str, ...]:
+    """`paragraphs()` read from the stdlib sources."""
     found: set[str] = set()
     files = [STDLIB / f"{m}.py" for m in ("argparse", "collections/__init__", "typing")]
     for module in MODULES:
