@@ -306,15 +306,26 @@ class AdaptiveRun:
         """
         remaining = self._remaining.copy()
         draws: list[_SlotDraw] = []
-        for _ in range(size):
-            open_ = remaining > 0
-            if not open_.any():
-                break
-            plan = np.where(open_, q, 0.0)
-            plan = plan / plan.sum()
-            item = int(self._rng.choice(self.n_items, p=plan))
+        # Each draw is ``rng.choice(n_items, p=plan)``, done as numpy's Generator does it (the
+        # plan's normalised cumulative sum searched for one uniform draw), with the uniforms
+        # drawn at once (the same stream) and the plan renormalised only when an item's last
+        # slot is taken: the same items as one `choice` per draw, at a fraction of the cost
+        # (tests/analyse/test_adaptive.py checks it against the per-draw loop).
+        draws_left = min(size, int(remaining[remaining > 0].sum()))
+        uniforms = self._rng.random(draws_left).tolist() if draws_left > 0 else []
+        plan: npt.NDArray[np.float64] | None = None
+        cdf = np.empty(0)
+        for u in uniforms:
+            if plan is None:
+                plan = np.where(remaining > 0, q, 0.0)
+                plan = plan / plan.sum()
+                cdf = plan.cumsum()
+                cdf /= cdf[-1]
+            item = int(cdf.searchsorted(u, side="right"))
             draws.append(_SlotDraw(item, plan, remaining.copy()))
             remaining[item] -= 1
+            if remaining[item] <= 0:
+                plan = None
         if not draws:
             self.stop_reason = f"budget: every slot of the {self.epoch_cap}-epoch run is filled"
             return None
@@ -339,23 +350,32 @@ class AdaptiveRun:
             for item, s in zip(self._pending or [], scores, strict=True):
                 self._fill(item, s, e)
             return
-        xs: list[float] = []
-        los: list[float] = []
-        his: list[float] = []
-        for draw, s in zip(self._slot_draws, scores, strict=True):
-            if s is not None and not self._errors:
-                open_ = draw.remaining > 0
-                base = self._revealed + float(np.sum(self.weights * draw.remaining * p) / e)
-                ratio = np.where(
-                    open_, self.weights * draw.remaining / (e * np.where(open_, draw.plan, 1)), 0
-                )
-                xs.append(base + float(ratio[draw.item]) * (s - float(p[draw.item])))
-                los.append(base - float(np.max(ratio * p)))
-                his.append(base + float(np.max(ratio * (1 - p))))
-            self._fill(draw.item, s, e)
-        if xs:
+        draws = self._slot_draws
+        # the draws the sequence takes: those before the round's first harness error (none
+        # after an earlier one); their pseudo-outcomes are computed for all at once, each
+        # exactly as one draw at a time would (tests/analyse/test_adaptive.py)
+        taken = 0
+        if not self._errors:
+            while taken < len(draws) and scores[taken] is not None:
+                taken += 1
+        if taken:
+            w = self.weights
+            items = np.array([d.item for d in draws[:taken]])
+            ys = np.array(scores[:taken], dtype=float)
+            remaining = np.array([d.remaining for d in draws[:taken]])
+            plans = np.array([d.plan for d in draws[:taken]])
+            revealed = np.cumsum(np.concatenate(([self._revealed], w[items] * ys / e)))[:-1]
+            base = revealed + np.sum(w * remaining * p, axis=1) / e
+            open_ = remaining > 0
+            ratio = np.where(open_, w * remaining / (e * np.where(open_, plans, 1)), 0)
+            rows = np.arange(taken)
+            xs = base + ratio[rows, items] * (ys - p[items])
+            los = base - np.max(ratio * p, axis=1)
+            his = base + np.max(ratio * (1 - p), axis=1)
             self._cs.update(xs, los, his)
-            self.pseudo_outcomes.extend(xs)
+            self.pseudo_outcomes.extend(xs.tolist())
+        for draw, s in zip(draws, scores, strict=True):
+            self._fill(draw.item, s, e)
 
     def _fill(self, item: int, score: float | None, e: float) -> None:
         self._remaining[item] -= 1

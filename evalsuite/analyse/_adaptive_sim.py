@@ -6,6 +6,7 @@ Each function simulates one replicate from an explicit `np.random.Generator`; th
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -130,11 +131,21 @@ def simulate_naive(
         xs = np.asarray(run.pseudo_outcomes)
         if xs.size < 2:
             continue
-        half = stats.t.ppf(0.975, xs.size - 1) * xs.std(ddof=1) / math.sqrt(xs.size)
+        half = _t975(xs.size - 1) * xs.std(ddof=1) / math.sqrt(xs.size)
         lower, upper = float(xs.mean() - half), float(xs.mean() + half)
         if half <= target:
             break
     return AdaptiveOutcome(run.calls, lower, upper, lower <= mu <= upper, len(run.rounds))
+
+
+@functools.cache
+def _t975(df: int) -> float:
+    """The 0.975 quantile of Student's t with `df` degrees of freedom.
+
+    Cached: the naive rule asks for it after every round, and a call of scipy's distribution
+    object costs more than the rest of the round.
+    """
+    return float(stats.t.ppf(0.975, df))
 
 
 Decision = Literal["better", "worse", "undecided"]

@@ -44,6 +44,9 @@ predictable bet keeps the sequence valid at every time; this one makes it narrow
 BET_RULES = ("plugin", "target")
 """The bets `BettingCS` can place: the plug-in schedule, or tuned to a target half-width."""
 
+_CHUNK_CELLS = 1 << 16
+"""About how many (observation, grid point) cells `BettingCS.update` works on at a time."""
+
 HOEFFDING_METHOD = "hoeffding_fixed"
 """Fixed-sample Hoeffding interval for the weighted mean of independent bounded attempts."""
 
@@ -150,41 +153,87 @@ class BettingCS:
                 "confidence sequence: an observation lies outside the range declared for it "
                 "before it was drawn; the range must bound every possible observation"
             )
-        z = math.log(2 / self.alpha)
-        lams = np.empty(xs.size)
-        for i, xi in enumerate(xs.tolist()):  # the bets: scalar, sequential
-            t = self.n + 1
-            s2 = self._ss / t  # regularised variance of the first t-1 observations
-            if self.bets == "target" and self.target is not None:
-                lams[i] = self.target / s2
-            else:
-                lams[i] = math.sqrt(2 * z / (s2 * t * math.log(1 + t)))
-            self.n = t
-            self._sum += xi
-            self._ss += (xi - self._mu_hat) ** 2
-            self._mu_hat = ((self.low + self.high) / 2 + self._sum) / (t + 1)
-        m = self._m[None, :]
-        li = los[:, None]
-        hj = his[:, None]
-        outside = (m < li - tol) | (m > hj + tol)
-        lam = lams[:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            up = np.where(m > li, np.minimum(lam, self.c / (m - li)), lam)
-            down = np.where(m < hj, np.minimum(lam, self.c / (hj - m)), lam)
-        diff = xs[:, None] - m
-        with np.errstate(divide="ignore", invalid="ignore"):
-            log_up = np.log(np.maximum(1 + up * diff, 0.0))
-            log_down = np.log(np.maximum(1 - down * diff, 0.0))
-        # outside grid points are excluded below; keep their capital finite meanwhile
-        log_up = np.where(outside, 0.0, log_up)
-        log_down = np.where(outside, 0.0, log_down)
-        path_up = self._log_up + np.cumsum(log_up, axis=0)
-        path_down = self._log_down + np.cumsum(log_down, axis=0)
-        capital = np.logaddexp(math.log(self.theta) + path_up, math.log(1 - self.theta) + path_down)
+        lams = self._bets(xs)
+        # Only grid points not yet excluded are worked on: exclusion is for good (the running
+        # intersection), and what an excluded point's capital does later changes no output.
+        # Rows go in chunks of about _CHUNK_CELLS cells, so a large batch never builds whole
+        # (batch x grid) arrays, and a point excluded in one chunk is dropped from the next.
+        # Each point's log capital is one running sum, observation after observation (a
+        # cumulative sum carried across chunks and batches), so every number is the one the
+        # definition gives one observation at a time, however the data are batched
+        # (tests/analyse/test_confseq.py checks this bit for bit).
+        cols = np.flatnonzero(~self._excluded)
+        acc_up = self._log_up[cols]
+        acc_down = self._log_down[cols]
         threshold = math.log(1 / self.alpha)
-        self._excluded |= outside.any(axis=0) | (capital >= threshold).any(axis=0)
-        self._log_up = path_up[-1]
-        self._log_down = path_down[-1]
+        log_theta, log_rest = math.log(self.theta), math.log(1 - self.theta)
+        start = 0
+        while start < xs.size and cols.size:
+            stop = start + max(1, _CHUNK_CELLS // cols.size)
+            li = los[start:stop, None]
+            hj = his[start:stop, None]
+            # a grid point outside the range of any observation is excluded (the conditional
+            # mean lies inside every range); the points left are inside every range here
+            grid = self._m[cols]
+            outside = (grid < li.max() - tol) | (grid > hj.min() + tol)
+            if outside.any():
+                self._excluded[cols[outside]] = True
+                inside = ~outside
+                cols, grid = cols[inside], grid[inside]
+                acc_up, acc_down = acc_up[inside], acc_down[inside]
+            m = grid[None, :]
+            lam = lams[start:stop, None]
+            diff = xs[start:stop, None] - m
+            with np.errstate(divide="ignore", invalid="ignore"):
+                up = np.where(m > li, np.minimum(lam, self.c / (m - li)), lam)
+                down = np.where(m < hj, np.minimum(lam, self.c / (hj - m)), lam)
+                log_up = np.log(np.maximum(1 + up * diff, 0.0))
+                log_down = np.log(np.maximum(1 - down * diff, 0.0))
+            log_up[0] += acc_up  # the running sums carry on from the capital so far
+            log_down[0] += acc_down
+            path_up = np.cumsum(log_up, axis=0)
+            path_down = np.cumsum(log_down, axis=0)
+            capital = np.logaddexp(log_theta + path_up, log_rest + path_down)
+            out = (capital >= threshold).any(axis=0)
+            self._excluded[cols[out]] = True
+            keep = ~out
+            cols, acc_up, acc_down = cols[keep], path_up[-1][keep], path_down[-1][keep]
+            start = stop
+        self._log_up[cols] = acc_up
+        self._log_down[cols] = acc_down
+
+    def _bets(self, xs: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """The predictable bets of observations `xs` (in draw order), and the running moments.
+
+        ``lam_i`` uses the regularised variance of the observations before i; the running
+        sum, sum of squares and mean are then advanced over `xs`. Sequential sums are
+        cumulative sums (the same additions in the same order), and squares and logarithms
+        are taken by Python's own ``**`` and `math.log`, so the bets are bit for bit those of
+        the one-observation-at-a-time loop.
+        """
+        k = xs.size
+        if k == 0:
+            return np.empty(0)
+        t = np.arange(self.n + 1, self.n + k + 1)
+        mid = (self.low + self.high) / 2
+        sums = np.cumsum(np.concatenate(([self._sum], xs)))
+        mu_after = (mid + sums[1:]) / (t + 1)
+        mu_before = np.concatenate(([self._mu_hat], mu_after[:-1]))
+        squares = [d**2 for d in (xs - mu_before).tolist()]
+        ss = np.cumsum(np.concatenate(([self._ss], squares)))
+        s2 = ss[:-1] / t  # regularised variance of the first t-1 observations
+        lams: npt.NDArray[np.float64]
+        if self.bets == "target" and self.target is not None:
+            lams = self.target / s2
+        else:
+            z = math.log(2 / self.alpha)
+            logs = np.array([math.log(1 + i) for i in t.tolist()])
+            lams = np.sqrt(2 * z / (s2 * t * logs))
+        self.n += k
+        self._sum = float(sums[-1])
+        self._ss = float(ss[-1])
+        self._mu_hat = float(mu_after[-1])
+        return lams
 
     def interval(self) -> tuple[float, float]:
         """The running intersection so far, widened by one grid step (clipped to the bounds).

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 
-from evalsuite.analyse._adaptive import DEFAULT_MAX_EPOCHS, AdaptiveRule, AdaptiveRun, Versus
+from evalsuite.analyse._adaptive import (
+    DEFAULT_MAX_EPOCHS,
+    AdaptiveRule,
+    AdaptiveRun,
+    Versus,
+    _SlotDraw,
+)
 from evalsuite.analyse._confseq import BETTING_METHOD, TARGET_METHOD
 from evalsuite.errors import UsageError
 
@@ -168,6 +176,91 @@ def _versus_run(table: np.ndarray, base: np.ndarray, seed: int) -> AdaptiveRun:
     rule = AdaptiveRule(versus="base", seed=seed)
     versus = Versus("base", base, np.full(n, float(DEFAULT_MAX_EPOCHS)))
     return AdaptiveRun(_equal(n), rule, versus).simulate(attempt)
+
+
+class _PerDrawRun(AdaptiveRun):
+    """An adaptive run whose --versus rounds go one draw at a time: one `Generator.choice`
+    per draw, and each draw's pseudo-outcome from its own plan and open slots."""
+
+    def _plan_slots(self, q: np.ndarray, size: int) -> list[int] | None:
+        remaining = self._remaining.copy()
+        draws: list[_SlotDraw] = []
+        for _ in range(size):
+            open_ = remaining > 0
+            if not open_.any():
+                break
+            plan = np.where(open_, q, 0.0)
+            plan = plan / plan.sum()
+            item = int(self._rng.choice(self.n_items, p=plan))
+            draws.append(_SlotDraw(item, plan, remaining.copy()))
+            remaining[item] -= 1
+        if not draws:
+            self.stop_reason = f"budget: every slot of the {self.epoch_cap}-epoch run is filled"
+            return None
+        self._slot_draws = draws
+        self._pending = [d.item for d in draws]
+        return list(self._pending)
+
+    def _observe_slots(self, scores: Sequence[float | None]) -> None:
+        e = float(self.epoch_cap)
+        p = self.predictions()
+        if self._slot_draws is None:  # the pilot
+            for item, s in zip(self._pending or [], scores, strict=True):
+                self._fill(item, s, e)
+            return
+        xs: list[float] = []
+        los: list[float] = []
+        his: list[float] = []
+        for draw, s in zip(self._slot_draws, scores, strict=True):
+            if s is not None and not self._errors:
+                open_ = draw.remaining > 0
+                base = self._revealed + float(np.sum(self.weights * draw.remaining * p) / e)
+                ratio = np.where(
+                    open_, self.weights * draw.remaining / (e * np.where(open_, draw.plan, 1)), 0
+                )
+                xs.append(base + float(ratio[draw.item]) * (s - float(p[draw.item])))
+                los.append(base - float(np.max(ratio * p)))
+                his.append(base + float(np.max(ratio * (1 - p))))
+            self._fill(draw.item, s, e)
+        if xs:
+            self._cs.update(xs, los, his)
+            self.pseudo_outcomes.extend(xs)
+
+
+@pytest.mark.parametrize(
+    ("n", "seed", "share", "error_at"),
+    [(60, 2, 0.25, None), (30, 5, 0.9, None), (7, 1, 0.6, None), (100, 3, 0.3, 137)],
+)
+def test_versus_rounds_are_the_draw_by_draw_definition(
+    n: int, seed: int, share: float, error_at: int | None
+) -> None:
+    # the slots of a --versus round are drawn as one Generator.choice per draw draws them,
+    # and their pseudo-outcomes are each draw's own: the same items, plans, pseudo-outcomes,
+    # rounds and verdict, bit for bit (with a harness error in the middle of a round too)
+    table, base = _versus_table(n, seed=seed + 20)
+    runs = []
+    for cls in (AdaptiveRun, _PerDrawRun):
+        used = np.zeros(n, dtype=int)
+        calls = [0]
+
+        def attempt(i: int, used: np.ndarray = used, calls: list[int] = calls) -> float | None:
+            calls[0] += 1
+            if calls[0] == error_at:
+                return None
+            used[i] += 1
+            return float(table[i, used[i] - 1])
+
+        rule = AdaptiveRule(versus="base", seed=seed, round_share=share, final_share=0.5)
+        versus = Versus("base", base, np.full(n, float(DEFAULT_MAX_EPOCHS)))
+        runs.append(cls(_equal(n), rule, versus).simulate(attempt))
+    fast, per_draw = runs
+    assert len(fast.rounds) > 2
+    assert fast.pseudo_outcomes == per_draw.pseudo_outcomes
+    assert len(fast.pseudo_outcomes) > 10
+    assert fast.to_dict() == per_draw.to_dict()
+    assert fast.calls == per_draw.calls and fast.verdict == per_draw.verdict
+    if error_at is not None:
+        assert sum(r.harness_errors for r in fast.rounds) == 1
 
 
 def test_versus_at_the_budget_is_the_fixed_runs_paired_t_at_its_alpha_share() -> None:

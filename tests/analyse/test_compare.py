@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,7 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
-from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.multitest import multipletests as _multipletests
 from statsmodels.stats.power import TTestPower
 
 from evalsuite.analyse import Gate, compare_runs, paired_difference, score_run
@@ -19,6 +20,15 @@ from evalsuite.analyse._compare import _gate
 from evalsuite.analyse._paired import holm_adjust, mcnemar_midp, sign_flip_p
 from evalsuite.errors import IncomparableRunsError, UsageError
 from tests.analyse.conftest import make_attempts
+
+
+def statsmodels_holm(p: list[float] | np.ndarray, alpha: float = 0.05) -> np.ndarray:
+    """statsmodels' Holm-adjusted p-values (the reference), without the full garbage collection
+    statsmodels runs after every Holm adjustment: in a pytest worker's heap that took about
+    0.5 s of CPU a call, and it changes no number (docs/design/test-speed.md)."""
+    with mock.patch("gc.collect", return_value=0):
+        adjusted: np.ndarray = _multipletests(p, alpha=alpha, method="holm")[1]
+    return adjusted
 
 
 def pair(
@@ -132,9 +142,7 @@ def test_strata_are_holm_adjusted(rng: np.random.Generator) -> None:
     d = b.mean(axis=1) - a.mean(axis=1)
     raw = [stats.ttest_1samp(d[i * 30 : (i + 1) * 30], 0).pvalue for i in range(3)]
     assert [s.test.p_value for s in res.strata] == pytest.approx(raw)
-    assert [s.p_holm for s in res.strata] == pytest.approx(
-        list(multipletests(raw, method="holm")[1])
-    )
+    assert [s.p_holm for s in res.strata] == pytest.approx(list(statsmodels_holm(raw)))
     entry = res.to_dict()["strata"][0]
     assert {"stratum", "diff", "se", "ci", "p_value", "p_holm", "n_items"} <= set(entry)
 
@@ -205,7 +213,7 @@ def test_holm_adjust_is_statsmodels_holm_bit_for_bit(seed: int) -> None:
         p[rng.integers(0, m)] = math.nan
     ours = holm_adjust(list(p), 0.05)
     filled = np.where(np.isfinite(p), p, 1.0)
-    theirs = np.where(np.isfinite(p), multipletests(filled, alpha=0.05, method="holm")[1], np.nan)
+    theirs = np.where(np.isfinite(p), statsmodels_holm(filled, 0.05), np.nan)
     assert ours.tobytes() == theirs.tobytes()
 
 
@@ -236,9 +244,7 @@ def test_a_stratum_with_constant_differences_keeps_an_exact_p_and_its_holm_place
     )
     raw = [by[h].test.p_value for h in ("a", "b", "c")]
     assert all(math.isfinite(p) for p in raw)
-    assert [by[h].p_holm for h in ("a", "b", "c")] == pytest.approx(
-        list(multipletests(raw, method="holm")[1])
-    )
+    assert [by[h].p_holm for h in ("a", "b", "c")] == pytest.approx(list(statsmodels_holm(raw)))
     # a stratum with a single item (one unit) also keeps a p-value: 1, never NaN
     single = paired_difference(np.array([0.5]))
     assert single.p_value == 1.0 and single.p_method == "exact_sign_flip"

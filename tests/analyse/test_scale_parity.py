@@ -192,11 +192,29 @@ def two_stored_runs(tmp_path: Path) -> tuple[Store, pd.DataFrame, pd.DataFrame]:
     return store, base, cand
 
 
+def figures_not_rendered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report's figures are built but not rendered to SVG (two thirds of a report's CPU
+    here): the tests below count reads and item tables and compare numbers; the SVGs are
+    tested with the report (tests/report)."""
+    import matplotlib.pyplot as plt
+
+    import evalsuite.report._build as build_module
+    import evalsuite.report._items as items_module
+
+    def unrendered(figure: Any, title: str) -> str:
+        plt.close(figure)
+        return f"<svg><title>{title}</title></svg>"
+
+    for module in (build_module, items_module):
+        monkeypatch.setattr(module, "to_svg", unrendered)
+
+
 def test_score_compare_and_report_read_each_run_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One column-wise read per run and command; the full row-by-row read never."""
     store, base, _ = two_stored_runs(tmp_path)
+    figures_not_rendered(monkeypatch)
     options = AnalysisOptions(seed=3)
     expected = score_run(store.attempts("run-a"), planned=len(base), rng=np.random.default_rng(3))
     reads: list[str] = []
@@ -292,6 +310,7 @@ def test_report_builds_each_run_s_item_table_once(
 ) -> None:
     """The score and the comparison of a report share one item table per run, same numbers."""
     store, _, _ = two_stored_runs(tmp_path)
+    figures_not_rendered(monkeypatch)
     options = AnalysisOptions(seed=3)
     layout = Layout(tmp_path)
     alone = compare_payload(store, "run-a", "run-b", options, allow_invalid=True, layout=layout)

@@ -10,8 +10,10 @@ import pytest
 
 from evalsuite._core.layout import Layout
 from evalsuite.manifest import KeySpec, load_holdout_items, load_manifest, resolve_key
+from tests.guard import corpus
 from tests.guard.corpus import split_items_and_pool
 from tests.helpers import CANARY, Project, make_project, suite_toml
+from tests.shared_build import build_once
 
 N_ITEMS = 80
 
@@ -59,6 +61,17 @@ def decrypt_holdout(project: Project, suite: str = "demo") -> dict[str, str]:
     )
     held = load_holdout_items(layout, manifest, key)
     return {item.id: item.input for _, item in held if isinstance(item.input, str)}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _corpus_read_once(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The stdlib paragraphs read by one process of the session, the others load them."""
+    _, built = build_once(
+        tmp_path_factory,
+        "guard-corpus",
+        lambda _root: {"paragraphs": list(corpus.read_paragraphs())},
+    )
+    corpus.preload(built["paragraphs"])
 
 
 @pytest.fixture(scope="session")

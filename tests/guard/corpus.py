@@ -18,9 +18,25 @@ STDLIB = Path(sysconfig.get_paths()["stdlib"])
 MODULES = ("email", "json", "logging", "http", "asyncio", "unittest", "xml", "urllib")
 
 
-@functools.cache
+_preloaded: list[tuple[str, ...]] = []
+"""`paragraphs()` as another process of the test session read them (`preload`)."""
+
+
+def preload(texts: list[str]) -> None:
+    """Make `paragraphs()` return `texts`: what `read_paragraphs()` gave another process of
+    the same session and Python (tests/guard/conftest.py shares them between xdist workers;
+    parsing the stdlib costs about 1.5 s of CPU per process)."""
+    _preloaded[:] = [tuple(texts)]
+
+
 def paragraphs() -> tuple[str, ...]:
     """Distinct ASCII docstring paragraphs of a few stdlib packages (tens of thousands)."""
+    return _preloaded[0] if _preloaded else read_paragraphs()
+
+
+@functools.cache
+def read_paragraphs() -> tuple[str, ...]:
+    """`paragraphs()` read from the stdlib sources."""
     found: set[str] = set()
     files = [STDLIB / f"{m}.py" for m in ("argparse", "collections/__init__", "typing")]
     for module in MODULES:
@@ -44,6 +60,13 @@ def grams(text: str, n: int = 13) -> set[int]:
     return set(ngram_hashes(word_hashes(normalise_words(text)), n).tolist())
 
 
+@functools.cache
+def _grams_of_paragraph(text: str) -> frozenset[int]:
+    """`grams(text)`, kept: every split below asks for those of the same few thousand
+    paragraphs again (docs/design/test-speed.md)."""
+    return frozenset(grams(text))
+
+
 def split_items_and_pool(
     n_items: int, *, rng: random.Random, min_words: int = 30
 ) -> tuple[list[str], list[str]]:
@@ -55,12 +78,12 @@ def split_items_and_pool(
     taken: set[int] = set()
     for text in pool:
         words = len(normalise_words(text))
-        if min_words <= words <= 120 and not grams(text) & taken:
+        if min_words <= words <= 120 and not _grams_of_paragraph(text) & taken:
             items.append(text)
-            taken |= grams(text)
+            taken |= _grams_of_paragraph(text)
             if len(items) == n_items:
                 break
-    clean = [p for p in pool if p not in items and not grams(p) & taken]
+    clean = [p for p in pool if p not in items and not _grams_of_paragraph(p) & taken]
     return items, clean
 
 

@@ -9,6 +9,7 @@ every shipped item); only counts and item ids reach an assertion message.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from tests.guard.battery import (
     SYNTHETIC,
     TARGET_KINDS,
     WHOLE_KINDS,
+    BatteryItem,
     Tally,
     run_battery,
     shipped_items,
@@ -30,26 +32,46 @@ STRICT = 0.4
 and below those of the edits with a target (0.46 at least)."""
 
 
-def _synthetic(tmp: Path, threshold: float | None) -> Tally:
+@dataclass(frozen=True)
+class _Synthetic:
+    """The frozen synthetic project, its items and the topic-similar text (read only)."""
+
+    root: Path
+    items: list[BatteryItem]
+    similar: list[str]
+
+
+@pytest.fixture(scope="module")
+def synthetic_project(tmp_path_factory: pytest.TempPathFactory) -> _Synthetic:
+    """Frozen once for both thresholds below (a freeze is most of a battery's cost)."""
     records = synthetic_records(11)
-    project = freeze_synthetic(tmp, records, SYNTHETIC)
+    project = freeze_synthetic(tmp_path_factory.mktemp("recall"), records, SYNTHETIC)
     items = shipped_items(project.root, key_dir=project.key_dir)
     assert len(items) == len(records)
     assert {i.split for i in items} == {"dev", "holdout"}
     similar = topic_similar(12, 400, [str(r["input"]) for r in records])
+    return _Synthetic(project.root, items, similar)
+
+
+def _synthetic(frozen: _Synthetic, threshold: float | None) -> Tally:
     return run_battery(
-        project.root, items, seed=13, n_clean=600, topic_similar=similar, threshold=threshold
+        frozen.root,
+        frozen.items,
+        seed=13,
+        n_clean=600,
+        topic_similar=frozen.similar,
+        threshold=threshold,
     )
 
 
 @pytest.fixture(scope="module")
-def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Tally:
-    return _synthetic(tmp_path_factory.mktemp("recall"), None)
+def synthetic(synthetic_project: _Synthetic) -> Tally:
+    return _synthetic(synthetic_project, None)
 
 
 @pytest.fixture(scope="module")
-def synthetic_strict(tmp_path_factory: pytest.TempPathFactory) -> Tally:
-    return _synthetic(tmp_path_factory.mktemp("strict"), STRICT)
+def synthetic_strict(synthetic_project: _Synthetic) -> Tally:
+    return _synthetic(synthetic_project, STRICT)
 
 
 @pytest.fixture(scope="module")

@@ -102,6 +102,9 @@ def slow_evidence(
         windows = {
             n: set(ngram_hashes(hashes, n).tolist()) for n in range(SHORT_MIN, spec.long_min)
         }
+        # the document's exact-text hash is the same for every item: computed once per
+        # document (per item it was 38 hashes of each document, seconds of the loop)
+        doc_hash = spec.spec.text_hash(text) if words else None
         pairs = []
         for item, (grams, shorts_of, exacts) in zip(items, fps, strict=True):
             matched = len(grams & doc_grams)
@@ -111,7 +114,7 @@ def slow_evidence(
                     matched=matched,
                     share=matched / max(len(grams), 1),
                     shorts=sum(1 for n, _h, whole in shorts_of if whole in windows[n]),
-                    exact=bool(words) and spec.spec.text_hash(text) in exacts,
+                    exact=doc_hash is not None and doc_hash in exacts,
                     n_grams=len(grams),
                     n_shorts=len(shorts_of),
                 )
