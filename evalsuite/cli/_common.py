@@ -155,14 +155,12 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
             _fail(str(exc), exc.exit_code, type(exc).__name__, as_json)
         except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
             raise
-        except OSError as exc:
-            path_problem = path_error_message(exc)
-            if path_problem is None or os.environ.get("EVALSUITE_DEBUG"):
-                raise
-            _fail(path_problem, 2, type(exc).__name__, as_json)
         except Exception as exc:
             if os.environ.get("EVALSUITE_DEBUG"):
                 raise
+            path_problem = path_error_message(exc) if isinstance(exc, OSError) else None
+            if path_problem is not None:
+                _fail(path_problem, 2, type(exc).__name__, as_json)
             _fail(
                 f"unexpected {type(exc).__name__}: {exc} (set EVALSUITE_DEBUG=1 for a "
                 "traceback and report it)",
