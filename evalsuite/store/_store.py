@@ -33,6 +33,7 @@ import pandas as pd
 from sqlalchemy import (
     Connection,
     Engine,
+    Table,
     case,
     create_engine,
     event,
@@ -1126,16 +1127,18 @@ class Store:
             "data": blob,
             "written_at": _now(),
         }
+        conn.execute(self._upsert_row(attempt_column_cache, row, keys=("run_id",)))
+
+    def _upsert_row(self, table: Table, row: Mapping[str, Any], keys: Sequence[str]) -> Any:
+        """Insert `row` into `table`, or update its other columns where `keys` match."""
         if self.engine.dialect.name == "postgresql":
             from sqlalchemy.dialects.postgresql import insert as upsert
         else:
             from sqlalchemy.dialects.sqlite import insert as upsert  # type: ignore[assignment]
-        statement = upsert(attempt_column_cache).values(**row)
-        conn.execute(
-            statement.on_conflict_do_update(
-                index_elements=["run_id"],
-                set_={k: statement.excluded[k] for k in row if k != "run_id"},
-            )
+        statement = upsert(table).values(**row)
+        return statement.on_conflict_do_update(
+            index_elements=list(keys),
+            set_={k: statement.excluded[k] for k in row if k not in keys},
         )
 
     def _read_columns(
@@ -1254,15 +1257,7 @@ class Store:
             "alpha": float(alpha),
             "asked_at": asked_at or _now(),
         }
-        if self.engine.dialect.name == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert as upsert
-        else:
-            from sqlalchemy.dialects.sqlite import insert as upsert  # type: ignore[assignment]
-        statement = upsert(gates).values(**row)
-        statement = statement.on_conflict_do_update(
-            index_elements=["baseline", "candidate"],
-            set_={k: statement.excluded[k] for k in ("kind", "margin", "alpha", "asked_at")},
-        )
+        statement = self._upsert_row(gates, row, keys=("baseline", "candidate"))
 
         def action() -> None:
             with self._tx() as conn:
