@@ -129,9 +129,11 @@ def encode(columns: dict[str, Any]) -> bytes | None:
             raw = column
             entry.update(kind="number", dtype=column.dtype.str)
         elif isinstance(column, np.ndarray) and column.dtype == object:
-            missing = pd.isna(column)
-            if any(v is not None for v in column[missing]):
-                return None  # only None stands for a missing text
+            missing = column[pd.isna(column)]
+            # only None stands for a missing text (NaN, pd.NA, NaT compare unequal to None);
+            # elementwise in C: a run's text columns are mostly missing
+            if not np.equal(missing, None).all():
+                return None
             codes, uniques = pd.factorize(column)
             labels = _plain_texts(uniques)
             if labels is None:
