@@ -254,6 +254,8 @@ def test_a_gate_on_identical_runs_needs_enough_items_to_pass(n: int, status: str
     assert (
         res.sentence.startswith("no detectable difference") and "MDE is undefined" in res.sentence
     )
+    assert res.mde_detail is not None and math.isnan(res.mde_detail.value)
+    assert "undefined" in res.mde_detail.describe() and "nan" not in res.mde_detail.describe()
 
 
 @pytest.mark.parametrize("seed", range(6))
