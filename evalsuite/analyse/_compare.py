@@ -293,10 +293,13 @@ def _verdict(test: PairedDiff, perm_p: float, alpha: float) -> Verdict:
 
 def _sentence(test: PairedDiff, verdict: Verdict) -> str:
     """The human sentence of the verdict, with the MDE when nothing was detected."""
-    detail = (
-        f"{test.diff:+.3f}, {test.level:.0%} CI {test.ci.low:+.3f} to {test.ci.high:+.3f}, "
-        f"p = {test.p_value:.3g}, {test.n_items} items"
+    ci = (
+        f"{test.ci.low:+.3f} to {test.ci.high:+.3f}"
+        if math.isfinite(test.ci.low) and math.isfinite(test.ci.high)
+        else "undefined"  # one unit: never "+nan to +nan"
     )
+    p = f"{test.p_value:.3g}" if math.isfinite(test.p_value) else "undefined"
+    detail = f"{test.diff:+.3f}, {test.level:.0%} CI {ci}, p = {p}, {test.n_items} items"
     if verdict == "candidate_better":
         return f"candidate better ({detail})"
     if verdict == "baseline_better":

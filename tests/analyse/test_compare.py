@@ -258,6 +258,18 @@ def test_a_gate_on_identical_runs_needs_enough_items_to_pass(n: int, status: str
     assert "undefined" in res.mde_detail.describe() and "nan" not in res.mde_detail.describe()
 
 
+def test_the_sentence_of_one_paired_item_says_undefined_not_nan() -> None:
+    """A comparison over one shared item printed "95% CI +nan to +nan" in its sentence,
+    which `report.md` shows as the paired-t verdict."""
+    res = compare_runs(
+        make_attempts([[1.0]], run_id="a"),
+        make_attempts([[0.0]], run_id="b"),
+        rng=np.random.default_rng(0),
+    )
+    assert "95% CI undefined" in res.sentence
+    assert "nan" not in res.sentence.lower()
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_holm_adjust_is_statsmodels_holm_bit_for_bit(seed: int) -> None:
     """Written out (no statsmodels import in a comparison), the same floats as statsmodels."""
