@@ -45,6 +45,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
+    ArgumentError,
     DBAPIError,
     IntegrityError,
     OperationalError,
@@ -378,6 +379,13 @@ class Store:
                 self.engine: Engine = (
                     self._empty_engine() if self.missing else self._make_engine(url)
                 )
+            except ArgumentError:
+                raise StoreError(
+                    f"results store {self.display_url!r}: not a database URL (SQLAlchemy could "
+                    "not parse it); expected e.g. sqlite:////absolute/path/results.sqlite or "
+                    "postgresql://USER@HOST:5432/DBNAME (docs/store.md). Fix EVALSUITE_STORE, "
+                    "or unset it to use the project's .evalsuite/results.sqlite"
+                ) from None
             except ImportError as exc:
                 raise StoreError(
                     f"results store {self.display_url}: the database driver it needs is not "
