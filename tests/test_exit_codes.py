@@ -103,3 +103,30 @@ def test_a_command_line_click_refuses_gives_the_json_error_document_with_json(
     # without --json stdout stays empty
     plain = runner.invoke(cli, ["--root", str(tmp_path), "runs", "--limit", "0"])
     assert plain.exit_code == 2 and plain.stdout == ""
+
+
+def test_ctrl_c_outside_a_run_exits_130_with_the_json_error_document() -> None:
+    """Ctrl-C in any command but `run` (an ingest of a large file, a report) printed click's
+    "Aborted!" and exited 1, the code of a bug, with no JSON under `--json`."""
+    import click
+    from click.testing import CliRunner
+
+    from evalsuite.cli._common import handle_errors, json_option
+
+    @click.command()
+    @json_option
+    @handle_errors
+    def interrupted(as_json: bool) -> None:
+        raise KeyboardInterrupt
+
+    result = CliRunner().invoke(interrupted, ["--json"])
+    assert result.exit_code == 130
+    payload = json.loads(result.stdout)
+    assert payload == {
+        "error": "Interrupted",
+        "message": payload["message"],
+        "exit_code": 130,
+    }
+    assert "interrupted (SIGINT)" in payload["message"] and "Aborted" not in result.output
+    plain = CliRunner().invoke(interrupted, [])
+    assert plain.exit_code == 130 and "interrupted (SIGINT)" in plain.stderr
