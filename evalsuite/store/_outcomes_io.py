@@ -17,6 +17,7 @@ from typing import Any
 
 from evalsuite._core.hashing import content_hash
 from evalsuite.errors import ItemSourceError, NotFoundError, UsageError
+from evalsuite.store._schema import OUTCOME_TEXT_LIMITS
 from evalsuite.store._store import OutcomeRecord
 
 __all__ = ["OUTCOME_COLUMNS", "make_outcome", "outcome_fingerprint", "read_outcomes_file"]
@@ -64,6 +65,20 @@ def make_outcome(fields: Mapping[str, Any], where: str = "deployment result") ->
     for name in _REQUIRED:
         if fields.get(name) is None or not str(fields[name]).strip():
             raise ItemSourceError(f"{where}: missing {name} (required: model, metric, value)")
+    for name in ("model", "metric", "source", "observed_at"):
+        text = "" if fields.get(name) is None else str(fields[name])
+        # PostgreSQL refuses both where SQLite would keep them: one answer on every backend
+        if "\x00" in text:
+            raise ItemSourceError(
+                f"{where}: {name} holds a NUL character (\\x00), which a PostgreSQL store "
+                "cannot hold; remove it"
+            )
+        limit = OUTCOME_TEXT_LIMITS.get(name)
+        if limit is not None and len(text.strip()) > limit:
+            raise ItemSourceError(
+                f"{where}: {name} is {len(text.strip())} characters long; the store holds at "
+                f"most {limit}: shorten it"
+            )
     value = _number(fields["value"], "value", where)
     se = _number(fields.get("se"), "se", where)
     n = _number(fields.get("n"), "n", where)

@@ -19,6 +19,7 @@ from sqlalchemy import (
 from evalsuite.store._version import SCHEMA_VERSION
 
 __all__ = [
+    "OUTCOME_TEXT_LIMITS",
     "SCHEMA_VERSION",
     "TEXT_LIMITS",
     "attempt_column_cache",
@@ -49,6 +50,9 @@ TEXT_LIMITS: dict[str, int] = {
 PostgreSQL refuses a longer value (``VARCHAR(n)``) where SQLite would keep it, so every
 writer checks these first (`_bulk.check_batch`, the CSV and Parquet reader) and a file is
 accepted or refused the same way on both backends."""
+
+OUTCOME_TEXT_LIMITS: dict[str, int] = {"model": 256, "metric": 128}
+"""Characters the store holds in a deployment result's model and metric (`make_outcome`)."""
 
 meta = Table(
     "meta",
@@ -109,8 +113,8 @@ outcomes = Table(
     "outcomes",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("model", String(256), nullable=False, index=True),
-    Column("metric", String(128), nullable=False),
+    Column("model", String(OUTCOME_TEXT_LIMITS["model"]), nullable=False, index=True),
+    Column("metric", String(OUTCOME_TEXT_LIMITS["metric"]), nullable=False),
     Column("value", Float, nullable=False),
     Column("se", Float),
     Column("n", Integer),

@@ -81,3 +81,24 @@ def test_quoted_line_breaks_and_line_separators_stay_inside_their_field(tmp_path
     )
     (record,) = read_outcomes_file(lines)
     assert record.source == "x\u2028y"
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (f"acme,{'q' * 129},0.5", "metric is 129 characters long; the store holds at most 128"),
+        (f"{'m' * 257},prod,0.5", "model is 257 characters long; the store holds at most 256"),
+        ("ac\x00me,prod,0.5", "model holds a NUL character"),
+    ],
+)
+def test_text_the_store_cannot_hold_is_refused_before_writing(
+    tmp_path: Path, row: str, message: str
+) -> None:
+    """SQLite kept a 129-character metric or a NUL that PostgreSQL refuses ("cannot record
+    deployment outcomes", exit 1): one file, two answers. Both refuse it now, by row."""
+    path = tmp_path / "results.csv"
+    path.write_text(f"model,metric,value\n{row}\n", encoding="utf-8")
+    with pytest.raises(ItemSourceError, match=rf"row 2: {message}"):
+        read_outcomes_file(path)
+    path.write_text(f"model,metric,value\nacme,{'q' * 128},0.5\n", encoding="utf-8")
+    assert len(read_outcomes_file(path)) == 1  # at the limit: fine
