@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from evalsuite.errors import IncomparableRunsError, IntegrityError, UsageError
@@ -67,3 +68,65 @@ def test_a_root_that_does_not_exist_is_a_usage_error(tmp_path: Path) -> None:
         assert result.exit_code == 2, command
         assert f"Directory '{missing}' does not exist" in result.output
     assert not missing.exists()
+
+
+def test_a_command_line_click_refuses_gives_the_json_error_document_with_json(
+    tmp_path: Path,
+) -> None:
+    """A bad value, unknown option or missing argument printed only click's usage text on
+    stderr, even with `--json`: a caller parsing stdout got nothing. Now stdout holds the
+    same error document as every other error (docs/cli.md), and the exit code stays 2."""
+    from click.testing import CliRunner
+
+    from evalsuite.cli import cli
+
+    runner = CliRunner()
+    cases = {
+        ("runs", "--limit", "0", "--json"): "Invalid value for '--limit'",
+        ("score", "x", "--level", "2", "--json"): "Invalid value for '--level'",
+        ("score", "x", "--no-such-flag", "--json"): "No such option '--no-such-flag'",
+        ("score", "--json"): "Missing argument 'RUN_ID'",
+        ("holdout", "status", "--json"): "Missing argument 'REF'",
+        ("no-such-command", "--json"): "No such command 'no-such-command'",
+    }
+    for args, message in cases.items():
+        result = runner.invoke(cli, ["--root", str(tmp_path), *args])
+        assert result.exit_code == 2, args
+        payload = json.loads(result.stdout)
+        assert payload["error"] == "UsageError" and payload["exit_code"] == 2, args
+        assert message in payload["message"], (args, payload)
+        assert message in result.stderr  # click's usage text as before
+    missing = tmp_path / "no-such-project"
+    result = runner.invoke(cli, ["--root", str(missing), "runs", "--json"])
+    assert result.exit_code == 2
+    assert "does not exist" in json.loads(result.stdout)["message"]
+    # without --json stdout stays empty
+    plain = runner.invoke(cli, ["--root", str(tmp_path), "runs", "--limit", "0"])
+    assert plain.exit_code == 2 and plain.stdout == ""
+
+
+def test_ctrl_c_outside_a_run_exits_130_with_the_json_error_document() -> None:
+    """Ctrl-C in any command but `run` (an ingest of a large file, a report) printed click's
+    "Aborted!" and exited 1, the code of a bug, with no JSON under `--json`."""
+    import click
+    from click.testing import CliRunner
+
+    from evalsuite.cli._common import handle_errors, json_option
+
+    @click.command()
+    @json_option
+    @handle_errors
+    def interrupted(as_json: bool) -> None:
+        raise KeyboardInterrupt
+
+    result = CliRunner().invoke(interrupted, ["--json"])
+    assert result.exit_code == 130
+    payload = json.loads(result.stdout)
+    assert payload == {
+        "error": "Interrupted",
+        "message": payload["message"],
+        "exit_code": 130,
+    }
+    assert "interrupted (SIGINT)" in payload["message"] and "Aborted" not in result.output
+    plain = CliRunner().invoke(interrupted, [])
+    assert plain.exit_code == 130 and "interrupted (SIGINT)" in plain.stderr

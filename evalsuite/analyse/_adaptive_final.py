@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from evalsuite.analyse._paired import zero_variance_p
+from evalsuite.analyse._paired import constant_difference_bounds, zero_variance_p
 from evalsuite.errors import UsageError
 
 __all__ = [
@@ -90,7 +90,8 @@ def final_paired_test(
     ``sd(d)/sqrt(n)``, exactly `paired_difference`). Verdict: ``better``/``worse`` when the
     interval at ``1 - alpha`` excludes 0, else ``no_difference_beyond_margin`` when it lies
     inside ``+-margin``, else ``undecided``. When every difference is equal (no variance) the
-    p-value is the exact sign-flip one (`zero_variance_p`), and the interval is the point.
+    p-value is the exact sign-flip one (`zero_variance_p`), and the interval
+    `constant_difference_bounds`, not the point.
 
     Raises:
         UsageError: shapes, weights or alpha out of range.
@@ -106,10 +107,12 @@ def final_paired_test(
     if se > 0:
         p = float(2 * stats.t.sf(abs(diff) / se, n - 1))
         half = t_quantile(n, alpha) * se
+        lower, upper = diff - half, diff + half
     else:
+        # every weighted item showed the same difference: the exact bounds, never the point
+        # (docs/methods.md, section 6, "Zero variance")
         p = zero_variance_p(diff, n)
-        half = 0.0
-    lower, upper = diff - half, diff + half
+        lower, upper = constant_difference_bounds(diff, int(np.count_nonzero(w)), alpha / 2)
     verdict: FinalVerdict
     if p <= alpha and diff > 0:
         verdict = "better"

@@ -16,6 +16,7 @@ from evalsuite.analyse._mde import PairedMde, observed_mde
 from evalsuite.analyse._paired import (
     MDE_POWER,
     PairedDiff,
+    constant_difference_bounds,
     holm_adjust,
     mcnemar_midp,
     paired_difference,
@@ -74,17 +75,38 @@ class GateResult:
 
 
 def _gate(gate: Gate, test: PairedDiff, alpha: float) -> GateResult:
-    """Non-inferiority: one-sided (1−α) bounds ``d̄ ∓ t_{1−α,df}·SE`` against −margin."""
+    """Non-inferiority: one-sided (1−α) bounds ``d̄ ∓ t_{1−α,df}·SE`` against −margin.
+
+    When every unit showed the same difference (SE 0) the bounds are
+    `constant_difference_bounds` at α, never the point ``d̄`` itself.
+    """
+    if test.se == 0.0 and test.n_clusters >= 2:
+        return gate_from_bounds(
+            gate, *constant_difference_bounds(test.diff, test.n_clusters, alpha), alpha
+        )
     return judge_gate(gate, test.diff, test.se, test.df, alpha)
 
 
 def judge_gate(gate: Gate, diff: float, se: float, df: float, alpha: float) -> GateResult:
-    """The non-inferiority rule on any difference with a t inference (`GateResult`)."""
-    if math.isfinite(se) and df >= 1:
+    """The non-inferiority rule on any difference with a t inference (`GateResult`).
+
+    A zero SE gives no bound (INCONCLUSIVE): the caller that knows the units gives
+    `gate_from_bounds` their exact bounds instead.
+    """
+    if math.isfinite(se) and se > 0 and df >= 1:
         q = _dist.t_isf(alpha, df)
         low, high = diff - q * se, diff + q * se
     else:
         low = high = math.nan
+    return gate_from_bounds(gate, low, high, alpha)
+
+
+def gate_from_bounds(gate: Gate, low: float, high: float, alpha: float) -> GateResult:
+    """The gate's verdict from one-sided (1−α) bounds of the difference.
+
+    PASS when the lower bound `low` is above −margin, FAIL when the upper bound `high` is
+    below it, else INCONCLUSIVE (NaN bounds included).
+    """
     passed = bool(low > -gate.margin)
     status: GateStatus = "PASS" if passed else ("FAIL" if high < -gate.margin else "INCONCLUSIVE")
     return GateResult(gate.kind, gate.margin, alpha, low, high, passed, status)
@@ -271,10 +293,13 @@ def _verdict(test: PairedDiff, perm_p: float, alpha: float) -> Verdict:
 
 def _sentence(test: PairedDiff, verdict: Verdict) -> str:
     """The human sentence of the verdict, with the MDE when nothing was detected."""
-    detail = (
-        f"{test.diff:+.3f}, {test.level:.0%} CI {test.ci.low:+.3f} to {test.ci.high:+.3f}, "
-        f"p = {test.p_value:.3g}, {test.n_items} items"
+    ci = (
+        f"{test.ci.low:+.3f} to {test.ci.high:+.3f}"
+        if math.isfinite(test.ci.low) and math.isfinite(test.ci.high)
+        else "undefined"  # one unit: never "+nan to +nan"
     )
+    p = f"{test.p_value:.3g}" if math.isfinite(test.p_value) else "undefined"
+    detail = f"{test.diff:+.3f}, {test.level:.0%} CI {ci}, p = {p}, {test.n_items} items"
     if verdict == "candidate_better":
         return f"candidate better ({detail})"
     if verdict == "baseline_better":

@@ -69,13 +69,14 @@ class PairedMde:
 
     def describe(self) -> str:
         """The assumption in words, e.g. for a table note or a CLI line."""
+        # a correlation is undefined when a run's item means do not vary: never "nan"
+        r = f"{self.correlation:.2f}" if math.isfinite(self.correlation) else "undefined"
         if self.correlation_source == "observed":
-            corr = f"observed correlation of the two runs' item means {self.correlation:.2f}"
+            corr = f"observed correlation of the two runs' item means {r}"
         else:
             corr = (
                 f"assumed: a second model with this run's item variance whose true item scores "
-                f"correlate {self.true_score_correlation:g} with this run's (item means "
-                f"{self.correlation:.2f})"
+                f"correlate {self.true_score_correlation:g} with this run's (item means {r})"
             )
         text = (
             f"paired t, two-sided α = {self.alpha:g}, power {self.power:.0%}, "
@@ -84,6 +85,11 @@ class PairedMde:
         if self.design_effect != 1.0 and math.isfinite(self.design_effect):
             text += f", design effect {self.design_effect:.2f}"
         return text + (f"; undefined: {self.reason}" if self.reason else "")
+
+
+_NO_SPREAD = 1e-12
+"""Variance of the differences, relative to the runs' item-mean variances, below which the
+differences have no spread (the rest is floating-point rounding of ``sd² + sd² − 2·r·sd·sd``)."""
 
 
 def paired_mde(  # noqa: PLR0913 - every assumption of an MDE is an argument
@@ -121,7 +127,8 @@ def paired_mde(  # noqa: PLR0913 - every assumption of an MDE is an argument
 
     Returns:
         The `PairedMde`; its value is NaN (reason given) with fewer than two items, an
-        undefined SD or correlation, or fewer than one degree of freedom.
+        undefined SD or correlation, no spread of the differences (every item mean equal in
+        both runs), or fewer than one degree of freedom.
 
     References:
         Miller (2024), arXiv:2411.00640, power analysis. Cohen (1988), Statistical Power
@@ -150,7 +157,16 @@ def paired_mde(  # noqa: PLR0913 - every assumption of an MDE is an argument
             else "the item-mean spread or the correlation is undefined"
         )
         return record(value=math.nan, reason=why)
-    se = math.sqrt(max(var_d, 0.0) * design_effect / n_items)
+    if var_d <= _NO_SPREAD * (sd_baseline**2 + sd_candidate**2):
+        # no spread of the differences (up to rounding: r = 1 - 1e-16 for identical runs): an
+        # MDE of 0 would say any difference is detectable, where the exact test over n
+        # identical differences cannot go below p = 2 * 0.5^n (docs/methods.md, section 6,
+        # "Zero variance")
+        return record(
+            value=math.nan,
+            reason="the item means have no spread: no variance to base a detectable difference on",
+        )
+    se = math.sqrt(var_d * design_effect / n_items)
     value = mde_from_se(se, df, alpha=alpha, power=power)
     return record(value=value, reason="" if math.isfinite(value) else f"{df:g} df: too few units")
 

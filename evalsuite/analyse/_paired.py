@@ -18,6 +18,7 @@ __all__ = [
     "EXACT_PERMUTATION_MAX",
     "MDE_POWER",
     "PairedDiff",
+    "constant_difference_bounds",
     "holm_adjust",
     "mcnemar_midp",
     "paired_difference",
@@ -68,8 +69,16 @@ class PairedDiff(IntervalFields):
     p_method: str = "t"
 
     def conf_int(self, level: float = 0.95) -> Interval:
-        """The t interval of `diff` at `level`."""
+        """The interval of `diff` at `level`.
+
+        The t interval, or `constant_difference_bounds` when every unit carries the same
+        difference.
+        """
         check_level(level)
+        if self.se == 0.0 and self.n_clusters >= 2:
+            return Interval(
+                *constant_difference_bounds(self.diff, self.n_clusters, (1 - level) / 2)
+            )
         return t_interval(self.diff, self.se, self.df, level, bounds=(-1.0, 1.0))
 
 
@@ -134,28 +143,61 @@ def paired_difference(
             "exact_sign_flip" if n_clusters else "undefined",
         )
     se = math.sqrt(var)
-    ci = t_interval(diff, se, df, level, bounds=(-1.0, 1.0))
-    mde = mde_from_se(se, df, alpha=alpha, power=MDE_POWER)
     if se == 0.0:
         return PairedDiff(
             diff,
             se,
-            ci,
+            Interval(*constant_difference_bounds(diff, n_clusters, (1 - level) / 2)),
             level,
             df,
             zero_variance_p(diff, n_clusters),
             n,
             n_clusters,
             method,
-            mde,
+            math.nan,
             alpha,
             "the paired differences have no variance, so the t p-value is undefined: p is the "
             f"exact sign-flip p-value over {n_clusters} units"
-            + (" (no difference: 1)" if abs(diff) < ZERO_DIFF else f" (2 × 0.5^{n_clusters})"),
+            + (" (no difference: 1)" if abs(diff) < ZERO_DIFF else f" (2 × 0.5^{n_clusters})")
+            + "; the interval is the exact bound for units that all showed the same difference "
+            "(Clopper–Pearson on none of them differing), and the MDE is undefined",
             "exact_sign_flip",
         )
+    ci = t_interval(diff, se, df, level, bounds=(-1.0, 1.0))
+    mde = mde_from_se(se, df, alpha=alpha, power=MDE_POWER)
     p = 2.0 * _dist.t_sf(abs(diff / se), df)
     return PairedDiff(diff, se, ci, level, df, p, n, n_clusters, method, mde, alpha, "")
+
+
+def constant_difference_bounds(diff: float, units: int, alpha: float) -> tuple[float, float]:
+    """Bounds on the mean difference when every one of `units` units showed the difference `diff`.
+
+    A zero standard error would give the zero-width interval ``[diff, diff]``: a claim of
+    certainty that two items, or thirty, cannot support (docs/methods.md, §3.2 and §6). Each
+    bound here holds with probability at least ``1 − alpha``. Let q be the share of units in
+    the population whose difference is not `diff`; none of the `units` observed ones is, so
+    Clopper–Pearson's one-sided bound is ``q ≤ q_u = 1 − alpha^(1/units)`` (the "rule of
+    three": about ``3/units`` at ``alpha = 0.05``). Differences lie in [−1, 1], so a unit that
+    differs moves the mean by at most ``1 + diff`` down or ``1 − diff`` up:
+    ``diff − q_u(1 + diff) ≤ δ ≤ diff + q_u(1 − diff)``.
+
+    Args:
+        diff: the common difference, in [−1, 1].
+        units: independent units (items, or clusters when clustered), at least 1.
+        alpha: the error of each bound: ``(1 − level)/2`` for a two-sided interval at
+            `level`, α for the one-sided bound of a gate.
+
+    Returns:
+        (low, high); both NaN with no unit.
+
+    References:
+        Clopper & Pearson (1934), Biometrika 26:404. Hanley & Lippman-Hand (1983), JAMA
+        249:1743 (the rule of three).
+    """
+    if units < 1 or not math.isfinite(diff):
+        return math.nan, math.nan
+    q = -math.expm1(math.log(alpha) / units)  # 1 − alpha^(1/units), exact for large units
+    return max(-1.0, diff - q * (1.0 + diff)), min(1.0, diff + q * (1.0 - diff))
 
 
 def zero_variance_p(diff: float, units: int) -> float:

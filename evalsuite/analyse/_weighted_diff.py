@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalsuite.analyse import _dist
-from evalsuite.analyse._compare import Gate, GateResult, StratumDiff, judge_gate
+from evalsuite.analyse._compare import Gate, GateResult, StratumDiff, gate_from_bounds, judge_gate
+from evalsuite.analyse._paired import PairedDiff, constant_difference_bounds
 from evalsuite.analyse._power import mde_from_se
 from evalsuite.errors import UsageError
 
@@ -127,12 +128,38 @@ def weighted_difference(
         p = 2 * _dist.t_sf(abs(diff) / se, df)
     else:
         df = float(sum(t.df for _, t in parts))
-        ci = (diff, diff)
+        ci = _constant_bounds(parts, (1 - level) / 2)
         p = nan
-        reason = "the weighted strata's differences have no variance: no t test"
+        reason = (
+            "the weighted strata's differences have no variance: no t test; the interval "
+            "combines each stratum's exact bound for units that all showed the same difference"
+        )
     mde = mde_from_se(se, df, alpha=alpha) if se > 0 else nan
+    judged = None
+    if gate is not None:
+        judged = (
+            judge_gate(gate, diff, se, df, alpha)
+            if se > 0
+            else gate_from_bounds(gate, *_constant_bounds(parts, alpha), alpha)
+        )
     result = WeightedDiff(
-        diff, se, ci, level, df, p, mde, alpha, n_items, dict(weights), reason,
-        None if gate is None else judge_gate(gate, diff, se, df, alpha),
+        diff, se, ci, level, df, p, mde, alpha, n_items, dict(weights), reason, judged
     )  # fmt: skip
     return result
+
+
+def _constant_bounds(
+    parts: Sequence[tuple[float, PairedDiff]], alpha: float
+) -> tuple[float, float]:
+    """Bounds on ``Σ_h W_h δ_h`` when every stratum's units all showed one difference.
+
+    Each stratum's `constant_difference_bounds` at ``alpha / H`` (Bonferroni over the H
+    weighted strata), combined with the weights: all H hold at once with probability at
+    least ``1 − alpha``, and then so does their weighted sum.
+    """
+    share = alpha / len(parts)
+    ends = [(w, constant_difference_bounds(t.diff, t.n_clusters, share)) for w, t in parts]
+    return (
+        float(sum(w * low for w, (low, _) in ends)),
+        float(sum(w * high for w, (_, high) in ends)),
+    )

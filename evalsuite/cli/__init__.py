@@ -91,8 +91,60 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+_JSON_META = "evalsuite.json"
+"""`click.Context.meta` key: the command line asked for ``--json``."""
+
+
+def _asks_for_json(args: list[str]) -> bool:
+    """``--json`` among the options (before a ``--`` that ends them)."""
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg == "--json":
+            return True
+    return False
+
+
+def _json_usage_error(exc: click.ClickException) -> None:
+    """The ``--json`` error document of a command line click refused (docs/cli.md)."""
+    from evalsuite.cli._common import emit_json
+
+    emit_json({"error": "UsageError", "message": exc.format_message(), "exit_code": exc.exit_code})
+
+
 class _LazyGroup(click.Group):
-    """A group whose commands are imported when they are run, not when the group is built."""
+    """A group whose commands are imported when they are run, not when the group is built.
+
+    A command line that click refuses (a bad value, an unknown option, a missing argument) exits
+    2 with click's message on stderr; with ``--json`` it also prints the error document
+    (``error``, ``message``, ``exit_code``) on stdout, as every other error does, so a caller
+    parsing stdout always gets JSON.
+    """
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: object,
+    ) -> click.Context:
+        asks_for_json = _asks_for_json(list(args))
+        try:
+            ctx = super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as exc:
+            if asks_for_json:
+                _json_usage_error(exc)
+            raise
+        ctx.meta[_JSON_META] = asks_for_json
+        return ctx
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:
+            if ctx.meta.get(_JSON_META):
+                _json_usage_error(exc)
+            raise
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)

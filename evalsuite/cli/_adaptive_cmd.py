@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from evalsuite._core.layout import Layout
 from evalsuite.analyse._adaptive import AdaptiveRule, AdaptiveRun, Versus
-from evalsuite.errors import IncomparableRunsError, UsageError
+from evalsuite.errors import IncomparableRunsError, InvalidRunError, UsageError
 from evalsuite.manifest import ManifestItem, load_manifest
 from evalsuite.report._adaptive import adaptive_file
 
@@ -59,8 +59,24 @@ def versus_results(
 
     Raises:
         IncomparableRunsError: another suite, version or split, or items it did not run.
+        UsageError: a run not complete (still running, or interrupted): its attempts so far
+            are a subset chosen by timing, as `compare` refuses them.
+        InvalidRunError: an invalid run (too many harness errors), as `compare` refuses it.
     """
     record = store.get_run(run_id)
+    if record.status != "complete":
+        still = "was interrupted" if record.status == "interrupted" else "is still running"
+        raise UsageError(
+            f"--versus {run_id}: the stored run {still} and is not complete, so its attempts "
+            "so far are not the run to compare with. Complete it first (`evalsuite run "
+            f"--resume {run_id}`; a sharded run: its unfinished shards, `--resume {run_id} "
+            "--shard I/N`), or name a complete run"
+        )
+    if record.valid is False:
+        raise InvalidRunError(
+            f"--versus {run_id}: the stored run is invalid (too many harness errors): its "
+            "scores measure the harness, not the model. Name a valid run of this suite version"
+        )
     if (record.suite, record.version, record.split) != (spec.suite, spec.version, spec.split):
         raise IncomparableRunsError(
             f"--versus {run_id}: it ran {record.suite}@{record.version} {record.split}, this "

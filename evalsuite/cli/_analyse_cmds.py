@@ -80,7 +80,19 @@ def score_cmd(
     """Estimates with intervals, per stratum, pass@k, pass^k, reliability and health of RUN."""
     options = AnalysisOptions(level=level, alpha=alpha, seed=seed, model_corr=model_corr)
     payload = score_payload(open_store(ctx, create=False), run_id, options, layout=ctx.layout)
-    if not payload["valid"]:
+    if payload["status"] in ("running", "interrupted"):
+        # first, and on stderr: seen even when the numbers go to a file or a pipe
+        still = "was interrupted" if payload["status"] == "interrupted" else "is still running"
+        err_console.print(
+            Text.assemble(
+                ("warning", "bold red"),
+                f": run {payload['run_id']} {still} and is not complete: the numbers that "
+                "follow are of the attempts stored so far, and the attempts not yet run count "
+                "as harness errors. Comparisons refuse it until it is complete (--allow-partial "
+                "compares it anyway).",
+            )
+        )
+    elif not payload["valid"]:
         # first, and on stderr: seen even when the numbers go to a file or a pipe
         err_console.print(
             Text.assemble(
@@ -118,7 +130,10 @@ def score_cmd(
 @click.option(
     "--allow-partial",
     is_flag=True,
-    help="Compare partial runs (run --limit) too, on their shared items (marked).",
+    help=(
+        "Compare partial runs (run --limit) and runs not complete (running, interrupted) "
+        "too, on their shared items (marked)."
+    ),
 )
 @click.option(
     "--min-common-share",

@@ -153,7 +153,17 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
             return func(*args, **kwargs)
         except EvalsuiteError as exc:
             _fail(str(exc), exc.exit_code, type(exc).__name__, as_json)
-        except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
+        except KeyboardInterrupt:
+            # Ctrl-C outside a run (which stores itself as interrupted, `RunInterrupted`):
+            # click would print "Aborted!" and exit 1, the code of a bug (docs/cli.md: 130)
+            _fail(
+                "interrupted (SIGINT) before the command finished; each write to the store "
+                "is one transaction, kept whole or not at all. Run the command again",
+                130,
+                "Interrupted",
+                as_json,
+            )
+        except (click.exceptions.Exit, click.ClickException):
             raise
         except Exception as exc:
             if os.environ.get("EVALSUITE_DEBUG"):

@@ -48,7 +48,10 @@ __all__ = ["report_cmd"]
 @click.option(
     "--allow-partial",
     is_flag=True,
-    help="Compare partial runs (run --limit) too; they are always flagged.",
+    help=(
+        "Compare partial runs (run --limit) and runs not complete (running, interrupted) "
+        "too; they are always flagged."
+    ),
 )
 @seed_option
 @json_option

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from evalsuite.errors import ItemSourceError, NotFoundError, UsageError
 from evalsuite.run._limits import LIMIT_OUTCOME
-from evalsuite.store import ATTEMPT_SCHEMA
+from evalsuite.store import ATTEMPT_SCHEMA, TEXT_LIMITS
 
 __all__ = [
     "CSV_COLUMNS",
@@ -274,6 +274,19 @@ class _Problems:
         self.found = sorted(self.found)[:MAX_REPORTED]
 
 
+def _has_nul(name: str) -> Callable[[int], str]:
+    """The problem of a value holding NUL, which PostgreSQL's text types cannot store."""
+    return lambda _: f"{name} holds a NUL character (\\x00), which a PostgreSQL store cannot hold"
+
+
+def _too_long(name: str, length: pa.Array) -> Callable[[int], str]:
+    """The problem of a value longer than the store's column (`TEXT_LIMITS`)."""
+    return lambda i: (
+        f"{name} is {length[i].as_py()} characters long; the store holds at most "
+        f"{TEXT_LIMITS[name]}: shorten it (or map long ids to short ones)"
+    )
+
+
 class ResultsTable:
     """A results file read batch by batch: the header checked at once, the rows as they come.
 
@@ -378,6 +391,19 @@ class ResultsTable:
             for model in sorted(unique.to_pylist()):
                 yield model, batch.filter(pc.equal(models, model))
 
+    def _check_lengths(self, columns: Mapping[str, pa.Array | None], offset: int) -> None:
+        """Flag values longer than the store holds (`TEXT_LIMITS`), or holding a NUL.
+
+        PostgreSQL would refuse them in the middle of the write, where SQLite keeps them.
+        """
+        for name, column in columns.items():
+            if column is not None:
+                self.problems.flag(offset, pc.match_substring(column, "\x00"), _has_nul(name))
+                length = pc.utf8_length(column)
+                self.problems.flag(
+                    offset, pc.greater(length, TEXT_LIMITS[name]), _too_long(name, length)
+                )
+
     def _check(self, raw: dict[str, pa.Array], offset: int) -> dict[str, pa.Array]:
         """Flag every bad row of a batch; return its columns as the store writes them."""
         problems, count = self.problems, len(raw["item_id"])
@@ -397,6 +423,9 @@ class ResultsTable:
         item = raw["item_id"]
         problems.flag(
             offset, pc.equal(item, ""), lambda _: "item_id is empty; every row names its item"
+        )
+        self._check_lengths(
+            {"model": model, "item_id": item, "stratum": raw.get("stratum")}, offset
         )
         epochs = self._check_epochs(raw["epoch"], offset)
         outcome = raw.get("outcome")

@@ -163,6 +163,20 @@ def _comparable_with(run: RunRecord, others: Sequence[RunRecord]) -> str:
     return f"{run.run_id} ({where}): {shown}"
 
 
+def describe_unfinished(run: RunRecord) -> str:
+    """E.g. ``run X is still running (not complete): 57 of 120 attempts stored so far``.
+
+    A run is complete only when every planned attempt has an outcome (docs/design/outcomes.md)
+    and, for a sharded run, every shard has finished (docs/design/sharded-runs.md).
+    """
+    state = (
+        "was interrupted and is not complete"
+        if run.status == "interrupted"
+        else "is still running (not complete)"
+    )
+    return f"run {run.run_id} {state}: its {run.planned} planned attempts have not all run"
+
+
 def check_comparable(
     base: RunRecord,
     cand: RunRecord,
@@ -179,7 +193,8 @@ def check_comparable(
         base: The baseline run.
         cand: The candidate run.
         allow_invalid: Compare invalid runs too.
-        allow_partial: Compare partial (``--limit``) runs too.
+        allow_partial: Compare partial (``--limit``) runs, and runs not complete (still
+            running, or interrupted), too.
         layout: The project, to count a partial run's split (optional).
         others: The store's runs, to name in a refusal the runs each one can be compared with.
         across_versions: Runs of two versions of one suite may be paired (on their common
@@ -189,7 +204,8 @@ def check_comparable(
         IncomparableRunsError: the same run twice, or different manifests or splits (exit 2,
             a usage error).
         InvalidRunError: an invalid run without `allow_invalid` (exit 5).
-        UsageError: a partial run (``--limit``) without `allow_partial` (exit 2).
+        UsageError: a partial run (``--limit``), or a run still running or interrupted, without
+            `allow_partial` (exit 2).
     """
     if base.run_id == cand.run_id:
         raise IncomparableRunsError(
@@ -221,6 +237,21 @@ def check_comparable(
             )
     else:
         notes.append("at least one run was ingested without a manifest: paired on shared item ids")
+    unfinished = [r for r in (base, cand) if r.status != "complete"]
+    if unfinished and not allow_partial:
+        raise UsageError(
+            "; ".join(describe_unfinished(r) for r in unfinished)
+            + ". Its attempts so far are not the run: a comparison would pair a subset of the "
+            "items chosen by what happened to finish first. Complete it first (`evalsuite run "
+            "--resume RUN`; a sharded run: rerun its unfinished shards, `--resume RUN --shard "
+            "I/N`), or pass --allow-partial to compare the attempts stored so far (the output "
+            "is then marked)."
+        )
+    if unfinished:
+        notes.append(
+            "compared with --allow-partial: "
+            + "; ".join(describe_unfinished(r) for r in unfinished)
+        )
     partial = [(r, c) for r in (base, cand) if (c := run_completeness(r, layout)).partial]
     if partial and not allow_partial:
         described = "; ".join(c.describe(r) for r, c in partial)

@@ -133,10 +133,18 @@ def _audit_phrase(audits: Sequence[Mapping[str, Any]]) -> str:
     return "suite audit passed"
 
 
+def _unfinished(run: Mapping[str, Any]) -> bool:
+    """A run still running or interrupted: its health is not judged yet (not invalid)."""
+    return run.get("status", "complete") in ("running", "interrupted")
+
+
 def _state_phrase(runs: Sequence[Mapping[str, Any]]) -> str:
-    invalid = [run_label(r) for r in runs if not r.get("valid", True)]
+    unfinished = [f"{run_label(r)} ({r['status']})" for r in runs if _unfinished(r)]
+    invalid = [run_label(r) for r in runs if not r.get("valid", True) and not _unfinished(r)]
     partial = [run_label(r) for r in runs if r.get("partial")]
     parts = []
+    if unfinished:
+        parts.append("NOT COMPLETE: " + ", ".join(unfinished))
     if invalid:
         parts.append("INVALID: " + ", ".join(invalid))
     if partial:
@@ -161,7 +169,13 @@ def _alerts(runs: Sequence[Mapping[str, Any]], audits: Sequence[Mapping[str, Any
                 f"{limit} by {run_label(run)}; its numbers describe those items, not the suite"
             )
     for run in runs:
-        if not run.get("valid", True):
+        if _unfinished(run):
+            still = "was interrupted" if run["status"] == "interrupted" else "is still running"
+            out.append(
+                f"RUN NOT COMPLETE: {run_label(run)} {still}; its numbers describe the attempts "
+                "stored so far, and its attempts not yet run count as harness errors"
+            )
+        elif not run.get("valid", True):
             out.append(
                 f"INVALID RUN {run_label(run)}: too many harness errors; its numbers measure "
                 "the harness, not the model"

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
     from evalsuite.store._reader import RunReader
     from evalsuite.store._records import RunRecord, default_store_url
+    from evalsuite.store._schema import TEXT_LIMITS
     from evalsuite.store._store import (
         ATTEMPT_COLUMNS,
         AttemptRecord,
@@ -59,6 +60,7 @@ else:
             ),
             "._reader": ("RunReader",),
             "._records": ("RunRecord", "default_store_url"),
+            "._schema": ("TEXT_LIMITS",),
             "._store": (
                 "ATTEMPT_COLUMNS",
                 "AttemptRecord",
@@ -77,6 +79,7 @@ __all__ = [
     "ATTEMPT_SCHEMA",
     "OUTCOME_COLUMNS",
     "SCHEMA_VERSION",
+    "TEXT_LIMITS",
     "AttemptRecord",
     "ErrorGroup",
     "Health",

@@ -20,10 +20,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import Connection, func, select
 
-from evalsuite.errors import UsageError
+from evalsuite.errors import StoreError, UsageError
 from evalsuite.store._fingerprint import ATTEMPT_SCHEMA, ContentFingerprint
 from evalsuite.store._health import HealthCounts
-from evalsuite.store._schema import attempts, runs
+from evalsuite.store._schema import TEXT_LIMITS, attempts, runs
 
 if TYPE_CHECKING:
     from evalsuite.store._store import IngestStored, RunRecord, Store
@@ -138,6 +138,23 @@ def check_batch(batch: pa.RecordBatch) -> None:
         bad = first(pc.is_null(batch.column(name)))
         if bad is not None:
             raise UsageError(f"attempt row {bad + 1} of a batch has no {name}")
+    for name in ("item_id", "item_hash", "stratum", "cluster", "limit_type"):
+        column = batch.column(name)
+        bad = first(pc.fill_null(pc.match_substring(column, "\x00"), False))
+        if bad is not None:
+            raise UsageError(
+                f"attempt row {bad + 1} of a batch: its {name} holds a NUL character (\\x00), "
+                "which a PostgreSQL store cannot hold; remove it before ingesting"
+            )
+        length = pc.utf8_length(column)
+        bad = first(pc.fill_null(pc.greater(length, TEXT_LIMITS[name]), False))
+        if bad is not None:
+            shown = str(column[bad].as_py())
+            raise UsageError(
+                f"attempt row {bad + 1} of a batch: its {name} ({shown[:40]!r}"
+                f"{'…' if len(shown) > 40 else ''}) is {length[bad].as_py()} characters, and the "
+                f"store holds at most {TEXT_LIMITS[name]}; shorten it before ingesting"
+            )
     error = pc.equal(outcome, "harness_error")
     missing = pc.is_null(batch.column("score"))
     bad = first(pc.and_(error, pc.invert(missing)))
@@ -247,6 +264,20 @@ class IngestSession:
             self._copy_writer.write(_copy_text(run_id, batch, self._recorded_at))
         except psycopg.errors.UniqueViolation:
             self._abandon_copy()
+        except psycopg.Error as exc:
+            raise self._copy_error(exc) from None
+
+    def _copy_error(self, exc: Exception) -> StoreError:
+        """The database's reason a COPY failed, on its first line.
+
+        Never its CONTEXT line, which quotes the row's values (docs/design/ingest.md,
+        "Inserts that may collide insert-or-ignore; errors never show SQL").
+        """
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        return StoreError(
+            f"results store {self._store.display_url}: cannot write the attempts: {reason}; "
+            "nothing was stored"
+        )
 
     def _abandon_copy(self) -> None:
         self.duplicates = True
@@ -282,6 +313,8 @@ class IngestSession:
                 copy.__exit__(None, None, None)
             except psycopg.errors.UniqueViolation:
                 self._abandon_copy()
+            except psycopg.Error as exc:
+                raise self._copy_error(exc) from None
             finally:
                 if self._copy_cursor is not None:
                     self._copy_cursor.close()

@@ -7,6 +7,7 @@ are older than the word and stay (docs/contributing.md, "Words").
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from collections.abc import Mapping
@@ -16,6 +17,7 @@ from typing import Any
 
 from evalsuite._core.hashing import content_hash
 from evalsuite.errors import ItemSourceError, NotFoundError, UsageError
+from evalsuite.store._schema import OUTCOME_TEXT_LIMITS
 from evalsuite.store._store import OutcomeRecord
 
 __all__ = ["OUTCOME_COLUMNS", "make_outcome", "outcome_fingerprint", "read_outcomes_file"]
@@ -63,6 +65,20 @@ def make_outcome(fields: Mapping[str, Any], where: str = "deployment result") ->
     for name in _REQUIRED:
         if fields.get(name) is None or not str(fields[name]).strip():
             raise ItemSourceError(f"{where}: missing {name} (required: model, metric, value)")
+    for name in ("model", "metric", "source", "observed_at"):
+        text = "" if fields.get(name) is None else str(fields[name])
+        # PostgreSQL refuses both where SQLite would keep them: one answer on every backend
+        if "\x00" in text:
+            raise ItemSourceError(
+                f"{where}: {name} holds a NUL character (\\x00), which a PostgreSQL store "
+                "cannot hold; remove it"
+            )
+        limit = OUTCOME_TEXT_LIMITS.get(name)
+        if limit is not None and len(text.strip()) > limit:
+            raise ItemSourceError(
+                f"{where}: {name} is {len(text.strip())} characters long; the store holds at "
+                f"most {limit}: shorten it"
+            )
     value = _number(fields["value"], "value", where)
     se = _number(fields.get("se"), "se", where)
     n = _number(fields.get("n"), "n", where)
@@ -105,11 +121,34 @@ def outcome_fingerprint(record: OutcomeRecord) -> str:
     )
 
 
+_EXTRA = "\x00extra"
+"""`csv.DictReader`'s key for the fields of a row beyond the header's."""
+
+
+def _text(path: Path) -> str:
+    """The file's text: UTF-8, with or without a byte-order mark (spreadsheets write one).
+
+    Raises:
+        ItemSourceError: bytes that are not UTF-8, naming the line and how to convert.
+    """
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ItemSourceError(
+            f"{path}:{line}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}); "
+            "save the file as UTF-8 (e.g. `iconv -f LATIN1 -t UTF-8 FILE > NEW`) and import "
+            "it again; nothing was imported"
+        ) from None
+
+
 def _rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    text = path.read_text(encoding="utf-8")
+    text = _text(path)
     if path.suffix in (".jsonl", ".ndjson", ".json"):
         rows = []
-        for number, line in enumerate(text.splitlines(), start=1):
+        # split at \n only: a JSON string may hold U+2028, which str.splitlines splits at
+        for number, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:
@@ -122,11 +161,20 @@ def _rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
         return rows
     if path.suffix != ".csv":
         raise UsageError(f"{path}: expected a .csv or .jsonl file of deployment results")
-    reader = csv.DictReader(text.splitlines())
-    return [
-        (f"{path} row {number}", {k.strip(): v for k, v in row.items() if k is not None})
-        for number, row in enumerate(reader, start=2)
-    ]
+    # newline="": a quoted field keeps its line breaks; str.splitlines would also have
+    # split rows at form feeds and Unicode line separators inside a field
+    reader = csv.DictReader(io.StringIO(text, newline=""), restkey=_EXTRA)
+    rows = []
+    for number, row in enumerate(reader, start=2):
+        extra = row.pop(_EXTRA, None)
+        if extra:
+            raise ItemSourceError(
+                f"{path} row {number}: {len(extra)} field(s) more than the header's "
+                f"{len(reader.fieldnames or [])} ({extra!r}); a value is never dropped "
+                "silently: quote a value holding a comma, or add the column to the header"
+            )
+        rows.append((f"{path} row {number}", {k.strip(): v for k, v in row.items()}))
+    return rows
 
 
 def read_outcomes_file(path: Path) -> list[OutcomeRecord]:

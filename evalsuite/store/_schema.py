@@ -19,7 +19,9 @@ from sqlalchemy import (
 from evalsuite.store._version import SCHEMA_VERSION
 
 __all__ = [
+    "OUTCOME_TEXT_LIMITS",
     "SCHEMA_VERSION",
+    "TEXT_LIMITS",
     "attempt_column_cache",
     "attempt_revs",
     "attempts",
@@ -34,6 +36,23 @@ __all__ = [
 ]
 
 metadata = MetaData()
+
+TEXT_LIMITS: dict[str, int] = {
+    "model": 256,
+    "item_id": 256,
+    "item_hash": 80,
+    "stratum": 256,
+    "cluster": 256,
+    "limit_type": 16,
+}
+"""Characters the store holds in each text field of a run's model and its attempts.
+
+PostgreSQL refuses a longer value (``VARCHAR(n)``) where SQLite would keep it, so every
+writer checks these first (`_bulk.check_batch`, the CSV and Parquet reader) and a file is
+accepted or refused the same way on both backends."""
+
+OUTCOME_TEXT_LIMITS: dict[str, int] = {"model": 256, "metric": 128}
+"""Characters the store holds in a deployment result's model and metric (`make_outcome`)."""
 
 meta = Table(
     "meta",
@@ -50,7 +69,7 @@ runs = Table(
     Column("version", String(32)),
     Column("manifest_hash", String(80)),
     Column("split", String(16)),
-    Column("model", String(256), nullable=False),
+    Column("model", String(TEXT_LIMITS["model"]), nullable=False),
     Column("model_args", Text, nullable=False, default="{}"),
     Column("epochs", Integer, nullable=False),
     Column("seed", BigInteger),
@@ -72,14 +91,14 @@ attempts = Table(
     "attempts",
     metadata,
     Column("run_id", String(64), nullable=False),
-    Column("item_id", String(256), nullable=False),
+    Column("item_id", String(TEXT_LIMITS["item_id"]), nullable=False),
     Column("epoch", Integer, nullable=False),
-    Column("item_hash", String(80)),
-    Column("stratum", String(256), nullable=False),
-    Column("cluster", String(256)),
+    Column("item_hash", String(TEXT_LIMITS["item_hash"])),
+    Column("stratum", String(TEXT_LIMITS["stratum"]), nullable=False),
+    Column("cluster", String(TEXT_LIMITS["cluster"])),
     Column("seed", BigInteger),
     Column("outcome", String(16), nullable=False),
-    Column("limit_type", String(16)),
+    Column("limit_type", String(TEXT_LIMITS["limit_type"])),
     Column("score", Float),
     Column("reason", Text),
     Column("retries", Integer, nullable=False, default=0),
@@ -94,8 +113,8 @@ outcomes = Table(
     "outcomes",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("model", String(256), nullable=False, index=True),
-    Column("metric", String(128), nullable=False),
+    Column("model", String(OUTCOME_TEXT_LIMITS["model"]), nullable=False, index=True),
+    Column("metric", String(OUTCOME_TEXT_LIMITS["metric"]), nullable=False),
     Column("value", Float, nullable=False),
     Column("se", Float),
     Column("n", Integer),

@@ -45,6 +45,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
+    ArgumentError,
     DBAPIError,
     IntegrityError,
     OperationalError,
@@ -378,6 +379,13 @@ class Store:
                 self.engine: Engine = (
                     self._empty_engine() if self.missing else self._make_engine(url)
                 )
+            except ArgumentError:
+                raise StoreError(
+                    f"results store {self.display_url!r}: not a database URL (SQLAlchemy could "
+                    "not parse it); expected e.g. sqlite:////absolute/path/results.sqlite or "
+                    "postgresql://USER@HOST:5432/DBNAME (docs/store.md). Fix EVALSUITE_STORE, "
+                    "or unset it to use the project's .evalsuite/results.sqlite"
+                ) from None
             except ImportError as exc:
                 raise StoreError(
                     f"results store {self.display_url}: the database driver it needs is not "
@@ -474,14 +482,44 @@ class Store:
     def _read_meta(conn: Connection) -> dict[str, str]:
         return {row.key: row.value for row in conn.execute(select(meta.c.key, meta.c.value))}
 
+    def _recorded_version(self, found: Mapping[str, str]) -> int | None:
+        """The schema version the `meta` rows record; None for a store not created yet.
+
+        Raises:
+            StoreError: a `meta` table whose version is not a whole number from 1 on, or
+                that has rows but no version: the store was damaged or edited by hand, and
+                guessing a version would skip or repeat migrations (docs/store.md).
+        """
+        raw = found.get("schema_version")
+        if raw is None and not found:
+            return None
+        problem = None
+        if raw is None:
+            problem = f"its meta table has no schema_version row (it has {sorted(found)})"
+        else:
+            try:
+                version = int(raw)
+            except ValueError:
+                version = 0
+            if version < 1:
+                problem = f"meta.schema_version is {raw!r}, not a schema version (1, 2, ...)"
+        if problem is not None:
+            raise StoreError(
+                f"the store at {self.display_url} is damaged: {problem}; it was not changed. "
+                "Restore it from a backup, or set meta.schema_version to the version its "
+                f"tables have (docs/store.md lists the versions; this evalsuite uses "
+                f"{SCHEMA_VERSION}), then try again"
+            )
+        return version
+
     def _check_not_newer(self) -> None:
         with self._tx() as conn:
             if not self.engine.dialect.has_table(conn, "meta"):
                 return
             found = self._read_meta(conn)
-        version = found.get("schema_version")
-        if version is not None and int(version) > SCHEMA_VERSION:
-            raise self._newer_error(int(version), found.get("written_by"))
+        version = self._recorded_version(found)
+        if version is not None and version > SCHEMA_VERSION:
+            raise self._newer_error(version, found.get("written_by"))
 
     def _migrate_once(self) -> tuple[int | None, int]:
         """Create or upgrade the schema; return (version found, version now)."""
@@ -489,7 +527,7 @@ class Store:
         with self._tx() as conn:
             metadata.create_all(conn)
             found = self._read_meta(conn)
-            if "schema_version" not in found:
+            if self._recorded_version(found) is None:
                 conn.execute(
                     meta.insert(),
                     [
@@ -542,7 +580,6 @@ class Store:
         with self._errors("read its schema and counts"), self._tx() as conn:
             exists = self.engine.dialect.has_table(conn, "meta")
             found = self._read_meta(conn) if exists else {}
-            version = found.get("schema_version")
             counts = {
                 name: int(conn.execute(select(func.count()).select_from(table)).scalar_one())
                 if exists and self.engine.dialect.has_table(conn, name)
@@ -553,7 +590,7 @@ class Store:
         return StoreInfo(
             url=self.display_url,
             backend=self.engine.dialect.name,
-            schema_version=int(version) if version is not None else None,
+            schema_version=self._recorded_version(found),
             supported_version=SCHEMA_VERSION,
             written_by=found.get("written_by"),
             size_bytes=size,
@@ -581,8 +618,10 @@ class Store:
     def schema_version(self) -> int:
         """The schema version recorded in the database."""
         with self._errors("read the schema version"), self._tx() as conn:
-            value = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version"))
-            return int(value.scalar_one())
+            version = self._recorded_version(self._read_meta(conn))
+        if version is None:
+            raise StoreError(f"the store at {self.display_url} has no schema yet")
+        return version
 
     # runs ------------------------------------------------------------------------------
 

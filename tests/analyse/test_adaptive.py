@@ -341,6 +341,19 @@ def test_final_test_verdicts_and_refusals() -> None:
         AdaptiveRule(versus="x", final_share=1.0)
 
 
+def test_the_final_test_without_variance_gives_bounds_not_the_point() -> None:
+    """Four items, each with the difference 0: the interval was [0, 0] and the verdict
+    "no difference beyond ±0.02" from four items."""
+    from evalsuite.analyse._adaptive_final import final_paired_test
+
+    same = final_paired_test(np.zeros(4), np.full(4, 0.25), alpha=0.05, margin=0.02)
+    q = 1 - 0.025 ** (1 / 4)  # Clopper-Pearson: none of 4 items differs
+    assert (same.lower, same.upper) == pytest.approx((-q, q))
+    assert same.verdict == "undecided" and same.p_value == 1.0
+    many = final_paired_test(np.zeros(400), np.full(400, 1 / 400), alpha=0.05, margin=0.02)
+    assert many.verdict == "no_difference_beyond_margin" and many.upper < 0.02
+
+
 def test_a_harness_error_in_a_versus_run_leaves_the_verdict_to_the_final_test() -> None:
     n = 40
     base = np.zeros(n)

@@ -17,7 +17,12 @@ from statsmodels.stats.power import TTestPower
 
 from evalsuite.analyse import Gate, compare_runs, paired_difference, score_run
 from evalsuite.analyse._compare import _gate
-from evalsuite.analyse._paired import holm_adjust, mcnemar_midp, sign_flip_p
+from evalsuite.analyse._paired import (
+    constant_difference_bounds,
+    holm_adjust,
+    mcnemar_midp,
+    sign_flip_p,
+)
 from evalsuite.errors import IncomparableRunsError, UsageError
 from tests.analyse.conftest import make_attempts
 
@@ -201,6 +206,68 @@ def test_identical_runs_are_no_difference_not_an_error() -> None:
     assert res.test.p_method == "exact_sign_flip"
     assert "no variance" in res.test.note
     assert res.p_value_permutation == 1.0
+
+
+@pytest.mark.parametrize(("units", "alpha"), [(1, 0.05), (2, 0.025), (10, 0.025), (300, 0.05)])
+def test_constant_difference_bounds_are_clopper_pearson_on_no_differing_unit(
+    units: int, alpha: float
+) -> None:
+    q = stats.beta.ppf(1 - alpha, 1, units)  # Clopper–Pearson upper end for 0 of `units`
+    assert constant_difference_bounds(0.0, units, alpha) == pytest.approx((-q, q), rel=1e-9)
+    low, high = constant_difference_bounds(0.5, units, alpha)
+    assert (low, high) == pytest.approx((0.5 - 1.5 * q, 0.5 + 0.5 * q), rel=1e-9)
+    assert constant_difference_bounds(1.0, units, alpha)[1] == 1.0
+    assert all(math.isnan(x) for x in constant_difference_bounds(0.0, 0, alpha))
+
+
+def test_differences_without_variance_get_no_zero_width_interval_and_no_mde_of_0() -> None:
+    """Two items scored the same by both runs gave the interval [0, 0], an MDE of 0 and a
+    passing non-inferiority gate: certainty from two items. A population where 10% of the
+    items are 1 worse (δ = −0.1) shows no differing item in 10 draws 35% of the time, so a
+    zero-width interval misses δ at least that often."""
+    two = paired_difference(np.zeros(2))
+    assert two.ci.low < -0.8 and two.ci.high > 0.8  # 1 − 0.025^(1/2) = 0.842
+    assert math.isnan(two.mde) and "MDE is undefined" in two.note
+    assert two.conf_int(0.95) == two.ci
+    assert two.conf_int(0.5).high < two.ci.high
+    ten = paired_difference(np.zeros(10))
+    assert ten.ci.low < -0.1 < ten.ci.high
+    shifted = paired_difference(np.full(10, 0.5))
+    assert shifted.ci.low < 0.5 < shifted.ci.high <= 1.0
+    assert shifted.p_value == pytest.approx(2 * 0.5**10)  # the exact sign-flip p, as before
+
+
+@pytest.mark.parametrize(
+    ("n", "status"), [(2, "INCONCLUSIVE"), (30, "INCONCLUSIVE"), (300, "PASS")]
+)
+def test_a_gate_on_identical_runs_needs_enough_items_to_pass(n: int, status: str) -> None:
+    y = np.tile([[1.0], [0.0]], (n // 2, 1))
+    res = compare_runs(
+        make_attempts(y, run_id="a"),
+        make_attempts(y, run_id="b"),
+        gate=Gate(margin=0.02),
+        rng=np.random.default_rng(0),
+    )
+    assert res.gate is not None and res.gate.status == status
+    q = stats.beta.ppf(0.95, 1, n)  # the one-sided 95% bound of the differing share
+    assert res.gate.lower_bound == pytest.approx(-q) and res.gate.upper_bound == pytest.approx(q)
+    assert (
+        res.sentence.startswith("no detectable difference") and "MDE is undefined" in res.sentence
+    )
+    assert res.mde_detail is not None and math.isnan(res.mde_detail.value)
+    assert "undefined" in res.mde_detail.describe() and "nan" not in res.mde_detail.describe()
+
+
+def test_the_sentence_of_one_paired_item_says_undefined_not_nan() -> None:
+    """A comparison over one shared item printed "95% CI +nan to +nan" in its sentence,
+    which `report.md` shows as the paired-t verdict."""
+    res = compare_runs(
+        make_attempts([[1.0]], run_id="a"),
+        make_attempts([[0.0]], run_id="b"),
+        rng=np.random.default_rng(0),
+    )
+    assert "95% CI undefined" in res.sentence
+    assert "nan" not in res.sentence.lower()
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -103,6 +103,15 @@ def test_pilot_mde_states_its_assumption(rng: np.random.Generator) -> None:
     )
 
 
+def test_a_run_whose_item_means_do_not_vary_has_no_pilot_mde_of_0() -> None:
+    """Every item 0 in both epochs (e.g. every attempt hit a limit): the pilot MDE was 0.000,
+    as if a second model differing by any amount would be detected."""
+    rel = reliability(make_attempts(np.zeros((6, 2))))
+    assert math.isnan(rel.mde)
+    detail = rel.to_dict()["mde_assumption"]
+    assert "no spread" in detail["reason"] and "nan" not in detail["description"]
+
+
 def test_one_epoch_is_nan_with_reason(rng: np.random.Generator) -> None:
     rel = reliability(make_attempts(binary(rng, 30, 1)))
     assert math.isnan(rel.icc1) and math.isnan(rel.noise_floor) and math.isnan(rel.flip_rate)

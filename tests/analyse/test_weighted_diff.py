@@ -6,9 +6,11 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from evalsuite.analyse import Gate, compare_runs, weighted_difference
 from evalsuite.errors import UsageError
+from tests.analyse.conftest import make_attempts
 from tests.analyse.test_scale_parity import attempts
 
 WEIGHTS = {"s0": 0.6, "s1": 0.3, "s2": 0.1}
@@ -46,3 +48,23 @@ def test_weighted_gate_and_bad_weights() -> None:
         weighted_difference(comparison.strata, {"s0": 1.0})
     with pytest.raises(UsageError, match="needs the suite's deployment weights"):
         weighted_difference(comparison.strata, {})
+
+
+def test_weighted_strata_without_variance_get_bounds_not_a_point() -> None:
+    """Every stratum's items showed one difference each: the interval was (diff, diff) and a
+    gate passed on it whatever the number of items."""
+    y = np.tile([[1.0], [0.0]], (5, 1))  # 10 items, identical in both runs
+    strata = ["s0"] * 4 + ["s1"] * 3 + ["s2"] * 3
+    comparison = compare_runs(
+        make_attempts(y, run_id="a", strata=strata),
+        make_attempts(y, run_id="b", strata=strata),
+        rng=np.random.default_rng(0),
+    )
+    w = weighted_difference(comparison.strata, WEIGHTS, gate=Gate(margin=0.02))
+    assert w.diff == 0.0 and w.se == 0.0
+    # each stratum's exact bound at alpha/3 (Bonferroni), weighted
+    expected = sum(WEIGHTS[h] * stats.beta.ppf(1 - 0.025 / 3, 1, n) for h, n in
+                   (("s0", 4), ("s1", 3), ("s2", 3)))  # fmt: skip
+    assert w.ci == pytest.approx((-expected, expected))
+    assert w.gate is not None and w.gate.status == "INCONCLUSIVE"
+    assert w.gate.lower_bound < -0.02 and "no variance" in (w.reason or "")

@@ -6,6 +6,8 @@ rule in the ledger; the flags' refusals.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evalsuite._core.layout import Layout
@@ -156,6 +158,47 @@ def test_adaptive_versus_an_unknown_run_is_refused(project: Project) -> None:
     result = project.invoke(*BASE, "--adaptive", "--versus", "no-such-run")
     assert result.exit_code == 2
     assert "no-such-run" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("status", "valid", "error", "message"),
+    [
+        ("running", None, "UsageError", "is still running and is not complete"),
+        ("interrupted", None, "UsageError", "was interrupted and is not complete"),
+        ("complete", False, "InvalidRunError", "is invalid"),
+    ],
+)
+def test_adaptive_versus_a_run_not_complete_or_invalid_is_refused(
+    tmp_path: Path, status: str, valid: bool | None, error: str, message: str
+) -> None:
+    """`--versus` a sharded run whose other shards had not finished (or an interrupted run)
+    paired the adaptive run with the attempts that happened to be stored, and gave a verdict
+    with exit 0; `compare` refuses such runs, and so does `--versus` now."""
+    from types import SimpleNamespace
+
+    from evalsuite import errors
+    from evalsuite.cli._adaptive_cmd import versus_results
+    from evalsuite.store import RunRecord, Store
+
+    store = Store(f"sqlite:///{tmp_path / 'results.sqlite'}")
+    store.create_run(
+        RunRecord(
+            run_id="stored",
+            model="m/x",
+            epochs=2,
+            planned=4,
+            status=status,  # type: ignore[arg-type]
+            source="evalsuite",
+            started_at="2026-12-01T00:00:00+00:00",
+            suite="probe",
+            version="1.0.0",
+            split="dev",
+            valid=valid,
+        )
+    )
+    spec = SimpleNamespace(suite="probe", version="1.0.0", split="dev")
+    with pytest.raises(getattr(errors, error), match=message):
+        versus_results(store, "stored", spec, [])  # type: ignore[arg-type]
 
 
 def test_item_weights_share_each_stratum_weight() -> None:

@@ -194,3 +194,30 @@ def test_a_utf8_byte_order_mark_is_not_part_of_the_first_column(
     assert result.exit_code == 0, result.stderr
     frame = _store(project).attempts(json_out(result)["runs"][0]["run_id"])
     assert math.isclose(frame["score"].iat[0], 0.25)
+
+
+def test_values_the_store_cannot_hold_are_named_by_line_on_every_backend(
+    project: Project, tmp_path: Path
+) -> None:
+    """A 300-character item id, stratum or model, or a NUL in one, was stored by SQLite and
+    failed on PostgreSQL with "unexpected StringDataRightTruncation" (exit 1, quoting the
+    value); now both refuse the file, naming each line, and store nothing."""
+    path = _write(
+        tmp_path,
+        "model,item_id,epoch,score,stratum\n"
+        f"m,{'x' * 257},1,1,s\n"
+        f"m,b,1,0,{'s' * 300}\n"
+        f"{'m' * 257},c,1,1,s\n"
+        "m,d\x00e,1,1,s\n"
+        f"m,{'y' * 256},1,1,s\n",
+    )
+    result = _ingest(project, path, "--json")
+    assert result.exit_code == 2, result.output
+    message = json_out(result)["message"]
+    assert "4 problem(s)" in message
+    assert "line 2: item_id is 257 characters long; the store holds at most 256" in message
+    assert "line 3: stratum is 300 characters long" in message
+    assert "line 4: model is 257 characters long" in message
+    assert "line 5: item_id holds a NUL character" in message
+    assert "line 6" not in message  # 256 characters: the limit itself is fine
+    assert _store(project).list_runs() == []

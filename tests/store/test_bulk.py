@@ -208,3 +208,64 @@ def test_queries_of_one_run_use_the_unique_index(store: Store) -> None:
             plan = " ".join(r[0] for r in conn.execute(text(f"EXPLAIN {compiled}")))
             assert "Index Scan using uq_attempt" in plan, plan
     assert not math.isnan(store.attempts("r1")["score"].sum())
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("item_id", "x" * 257, "its item_id .* is 257 characters, and the store holds at most 256"),
+        ("stratum", "s" * 300, "its stratum .* is 300 characters"),
+        ("cluster", "c" * 257, "its cluster .* is 257 characters"),
+        ("item_id", "a\x00b", "its item_id holds a NUL character"),
+        ("stratum", "s\x00", "its stratum holds a NUL character"),
+    ],
+)
+def test_text_the_store_cannot_hold_is_refused_on_every_backend(
+    store: Store, column: str, value: str, message: str
+) -> None:
+    """A 300-character item id or a NUL was stored by SQLite and failed on PostgreSQL in the
+    middle of the COPY with "unexpected StringDataRightTruncation" (or
+    CharacterNotInRepertoire), quoting the value: one file, two answers."""
+
+    def ingest(middle: str) -> None:
+        rows = _rows(3)
+        values = pa.array(["ok-1", middle, "ok-3"])
+        rows = rows.set_column(ATTEMPT_SCHEMA.get_field_index(column), column, values)
+        with store.ingest_session() as session:
+            session.add("r1", rows)
+            _finish(session, "r1")
+
+    with pytest.raises(UsageError, match=message):
+        ingest(value)
+    assert store.list_runs() == [] and len(store.attempts("r1")) == 0
+    ingest("y" * 256)  # at the limit: stored
+    assert len(store.attempts("r1")) == 3
+
+
+def test_a_copy_the_database_refuses_is_a_store_error_without_the_row(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever PostgreSQL refuses in a COPY (here a NUL, past the checks) is a `StoreError`
+    with the database's first line, never "unexpected ..." nor its CONTEXT line, which quotes
+    the row."""
+    if not store_url.startswith("postgresql"):
+        pytest.skip("the COPY path is PostgreSQL's")
+    import evalsuite.store._bulk as bulk
+
+    monkeypatch.setattr(bulk, "check_batch", lambda batch: None)
+    store = Store(store_url)
+    rows = _rows(2)
+    secret = "secret-value"
+    rows = rows.set_column(
+        ATTEMPT_SCHEMA.get_field_index("item_id"), "item_id", pa.array([f"{secret}\x00", "b"])
+    )
+
+    def ingest() -> None:
+        with store.ingest_session() as session:
+            session.add("r1", rows)
+            _finish(session, "r1")
+
+    with pytest.raises(StoreError, match="cannot write the attempts") as raised:
+        ingest()
+    assert "CONTEXT" not in str(raised.value) and secret not in str(raised.value)
+    assert store.list_runs() == []

@@ -292,3 +292,51 @@ def test_a_v4_store_opens_upgrades_and_keeps_adaptive_summaries(store_url: str) 
     summary = {"method": "betting_cs_hedged", "rounds": [{"round": 1, "calls": 4}]}
     store.set_adaptive("20261101-090000-abc123", summary)
     assert Store(url).adaptive("20261101-090000-abc123") == summary
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        ("UPDATE meta SET value = 'garbage' WHERE key = 'schema_version'", "is 'garbage'"),
+        ("UPDATE meta SET value = '' WHERE key = 'schema_version'", "is ''"),
+        ("UPDATE meta SET value = '0' WHERE key = 'schema_version'", "is '0'"),
+        ("DELETE FROM meta WHERE key = 'schema_version'", "has no schema_version row"),
+    ],
+)
+def test_a_damaged_schema_version_is_named_and_the_store_left_alone(
+    tmp_path: Path, edit: str, problem: str
+) -> None:
+    """A `meta.schema_version` edited by hand crashed every command with "unexpected
+    ValueError: invalid literal for int()" or "KeyError: 0" (exit 1 as a bug); with the row
+    deleted, the store was taken for a new one and the insert of its meta rows failed."""
+    from click.testing import CliRunner
+
+    from evalsuite.cli import cli
+    from evalsuite.errors import StoreError
+
+    path = tmp_path / "results.sqlite"
+    url = f"sqlite:///{path}"
+    Store(url).upgrade()
+    with sqlite3.connect(path) as conn:
+        conn.execute(edit)
+    before = _dump(path)
+    for open_store in (
+        lambda: Store(url),
+        lambda: Store(url, upgrade=False, refuse_newer=False).info(),
+    ):
+        with pytest.raises(StoreError, match="is damaged") as caught:
+            open_store()
+        assert problem in str(caught.value) and "it was not changed" in str(caught.value)
+    result = CliRunner().invoke(
+        cli, ["--root", str(tmp_path), "runs", "--json"], env={"EVALSUITE_STORE": url}
+    )
+    assert result.exit_code == 1
+    payload = json_out(result)
+    assert payload["error"] == "StoreError" and problem in payload["message"]
+    assert "unexpected" not in payload["message"]
+    assert _dump(path) == before
+
+
+def _dump(path: Path) -> list[str]:
+    with sqlite3.connect(path) as conn:
+        return list(conn.iterdump())

@@ -283,6 +283,16 @@ def test_a_password_in_the_store_url_is_never_printed() -> None:
     assert "127.0.0.1" in str(raised.value)
 
 
+@pytest.mark.parametrize("url", ["garbage", f"evals:{SECRET}@db.example.org/evals", "sqlite:x.db"])
+def test_a_store_url_that_does_not_parse_says_what_a_url_looks_like(url: str) -> None:
+    """`EVALSUITE_STORE=garbage` said only "cannot open it: ArgumentError"."""
+    with pytest.raises(StoreError, match="not a database URL") as raised:
+        Store(url)
+    message = str(raised.value)
+    assert "sqlite:////" in message and "postgresql://" in message and "EVALSUITE_STORE" in message
+    assert "ArgumentError" not in message and SECRET not in message
+
+
 # issue 10, item 10: one run per content, even under concurrent ingests -------------------
 
 _INGEST_AFTER_GO = """

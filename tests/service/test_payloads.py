@@ -1,0 +1,130 @@
+"""`check_comparable` and the payloads built on it (evalsuite/service/_payloads.py).
+
+A run still being written (a sharded run whose other shards have not finished, an unsharded
+run in progress in another process) or interrupted holds only the attempts that happened to
+finish first. Comparing it pairs a subset of the items chosen by timing, so `compare` and the
+report refuse it (exit 2) unless `--allow-partial` asks for it, and every view says the run is
+not complete instead of calling it invalid (docs/design/sharded-runs.md, "When the run is
+complete"; docs/design/partial-runs.md).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evalsuite._core.layout import Layout
+from evalsuite.cli import cli
+from evalsuite.errors import UsageError
+from evalsuite.report import build_report
+from evalsuite.service import AnalysisOptions, compare_payload, score_payload, score_view
+from evalsuite.service._payloads import check_comparable
+from evalsuite.store import RunRecord, Store
+from tests.service.test_views import _store
+
+
+def _record(run_id: str, status: str) -> RunRecord:
+    return RunRecord(
+        run_id=run_id,
+        model=f"model-{run_id}",
+        epochs=1,
+        planned=10,
+        status=status,  # type: ignore[arg-type]
+        source="csv",
+        started_at="2026-12-01T00:00:00+00:00",
+        valid=True if status == "complete" else None,
+    )
+
+
+@pytest.mark.parametrize("status", ["running", "interrupted"])
+def test_a_run_that_is_not_complete_is_refused_without_allow_partial(status: str) -> None:
+    base, cand = _record("a", "complete"), _record("b", status)
+    with pytest.raises(UsageError, match=r"run b .*not complete.*--allow-partial") as caught:
+        check_comparable(base, cand, allow_invalid=False)
+    assert ("interrupted" in str(caught.value)) == (status == "interrupted")
+    # the same with the runs the other way round
+    with pytest.raises(UsageError, match="run b"):
+        check_comparable(cand, base, allow_invalid=True)
+    notes = check_comparable(base, cand, allow_invalid=False, allow_partial=True)
+    assert any("--allow-partial" in n and "run b" in n for n in notes)
+
+
+def test_complete_runs_are_compared_as_before() -> None:
+    notes = check_comparable(
+        _record("a", "complete"), _record("b", "complete"), allow_invalid=False
+    )
+    assert not any("not complete" in n for n in notes)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / ".evalsuite").mkdir()
+    return tmp_path
+
+
+def _running(project: Path) -> Store:
+    """`run-a` complete, `run-b` still running (as a sharded run's row is until every shard
+    finished: status running, its health not judged)."""
+    store = _store(project, weights=None)
+    store.update_run("run-a", valid=True, error_rate=0.05)
+    store.update_run("run-b", status="running", valid=None, error_rate=None)
+    return store
+
+
+def test_compare_refuses_a_running_run_with_exit_2_and_json(project: Path) -> None:
+    _running(project)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--root", str(project), "compare", "run-a", "run-b", "--json"])
+    assert result.exit_code == 2, result.output
+    payload = json.loads(result.stdout)
+    assert payload["exit_code"] == 2
+    assert "run run-b is still running" in payload["message"]
+    allowed = runner.invoke(
+        cli, ["--root", str(project), "compare", "run-a", "run-b", "--allow-partial", "--json"]
+    )
+    assert allowed.exit_code == 0, allowed.output
+    marked = json.loads(allowed.stdout)
+    assert any("run run-b is still running" in n for n in marked["notes"])
+    assert "NOT COMPLETE" in marked["headline"] and "INVALID" not in marked["headline"]
+
+
+def test_the_report_does_not_compare_a_running_run(project: Path) -> None:
+    store = _running(project)
+    report = build_report(
+        store, Layout(project), ["run-a", "run-b"], AnalysisOptions(), validity=[]
+    )
+    (comparison,) = report.payload["comparisons"]
+    assert "still running" in comparison["skipped"]
+    partial = build_report(
+        store,
+        Layout(project),
+        ["run-a", "run-b"],
+        AnalysisOptions(),
+        validity=[],
+        allow_partial=True,
+    )
+    assert "skipped" not in partial.payload["comparisons"][0]
+
+
+def test_score_of_a_running_run_says_so_instead_of_invalid(project: Path) -> None:
+    store = _running(project)
+    payload = score_payload(store, "run-b", AnalysisOptions(), layout=Layout(project))
+    view = score_view(payload)
+    assert any(a.startswith("RUN NOT COMPLETE") for a in view.alerts)
+    assert not any("too many harness errors" in a for a in view.alerts)
+    result = CliRunner().invoke(cli, ["--root", str(project), "score", "run-b"])
+    assert result.exit_code == 0, result.output
+    assert "is still running and is not complete" in result.stderr
+    assert "is INVALID" not in result.stderr
+
+
+def test_compare_payload_with_allow_partial_marks_the_running_run(project: Path) -> None:
+    store = _running(project)
+    payload = compare_payload(
+        store, "run-a", "run-b", AnalysisOptions(), allow_invalid=False, allow_partial=True
+    )
+    assert payload["runs"]["candidate"]["status"] == "running"
+    assert payload["invalid_runs"] == []
