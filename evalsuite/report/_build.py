@@ -34,6 +34,7 @@ from evalsuite.service import (
     AnalysisOptions,
     compare_payload,
     comparison_view,
+    is_unfinished,
     recorded_gate,
     score_payload,
     score_view,
@@ -362,7 +363,9 @@ def build_report(
         "analysis_seed": options.seed,
         "margin": options.margin,
         "canaries": canaries,
-        "invalid_runs": [r["run_id"] for r in runs if not r["valid"]],
+        # a run still running or interrupted is "not complete", never "invalid"
+        "invalid_runs": [r["run_id"] for r in runs if not r["valid"] and not is_unfinished(r)],
+        "unfinished_runs": [r["run_id"] for r in runs if is_unfinished(r)],
         "partial_runs": [r["run_id"] for r in runs if r["partial"]],
         "environment_health": health,
         "adaptive": adaptive_sections(layout, runs, store),

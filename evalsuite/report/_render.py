@@ -166,11 +166,19 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]
     return [*lines, ""]
 
 
+def _validity_word(r: dict[str, Any]) -> str:
+    """A run's validity as the report shows it: yes, NO, or not judged (not complete)."""
+    if r.get("status") in ("running", "interrupted"):
+        return f"not judged ({r['status']})"
+    return "yes" if r["valid"] else "NO"
+
+
 def _md_run(r: dict[str, Any], level: str) -> list[str]:
     h = r["harness"]
+    state = _validity_word(r)
     lines = [
         f"## Run {r['run_id']} · {r['model']}"
-        + ("" if r["valid"] else " · **INVALID**")
+        + {"yes": "", "NO": " · **INVALID**"}.get(state, " · **NOT COMPLETE**")
         + (" · **PARTIAL**" if r.get("partial") else "")
         + (f" · **{r['audit']['marker']}**" if (r.get("audit") or {}).get("marker") else ""),
         "",
@@ -201,7 +209,7 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
                 h["harness_errors"],
                 fmt_counts(h.get("errors_by_kind"), none="–"),
                 _pct(h["error_rate"]),
-                "yes" if r["valid"] else "NO",
+                state,
             ]
         ],
     )
@@ -450,6 +458,13 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
         lines += [
             f"> **INVALID RUN(S): {', '.join(p['invalid_runs'])}** — too many harness "
             "errors; their numbers measure the harness, not the model.",
+            "",
+        ]
+    if p.get("unfinished_runs"):
+        lines += [
+            f"> **RUN(S) NOT COMPLETE: {', '.join(p['unfinished_runs'])}** — still running or "
+            "interrupted; their numbers describe the attempts stored so far, and the attempts "
+            "not yet run count as harness errors.",
             "",
         ]
     if p.get("partial_runs"):

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         ResultView,
         TableView,
         comparison_view,
+        is_unfinished,
         run_label,
         score_view,
     )
@@ -55,6 +56,7 @@ else:
                 "ResultView",
                 "TableView",
                 "comparison_view",
+                "is_unfinished",
                 "run_label",
                 "score_view",
             ),
@@ -75,6 +77,7 @@ __all__ = [
     "comparison_view",
     "guard_view",
     "import_local_gates",
+    "is_unfinished",
     "record_gate",
     "recorded_gate",
     "run_completeness",

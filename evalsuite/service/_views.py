@@ -133,14 +133,18 @@ def _audit_phrase(audits: Sequence[Mapping[str, Any]]) -> str:
     return "suite audit passed"
 
 
-def _unfinished(run: Mapping[str, Any]) -> bool:
-    """A run still running or interrupted: its health is not judged yet (not invalid)."""
+def is_unfinished(run: Mapping[str, Any]) -> bool:
+    """A run (its `run_facts`) still running or interrupted: its health is not judged yet.
+
+    Such a run is "not complete", never "invalid": its planned attempts not yet run count as
+    harness errors, so its validity says nothing until it finishes (docs/design/outcomes.md).
+    """
     return run.get("status", "complete") in ("running", "interrupted")
 
 
 def _state_phrase(runs: Sequence[Mapping[str, Any]]) -> str:
-    unfinished = [f"{run_label(r)} ({r['status']})" for r in runs if _unfinished(r)]
-    invalid = [run_label(r) for r in runs if not r.get("valid", True) and not _unfinished(r)]
+    unfinished = [f"{run_label(r)} ({r['status']})" for r in runs if is_unfinished(r)]
+    invalid = [run_label(r) for r in runs if not r.get("valid", True) and not is_unfinished(r)]
     partial = [run_label(r) for r in runs if r.get("partial")]
     parts = []
     if unfinished:
@@ -169,7 +173,7 @@ def _alerts(runs: Sequence[Mapping[str, Any]], audits: Sequence[Mapping[str, Any
                 f"{limit} by {run_label(run)}; its numbers describe those items, not the suite"
             )
     for run in runs:
-        if _unfinished(run):
+        if is_unfinished(run):
             still = "was interrupted" if run["status"] == "interrupted" else "is still running"
             out.append(
                 f"RUN NOT COMPLETE: {run_label(run)} {still}; its numbers describe the attempts "

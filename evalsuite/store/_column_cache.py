@@ -132,7 +132,7 @@ def encode(columns: dict[str, Any]) -> bytes | None:
             missing = column[pd.isna(column)]
             # only None stands for a missing text (NaN, pd.NA, NaT compare unequal to None);
             # elementwise in C: a run's text columns are mostly missing
-            if not np.equal(missing, None).all():
+            if not np.equal(missing, np.array(None, dtype=object)).all():
                 return None
             codes, uniques = pd.factorize(column)
             labels = _plain_texts(uniques)

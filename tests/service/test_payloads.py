@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from evalsuite._core.layout import Layout
 from evalsuite.cli import cli
 from evalsuite.errors import UsageError
-from evalsuite.report import build_report
+from evalsuite.report import build_report, render_html, render_markdown
 from evalsuite.service import AnalysisOptions, compare_payload, score_payload, score_view
 from evalsuite.service._payloads import check_comparable
 from evalsuite.store import RunRecord, Store
@@ -98,6 +98,16 @@ def test_the_report_does_not_compare_a_running_run(project: Path) -> None:
     )
     (comparison,) = report.payload["comparisons"]
     assert "still running" in comparison["skipped"]
+    # not complete, never "invalid": its health is not judged until it finishes
+    assert report.payload["invalid_runs"] == []
+    assert report.payload["unfinished_runs"] == ["run-b"]
+    markdown = render_markdown(report, {})
+    assert "RUN(S) NOT COMPLETE: run-b" in markdown and "INVALID" not in markdown
+    assert "## Run run-b · cand-model · **NOT COMPLETE**" in markdown
+    assert "| not judged (running) |" in markdown
+    html = render_html(report)
+    assert 'id="unfinished-banner"' in html and "INVALID" not in html
+    assert "NOT COMPLETE (running)" in html and "not judged (running)" in html
     partial = build_report(
         store,
         Layout(project),
