@@ -11,6 +11,10 @@ import errno
 import json
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+from evalsuite.cli import cli
 from evalsuite.cli._common import path_error_message
 from tests.helpers import Project, json_out
 
@@ -73,3 +77,27 @@ def test_only_path_errors_are_usage_errors() -> None:
     # no file name, or an errno that is not about a path: left to the "unexpected" handler
     assert path_error_message(OSError(errno.ENOENT, "No such file or directory")) is None
     assert path_error_message(OSError(errno.EBADF, "Bad file descriptor", "/x")) is None
+
+
+def test_an_empty_path_is_refused_not_read_as_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """click reads '' as '.': `report --out ''` wrote the report where the user stood."""
+    (tmp_path / "project").mkdir()
+    project, run_id = _project_with_a_run(tmp_path / "project")
+    here = tmp_path / "cwd"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    for args in (
+        ("report", run_id, "--out", ""),
+        ("items", "fam@1.0.0", "--csv", ""),
+        ("report", run_id, "--out", "", "--json"),
+    ):
+        result = project.invoke(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "an empty path was given" in " ".join(result.output.split()), args
+    payload = json.loads(result.stdout)  # the --json one: the error document
+    assert payload["exit_code"] == 2
+    assert list(here.iterdir()) == []
+    root = CliRunner().invoke(cli, ["--root", "", "runs"])
+    assert root.exit_code == 2 and "an empty path was given" in root.output

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from evalsuite.cli._paths import PathParam
+
 __all__ = ["COMMANDS", "cli", "main"]
 
 #: Every command: name -> (module, attribute, one-line help). A command's module (and what it
@@ -188,7 +190,7 @@ def _print_version(click_ctx: click.Context, _param: click.Parameter, value: boo
 )
 @click.option(
     "--root",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=PathParam(exists=True, file_okay=False, path_type=Path),
     default=Path("."),
     show_default=True,
     help="Project directory holding tasks/, manifests/, holdout/ and .evalsuite/.",

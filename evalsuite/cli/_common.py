@@ -20,6 +20,7 @@ import click
 
 from evalsuite._core.jsonout import dumps_json
 from evalsuite._core.layout import Layout
+from evalsuite.cli._paths import PathParam
 from evalsuite.errors import EvalsuiteError
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ seed_option = click.option(
 )
 key_file_option = click.option(
     "--key-file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=PathParam(dir_okay=False, path_type=Path),
     default=None,
     help="Vault key file (default: $EVALSUITE_KEY_DIR/<suite>.key).",
 )

@@ -29,6 +29,7 @@ from evalsuite.cli._common import (
     key_file_option,
     pass_context,
 )
+from evalsuite.cli._paths import PathParam
 from evalsuite.cli._views import print_view, wide_option
 from evalsuite.errors import ContaminationError
 from evalsuite.guard._derived import DerivedResult, derive_fingerprints
@@ -44,7 +45,7 @@ __all__ = ["fingerprints_cmd", "guard_cmd"]
 
 
 @click.command("guard")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=PathParam(path_type=Path))
 @click.option(
     "--suite",
     "suites",

@@ -20,6 +20,7 @@ from evalsuite.cli._common import (
     level_option,
     pass_context,
 )
+from evalsuite.cli._paths import PathParam
 from evalsuite.cli._run_cmds import open_store
 from evalsuite.errors import UsageError
 
@@ -116,7 +117,7 @@ def _print(payload: dict[str, Any]) -> None:
 
 @click.command("items")
 @click.argument("ref")
-@click.option("--csv", "csv_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--csv", "csv_file", type=PathParam(dir_okay=False, path_type=Path), default=None,
               help="Also write one row per item to FILE (CSV).")  # fmt: skip
 @click.option(
     "--saturation",

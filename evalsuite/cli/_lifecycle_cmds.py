@@ -20,6 +20,7 @@ from evalsuite.cli._common import (
     json_option,
     pass_context,
 )
+from evalsuite.cli._paths import PathParam
 
 __all__ = ["diff_cmd", "triage_cmd"]
 
@@ -126,7 +127,7 @@ def _print_triage(payload: dict[str, Any]) -> None:
 
 
 @click.command("triage")
-@click.argument("candidates", type=click.Path(path_type=Path))
+@click.argument("candidates", type=PathParam(path_type=Path))
 @click.option("--suite", "suite", required=True, help="The suite the candidates are for.")
 @click.option(
     "--runs",
@@ -151,7 +152,7 @@ def _print_triage(payload: dict[str, Any]) -> None:
 @click.option(
     "--keep-only",
     "keep_only",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=PathParam(dir_okay=False, path_type=Path),
     default=None,
     help="Write the kept items (JSONL, as read) to this file, ready for `freeze`.",
 )

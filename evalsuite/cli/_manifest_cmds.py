@@ -25,6 +25,7 @@ from evalsuite.cli._grader_views import (
     print_freeze_audit,
     refused_freeze,
 )
+from evalsuite.cli._paths import PathParam
 from evalsuite.errors import GraderAuditError, UsageError
 from evalsuite.manifest import frozen_versions, list_suite_names
 
@@ -133,7 +134,7 @@ def _check_task_references(ctx: Context, suite: str) -> TaskRecords:
 @click.option(
     "--retire-flagged",
     "retire_flagged",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=PathParam(dir_okay=False, path_type=Path),
     default=None,
     help="`evalsuite items --json` output of the latest version: retire the items carrying "
     "any --flag (reasons recorded in manifest and changelog).",

@@ -16,6 +16,7 @@ from evalsuite.cli._common import (
     pass_context,
     seed_option,
 )
+from evalsuite.cli._paths import PathParam
 from evalsuite.cli._run_cmds import open_store
 
 __all__ = ["report_cmd"]
@@ -26,7 +27,7 @@ __all__ = ["report_cmd"]
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=PathParam(file_okay=False, path_type=Path),
     default=None,
     help="Output directory (default: reports/<first run id>).",
 )

@@ -16,6 +16,7 @@ from evalsuite.cli._common import (
     pass_context,
     seed_option,
 )
+from evalsuite.cli._paths import PathParam
 from evalsuite.cli._run_cmds import open_store
 from evalsuite.cli._views import print_view, wide_option
 from evalsuite.errors import UsageError
@@ -82,7 +83,7 @@ def add_cmd(
 
 
 @validity_group.command("import")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=PathParam(path_type=Path))
 @json_option
 @pass_context
 @handle_errors
@@ -106,7 +107,7 @@ def import_cmd(ctx: Context, path: Path, as_json: bool) -> None:
 @click.option(
     "--scores",
     "scores_file",
-    type=click.Path(path_type=Path),
+    type=PathParam(path_type=Path),
     default=None,
     help="CSV of model, benchmark, score (optional se): results from elsewhere.",
 )
