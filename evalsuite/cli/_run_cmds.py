@@ -584,6 +584,9 @@ def _print_shard(result: RunResult) -> None:
         f"  this shard's share: {health.planned} attempts, {health.scored} scored, "
         f"{health.limits} limits, {health.harness_errors} harness errors "
         f"({health.error_rate:.1%}); mean {_fmt(result.mean)}"
+        if health.planned
+        else f"  this shard's share is empty: the run has fewer attempts than shards "
+        f"({planned} planned), so none fell to shard {result.shard}"
     )
     console.print(
         f"  {result.shards_complete} of {result.shard.split('/')[1] if result.shard else '?'} "

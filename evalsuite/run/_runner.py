@@ -1374,6 +1374,8 @@ def _shard_result(job: _Job, hook_errors: list[str]) -> RunResult:
     mask = pd.Series([(item, int(epoch)) in keys for item, epoch in pairs], dtype=bool)
     mine = frame.loc[mask.to_numpy()]
     health = run_health(mine, planned=len(job.share), threshold=job.spec.error_threshold)
+    if not job.share:  # more shards than attempts: an empty share is neither valid nor not
+        health = replace(health, valid=None)
     complete = sum(s.status == "complete" for s in job.store.shards(job.record.run_id))
     return RunResult(
         run=job.store.get_run(job.record.run_id),

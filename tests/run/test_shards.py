@@ -228,6 +228,28 @@ def test_shards_in_turn_fill_one_run_equal_to_an_unsharded_one(
     pd.testing.assert_frame_equal(store.attempts("job-7")[STABLE], reference)
 
 
+def test_an_empty_share_is_not_judged_and_says_so(tmp_path: Path) -> None:
+    """More shards than attempts: a share with nothing to run is neither valid nor invalid."""
+    project = _project(tmp_path)
+    shards = PLANNED + 1
+    empty = project.invoke(*BASE, "--run-id", "wide", "--shard", f"{shards}/{shards}")
+    assert empty.exit_code == 0, empty.stderr
+    out = json_out(empty)
+    assert out["harness"]["planned"] == 0 and out["run_complete"] is False
+    assert out["valid"] is None
+    text = project.invoke(
+        *[a for a in BASE if a != "--json"], "--run-id", "wide", "--shard", f"1/{shards}"
+    )
+    assert text.exit_code == 0, text.stderr
+    assert "this shard's share: 1 attempts" in text.stdout
+    again = project.invoke(
+        *[a for a in BASE if a != "--json"], "--run-id", "wide2", "--shard", f"{shards}/{shards}"
+    )
+    message = " ".join(again.stdout.split())
+    assert "this shard's share is empty" in message and "nan" not in message
+    assert project.store().get_run("wide").valid is None  # the run is judged when complete
+
+
 def test_shards_with_other_settings_cannot_join_the_run(tmp_path: Path) -> None:
     project = _project(tmp_path)
     assert project.invoke(*BASE, "--run-id", "j", "--shard", "1/2").exit_code == 0
