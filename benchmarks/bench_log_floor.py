@@ -1,0 +1,235 @@
+"""Ingest of an inspect log against the floor of reading it: the cost per sample.
+
+    .venv/bin/python benchmarks/bench_log_floor.py [--agent-samples 5000]
+        [--small-samples 100000] [--keep DIR]
+
+Two ``.eval`` logs are built (`bench_ingest.inspect_log`: copies of a real `evalsuite run`
+of the support suite, agent episodes of about 100 kB of JSON each; `small_log`: copies of
+the samples of a real inspect eval of a single-turn QA task on mockllm, input, target, one
+model output and one score each). For each, in one run:
+
+* floor (a): every sample entry of the zip read and decompressed (bytes only);
+* floor (b): (a) plus each entry decoded by msgspec into the structs the lean reader uses
+  (`evalsuite.run._log_reader._Sample`), nothing validated, nothing stored;
+* the reader: `_log_reader.read_log_samples` and `_ingest._attempt_row` of every sample
+  (what ingest does before the store);
+* ingest: ``evalsuite ingest LOG --format inspect`` as its own child process, its start-up
+  (imports) timed apart from its work (`bench_ingest.ingest`).
+
+Floors and reader are timed in this process (CPU = user + system of the process, wall);
+the ingest's CPU per sample is printed against both floors as ratios, and its samples per
+second beside the ~65,000 rows/s of a CSV (docs/scale.md, "Ingest"). The machine's load
+average is printed with the figures: the host is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import zipfile_zstd  # noqa: E402, F401 (zstd entries, as inspect writes them)
+from bench_ingest import ingest, inspect_log, load  # noqa: E402
+
+_QUESTIONS = 20
+
+
+def _small_source(tmp: Path) -> Path:
+    """A real inspect log: a single-turn QA task of `_QUESTIONS` samples on mockllm."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate
+
+    def outputs(messages: list[Any], *_: Any) -> ModelOutput:
+        out = ModelOutput.from_content("mockllm/model", "The answer is 4")
+        out.usage = ModelUsage(input_tokens=30, output_tokens=5, total_tokens=35)
+        return out
+
+    samples = [
+        Sample(
+            id=f"q{n}",
+            input=f"What is {n} + 2? Answer with the number only.",
+            target=str(n + 2),
+            metadata={"stratum": f"s{n % 4}"},
+        )
+        for n in range(_QUESTIONS)
+    ]
+    task = Task(dataset=samples, solver=generate(), scorer=match())
+    model = get_model("mockllm/model", custom_outputs=outputs)
+    (log,) = inspect_eval(task, model=model, log_dir=str(tmp / "small-source"), display="none")
+    return Path(log.location)
+
+
+def small_log(tmp: Path, samples: int) -> Path:
+    """An .eval log of `samples` copies of a real single-turn QA eval's samples.
+
+    Each copy has its own sample id (the rest of the sample unchanged), compressed as
+    inspect compresses its entries (the source entry's method: zstd).
+    """
+    source_path = _small_source(tmp)
+    out = tmp / "small.eval"
+    with zipfile.ZipFile(source_path) as source, zipfile.ZipFile(out, "w") as target:
+        entries = [i for i in source.infolist() if i.filename.startswith("samples/")]
+        documents = [json.loads(source.read(i)) for i in entries]
+        method = entries[0].compress_type
+        summaries = {(d["id"], d["epoch"]): d for d in json.loads(source.read("summaries.json"))}
+        copied = []
+        for n in range(samples):
+            document = dict(documents[n % len(documents)])
+            summary = dict(summaries[(document["id"], document["epoch"])])
+            document["id"] = summary["id"] = f"{document['id']}-{n // len(documents)}"
+            copied.append(summary)
+            target.writestr(
+                f"samples/{document['id']}_epoch_{document['epoch']}.json",
+                json.dumps(document),
+                compress_type=method,
+            )
+        target.writestr("summaries.json", json.dumps(copied), compress_type=method)
+        for info in source.infolist():
+            if not info.filename.startswith(("samples/", "_journal/", "summaries")):
+                target.writestr(info.filename, source.read(info), compress_type=method)
+    return out
+
+
+def _entries(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    return [
+        i
+        for i in archive.infolist()
+        if i.filename.startswith("samples/") and i.filename.endswith(".json")
+    ]
+
+
+def floor_bytes(log: Path) -> int:
+    """(a): every sample entry read and decompressed; returns the bytes read."""
+    total = 0
+    with zipfile.ZipFile(log) as archive:
+        for info in _entries(archive):
+            total += len(archive.read(info))
+    return total
+
+
+def floor_decode(log: Path) -> int:
+    """(b): (a) plus msgspec's decode of each entry into the lean reader's structs."""
+    from evalsuite.run._log_reader import _SAMPLE
+
+    decoded = 0
+    with zipfile.ZipFile(log) as archive:
+        for info in _entries(archive):
+            _SAMPLE.decode(archive.read(info))
+            decoded += 1
+    return decoded
+
+
+def reader(log: Path) -> int:
+    """The lean reader and the attempt row of every sample (no store)."""
+    from evalsuite.run._ingest import _attempt_row
+    from evalsuite.run._log_reader import read_log_samples
+
+    n = 0
+    for sample in read_log_samples(str(log)):
+        _attempt_row(sample, {}, {}, {})
+        n += 1
+    return n
+
+
+def timed(work: Callable[[], Any]) -> tuple[float, float]:
+    """(wall, CPU) seconds of `work()` in this process."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    work()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def measure_log(label: str, log: Path, tmp: Path) -> dict[str, float]:
+    """The floors, the reader and the ingest of one log; prints and returns µs per sample."""
+    with zipfile.ZipFile(log) as archive:
+        entries = _entries(archive)
+        n = len(entries)
+        raw = sum(i.file_size for i in entries)
+        packed = sum(i.compress_size for i in entries)
+    print(
+        f"\n{label}: {n:,} samples, {raw / n / 1000:.1f} kB of JSON per sample "
+        f"({packed / n / 1000:.2f} kB compressed; {raw / 1e9:.2f} GB in all)",
+        flush=True,
+    )
+    from evalsuite.run import _ingest, _log_reader  # noqa: F401 (imports outside the timing)
+
+    figures: dict[str, float] = {}
+    for name, work in (
+        ("floor (a) read + decompress", lambda: floor_bytes(log)),
+        ("floor (b) (a) + msgspec decode", lambda: floor_decode(log)),
+        ("reader + attempt rows, no store", lambda: reader(log)),
+    ):
+        wall, cpu = timed(work)
+        figures[name] = cpu / n * 1e6
+        print(
+            f"  {name:34s} {wall:7.2f} s wall {cpu:7.2f} s cpu  {cpu / n * 1e6:8.1f} µs/sample "
+            f"cpu  (load {load()})",
+            flush=True,
+        )
+    wall, rss, cpu, _start, work_wall, work_cpu = ingest(log, "inspect", tmp / "ingest-root")
+    figures["ingest"] = work_cpu / n * 1e6
+    print(
+        f"  {'evalsuite ingest (child)':34s} {wall:7.2f} s wall {cpu:7.2f} s cpu  "
+        f"{rss:6.0f} MB peak RSS (load {load()})\n"
+        f"  {'  ingest alone (start-up apart)':34s} {work_wall:7.2f} s wall {work_cpu:7.2f} s cpu"
+        f"  {work_cpu / n * 1e6:8.1f} µs/sample cpu  {n / work_wall:,.0f} samples/s",
+        flush=True,
+    )
+    a, b = figures["floor (a) read + decompress"], figures["floor (b) (a) + msgspec decode"]
+    print(
+        f"  ingest CPU per sample / floor (a): {figures['ingest'] / a:.2f}x, "
+        f"/ floor (b): {figures['ingest'] / b:.2f}x; reader / floor (b): "
+        f"{figures['reader + attempt rows, no store'] / b:.2f}x",
+        flush=True,
+    )
+    shutil.rmtree(tmp / "ingest-root", ignore_errors=True)
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agent-samples", type=int, default=5_000)
+    parser.add_argument("--small-samples", type=int, default=100_000)
+    parser.add_argument(
+        "--keep", type=Path, help="build the logs here once and reuse them (else a temp dir)"
+    )
+    args = parser.parse_args()
+    print(f"machine: {os.cpu_count()} cores; load average at start {load()}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-log-floor-") as tmp_name:
+        tmp = Path(tmp_name)
+        keep = args.keep or tmp
+        keep.mkdir(parents=True, exist_ok=True)
+        logs = []
+        if args.agent_samples:
+            agent = keep / f"agent-{args.agent_samples}.eval"
+            if not agent.exists():
+                (tmp / "agent").mkdir()
+                shutil.move(inspect_log(tmp / "agent", args.agent_samples), agent)
+            logs.append(("agent samples (.eval)", agent))
+        if args.small_samples:
+            small = keep / f"small-{args.small_samples}.eval"
+            if not small.exists():
+                (tmp / "small").mkdir()
+                shutil.move(small_log(tmp / "small", args.small_samples), small)
+            logs.append(("small single-turn samples (.eval)", small))
+        for label, log in logs:
+            measure_log(label, log, tmp)
+
+
+if __name__ == "__main__":
+    main()
