@@ -6,34 +6,50 @@ Python; either costs about 20 ms of CPU per sample of an agent run (docs/scale.m
 Here each sample entry is decoded by msgspec into the few fields `_outcomes.classify_sample`
 and the attempt row read (id, epoch, scores, error, limit, retries, token usage, time, and of
 the metadata and the store only the keys read: evalsuite's episode spec, a stratum, a tool
-time limit): the rest of the document is scanned, never built. The subset is then
-validated by inspect's own `EvalSample` model (its migrations of older log formats
-included), so a sample read here is the sample inspect would return, minus the fields
-left out. A document msgspec cannot decode (``NaN`` or ``Infinity``, which inspect writes
-for non-finite floats, or an integer beyond 64 bits) is parsed by the standard library
-instead.
+time limit): the rest of the document is scanned, never built. A document msgspec cannot
+decode (``NaN`` or ``Infinity``, which inspect writes for non-finite floats, or an integer
+beyond 64 bits) is parsed by the standard library instead.
+
+The subset is then validated by `LeanSample`: a pydantic model of exactly those fields of
+inspect's `EvalSample`, each with inspect's own type and field definition (so a `Score`, an
+`EvalError`, a `ModelUsage` is checked by inspect's model, its migrations included), and
+`EvalSample`'s own migration of older log formats (``score`` before ``scores``) applied
+first. `EvalSample`'s other model validator reads only its ``timelines``, which ingest does
+not read. So a sample read here is, field for field, the sample inspect would return, minus
+the fields left out (`tests/run/test_log_reader.py` checks it, and that `EvalSample` has no
+validator this model does not account for), at half the cost of validating an `EvalSample`,
+whose default fields (an empty `ModelOutput`, events, messages) are built for every sample.
 
 An ``.eval`` log is a zip with one entry per sample (``samples/<id>_epoch_<n>.json``, read
 in the order of the archive: every sample it holds, whether or not the eval finished); a
 ``.json`` log is one document. Both are opened through fsspec, so any URL inspect can
-write to can be ingested.
+write to can be ingested. The zip's directory is read by `zipfile`; each sample entry is
+read straight from its offset and decompressed in one call (zstd, as inspect writes, or
+deflate), its size and CRC-32 checked as `zipfile` checks them: `zipfile`'s reader costs
+about as much again per entry in Python as the decompression of a small sample
+(docs/scale.md, "Ingest"). An entry of any other kind (stored, encrypted, a zstd entry of
+several frames) is read by `zipfile`.
 """
 
 from __future__ import annotations
 
 import json
+import struct
 import zipfile
+import zlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import IO, Any
 
 import msgspec
+import zipfile_zstd  # noqa: F401 (an inspect-ai dependency: zipfile reads zstd entries)
+import zstandard
+from inspect_ai.log import EvalSample
+from inspect_ai.log._log import SCORER_PLACEHOLDER
+from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
 from evalsuite.run._episode import EPISODE_KEY, TOOL_LIMIT_KEY
 
-if TYPE_CHECKING:
-    from inspect_ai.log import EvalSample
-
-__all__ = ["SAMPLE_FIELDS", "read_log_samples"]
+__all__ = ["SAMPLE_FIELDS", "LeanSample", "read_log_samples", "sample_entries"]
 
 SAMPLE_FIELDS = (
     "id",
@@ -81,8 +97,19 @@ class _Sample(msgspec.Struct):
     total_time: Any = msgspec.UNSET
 
 
+class _EvalScore(msgspec.Struct):
+    name: Any = None
+
+
+class _Results(msgspec.Struct):
+    scores: list[_EvalScore] | None = None
+
+
 class _Log(msgspec.Struct):
+    """A ``.json`` log: its samples, and the name of its first scorer (`_scorer_named`)."""
+
     samples: list[_Sample] | None = None
+    results: _Results | None = None
 
 
 _SAMPLE = msgspec.json.Decoder(_Sample)
@@ -121,15 +148,46 @@ def _from_document(document: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
-def _validated(fields: dict[str, Any]) -> EvalSample:
-    from inspect_ai.log import EvalSample
+class _LeanBase(BaseModel):
+    """`EvalSample`'s configuration and its migration of older formats, for `LeanSample`."""
 
-    # input and target are required by the model and never read by ingest: the item text
-    # (holdout plaintext for a holdout run) is not even decoded
-    return EvalSample.model_validate({"input": "", "target": "", **fields})
+    model_config = ConfigDict(protected_namespaces=(), ser_json_inf_nan="constants")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, values: Any) -> Any:
+        # inspect's own migration (``score`` -> ``scores``, and what else it migrates); at
+        # run time the class attribute is the bound classmethod pydantic wrapped
+        return EvalSample.migrate_deprecated(values)  # type: ignore[operator]
 
 
-def _sample(raw: bytes) -> EvalSample:
+_VALIDATED = tuple(name for name in SAMPLE_FIELDS if name != "score")
+"""The `EvalSample` fields `LeanSample` holds (``score`` is migrated into ``scores``)."""
+
+EVAL_SAMPLE_VALIDATORS = frozenset({"migrate_deprecated", "_resolve_timelines"})
+"""`EvalSample`'s model validators `LeanSample` accounts for: the migration it applies, and
+the resolution of ``timelines``, a field ingest does not read. Another one in a later
+inspect-ai fails `tests/run/test_log_reader.py` until it is looked at here."""
+
+LeanSample = create_model(  # type: ignore[call-overload]
+    "LeanSample",
+    __base__=_LeanBase,
+    __doc__="The fields of `EvalSample` ingest reads, each as inspect defines it.",
+    **{
+        name: (EvalSample.model_fields[name].annotation, EvalSample.model_fields[name])
+        for name in _VALIDATED
+    },
+)
+"""A pydantic model of the `EvalSample` fields in `SAMPLE_FIELDS` (see the module)."""
+
+
+def _validated(fields: dict[str, Any]) -> Any:
+    # input and target are required by inspect's model and never read by ingest: the item
+    # text (holdout plaintext for a holdout run) is not even decoded
+    return LeanSample.model_validate(fields)
+
+
+def _sample(raw: bytes) -> Any:
     try:
         fields = _fields(_SAMPLE.decode(raw))
     except msgspec.DecodeError:
@@ -137,28 +195,114 @@ def _sample(raw: bytes) -> EvalSample:
     return _validated(fields)
 
 
-def _eval_samples(handle: Any) -> Iterator[EvalSample]:
-    import zipfile_zstd  # noqa: F401 (an inspect-ai dependency: zipfile reads zstd entries)
+_LOCAL_HEADER = struct.Struct("<4sHHH4xIII2H")
+"""A zip local file header: signature, version, flags, method, (time, date,) CRC-32,
+sizes, name and extra lengths (APPNOTE.TXT 4.3.7)."""
+_ZSTD, _DEFLATE = 93, zipfile.ZIP_DEFLATED
+_UNREAD_FLAGS = 0x1 | 0x20 | 0x40
+"""Encrypted, compressed patched data, strong encryption: left to `zipfile` (which refuses
+the last two)."""
 
+
+class _EntryReader:
+    """Sample entries read from their offsets and decompressed in one call, checked.
+
+    `read` returns None for an entry it does not read itself (another method, encryption,
+    a local header that disagrees with the directory, a zstd entry of several frames):
+    `zipfile` reads it instead, with its own checks.
+    """
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self._handle = handle
+        self._zstd = zstandard.ZstdDecompressor()
+
+    def read(self, info: zipfile.ZipInfo) -> bytes | None:
+        if info.compress_type not in (_ZSTD, _DEFLATE) or info.flag_bits & _UNREAD_FLAGS:
+            return None
+        handle = self._handle
+        handle.seek(info.header_offset)
+        header = handle.read(_LOCAL_HEADER.size)
+        if len(header) != _LOCAL_HEADER.size:
+            return None
+        signature, _, flags, method, *_, name_length, extra_length = _LOCAL_HEADER.unpack(header)
+        if signature != b"PK\x03\x04" or method != info.compress_type or flags & _UNREAD_FLAGS:
+            return None
+        if handle.read(name_length) != info.orig_filename.encode(
+            "utf-8" if info.flag_bits & 0x800 else "cp437"
+        ):
+            return None
+        handle.seek(extra_length, 1)
+        packed = handle.read(info.compress_size)
+        try:
+            if method == _ZSTD:
+                raw = self._zstd.decompress(packed, max_output_size=info.file_size)
+            else:
+                raw = zlib.decompress(packed, -zlib.MAX_WBITS)
+        except (zstandard.ZstdError, zlib.error):
+            return None
+        if len(raw) != info.file_size or zlib.crc32(raw) != info.CRC:
+            return None
+        return raw
+
+
+def sample_entries(handle: IO[bytes]) -> Iterator[bytes]:
+    """The JSON of every sample entry of the ``.eval`` archive open in `handle`, in order.
+
+    Raises:
+        zipfile.BadZipFile: not a zip, or an entry is corrupt (its CRC or size is wrong).
+    """
     with zipfile.ZipFile(handle) as archive:
+        reader = _EntryReader(handle)
         for info in archive.infolist():
             if info.filename.startswith("samples/") and info.filename.endswith(".json"):
-                yield _sample(archive.read(info))
+                raw = reader.read(info)
+                yield archive.read(info) if raw is None else raw
 
 
-def _json_samples(raw: bytes) -> Iterator[EvalSample]:
+def _eval_samples(handle: IO[bytes]) -> Iterator[Any]:
+    for raw in sample_entries(handle):
+        yield _sample(raw)
+
+
+def _scorer_named(sample: Any, name: Any) -> Any:
+    """`sample` with an older log's single ``score`` named by the eval's first scorer.
+
+    inspect's `EvalLog` model does so for the samples of a ``.json`` log (its
+    ``populate_scorer_name_for_samples``); an ``.eval`` log's samples are read apart from the
+    log and keep the placeholder `EvalSample` gave them.
+    """
+    scores = sample.scores
+    if name is not None and scores and SCORER_PLACEHOLDER in scores:
+        scores[name] = scores[SCORER_PLACEHOLDER]
+        del scores[SCORER_PLACEHOLDER]
+    return sample
+
+
+def _first_scorer(document: dict[str, Any]) -> Any:
+    results = document.get("results")
+    scores = results.get("scores") if isinstance(results, dict) else None
+    first = scores[0] if isinstance(scores, list) and scores else None
+    return first.get("name") if isinstance(first, dict) else None
+
+
+def _json_samples(raw: bytes) -> Iterator[Any]:
     try:
-        decoded = _LOG.decode(raw).samples or []
-        samples = [_fields(sample) for sample in decoded]
+        log = _LOG.decode(raw)
+        samples = [_fields(sample) for sample in log.samples or []]
+        scores = log.results.scores if log.results is not None else None
+        first = scores[0].name if scores else None
     except msgspec.DecodeError:
         document = json.loads(raw)
         samples = [_from_document(sample) for sample in document.get("samples") or []]
+        first = _first_scorer(document)
     for fields in samples:
-        yield _validated(fields)
+        yield _scorer_named(_validated(fields), first)
 
 
-def read_log_samples(location: str) -> Iterator[EvalSample]:
+def read_log_samples(location: str) -> Iterator[Any]:
     """Every sample of the inspect log at `location` (a path or fsspec URL), lean.
+
+    Each is a `LeanSample`: the `EvalSample` fields ingest reads, validated as inspect does.
 
     Raises:
         ValueError, zipfile.BadZipFile, msgspec or pydantic errors: the file is not an
