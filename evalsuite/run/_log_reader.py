@@ -37,8 +37,9 @@ import json
 import struct
 import zipfile
 import zlib
-from collections.abc import Iterator
-from typing import IO, Any
+from collections.abc import Callable, Iterator
+from multiprocessing.connection import Connection
+from typing import IO, Any, Generic, TypeVar
 
 import msgspec
 import zipfile_zstd  # noqa: F401 (an inspect-ai dependency: zipfile reads zstd entries)
@@ -49,7 +50,16 @@ from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
 from evalsuite.run._episode import EPISODE_KEY, TOOL_LIMIT_KEY
 
-__all__ = ["SAMPLE_FIELDS", "LeanSample", "read_log_samples", "sample_entries"]
+__all__ = [
+    "SAMPLE_FIELDS",
+    "LeanSample",
+    "LogBatches",
+    "LogReaderDied",
+    "read_log_samples",
+    "sample_entries",
+]
+
+T = TypeVar("T")
 
 SAMPLE_FIELDS = (
     "id",
@@ -245,6 +255,29 @@ class _EntryReader:
         return raw
 
 
+def _sample_infos(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    return [
+        info
+        for info in archive.infolist()
+        if info.filename.startswith("samples/") and info.filename.endswith(".json")
+    ]
+
+
+def _entry_bytes(handle: IO[bytes], infos: list[zipfile.ZipInfo]) -> Iterator[bytes]:
+    """The bytes of the entries `infos` of the archive open in `handle`, checked."""
+    reader, archive = _EntryReader(handle), None
+    try:
+        for info in infos:
+            raw = reader.read(info)
+            if raw is None:
+                archive = archive or zipfile.ZipFile(handle)
+                raw = archive.read(info)
+            yield raw
+    finally:
+        if archive is not None:
+            archive.close()  # the handle stays open: it is the caller's
+
+
 def sample_entries(handle: IO[bytes]) -> Iterator[bytes]:
     """The JSON of every sample entry of the ``.eval`` archive open in `handle`, in order.
 
@@ -252,11 +285,8 @@ def sample_entries(handle: IO[bytes]) -> Iterator[bytes]:
         zipfile.BadZipFile: not a zip, or an entry is corrupt (its CRC or size is wrong).
     """
     with zipfile.ZipFile(handle) as archive:
-        reader = _EntryReader(handle)
-        for info in archive.infolist():
-            if info.filename.startswith("samples/") and info.filename.endswith(".json"):
-                raw = reader.read(info)
-                yield archive.read(info) if raw is None else raw
+        infos = _sample_infos(archive)
+    yield from _entry_bytes(handle, infos)
 
 
 def _eval_samples(handle: IO[bytes]) -> Iterator[Any]:
@@ -315,3 +345,170 @@ def read_log_samples(location: str) -> Iterator[Any]:
             yield from _eval_samples(handle)
         else:
             yield from _json_samples(handle.read())
+
+
+class LogReaderDied(RuntimeError):
+    """The second process reading a log ended without a word (killed, out of memory)."""
+
+
+_IDLE_THREADS = ("AnyIO worker thread",)
+"""Threads that may be alive at a fork: anyio's workers, which inspect's log reader leaves
+idle after reading the header (`ingest_inspect`); they hold no lock the forked reader takes
+(the queue they wait on is anyio's), so the child cannot deadlock on one."""
+
+
+def _forkable() -> bool:
+    """Whether a second process can be forked safely: Linux, no thread but idle anyio's."""
+    import multiprocessing
+    import sys
+    import threading
+
+    main = threading.main_thread()
+    others = [t for t in threading.enumerate() if t is not main]
+    return (
+        sys.platform == "linux"
+        and "fork" in multiprocessing.get_all_start_methods()
+        and threading.current_thread() is main
+        and all(t.name.startswith(_IDLE_THREADS) for t in others)
+    )
+
+
+def _chunks(infos: list[zipfile.ZipInfo], size: int) -> list[list[zipfile.ZipInfo]]:
+    return [infos[start : start + size] for start in range(0, len(infos), size)]
+
+
+def _convert_chunks(
+    location: str, chunks: list[list[zipfile.ZipInfo]], convert: Callable[[list[Any]], T]
+) -> Iterator[T]:
+    import fsspec
+
+    with fsspec.open(location, "rb") as handle:
+        for chunk in chunks:
+            yield convert([_sample(raw) for raw in _entry_bytes(handle, chunk)])
+
+
+def _second_process(
+    conn: Connection,
+    location: str,
+    chunks: list[list[zipfile.ZipInfo]],
+    convert: Callable[[list[Any]], Any],
+) -> None:
+    """Send `convert` of each chunk, then stop; or the text of the first error, and stop."""
+    import pickle
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the first process stops this one
+    try:
+        for converted in _convert_chunks(location, chunks, convert):
+            conn.send_bytes(pickle.dumps((True, converted), protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception as exc:
+        conn.send_bytes(pickle.dumps((False, str(exc))))
+    finally:
+        conn.close()
+
+
+class _SecondProcessError(Exception):
+    """An error of the second process, with the text the first would have given it."""
+
+
+class LogBatches(Generic[T]):
+    """`convert` of every `size` samples of an inspect log, in the log's order.
+
+    With ``processes=2`` and an ``.eval`` log of more than one batch, every other batch is
+    read, validated and converted by a second, forked process (its result pickled back), so
+    two cores read the log: the batches still come in the log's order, and at most one is
+    waiting in the pipe, so memory stays bounded by a batch. An error is raised where the
+    one-process reader raises it (the first bad sample in the log's order), with its text.
+    Use as a context manager: leaving it stops the second process.
+    """
+
+    def __init__(
+        self,
+        location: str,
+        convert: Callable[[list[Any]], T],
+        *,
+        size: int,
+        processes: int = 1,
+    ) -> None:
+        self._location, self._convert, self._size = location, convert, size
+        self._processes = processes
+        self._process: Any = None
+        self._conn: Connection | None = None
+
+    def __enter__(self) -> LogBatches[T]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the second process, if any."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.kill()
+            self._process.join()
+            self._process = None
+
+    def __iter__(self) -> Iterator[T]:
+        import fsspec
+
+        location, convert, size = self._location, self._convert, self._size
+        if not location.endswith(".eval"):
+            batch: list[Any] = []
+            for sample in read_log_samples(location):
+                batch.append(sample)
+                if len(batch) == size:
+                    yield convert(batch)
+                    batch = []
+            if batch:
+                yield convert(batch)
+            return
+        with fsspec.open(location, "rb") as handle, zipfile.ZipFile(handle) as archive:
+            infos = _sample_infos(archive)
+        chunks = _chunks(infos, size)
+        if self._processes < 2 or len(chunks) < 2 or not _forkable():
+            yield from _convert_chunks(location, chunks, convert)
+            return
+        self._start(chunks[1::2])
+        mine = _convert_chunks(location, chunks[0::2], convert)
+        for number in range(len(chunks)):
+            yield next(mine) if number % 2 == 0 else self._receive()
+
+    def _start(self, chunks: list[list[zipfile.ZipInfo]]) -> None:
+        import multiprocessing
+        import warnings
+
+        context = multiprocessing.get_context("fork")
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(
+            target=_second_process,
+            args=(send, self._location, chunks, self._convert),
+            daemon=True,
+        )
+        with warnings.catch_warnings():
+            # Python 3.12 warns of any fork beside another thread; `_forkable` allowed only
+            # idle anyio workers
+            warnings.simplefilter("ignore", DeprecationWarning)
+            process.start()
+        send.close()
+        self._process, self._conn = process, receive
+
+    def _receive(self) -> T:
+        import pickle
+
+        assert self._conn is not None  # noqa: S101 (set by _start)
+        try:
+            ok, value = pickle.loads(self._conn.recv_bytes())
+        except EOFError:
+            self._process.join()
+            raise LogReaderDied(
+                f"the second process reading {self._location} ended unexpectedly (exit code "
+                f"{self._process.exitcode}); set EVALSUITE_INGEST_PROCESSES=1 to read the log "
+                "in one process"
+            ) from None
+        if not ok:
+            raise _SecondProcessError(value)
+        return value  # type: ignore[no-any-return]

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -30,17 +32,30 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver, use_tools
 from inspect_ai.tool import Tool, tool
 
-from evalsuite.run import EPISODE_KEY, EpisodeSpec, ToolTimeLimit, episode_setup, guarded_call
-from evalsuite.run._ingest import _attempt_row, _samples
+from evalsuite._core.layout import Layout
+from evalsuite.errors import UsageError
+from evalsuite.run import (
+    EPISODE_KEY,
+    EpisodeSpec,
+    ToolTimeLimit,
+    _ingest,
+    _log_reader,
+    episode_setup,
+    guarded_call,
+)
+from evalsuite.run._ingest import PROCESSES_VARIABLE, _attempt_row, _samples
 from evalsuite.run._log_reader import (
     EVAL_SAMPLE_VALIDATORS,
     SAMPLE_FIELDS,
     LeanSample,
+    LogBatches,
+    LogReaderDied,
     _EntryReader,
     read_log_samples,
     sample_entries,
 )
 from evalsuite.run._scores import ScoreRule
+from evalsuite.store import Store, default_store_url
 
 SECRET = "PLANTED-ITEM-TEXT-7f3a"
 
@@ -305,3 +320,153 @@ def test_a_sample_inspect_refuses_is_refused(tmp_path: Path, log_format: str) ->
         read_eval_log(location)
     with pytest.raises(pydantic.ValidationError, match="input_tokens"):
         list(read_log_samples(location))
+
+
+@pytest.fixture
+def forkable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second process is forked even beside the threads pytest-xdist and inspect's eval
+    leave running (the one-thread check protects the CLI; the forked reader takes no lock
+    those threads hold)."""
+    if sys.platform != "linux":
+        pytest.skip("the second reading process is forked on Linux only")
+    monkeypatch.setattr(_log_reader, "_forkable", lambda: True)
+
+
+def _ids(samples: list[Any]) -> list[tuple[str, int, str, int]]:
+    """What `LogBatches` gives back: the sample ids and the process that read them."""
+    return [(str(s.id), s.epoch, _outcomes(s), os.getpid()) for s in samples]
+
+
+def _outcomes(sample: Any) -> str:
+    return _attempt_row(sample, {}, {}, {})["outcome"]  # type: ignore[no-any-return]
+
+
+@pytest.mark.usefixtures("forkable")
+@pytest.mark.parametrize("size", [1, 2, 4])
+def test_two_processes_give_the_batches_one_gives_in_the_logs_order(
+    tmp_path: Path, size: int
+) -> None:
+    location = _log(tmp_path, "eval")
+    with LogBatches(location, _ids, size=size, processes=1) as batches:
+        one = list(batches)
+    with LogBatches(location, _ids, size=size, processes=2) as batches:
+        two = list(batches)
+    strip = [[row[:3] for row in batch] for batch in two]
+    assert strip == [[row[:3] for row in batch] for batch in one]
+    order = [str(sample.id) for sample in read_log_samples(location)]
+    assert [row[0] for batch in one for row in batch] == order
+    assert sorted(order) == [f"item-{n}::1" for n in range(6)]
+    # every other batch was read by another process
+    readers = [{row[3] for row in batch} for batch in two]
+    assert readers[0] == {os.getpid()}
+    assert os.getpid() not in readers[1]
+    assert [len(batch) for batch in two] == [len(batch) for batch in one]
+
+
+@pytest.mark.usefixtures("forkable")
+@pytest.mark.parametrize("bad", ["item-1::1", "item-4::1"])
+def test_an_error_of_the_second_process_is_raised_where_one_process_raises_it(
+    tmp_path: Path, bad: str
+) -> None:
+    def refused(sample: dict[str, Any]) -> dict[str, Any]:
+        if sample["id"] == bad:
+            sample["epoch"] = "first"
+        return sample
+
+    original = _log(tmp_path, "eval")
+    order = [str(sample.id) for sample in read_log_samples(original)]
+    location = _rewrite_eval(original, tmp_path / "bad.eval", refused, 93)
+    errors = []
+    for processes in (1, 2):
+        got: list[Any] = []
+        with (
+            pytest.raises(Exception, match="epoch") as raised,
+            LogBatches(location, _ids, size=1, processes=processes) as batches,
+        ):
+            got.extend(batches)
+        errors.append((str(raised.value), [row[0] for batch in got for row in batch]))
+    assert errors[0] == errors[1]
+    assert errors[0][1] == order[: order.index(bad)]
+
+
+@pytest.mark.usefixtures("forkable")
+def test_a_second_process_that_dies_is_an_error_not_a_short_log(tmp_path: Path) -> None:
+    parent = os.getpid()
+
+    def dies(samples: list[Any]) -> list[Any]:
+        if os.getpid() != parent:
+            os._exit(3)
+        return _ids(samples)
+
+    location = _log(tmp_path, "eval")
+    with (
+        pytest.raises(LogReaderDied, match="exit code 3"),
+        LogBatches(location, dies, size=2, processes=2) as batches,
+    ):
+        list(batches)
+
+
+@pytest.mark.usefixtures("forkable")
+def test_leaving_early_stops_the_second_process(tmp_path: Path) -> None:
+    location = _log(tmp_path, "eval")
+    with LogBatches(location, _ids, size=1, processes=2) as batches:
+        next(iter(batches))
+        process = batches._process
+        assert process is not None
+    assert batches._process is None
+    assert not process.is_alive()
+
+
+@pytest.mark.usefixtures("forkable")
+def test_ingest_by_two_processes_stores_what_one_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    location = _log(tmp_path, "eval")
+    monkeypatch.setattr(_ingest, "INSPECT_BATCH_SAMPLES", 2)
+    stored = {}
+    for processes in ("1", "2"):
+        monkeypatch.setenv(PROCESSES_VARIABLE, processes)
+        root = tmp_path / f"root-{processes}"
+        root.mkdir()
+        store = Store(default_store_url(Layout(root).state))
+        (run,) = _ingest.ingest_inspect(location, store, root=root).runs
+        frame = store.attempts(run.run_id).drop(columns=["run_id"], errors="ignore")
+        stored[processes] = (run.content_hash, frame.sort_values("item_id").to_dict("records"))
+    assert stored["1"][0] == stored["2"][0]
+    assert str(stored["1"][1]) == str(stored["2"][1])  # NaN scores compare as text
+    assert len(stored["1"][1]) == len(KINDS)
+
+
+@pytest.mark.parametrize("value", ["3", "two", "0"])
+def test_a_bad_process_count_is_refused(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(PROCESSES_VARIABLE, value)
+    with pytest.raises(UsageError, match=f"{PROCESSES_VARIABLE}='{value}': expected 1"):
+        _ingest.ingest_processes()
+
+
+def test_the_default_is_two_processes_given_two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(PROCESSES_VARIABLE, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert _ingest.ingest_processes() == 2
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert _ingest.ingest_processes() == 1
+    monkeypatch.setenv(PROCESSES_VARIABLE, "1")
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert _ingest.ingest_processes() == 1
+
+
+def test_a_second_process_is_forked_beside_idle_anyio_workers_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import threading
+
+    main = threading.main_thread()
+
+    def threads(*names: str) -> None:
+        others = [threading.Thread(name=name) for name in names]
+        monkeypatch.setattr(threading, "enumerate", lambda: [main, *others])
+
+    threads("AnyIO worker thread")
+    assert _log_reader._forkable() == (sys.platform == "linux")
+    threads("AnyIO worker thread", "uploader")
+    assert not _log_reader._forkable()
