@@ -1,7 +1,7 @@
 """Ingest of an inspect log against the floor of reading it: the cost per sample.
 
     .venv/bin/python benchmarks/bench_log_floor.py [--agent-samples 5000]
-        [--small-samples 100000] [--keep DIR]
+        [--small-samples 100000] [--repeats 3] [--baseline-ref 04f7b3c] [--keep DIR]
 
 Two ``.eval`` logs are built (`bench_ingest.inspect_log`: copies of a real `evalsuite run`
 of the support suite, agent episodes of about 100 kB of JSON each; `small_log`: copies of
@@ -19,18 +19,20 @@ model output and one score each). For each, in one run:
 * ingest: ``evalsuite ingest LOG --format inspect`` as its own child process, its start-up
   (imports, inspect-ai's included: a fixed ~2 s) timed apart from its work, with the log
   read by one process and by two (``EVALSUITE_INGEST_PROCESSES``); the work's CPU includes
-  the second process's.
+  the second process's; and the same with the code of ``--baseline-ref`` (the code before
+  this benchmark, taken from git), for the ratio.
 
 Floors and reader are timed in this process (CPU = user + system, the best of
 ``--repeats``, wall); the ingest's CPU and wall per sample are printed against both floors
 as ratios, and its samples per second can be set beside the ~65,000 rows/s of a CSV
-(docs/scale.md, "Ingest"). The machine's load
-average is printed with the figures: the host is shared.
+(docs/scale.md, "Ingest"). The machine's load average is printed with the figures: the
+host is shared.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -47,7 +49,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import zipfile_zstd  # noqa: E402, F401 (zstd entries, as inspect writes them)
-from bench_ingest import PYTHON, inspect_log, load, measure  # noqa: E402
+from bench_ingest import (  # noqa: E402
+    PYTHON,
+    baseline_checkout,
+    inspect_log,
+    load,
+    measure,
+)
 
 _QUESTIONS = 20
 
@@ -87,8 +95,21 @@ def small_log(tmp: Path, samples: int) -> Path:
     Each copy has its own sample id (the rest of the sample unchanged), compressed as
     inspect compresses its entries (the source entry's method: zstd).
     """
+    import inspect_ai._util.zipfile as inspect_zip
+
     source_path = _small_source(tmp)
     out = tmp / "small.eval"
+    # the same zstd frames inspect writes, compressed by one thread: inspect's compressor
+    # starts a pool of 12 threads for every entry (1.7 ms each, 30 minutes for a million)
+    threads, inspect_zip._ZSTD_THREADS = inspect_zip._ZSTD_THREADS, 0
+    try:
+        _copy_samples(source_path, out, samples)
+    finally:
+        inspect_zip._ZSTD_THREADS = threads
+    return out
+
+
+def _copy_samples(source_path: Path, out: Path, samples: int) -> None:
     with zipfile.ZipFile(source_path) as source, zipfile.ZipFile(out, "w") as target:
         entries = [i for i in source.infolist() if i.filename.startswith("samples/")]
         documents = [json.loads(source.read(i)) for i in entries]
@@ -109,7 +130,6 @@ def small_log(tmp: Path, samples: int) -> Path:
         for info in source.infolist():
             if not info.filename.startswith(("samples/", "_journal/", "summaries")):
                 target.writestr(info.filename, source.read(info), compress_type=method)
-    return out
 
 
 def _entries(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
@@ -195,21 +215,31 @@ with open(sys.argv[1], "w") as out:
 work's CPU includes the second process reading the log (joined, so counted as a child)."""
 
 
-def ingest_child(log: Path, root: Path, processes: int) -> dict[str, float]:
-    """`evalsuite ingest LOG --format inspect` as a child process, its work timed apart."""
+def ingest_child(
+    log: Path, root: Path, processes: int, code: Path | None = None
+) -> dict[str, float]:
+    """`evalsuite ingest LOG --format inspect` as a child process, its work timed apart.
+
+    `code`: the evalsuite package of another commit (`bench_ingest.baseline_checkout`).
+    """
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     split = root.parent / f"{root.name}-split.json"
-    command = [PYTHON, "-c", _INGEST, str(split), "--root", str(root)]
+    # -P: the working directory (this checkout) must not come before the baseline's code
+    command = [PYTHON, *(["-P"] if code else []), "-c", _INGEST, str(split), "--root", str(root)]
     command += ["ingest", str(log), "--format", "inspect"]
     env = {"EVALSUITE_INGEST_PROCESSES": str(processes)}
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
     wall, rss, cpu = measure(command, env)
     parts = json.loads(split.read_text())
     shutil.rmtree(root, ignore_errors=True)
     return {"wall": wall, "rss": rss, "cpu": cpu, **parts}
 
 
-def measure_log(label: str, log: Path, tmp: Path, repeats: int) -> dict[str, float]:
+def measure_log(
+    label: str, log: Path, tmp: Path, repeats: int, baseline: tuple[str, Path] | None
+) -> dict[str, float]:
     """The floors, the reader and the ingest of one log; prints and returns µs per sample."""
     with zipfile.ZipFile(log) as archive:
         entries = _entries(archive)
@@ -222,6 +252,9 @@ def measure_log(label: str, log: Path, tmp: Path, repeats: int) -> dict[str, flo
         flush=True,
     )
     from evalsuite.run import _ingest, _log_reader  # noqa: F401 (imports outside the timing)
+
+    gc.collect()
+    gc.freeze()  # as ingest does (`_ingest._frozen_heap`): the same collector's costs
 
     figures: dict[str, float] = {}
     for name, work in (
@@ -239,12 +272,16 @@ def measure_log(label: str, log: Path, tmp: Path, repeats: int) -> dict[str, flo
         )
     a = min(figures["floor (a) read + decompress"], figures["zipfile.read of every entry"])
     b = figures["floor (b) (a) + msgspec decode"]
-    for processes in (1, 2):
-        got = ingest_child(log, tmp / "ingest-root", processes)
+    runs: list[tuple[str, int, Path | None]] = [("this code", 1, None), ("this code", 2, None)]
+    if baseline is not None:
+        runs.append((f"code at {baseline[0]}", 1, baseline[1]))
+    for who, processes, code in runs:
+        got = ingest_child(log, tmp / "ingest-root", processes, code)
         per_cpu, per_wall = got["work_cpu"] / n * 1e6, got["work_wall"] / n * 1e6
-        figures[f"ingest cpu {processes}"], figures[f"ingest wall {processes}"] = per_cpu, per_wall
+        figures[f"{who} cpu {processes}"] = per_cpu
+        figures[f"{who} wall {processes}"] = per_wall
         print(
-            f"  ingest, {processes} process(es): whole command {got['wall']:.2f} s wall "
+            f"  ingest, {who}, {processes} process(es): whole command {got['wall']:.2f} s wall "
             f"{got['cpu']:.2f} s cpu {got['rss']:.0f} MB peak RSS; start-up (imports) "
             f"{got['start_wall']:.2f} s; ingest alone {got['work_wall']:.2f} s wall "
             f"{got['work_cpu']:.2f} s cpu (second process {got['second_cpu']:.2f} s), "
@@ -252,6 +289,15 @@ def measure_log(label: str, log: Path, tmp: Path, repeats: int) -> dict[str, flo
             f"    per sample: {per_cpu:.1f} µs cpu = {per_cpu / a:.2f}x floor (a), "
             f"{per_cpu / b:.2f}x floor (b); {per_wall:.1f} µs wall = {per_wall / b:.2f}x "
             "floor (b)",
+            flush=True,
+        )
+    if baseline is not None:
+        before = f"code at {baseline[0]}"
+        print(
+            f"  this code against {before}, ingest alone per sample: "
+            f"{figures[before + ' cpu 1'] / figures['this code cpu 1']:.2f}x less CPU (one "
+            f"process), {figures[before + ' wall 1'] / figures['this code wall 2']:.2f}x less "
+            "wall (two processes)",
             flush=True,
         )
     return figures
@@ -262,6 +308,11 @@ def main() -> None:
     parser.add_argument("--agent-samples", type=int, default=5_000)
     parser.add_argument("--small-samples", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=3, help="floors and reader: best of N")
+    parser.add_argument(
+        "--baseline-ref",
+        default="04f7b3c",
+        help="ingest the same logs with the code of this commit too ('' for none)",
+    )
     parser.add_argument(
         "--keep", type=Path, help="build the logs here once and reuse them (else a temp dir)"
     )
@@ -284,8 +335,13 @@ def main() -> None:
                 (tmp / "small").mkdir()
                 shutil.move(small_log(tmp / "small", args.small_samples), small)
             logs.append(("small single-turn samples (.eval)", small))
+        baseline = None
+        if args.baseline_ref:
+            (tmp / "baseline").mkdir()
+            code = baseline_checkout(args.baseline_ref, tmp / "baseline")
+            baseline = (args.baseline_ref, code)
         for label, log in logs:
-            measure_log(label, log, tmp, args.repeats)
+            measure_log(label, log, tmp, args.repeats, baseline)
 
 
 if __name__ == "__main__":

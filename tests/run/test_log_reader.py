@@ -470,3 +470,23 @@ def test_a_second_process_is_forked_beside_idle_anyio_workers_only(
     assert _log_reader._forkable() == (sys.platform == "linux")
     threads("AnyIO worker thread", "uploader")
     assert not _log_reader._forkable()
+
+
+def test_a_zstd_entry_of_several_frames_is_read_by_zipfile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """inspect starts a new zstd frame every 200 MiB of an entry; the one-call
+    decompression reads one frame, so such an entry is left to zipfile (inspect's
+    decompressor), never cut short."""
+    import inspect_ai._util.zipfile as inspect_zip
+
+    monkeypatch.setattr(inspect_zip, "_MAX_INPUT_PER_FRAME", 1024)
+    location = _rewrite_eval(_log(tmp_path, "eval"), tmp_path / "frames.eval", dict, 93)
+    with zipfile.ZipFile(location) as archive:
+        infos = [i for i in archive.infolist() if i.filename.startswith("samples/")]
+        expected = [archive.read(i) for i in infos]
+    assert all(len(raw) > 1024 for raw in expected)
+    with open(location, "rb") as handle:
+        assert [_EntryReader(handle).read(info) for info in infos] == [None] * len(infos)
+        assert list(sample_entries(handle)) == expected
+    assert _rows(_samples(location)) == _rows(read_eval_log(location).samples or [])
