@@ -466,9 +466,8 @@ def _frozen_heap() -> Iterator[None]:
     A log's samples make garbage by the million (decoded documents, models, rows), and every
     collection of the oldest generation would scan the modules loaded so far too (inspect-ai,
     pyarrow, SQLAlchemy: some 200,000 objects): about a third of an ingest's CPU for small
-    samples (docs/scale.md, "Ingest"). `gc.freeze` moves them to a permanent generation (and
-    keeps the pages a forked second reader shares with this process unwritten); nothing is
-    left uncollected that the ingest makes.
+    samples (docs/scale.md, "Ingest"). `gc.freeze` moves them to a permanent generation, in
+    a forked second reader too; nothing the ingest makes is left uncollected.
     """
     gc.freeze()
     try:
