@@ -490,3 +490,29 @@ def test_a_zstd_entry_of_several_frames_is_read_by_zipfile(
         assert [_EntryReader(handle).read(info) for info in infos] == [None] * len(infos)
         assert list(sample_entries(handle)) == expected
     assert _rows(_samples(location)) == _rows(read_eval_log(location).samples or [])
+
+
+_WRITES_THEN_READS = """
+import os, sys
+from evalsuite.run._log_reader import LogBatches
+sys.stdout.write("written before the fork;")
+with LogBatches(sys.argv[1], lambda samples: os.getpid(), size=1, processes=2) as batches:
+    readers = set(batches)
+print(len(readers))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the second process is forked on Linux")
+def test_what_was_written_before_the_fork_is_written_once(tmp_path: Path) -> None:
+    """The forked reader flushes the standard streams it inherits when it ends; what this
+    process had yet to write is flushed before the fork (by multiprocessing), not twice."""
+    import subprocess
+
+    location = _log(tmp_path, "eval")
+    done = subprocess.run(
+        [sys.executable, "-c", _WRITES_THEN_READS, location],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == "written before the fork;2\n"
