@@ -417,7 +417,8 @@ class LogBatches(Generic[T]):
     With ``processes=2`` and an ``.eval`` log of more than one batch, every other batch is
     read, validated and converted by a second, forked process (its result pickled back), so
     two cores read the log: the batches still come in the log's order, and at most one is
-    waiting in the pipe, so memory stays bounded by a batch. An error is raised where the
+    waiting in the pipe, so memory stays bounded by a batch (and the archive's directory,
+    which `zipfile` reads whole: about 620 bytes per entry). An error is raised where the
     one-process reader raises it (the first bad sample in the log's order), with its text.
     Use as a context manager: leaving it stops the second process.
     """
