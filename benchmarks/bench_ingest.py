@@ -200,7 +200,8 @@ def inspect_log(tmp: Path, samples: int) -> Path:
 
     One `evalsuite run` (96 items x 1 epoch, the reference agent) is copied entry by entry
     into a new archive, each copy with its own sample id and item id (the rest of each
-    sample, its transcript included, unchanged; about 100 kB of JSON per sample).
+    sample, its transcript included, unchanged; about 100 kB of JSON per sample), compressed
+    as the source's entries are (inspect writes zstd).
     """
     import zipfile
 
@@ -223,6 +224,7 @@ def inspect_log(tmp: Path, samples: int) -> Path:
     with zipfile.ZipFile(log_file) as source, zipfile.ZipFile(out, "w") as target:
         entries = [i for i in source.infolist() if i.filename.startswith("samples/")]
         documents = [json.loads(source.read(i)) for i in entries]
+        method = entries[0].compress_type  # as inspect compresses its entries (zstd)
         summaries = {(d["id"], d["epoch"]): d for d in json.loads(source.read("summaries.json"))}
         copied = []
         for n in range(samples):
@@ -241,10 +243,10 @@ def inspect_log(tmp: Path, samples: int) -> Path:
             target.writestr(
                 f"samples/{document['id']}_epoch_{document['epoch']}.json",
                 json.dumps(document),
-                compress_type=zipfile.ZIP_DEFLATED,
+                compress_type=method,
             )
         # the sample summaries list the samples (the code before the lean reader reads them)
-        target.writestr("summaries.json", json.dumps(copied), compress_type=zipfile.ZIP_DEFLATED)
+        target.writestr("summaries.json", json.dumps(copied), compress_type=method)
         for info in source.infolist():
             if not info.filename.startswith(("samples/", "_journal/", "summaries")):
                 target.writestr(info.filename, source.read(info))
