@@ -301,6 +301,7 @@ def build_report(
     runs = []
     frames: dict[str, pd.DataFrame] = {}
     tables: dict[str, ItemTable] = {}
+    store.cache_columns([r.run_id for r in records])  # runs never read: two at once
     for record in records:
         frames[record.run_id] = store.attempt_columns(record.run_id)  # read once per run
         # checked and aggregated once per run: the score and the comparisons share it

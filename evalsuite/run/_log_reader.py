@@ -48,6 +48,7 @@ from inspect_ai.log import EvalSample
 from inspect_ai.log._log import SCORER_PLACEHOLDER
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
+from evalsuite._core.fork import forkable
 from evalsuite.run._episode import EPISODE_KEY, TOOL_LIMIT_KEY
 
 __all__ = [
@@ -358,19 +359,8 @@ idle after reading the header (`ingest_inspect`); they hold no lock the forked r
 
 
 def _forkable() -> bool:
-    """Whether a second process can be forked safely: Linux, no thread but idle anyio's."""
-    import multiprocessing
-    import sys
-    import threading
-
-    main = threading.main_thread()
-    others = [t for t in threading.enumerate() if t is not main]
-    return (
-        sys.platform == "linux"
-        and "fork" in multiprocessing.get_all_start_methods()
-        and threading.current_thread() is main
-        and all(t.name.startswith(_IDLE_THREADS) for t in others)
-    )
+    """Whether the second reader can be forked: no thread alive but idle anyio workers."""
+    return forkable(_IDLE_THREADS)
 
 
 def _chunks(infos: list[zipfile.ZipInfo], size: int) -> list[list[zipfile.ZipInfo]]:

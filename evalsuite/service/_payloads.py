@@ -311,6 +311,7 @@ def compare_payload(  # noqa: PLR0913 - the options of `compare`, and the attemp
         across_versions=True,
     )
     if attempts is None:
+        store.cache_columns([base.run_id, cand.run_id])  # runs never read: both at once
         attempts = (
             store.attempt_columns(base.run_id, COMPARE_COLUMNS),
             store.attempt_columns(cand.run_id, COMPARE_COLUMNS),

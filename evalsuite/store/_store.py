@@ -20,7 +20,7 @@ import math
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from itertools import islice
@@ -55,6 +55,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.pool import StaticPool
 
 from evalsuite import __version__
+from evalsuite._core.fork import forkable
 from evalsuite.errors import NotFoundError, StoreError, UsageError
 from evalsuite.store import _column_cache
 from evalsuite.store._bulk import IngestSession
@@ -1155,6 +1156,91 @@ class Store:
                     conn.exec_driver_sql(SQLITE_PRAGMAS[2])
         return data
 
+    def cache_columns(self, run_ids: Sequence[str]) -> list[str]:
+        """Cache the columns of the runs not cached yet, reading two at once in two processes.
+
+        `compare` and `report` of runs never read before would read each from its rows in
+        turn (about 2 s of CPU per 500,000 attempts, `attempt_columns`). Here, on SQLite,
+        when two or more of `run_ids` have `CACHE_MIN_ROWS` attempts or more and no current
+        blob, a forked second process reads every other one of them while this process reads
+        the rest; the child only sends its blobs back, and this process writes every blob in
+        the one transaction its own read began in, before the fork. SQLite refuses that
+        write if anything was committed since (a stale snapshot), and the child's snapshot
+        began after this one's, so a blob written describes its run's rows as they are;
+        when refused, nothing is cached (docs/design/analysis-scale.md, "Sixth pass").
+        Anything else (one such run, PostgreSQL, no fork possible, a child that fails) does
+        nothing here: `attempt_columns` then reads and caches each run as before.
+
+        Returns:
+            The runs whose blobs were written here.
+        """
+        if self.missing or self.engine.dialect.name != "sqlite":
+            return []
+        todo = [r for r in dict.fromkeys(run_ids) if self._needs_reading(r)]
+        if len(todo) < 2 or not forkable():
+            return []
+        paused = gc.isenabled()
+        gc.disable()  # as in `attempt_columns`: millions of short-lived row tuples
+        try:
+            with self._errors("read the attempts of runs " + ", ".join(todo)):
+                return self._cache_in_two_processes(todo)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _needs_reading(self, run_id: str) -> bool:
+        """A run `attempt_columns` would read from its rows and then cache."""
+        cache = attempt_column_cache.c
+        current = select(cache.run_id).where(
+            cache.run_id == run_id,
+            cache.format == _column_cache.FORMAT,
+            cache.rev == self._current_rev(run_id),
+        )
+        with self._tx() as conn:
+            cached = conn.execute(current).first() is not None
+        return not cached and self._count_attempts(run_id) >= CACHE_MIN_ROWS
+
+    def _encoded(self, conn: Connection, run_id: str) -> tuple[int, int, bytes] | None:
+        """(revision, rows, blob) of the run as `conn` sees it; None if not cacheable."""
+        rev = int(conn.execute(select(self._current_rev(run_id))).scalar_one())
+        data = self._read_columns(run_id, list(CACHED_COLUMNS), conn)
+        blob = _column_cache.encode(data) if data is not None else None
+        return None if data is None or blob is None else (rev, len(data["epoch"]), blob)
+
+    def _cache_in_two_processes(self, todo: list[str]) -> list[str]:
+        import multiprocessing
+        import pickle
+
+        context = multiprocessing.get_context("fork")
+        receive, send = context.Pipe(duplex=False)
+        written: list[str] = []
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("BEGIN")
+            conn.execute(select(func.count()).select_from(attempt_column_cache)).scalar_one()
+            child = context.Process(target=_encode_in_child, args=(self, todo[1::2], send))
+            child.start()  # after this process's snapshot began: the child's is no older
+            send.close()
+            try:
+                blobs = {run_id: self._encoded(conn, run_id) for run_id in todo[0::2]}
+                with suppress(EOFError):  # a child that failed: attempt_columns reads its runs
+                    blobs.update(pickle.loads(receive.recv_bytes()))
+            finally:
+                receive.close()
+                child.join()
+            try:
+                conn.exec_driver_sql("PRAGMA busy_timeout=0")  # never wait to cache
+                for run_id, encoded in blobs.items():
+                    if encoded is not None:
+                        self._write_cache(conn, run_id, *encoded)
+                        written.append(run_id)
+                conn.commit()
+            except SQLAlchemyError:
+                conn.rollback()  # a write committed since the snapshot: cache nothing
+                written = []
+            finally:
+                conn.exec_driver_sql(SQLITE_PRAGMAS[2])
+        return written
+
     def _write_cache(
         self, conn: Connection, run_id: str, rev: int, n_rows: int, blob: bytes
     ) -> None:
@@ -1368,3 +1454,24 @@ class Store:
             query = query.where(outcomes.c.metric == metric)
         with self._errors("read deployment outcomes"), self._tx() as conn:
             return pd.read_sql(query, conn)
+
+
+def _encode_in_child(store: Store, run_ids: list[str], send: Any) -> None:
+    """`Store.cache_columns`'s second process: encode `run_ids` and send the blobs back.
+
+    It reads in a connection of its own (the parent's pooled connections are left alone:
+    ``dispose(close=False)``) and writes nothing; the parent writes every blob.
+    """
+    import pickle
+
+    try:
+        store.engine.dispose(close=False)
+        with store.engine.connect() as conn:
+            conn.exec_driver_sql("BEGIN")
+            blobs = {run_id: store._encoded(conn, run_id) for run_id in run_ids}
+            conn.rollback()
+        send.send_bytes(pickle.dumps(blobs))
+    except Exception:  # the parent gets no blobs, and its attempt_columns reads these runs
+        return
+    finally:
+        send.close()

@@ -7,6 +7,8 @@ kept for runs of `CACHE_MIN_ROWS` attempts or more; the tests lower that to a ha
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -287,3 +289,104 @@ def test_a_store_upgraded_from_an_older_version_gets_the_triggers(
         )
     assert run_id not in _blobs(store)
     _assert_same(store.attempt_columns(run_id), store, run_id)
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """The parallel read is SQLite's (PostgreSQL's readers each cache as they read)."""
+    return f"sqlite:///{tmp_path / 'store.sqlite'}"
+
+
+def _three_runs(url: str) -> Store:
+    store = _stored("r1", url)
+    for run_id, shift in (("r2", 0.3), ("r3", 0.6)):
+        store.create_run(_run(run_id))
+        store.record_attempts(run_id, _attempts(shift))
+    return store
+
+
+@pytest.fixture
+def forkable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second process is forked beside pytest-xdist's threads (the check protects the CLI)."""
+    if sys.platform != "linux":
+        pytest.skip("the second reading process is forked on Linux only")
+    monkeypatch.setattr(store_module, "forkable", lambda: True)
+
+
+@pytest.mark.usefixtures("forkable")
+def test_runs_never_read_are_cached_two_at_once_and_equal_the_row_read(sqlite_url: str) -> None:
+    store = _three_runs(sqlite_url)
+    store.attempt_columns("r3")  # r3 read before: cached already
+    statements: list[str] = []
+    event.listen(store.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    assert store.cache_columns(["r1", "r2", "r3", "r1"]) == ["r1", "r2"]
+    # r1 read here, r2 in the forked process (no row statement of r2 runs in this one)
+    assert sum("GROUP BY" in s for s in statements) == 1
+    assert set(_blobs(store)) == {"r1", "r2", "r3"}
+    statements.clear()
+    for run_id in ("r1", "r2", "r3"):
+        _assert_same(store.attempt_columns(run_id), store, run_id)
+    assert store.cache_columns(["r1", "r2"]) == []  # nothing left to read
+
+
+@pytest.mark.usefixtures("forkable")
+def test_a_write_committed_during_the_parallel_read_caches_nothing(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process records an attempt while the runs are read: no blob is written, so no
+    blob of the older snapshot is ever taken for the grown run."""
+    store = _three_runs(sqlite_url)
+    writer = Store(sqlite_url)
+    parent = os.getpid()
+    read = Store._read_columns
+
+    def read_then_write(self: Store, run_id: str, wanted: list[str], conn: Any = None) -> Any:
+        out = read(self, run_id, wanted, conn)
+        if os.getpid() == parent and run_id == "r1":
+            writer.record_attempts(
+                "r2",
+                [AttemptRecord(item_id="zz", epoch=1, stratum="s0", outcome="scored", score=1.0)],
+            )
+        return out
+
+    monkeypatch.setattr(Store, "_read_columns", read_then_write)
+    assert store.cache_columns(["r1", "r2"]) == []
+    assert _blobs(store) == {}
+    monkeypatch.setattr(Store, "_read_columns", read)
+    grown = store.attempt_columns("r2")
+    assert "zz" in set(grown["item_id"])
+    _assert_same(grown, store, "r2")
+
+
+@pytest.mark.usefixtures("forkable")
+def test_a_failed_second_process_leaves_its_runs_to_attempt_columns(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _three_runs(sqlite_url)
+    parent = os.getpid()
+    encoded = Store._encoded
+
+    def fail_in_child(self: Store, conn: Any, run_id: str) -> Any:
+        if os.getpid() != parent:
+            raise RuntimeError("the child fails")
+        return encoded(self, conn, run_id)
+
+    monkeypatch.setattr(Store, "_encoded", fail_in_child)
+    assert store.cache_columns(["r1", "r2"]) == ["r1"]
+    monkeypatch.setattr(Store, "_encoded", encoded)
+    assert set(_blobs(store)) == {"r1"}
+    _assert_same(store.attempt_columns("r2"), store, "r2")  # read from its rows, then cached
+    assert set(_blobs(store)) == {"r1", "r2"}
+
+
+def test_no_parallel_read_without_a_fork_one_run_or_postgresql(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _three_runs(store_url)
+    monkeypatch.setattr(store_module, "forkable", lambda: False)
+    assert store.cache_columns(["r1", "r2"]) == []
+    monkeypatch.setattr(store_module, "forkable", lambda: True)
+    assert store.cache_columns(["r1"]) == []
+    if store.engine.dialect.name == "postgresql":
+        assert store.cache_columns(["r1", "r2"]) == []  # each process caches as it reads
+    assert _blobs(store) == {}
