@@ -233,30 +233,40 @@ Figures = dict[tuple[str, str, int], tuple[float, float, float]]
 UNCACHED = "this code, columns not cached"
 
 
-def measure_uncached(  # noqa: PLR0913 - the run's store, its runs and the shared tallies
-    root: Path,
-    a: str,
-    b: str,
+def uncached(label: str) -> str:
+    """The figures' label of `label`'s code run with no run's columns cached."""
+    return UNCACHED if label == "this code" else f"{label}, columns not cached"
+
+
+def measure_uncached(  # noqa: PLR0913 - the runs' stores, the codes and the shared tallies
+    roots: dict[str, Path],
+    versions: dict[str, Path | None],
+    ab: tuple[str, str],
     rows: int,
     tmp: Path,
     figures: Figures,
     outputs_of: dict[str, Any],
     mismatches: list[str],
 ) -> None:
-    """`compare` and `report` of this code again, the runs' cached columns dropped first."""
+    """`compare` and `report` again, each code on its store with the cached columns dropped.
+
+    The codes interleaved, as the cached commands are: the first read of two runs is what
+    `Store.cache_columns` (sixth pass of docs/design/analysis-scale.md) changes.
+    """
     for name in ("compare", "report"):
-        drop_column_cache(root)
-        command = commands(root, a, b, tmp / f"report-{rows}")[name]
-        stdout = tmp / f"{name}-{rows}-cold.out"
-        wall, rss, cpu = measure(command, stdout, None)
-        figures[UNCACHED, name, rows] = (wall, rss, cpu)
-        print(
-            f"{name:8s} {rows:>9,} attempts/run {'not cached':14s}: {wall:6.2f} s wall "
-            f"{cpu:6.2f} s cpu {rss:6.0f} MB peak RSS  (load {load()})",
-            flush=True,
-        )
-        if fields := differing(output(name, stdout, tmp / f"report-{rows}"), outputs_of[name]):
-            mismatches.append(f"{name} at {rows:,}, not cached: {', '.join(fields)}")
+        for label, code in versions.items():
+            drop_column_cache(roots[label])
+            command = commands(roots[label], *ab, tmp / f"report-{rows}")[name]
+            stdout = tmp / f"{name}-{rows}-cold.out"
+            wall, rss, cpu = measure(command, stdout, code)
+            figures[uncached(label), name, rows] = (wall, rss, cpu)
+            print(
+                f"{name:8s} {rows:>9,} attempts/run {label:14s}, not cached: {wall:6.2f} s "
+                f"wall {cpu:6.2f} s cpu {rss:6.0f} MB peak RSS  (load {load()})",
+                flush=True,
+            )
+            if fields := differing(output(name, stdout, tmp / f"report-{rows}"), outputs_of[name]):
+                mismatches.append(f"{name} at {rows:,}, {label}, not cached: {', '.join(fields)}")
 
 
 def summarise(
@@ -285,12 +295,20 @@ def summarise(
             )
     for label in labels[1:]:
         print(f"\nthis code against the code {label}, same stores, same run:")
-        for name in ("score", "compare", "report"):
-            wall, rss, cpu = figures["this code", name, rows]
-            old_wall, old_rss, old_cpu = figures[label, name, rows]
+        for name, ours, theirs in (
+            ("score", "this code", label),
+            ("compare", "this code", label),
+            ("report", "this code", label),
+            ("compare", UNCACHED, uncached(label)),
+            ("report", UNCACHED, uncached(label)),
+        ):
+            wall, rss, cpu = figures[ours, name, rows]
+            old_wall, old_rss, old_cpu = figures[theirs, name, rows]
+            tag = "" if ours == "this code" else " (not cached)"
             print(
-                f"{name:8s} {old_cpu:6.2f} -> {cpu:6.2f} s cpu (x{old_cpu / cpu:.2f} faster), "
-                f"{old_wall:6.2f} -> {wall:6.2f} s wall, {old_rss:5.0f} -> {rss:5.0f} MB"
+                f"{name + tag:21s} {old_cpu:6.2f} -> {cpu:6.2f} s cpu (x{old_cpu / cpu:.2f} "
+                f"faster), {old_wall:6.2f} -> {wall:6.2f} s wall (x{old_wall / wall:.2f}), "
+                f"{old_rss:5.0f} -> {rss:5.0f} MB"
             )
         print(
             "outputs equal, field by field: "
@@ -359,7 +377,7 @@ def main() -> None:
                 for other in outputs[1:]:
                     if fields := differing(outputs[0], other):
                         mismatches.append(f"{name} at {rows:,}: {', '.join(fields)}")
-            measure_uncached(root, a, b, rows, tmp, figures, outputs_of, mismatches)
+            measure_uncached(roots, versions, (a, b), rows, tmp, figures, outputs_of, mismatches)
     summarise(args.rows, args.baseline_rows, list(versions), figures, mismatches)
 
 
