@@ -1105,16 +1105,19 @@ class Store:
         rev = select(attempt_revs.c.rev).where(attempt_revs.c.run_id == run_id)
         return func.coalesce(rev.scalar_subquery(), 0)
 
-    def _cached_columns(self, run_id: str) -> dict[str, Any] | None:
-        """The run's cached columns if a blob of the current revision is stored, else None."""
+    def _current_blob(self, run_id: str, column: Any) -> Any:
+        """`column` of the run's cached blob if it is of this format and the current revision."""
         cache = attempt_column_cache.c
-        query = select(cache.data).where(
+        return select(column).where(
             cache.run_id == run_id,
             cache.format == _column_cache.FORMAT,
             cache.rev == self._current_rev(run_id),
         )
+
+    def _cached_columns(self, run_id: str) -> dict[str, Any] | None:
+        """The run's cached columns if a blob of the current revision is stored, else None."""
         with self._tx() as conn:
-            row = conn.execute(query).first()
+            row = conn.execute(self._current_blob(run_id, attempt_column_cache.c.data)).first()
         if row is None:
             return None
         try:
@@ -1190,12 +1193,7 @@ class Store:
 
     def _needs_reading(self, run_id: str) -> bool:
         """A run `attempt_columns` would read from its rows and then cache."""
-        cache = attempt_column_cache.c
-        current = select(cache.run_id).where(
-            cache.run_id == run_id,
-            cache.format == _column_cache.FORMAT,
-            cache.rev == self._current_rev(run_id),
-        )
+        current = self._current_blob(run_id, attempt_column_cache.c.run_id)
         with self._tx() as conn:
             cached = conn.execute(current).first() is not None
         return not cached and self._count_attempts(run_id) >= CACHE_MIN_ROWS
