@@ -1458,7 +1458,12 @@ def _encode_in_child(store: Store, run_ids: list[str], send: Any) -> None:
     """`Store.cache_columns`'s second process: encode `run_ids` and send the blobs back.
 
     It reads in a connection of its own (the parent's pooled connections are left alone:
-    ``dispose(close=False)``) and writes nothing; the parent writes every blob.
+    ``dispose(close=False)``, SQLAlchemy's advice for a forked process) and writes nothing;
+    the parent writes every blob. A forked process inherits SQLite's per-process lock
+    records, so the child's read locks may be the parent's own; the parent keeps its read
+    transaction, and so its locks, open until the child has ended, so no checkpoint or WAL
+    restart can pass their snapshot, and any commit meanwhile makes the parent refuse the
+    write (docs/design/analysis-scale.md, "Sixth pass").
     """
     import pickle
 
