@@ -1140,23 +1140,11 @@ class Store:
                 conn.execution_options(isolation_level="REPEATABLE READ")
             else:
                 conn.exec_driver_sql("BEGIN")  # one snapshot for the reads and the write
-            rev = int(conn.execute(select(self._current_rev(run_id))).scalar_one())
-            data = self._read_columns(run_id, list(CACHED_COLUMNS), conn)
-            blob = _column_cache.encode(data) if data is not None else None
-            if data is None or blob is None:
+            data, encoded = self._read_encoded(conn, run_id)
+            if encoded is None:
                 conn.rollback()
-                return data
-            n_rows = len(data["epoch"])
-            try:
-                if not postgres:
-                    conn.exec_driver_sql("PRAGMA busy_timeout=0")  # never wait to cache
-                self._write_cache(conn, run_id, rev, n_rows, blob)
-                conn.commit()
-            except SQLAlchemyError:
-                conn.rollback()
-            finally:
-                if not postgres:
-                    conn.exec_driver_sql(SQLITE_PRAGMAS[2])
+            else:
+                self._commit_blobs(conn, {run_id: encoded})
         return data
 
     def cache_columns(self, run_ids: Sequence[str]) -> list[str]:
@@ -1198,12 +1186,42 @@ class Store:
             cached = conn.execute(current).first() is not None
         return not cached and self._count_attempts(run_id) >= CACHE_MIN_ROWS
 
-    def _encoded(self, conn: Connection, run_id: str) -> tuple[int, int, bytes] | None:
-        """(revision, rows, blob) of the run as `conn` sees it; None if not cacheable."""
+    def _read_encoded(
+        self, conn: Connection, run_id: str
+    ) -> tuple[dict[str, Any] | None, tuple[int, int, bytes] | None]:
+        """The run's `CACHED_COLUMNS` as `conn` sees them, and (revision, rows, blob).
+
+        The columns are None if attempts were added meanwhile (`_read_columns`); the blob
+        part None when they are, or when they are not cacheable (`_column_cache.encode`).
+        """
         rev = int(conn.execute(select(self._current_rev(run_id))).scalar_one())
         data = self._read_columns(run_id, list(CACHED_COLUMNS), conn)
         blob = _column_cache.encode(data) if data is not None else None
-        return None if data is None or blob is None else (rev, len(data["epoch"]), blob)
+        if data is None or blob is None:
+            return data, None
+        return data, (rev, len(data["epoch"]), blob)
+
+    def _commit_blobs(self, conn: Connection, blobs: Mapping[str, tuple[int, int, bytes]]) -> bool:
+        """Write `blobs` (run id -> revision, rows, blob) and commit; False if refused.
+
+        Never waits for a lock on SQLite (busy timeout 0 for the write), where a write
+        committed since `conn`'s snapshot began makes SQLite refuse it; a store that cannot
+        be written refuses it too. Refused, nothing is written (rolled back).
+        """
+        sqlite = self.engine.dialect.name != "postgresql"
+        try:
+            if sqlite:
+                conn.exec_driver_sql("PRAGMA busy_timeout=0")  # never wait to cache
+            for run_id, encoded in blobs.items():
+                self._write_cache(conn, run_id, *encoded)
+            conn.commit()
+            return True
+        except SQLAlchemyError:
+            conn.rollback()
+            return False
+        finally:
+            if sqlite:
+                conn.exec_driver_sql(SQLITE_PRAGMAS[2])
 
     def _cache_in_two_processes(self, todo: list[str]) -> list[str]:
         import multiprocessing
@@ -1211,7 +1229,6 @@ class Store:
 
         context = multiprocessing.get_context("fork")
         receive, send = context.Pipe(duplex=False)
-        written: list[str] = []
         with self.engine.connect() as conn:
             conn.exec_driver_sql("BEGIN")
             conn.execute(select(func.count()).select_from(attempt_column_cache)).scalar_one()
@@ -1219,25 +1236,15 @@ class Store:
             child.start()  # after this process's snapshot began: the child's is no older
             send.close()
             try:
-                blobs = {run_id: self._encoded(conn, run_id) for run_id in todo[0::2]}
+                blobs = {run_id: self._read_encoded(conn, run_id)[1] for run_id in todo[0::2]}
                 with suppress(EOFError):  # a child that failed: attempt_columns reads its runs
                     blobs.update(pickle.loads(receive.recv_bytes()))
             finally:
                 receive.close()
                 child.join()
-            try:
-                conn.exec_driver_sql("PRAGMA busy_timeout=0")  # never wait to cache
-                for run_id, encoded in blobs.items():
-                    if encoded is not None:
-                        self._write_cache(conn, run_id, *encoded)
-                        written.append(run_id)
-                conn.commit()
-            except SQLAlchemyError:
-                conn.rollback()  # a write committed since the snapshot: cache nothing
-                written = []
-            finally:
-                conn.exec_driver_sql(SQLITE_PRAGMAS[2])
-        return written
+            ready = {run_id: encoded for run_id, encoded in blobs.items() if encoded is not None}
+            # refused when a write was committed since the snapshot: then nothing is cached
+            return list(ready) if self._commit_blobs(conn, ready) else []
 
     def _write_cache(
         self, conn: Connection, run_id: str, rev: int, n_rows: int, blob: bytes
@@ -1471,7 +1478,7 @@ def _encode_in_child(store: Store, run_ids: list[str], send: Any) -> None:
         store.engine.dispose(close=False)
         with store.engine.connect() as conn:
             conn.exec_driver_sql("BEGIN")
-            blobs = {run_id: store._encoded(conn, run_id) for run_id in run_ids}
+            blobs = {run_id: store._read_encoded(conn, run_id)[1] for run_id in run_ids}
             conn.rollback()
         send.send_bytes(pickle.dumps(blobs))
     except Exception:  # the parent gets no blobs, and its attempt_columns reads these runs

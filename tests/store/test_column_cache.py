@@ -364,16 +364,16 @@ def test_a_failed_second_process_leaves_its_runs_to_attempt_columns(
 ) -> None:
     store = _three_runs(sqlite_url)
     parent = os.getpid()
-    encoded = Store._encoded
+    encoded = Store._read_encoded
 
     def fail_in_child(self: Store, conn: Any, run_id: str) -> Any:
         if os.getpid() != parent:
             raise RuntimeError("the child fails")
         return encoded(self, conn, run_id)
 
-    monkeypatch.setattr(Store, "_encoded", fail_in_child)
+    monkeypatch.setattr(Store, "_read_encoded", fail_in_child)
     assert store.cache_columns(["r1", "r2"]) == ["r1"]
-    monkeypatch.setattr(Store, "_encoded", encoded)
+    monkeypatch.setattr(Store, "_read_encoded", encoded)
     assert set(_blobs(store)) == {"r1"}
     _assert_same(store.attempt_columns("r2"), store, "r2")  # read from its rows, then cached
     assert set(_blobs(store)) == {"r1", "r2"}
