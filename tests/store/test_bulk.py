@@ -17,6 +17,7 @@ from evalsuite.store import (
 )
 from evalsuite.store._bulk import RunTally
 from evalsuite.store._fingerprint import ATTEMPT_CONTENT_COLUMNS
+from tests.pg import PgServer
 
 
 @pytest.fixture
@@ -242,15 +243,16 @@ def test_text_the_store_cannot_hold_is_refused_on_every_backend(
     assert len(store.attempts("r1")) == 3
 
 
+@pytest.mark.postgres
 def test_a_copy_the_database_refuses_is_a_store_error_without_the_row(
-    store_url: str, monkeypatch: pytest.MonkeyPatch
+    pg: PgServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Whatever PostgreSQL refuses in a COPY (here a NUL, past the checks) is a `StoreError`
     with the database's first line, never "unexpected ..." nor its CONTEXT line, which quotes
-    the row."""
-    if not store_url.startswith("postgresql"):
-        pytest.skip("the COPY path is PostgreSQL's")
+    the row. (The COPY path is PostgreSQL's.)"""
     import evalsuite.store._bulk as bulk
+
+    store_url = pg.new_database()
 
     monkeypatch.setattr(bulk, "check_batch", lambda batch: None)
     store = Store(store_url)
