@@ -15,7 +15,13 @@ from evalsuite._core.jsonout import dumps_json
 from evalsuite.report._adaptive import md_adaptive
 from evalsuite.report._build import ReportData
 from evalsuite.report._items import md_items
-from evalsuite.service import ResultView, TableView, comparison_view, validity_view
+from evalsuite.service import (
+    ResultView,
+    TableView,
+    comparison_view,
+    is_unfinished,
+    validity_view,
+)
 from evalsuite.service._format import fmt_counts, fmt_signed
 
 __all__ = [
@@ -168,7 +174,7 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]
 
 def _validity_word(r: dict[str, Any]) -> str:
     """A run's validity as the report shows it: yes, NO, or not judged (not complete)."""
-    if r.get("status") in ("running", "interrupted"):
+    if is_unfinished(r):
         return f"not judged ({r['status']})"
     return "yes" if r["valid"] else "NO"
 
