@@ -231,6 +231,22 @@ def _check_dev(layout: Layout, manifest: Manifest, report: VerifyReport) -> None
         )
 
 
+def _frozen_paths_escape(layout: Layout, manifest: Manifest, report: VerifyReport) -> bool:
+    """True (and reported) when a path the manifest froze now leads out of the project.
+
+    Nothing behind such a path is read: what it holds is not part of the project.
+    """
+    from evalsuite.manifest._paths import escaping_paths
+
+    escaping = escaping_paths(layout, manifest.families)
+    report.problems.extend(
+        e.message(f"{manifest.ref} (its manifest)")
+        + "; restore it inside the project, or freeze a new version from files inside it"
+        for e in escaping
+    )
+    return bool(escaping)
+
+
 def _check_family_versions(
     layout: Layout, suite: SuiteConfig, manifest: Manifest, report: VerifyReport
 ) -> None:
@@ -334,7 +350,8 @@ def _check_content(
     _check_file(layout, manifest.fingerprints, "fingerprint file", report)
     vault_ok = _check_file(layout, manifest.vault, "vault", report)
     try:
-        _check_dev(layout, manifest, report)
+        if not _frozen_paths_escape(layout, manifest, report):
+            _check_dev(layout, manifest, report)
     except UsageError as exc:
         report.errors.append(f"dev items could not be checked: {exc}")
     except EvalsuiteError as exc:
