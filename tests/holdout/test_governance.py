@@ -170,6 +170,37 @@ def test_git_history_catches_an_edit_that_also_rewrote_the_changelog(tmp_path: P
     assert any("the changelog of that commit does not record" in p for p in report["problems"])
 
 
+def test_a_manifest_rehashed_and_committed_with_its_changelog_before_any_run_fails_verify(
+    tmp_path: Path,
+) -> None:
+    """Issue 28 point 11: no run, so no ledger or store record; only the first commit is left."""
+    project = make_project(tmp_path)
+    assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 0
+    _git(project.root, "init", "-q")
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "freeze demo 1.0.0")
+    path = project.root / "manifests" / "demo" / "1.0.0.json"
+    data = json.loads(path.read_text())
+    old_hash = data["manifest_hash"]
+    data["holdout_budget"] = 99
+    data["manifest_hash"] = new_hash = compute_manifest_hash(data)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    changelog = project.root / "manifests" / "demo" / "CHANGELOG.md"
+    changelog.write_text(changelog.read_text().replace(old_hash, new_hash))
+    _git(project.root, "commit", "-qam", "raise the budget")
+
+    result = project.invoke("verify", "demo", "--json")
+    assert result.exit_code == 3, result.output
+    report = json_out(result)["suites"][0]
+    assert report["hash_sources"]["changelog"] == "agrees"  # rewritten to match
+    assert report["hash_sources"]["git"] == "DISAGREES"
+    (problem,) = report["problems"]
+    assert f"from {old_hash} (as first committed" in problem and new_hash in problem
+    assert "never changes after its first commit" in problem
+    run = project.invoke("run", "demo@1.0.0", "--model", "fakeagent/x", "--limit", "1")
+    assert run.exit_code == 3  # and no run starts on it
+
+
 # item 4 -------------------------------------------------------------------------------------
 
 
