@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         model_family,
         open_ledger,
         read_ledger,
+        record_decryption,
         verify_ledger,
         who,
     )
@@ -79,6 +80,7 @@ else:
                 "model_family",
                 "open_ledger",
                 "read_ledger",
+                "record_decryption",
                 "verify_ledger",
                 "who",
             ),
@@ -118,6 +120,7 @@ __all__ = [
     "model_family",
     "open_ledger",
     "read_ledger",
+    "record_decryption",
     "resolve_family",
     "screen_documents",
     "store_hash_check",

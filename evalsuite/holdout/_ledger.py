@@ -7,10 +7,11 @@
      "purpose": ..., "override_reason": ..., "resumed": false,
      "prev": <hash of entry 2>, "hash": <sha256 of this entry without "hash">}
 
-Besides accesses, two kinds of events are chained the same way (``"kind"``, with a
+Besides accesses, three kinds of events are chained the same way (``"kind"``, with a
 ``"reason"``): ``void`` releases the access just before it of the same run (the run failed
-before any holdout item reached the model), and ``family`` records that a model belongs to
-another family from now on (`evalsuite holdout family`).
+before any holdout item reached the model), ``family`` records that a model belongs to
+another family from now on (`evalsuite holdout family`), and ``decrypt`` records that a tool
+other than a run decrypted the holdout (`evalsuite audit --leaks`; no budget spent).
 
 Editing any field breaks that entry's hash; deleting or reordering entries breaks the
 chain (``prev`` and ``seq``). Deleting the newest entries leaves a valid shorter chain, so
@@ -48,6 +49,7 @@ __all__ = [
     "model_family",
     "open_ledger",
     "read_ledger",
+    "record_decryption",
     "verify_ledger",
     "who",
 ]
@@ -84,8 +86,8 @@ def model_family(model: str) -> str:
         family = stripped
 
 
-EntryKind = Literal["access", "void", "family"]
-KINDS: tuple[EntryKind, ...] = ("access", "void", "family")
+EntryKind = Literal["access", "void", "family", "decrypt"]
+KINDS: tuple[EntryKind, ...] = ("access", "void", "family", "decrypt")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +117,9 @@ class LedgerEntry:
     """``access``: a run opened the holdout (``resumed``: it continued an earlier access);
     ``void``: the access just before it of the same run was released, because the run
     failed before any holdout item reached the model; ``family``: `model` belongs to
-    `model_family` from now on (an audited re-mapping, with a `reason`)."""
+    `model_family` from now on (an audited re-mapping, with a `reason`); ``decrypt``: a tool
+    other than a run decrypted the holdout (the leak audit; `reason` says which), recorded
+    before the vault is opened, spending no budget."""
     reason: str | None = None
     """Why a ``void`` or ``family`` event was recorded."""
     stopping_rule: dict[str, Any] | None = None
@@ -304,6 +308,39 @@ def append_entry(path: Path, fields: dict[str, Any]) -> LedgerEntry:
     """
     with open_ledger(path) as ledger:
         return ledger.append(fields)
+
+
+def record_decryption(
+    path: Path, *, suite: str, version: str, manifest_hash: str, reason: str, at: str
+) -> LedgerEntry:
+    """Append a ``decrypt`` entry: the holdout of ``suite@version`` is about to be decrypted.
+
+    Called before the vault is opened; it spends no budget (it is no model's look) but leaves
+    a chained record of who decrypted what, when and why.
+
+    Raises:
+        LedgerError: the ledger is damaged (nothing is appended, nothing decrypted).
+    """
+    user, host = who()
+    return append_entry(
+        path,
+        {
+            "run_id": "",
+            "suite": suite,
+            "version": version,
+            "manifest_hash": manifest_hash,
+            "model": "",
+            "model_family": "",
+            "user": user,
+            "host": host,
+            "at": at,
+            "purpose": None,
+            "override_reason": None,
+            "resumed": False,
+            "kind": "decrypt",
+            "reason": reason,
+        },
+    )
 
 
 def who() -> tuple[str, str]:
