@@ -29,7 +29,7 @@ from typing import Any
 
 from evalsuite._core.layout import Layout
 from evalsuite._core.text import normalise_words
-from evalsuite.holdout import record_decryption
+from evalsuite.holdout import anchor_file, record_decryption
 from evalsuite.kit import family_of
 from evalsuite.manifest import (
     KeySpec,
@@ -205,6 +205,7 @@ def audit_leaks(
             reason="leak audit (evalsuite audit --leaks): holdout targets compared with what "
             "the agent can read, in memory",
             at=datetime.now(UTC).isoformat(),
+            anchor=anchor_file(keys.key_dir, layout.root, suite),
         )
         pairs += [(f, i, "holdout") for f, i in load_holdout_items(layout, manifest, key)]
     for family, item, split in pairs:

@@ -258,4 +258,10 @@ def freeze_cmd(
             "read (their content is sealed in the vault)"
         )
     console.print(f"  vault key: {result.key_source}")
+    if payload["n_holdout"]:
+        ledger = ctx.layout.ledger_file(m.suite).relative_to(ctx.layout.root).as_posix()
+        console.print(
+            f"  access ledger: {ledger} (written by holdout runs): keep it tracked by git and "
+            "commit it after every holdout run; `verify` warns while it is not"
+        )
     print_freeze_audit(audit_payload)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         load_index,
         screen_documents,
     )
+    from evalsuite.holdout._anchor import anchor_file
     from evalsuite.holdout._budget import (
         BudgetStatus,
         budget_status,
@@ -52,12 +53,14 @@ if TYPE_CHECKING:
         verify_ledger,
         who,
     )
+    from evalsuite.holdout._tracking import ledger_history_problems, ledger_tracking_warning
 else:
     from evalsuite._core.lazy import lazy_exports
 
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
+            "._anchor": ("anchor_file",),
             "._budget": (
                 "BudgetStatus",
                 "budget_status",
@@ -84,6 +87,7 @@ else:
                 "verify_ledger",
                 "who",
             ),
+            "._tracking": ("ledger_history_problems", "ledger_tracking_warning"),
             # the guard stage (evalsuite.guard), where these names moved; kept here
             "evalsuite.guard": (
                 "DEFAULT_THRESHOLD",
@@ -109,13 +113,16 @@ __all__ = [
     "LedgerReport",
     "LedgerTransaction",
     "StoredRun",
+    "anchor_file",
     "append_entry",
     "budget_status",
     "check_budget",
     "family_mapping",
     "guard",
     "ledger_hash_check",
+    "ledger_history_problems",
     "ledger_store_problems",
+    "ledger_tracking_warning",
     "load_index",
     "model_family",
     "open_ledger",

@@ -67,6 +67,9 @@ class VerifyReport:
     hash_sources: dict[str, str] = field(default_factory=dict)
     """Where else the manifest hash is recorded, and whether each agrees (``changelog``,
     ``git``; the CLI adds ``ledger`` and ``store``)."""
+    warnings: list[str] = field(default_factory=list)
+    """Not failures, but to act on: the access ledger untracked by git or not committed
+    (set by the CLI; docs/design/holdout-governance.md, section 11)."""
     recorded: bool = False
     """True when the items, vault and files were not re-read because a full check of exactly
     this content (same bytes, same code, same key) found them intact (`VerifyCache`)."""
@@ -102,6 +105,7 @@ class VerifyReport:
             "hash_sources": dict(self.hash_sources),
             "store": self.store,
             "recorded": self.recorded,
+            "warnings": list(self.warnings),
         }
 
 

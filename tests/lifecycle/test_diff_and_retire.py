@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from evalsuite._core.layout import Layout
-from evalsuite.manifest import load_manifest, load_suite
-from evalsuite.manifest._items import item_hash, load_suite_items
+from evalsuite.manifest import item_hash, load_manifest, load_suite, load_suite_items
 from tests.helpers import REPO, Project, json_out, make_items, make_project, write_jsonl
 
 MARKER = "PLANTED-HOLDOUT-MARKER-7f3a"
