@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalsuite._core.atomic import atomic_write_text
+from evalsuite.errors import UsageError
 
 if TYPE_CHECKING:
     from evalsuite.holdout._ledger import LedgerEntry
@@ -41,8 +42,20 @@ def anchor_file(key_dir: Path, project: Path, suite: str) -> Path:
 
     One directory per project (a digest of its resolved path), so that suites of the same
     name in two projects keep two heads.
+
+    Raises:
+        UsageError: `key_dir` lies inside the project (symlinks resolved).
     """
-    digest = hashlib.sha256(str(project.resolve()).encode("utf-8")).hexdigest()[:16]
+    root = project.resolve()
+    if key_dir.resolve().is_relative_to(root):
+        raise UsageError(
+            f"the key directory {key_dir} (EVALSUITE_KEY_DIR) lies inside the project {root}: "
+            "the holdout ledger's head is recorded there, where the edit that truncates the "
+            "ledger would reach it too (and a random key would sit beside its vault). Set "
+            "EVALSUITE_KEY_DIR to a private directory outside the project (default "
+            "~/.config/evalsuite/keys)."
+        )
+    digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
     return key_dir / "ledger-heads" / digest / f"{suite}.json"
 
 

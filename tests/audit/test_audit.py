@@ -135,7 +135,11 @@ def test_shipped_suites_have_no_leaks(tmp_path: Path) -> None:
     )["suites"]:
         if not suite["versions"]:
             continue
-        result = CliRunner().invoke(cli, ["--root", str(root), "audit", suite["suite"], "--json"])
+        result = CliRunner().invoke(
+            cli,
+            ["--root", str(root), "audit", suite["suite"], "--json"],
+            env={"EVALSUITE_KEY_DIR": str(tmp_path / "keys")},  # the ledger heads go there
+        )
         assert result.exit_code == 0, result.stdout + result.stderr
         assert json_out(result)["leaks"]["findings"] == []
 

@@ -230,6 +230,20 @@ def test_a_key_directory_or_key_file_inside_the_project_is_refused(tmp_path: Pat
     assert _files(made.root) == before
 
 
+def test_a_key_directory_inside_the_project_is_refused_where_ledger_heads_go(
+    tmp_path: Path,
+) -> None:
+    """A canary-keyed suite reads no key, but its ledger's head is kept in the key directory."""
+    project = make_project(tmp_path)
+    _freeze(project)
+    inside = Project(root=project.root, key_dir=project.root / "holdout" / "x")
+    for args in (("verify", "demo"), ("holdout", "status", "demo@1.0.0")):
+        result = inside.invoke(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "lies inside the project" in result.stderr
+    assert not (project.root / "holdout" / "x").exists()
+
+
 def test_a_freeze_refused_by_its_own_checks_writes_no_key(tmp_path: Path) -> None:
     from tests.helpers import suite_toml
 
