@@ -44,6 +44,10 @@ WORKSPACE = ROOT / ".evalsuite" / "demo"
 REPORT = ROOT / "reports" / "demo"
 SUITES = ("support@2.0.0", "records@1.0.0", "repair@1.0.0")
 """The example suites, each run by both checkpoints on its holdout."""
+KEY_DIR = ROOT / ".evalsuite" / "demo-keys"
+"""The demo's own key directory (`EVALSUITE_KEY_DIR` of its workers), outside the workspace:
+it holds the heads of the workspace's ledgers, which start empty in every demo (the shipped
+suites use canary keys, so it holds no key)."""
 ACTION_CACHE = "action-spaces.json"
 """`verify`'s action-space cache, in the workspace's state directory (`.evalsuite/`)."""
 WORKERS = 2
@@ -329,6 +333,8 @@ def fresh_workspace() -> None:
     kept = cache.read_bytes() if cache.is_file() else None
     if WORKSPACE.exists():
         shutil.rmtree(WORKSPACE)
+    if KEY_DIR.exists():  # the ledgers start empty: so do the heads recorded of them
+        shutil.rmtree(KEY_DIR)
     ignore = shutil.ignore_patterns("__pycache__", "*.lock", "ACCESS.jsonl")
     for part in ("tasks", "manifests", "holdout"):
         shutil.copytree(ROOT / part, WORKSPACE / part, ignore=ignore)
@@ -437,6 +443,7 @@ def main() -> None:
     """Run the demo steps in order."""
     started = time.perf_counter()
     fresh_workspace()
+    os.environ["EVALSUITE_KEY_DIR"] = str(KEY_DIR)  # the workers inherit it
     print(f"demo workspace: {WORKSPACE} (a scratch copy; the repository's ledger is untouched)")
     chromium: list[subprocess.Popen[bytes] | None] = []
     with Pool() as pool:

@@ -140,6 +140,7 @@ def test_a_fresh_workspace_keeps_only_verifys_action_space_cache(
         (root / part / "f.txt").write_text(part)
     monkeypatch.setattr(demo, "ROOT", root)
     monkeypatch.setattr(demo, "WORKSPACE", workspace)
+    monkeypatch.setattr(demo, "KEY_DIR", tmp_path / "demo-keys")
     demo.fresh_workspace()  # the first demo: no cache to keep
     assert not (workspace / ".evalsuite").exists()
     state = workspace / ".evalsuite"
@@ -147,7 +148,10 @@ def test_a_fresh_workspace_keeps_only_verifys_action_space_cache(
     (state / demo.ACTION_CACHE).write_text('{"agreed": ["d1"]}')
     (state / "results.sqlite").write_text("an earlier demo's runs")
     (workspace / "holdout" / "ACCESS.jsonl").write_text("an earlier demo's looks")
+    heads = tmp_path / "demo-keys" / "ledger-heads"
+    heads.mkdir(parents=True)  # the heads of those looks, outside the workspace
     demo.fresh_workspace()
+    assert not heads.exists()
     assert (state / demo.ACTION_CACHE).read_text() == '{"agreed": ["d1"]}'
     assert sorted(p.name for p in state.iterdir()) == [demo.ACTION_CACHE]
     assert not (workspace / "holdout" / "ACCESS.jsonl").exists()

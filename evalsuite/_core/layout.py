@@ -16,6 +16,9 @@ class Layout:
     """Paths of one evalsuite project; all commands work relative to `root`."""
 
     root: Path
+    origin: Path | None = None
+    """For a private staging copy of a project (the grader audit's, triage's): the project it
+    was staged from. Its files, linked into the copy, count as inside the project."""
 
     @property
     def tasks(self) -> Path:
@@ -41,6 +44,12 @@ class Layout:
     def state(self) -> Path:
         """Local state: the default SQLite store and inspect logs of dev runs."""
         return self.root / ".evalsuite"
+
+    def contains(self, path: Path) -> bool:
+        """True when `path`, symlinks resolved, lies inside the project (or its `origin`)."""
+        where = path.resolve()
+        roots = [self.root] if self.origin is None else [self.root, self.origin]
+        return any(where.is_relative_to(r.resolve()) for r in roots)
 
     def suite_file(self, suite: str) -> Path:
         """`tasks/<suite>.toml`."""

@@ -24,10 +24,12 @@ import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from evalsuite._core.layout import Layout
 from evalsuite._core.text import normalise_words
+from evalsuite.holdout import anchor_file, record_decryption
 from evalsuite.kit import family_of
 from evalsuite.manifest import (
     KeySpec,
@@ -178,7 +180,11 @@ def audit_leaks(
         suite: Suite name.
         version: Frozen version (latest when None).
         keys: Vault key locations (holdout items are decrypted in memory).
-        holdout: Also audit the holdout items (needs the key).
+        holdout: Also audit the holdout items (needs the key). The decryption is recorded in
+            the suite's access ledger first (a ``decrypt`` entry, no budget spent).
+
+    Raises:
+        LedgerError: the ledger is damaged: nothing is decrypted.
     """
     manifest = load_manifest(layout, suite, version)
     report = LeakReport(suite=suite, version=manifest.version)
@@ -191,6 +197,16 @@ def audit_leaks(
     ]
     if holdout:
         key = resolve_key(suite, manifest.key, manifest.canary, keys, create=False)
+        record_decryption(  # before the vault is opened; no budget spent
+            layout.ledger_file(suite),
+            suite=suite,
+            version=manifest.version,
+            manifest_hash=manifest.manifest_hash,
+            reason="leak audit (evalsuite audit --leaks): holdout targets compared with what "
+            "the agent can read, in memory",
+            at=datetime.now(UTC).isoformat(),
+            anchor=anchor_file(keys.key_dir, layout.root, suite),
+        )
         pairs += [(f, i, "holdout") for f, i in load_holdout_items(layout, manifest, key)]
     for family, item, split in pairs:
         report.checked[split] = report.checked.get(split, 0) + 1

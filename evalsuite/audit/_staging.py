@@ -93,7 +93,7 @@ def _suite_toml(suite: SuiteConfig, items: Mapping[str, str]) -> str:
 
 def _stage(layout: Layout, candidate: FreezeCandidate, root: Path) -> Layout:
     manifest = candidate.manifest
-    staged = Layout(root)
+    staged = Layout(root, origin=layout.root)  # its tasks/ links into the project's
     staged.tasks.mkdir(parents=True)
     for entry in sorted(layout.tasks.iterdir()):
         if entry.name != f"{manifest.suite}.toml" and entry.name != _ITEMS_DIR:

@@ -90,7 +90,7 @@ class Context:
         """Key locations, with an explicit `--key-file` taking precedence."""
         from evalsuite.manifest import KeySpec  # here: the vault (cryptography) only when used
 
-        return KeySpec(key_dir=self.key_dir, key_file=key_file)
+        return KeySpec(key_dir=self.key_dir, key_file=key_file, project=self.layout.root)
 
 
 def default_key_dir() -> Path:

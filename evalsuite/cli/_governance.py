@@ -17,8 +17,11 @@ from evalsuite.errors import LedgerError
 from evalsuite.holdout import (
     LedgerEntry,
     StoredRun,
+    anchor_file,
     ledger_hash_check,
+    ledger_history_problems,
     ledger_store_problems,
+    ledger_tracking_warning,
     read_ledger,
     store_hash_check,
     verify_ledger,
@@ -66,6 +69,8 @@ class GovernanceCheck:
     problems: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     """``ledger`` and ``store``: does each agree with the manifest hash."""
+    warnings: list[str] = field(default_factory=list)
+    """Not failures: the ledger is not tracked by git, or has entries not committed."""
 
 
 def check_governance(
@@ -84,7 +89,13 @@ def check_governance(
         else str(path)
     )
     check = GovernanceCheck(ledger=path, store=store)
-    check.problems.extend(verify_ledger(path).problems)
+    anchor = anchor_file(ctx.key_dir, ctx.layout.root, suite)
+    check.problems.extend(verify_ledger(path, anchor=anchor).problems)
+    if path.is_file():  # git is asked only about a ledger that exists (verify starts fast)
+        check.problems.extend(ledger_history_problems(path, shown))
+        warning = ledger_tracking_warning(path, shown)
+        if warning is not None:
+            check.warnings.append(warning)
     try:
         check.entries = read_ledger(path)
     except LedgerError:

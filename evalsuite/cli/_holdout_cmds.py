@@ -18,7 +18,7 @@ from evalsuite.cli._common import (
 )
 from evalsuite.cli._governance import check_governance, stored_runs
 from evalsuite.errors import IntegrityError, NotFoundError, UsageError
-from evalsuite.holdout import budget_status, family_mapping, open_ledger, who
+from evalsuite.holdout import anchor_file, budget_status, family_mapping, open_ledger, who
 from evalsuite.manifest import frozen_versions, history_check, load_manifest, parse_ref
 
 __all__ = ["holdout_group"]
@@ -130,7 +130,8 @@ def family_cmd(
     if not family.strip():
         raise UsageError("FAMILY must not be empty")
     user, host = who()
-    with open_ledger(ctx.layout.ledger_file(name)) as ledger:
+    anchor = anchor_file(ctx.key_dir, ctx.layout.root, name)
+    with open_ledger(ctx.layout.ledger_file(name), anchor=anchor) as ledger:
         before = family_mapping(ledger.entries).get(model)
         if before == family:
             raise UsageError(f"model {model!r} already belongs to family {family!r} on {name}")

@@ -50,6 +50,7 @@ def _print_diff(payload: dict[str, Any]) -> None:
         entries = payload[kind]
         if entries:
             console.print(f"  {kind} ({len(entries)}): {_ids(entries)}")
+    _print_change_causes(payload)
     if payload["moved"]:
         console.print(
             f"  moved strata ({len(payload['moved'])}): "
@@ -74,6 +75,25 @@ def _print_diff(payload: dict[str, Any]) -> None:
     console.print(line + (" (changed)" if audit["changed"] else ""))
     if payload["notes"].get("b"):
         console.print(f"  note of {b}: {payload['notes']['b']}")
+
+
+def _print_change_causes(payload: dict[str, Any]) -> None:
+    """Why the changed items' hashes changed: their own content, or their family's version."""
+    changed = payload["changed"]
+    by_family = [c for c in changed if c.get("cause") == "family_version"]
+    if not by_family:
+        return
+    families = ", ".join(f"{name} {v['a']} -> {v['b']}" for name, v in payload["families"].items())
+    share = "all" if len(by_family) == len(changed) else f"{len(by_family)} of"
+    console.print(
+        f"    {share} {len(changed)} changed because their family's version changed "
+        f"({families}): the family version is part of every item's content hash, so these "
+        "hashes changed whether or not the items did (the manifests cannot tell); scores "
+        "across the two versions are not comparable on them"
+    )
+    rest = len(changed) - len(by_family)
+    if rest:
+        console.print(f"    {rest} changed their own content (input, target, metadata or files)")
 
 
 @click.command("diff")

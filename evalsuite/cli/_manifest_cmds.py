@@ -114,7 +114,7 @@ def _check_task_references(ctx: Context, suite: str) -> TaskRecords:
     manifest/ cannot do this itself: it never imports inspect.
     """
     from evalsuite.manifest import TASK_REFERENCE_FORMS, load_suite
-    from evalsuite.run import load_task_function, suite_task_records
+    from evalsuite.run import check_family_scoring, load_task_function, suite_task_records
 
     config = load_suite(ctx.layout, suite)
     hint = (
@@ -122,7 +122,8 @@ def _check_task_references(ctx: Context, suite: str) -> TaskRecords:
         "nothing was frozen."
     )
     for family in config.families:
-        load_task_function(ctx.layout, config.name, family, hint=hint)
+        function = load_task_function(ctx.layout, config.name, family, hint=hint)
+        check_family_scoring(function, family, suite=config.name)
     return suite_task_records(ctx.layout, config)
 
 
@@ -257,4 +258,10 @@ def freeze_cmd(
             "read (their content is sealed in the vault)"
         )
     console.print(f"  vault key: {result.key_source}")
+    if payload["n_holdout"]:
+        ledger = ctx.layout.ledger_file(m.suite).relative_to(ctx.layout.root).as_posix()
+        console.print(
+            f"  access ledger: {ledger} (written by holdout runs): keep it tracked by git and "
+            "commit it after every holdout run; `verify` warns while it is not"
+        )
     print_freeze_audit(audit_payload)

@@ -72,6 +72,18 @@ def _fmt(value: float, digits: int = 3) -> str:
     )
 
 
+def _ledger_note(ctx: Context, suite: str | None, split: str | None) -> None:
+    """After a holdout run: say on stderr when the access ledger is not committed to git."""
+    if split != "holdout" or suite is None:
+        return
+    from evalsuite.holdout import ledger_tracking_warning
+
+    path = ctx.layout.ledger_file(suite)
+    warning = ledger_tracking_warning(path, path.relative_to(ctx.layout.root).as_posix())
+    if warning is not None:
+        click.echo(f"note: {warning}", err=True)
+
+
 @click.command("run")
 @click.argument("ref", required=False)
 @click.option("--model", "model", help="inspect model, e.g. evalsuite/improved.")
@@ -387,6 +399,7 @@ def run_cmd(
         )
     health = result.health
     audit = audit_field(ctx, result.run.suite, result.run.version)
+    _ledger_note(ctx, result.run.suite, result.run.split)
     if as_json:
         emit_json(result.to_dict() | {"audit": audit} | ({"adaptive": summary} if summary else {}))
     elif not result.run_complete:

@@ -126,6 +126,8 @@ def _print_report(report: VerifyReport) -> None:
         _line(f"  ✗ {error}", fg="red")
     for item in report.items:
         _line(f"  ✗ {item.kind} {item.split} item {item.item_id}: {item.detail}", fg="red")
+    for warning in report.warnings:
+        _line(f"  ! {warning}", fg="yellow")
     if report.superseded:
         _line(f"  superseded by a later version: {', '.join(report.superseded)}")
     if report.candidates:
@@ -200,6 +202,7 @@ def verify_cmd(
             ctx, report.suite, report.version, report.manifest_hash, runs, store
         )
         report.problems.extend(check.problems)
+        report.warnings.extend(check.warnings)
         report.hash_sources.update(check.sources)
         report.store = store
     environment: list[bytes] = []

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         load_index,
         screen_documents,
     )
+    from evalsuite.holdout._anchor import anchor_file
     from evalsuite.holdout._budget import (
         BudgetStatus,
         budget_status,
@@ -48,15 +49,18 @@ if TYPE_CHECKING:
         model_family,
         open_ledger,
         read_ledger,
+        record_decryption,
         verify_ledger,
         who,
     )
+    from evalsuite.holdout._tracking import ledger_history_problems, ledger_tracking_warning
 else:
     from evalsuite._core.lazy import lazy_exports
 
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
+            "._anchor": ("anchor_file",),
             "._budget": (
                 "BudgetStatus",
                 "budget_status",
@@ -79,9 +83,11 @@ else:
                 "model_family",
                 "open_ledger",
                 "read_ledger",
+                "record_decryption",
                 "verify_ledger",
                 "who",
             ),
+            "._tracking": ("ledger_history_problems", "ledger_tracking_warning"),
             # the guard stage (evalsuite.guard), where these names moved; kept here
             "evalsuite.guard": (
                 "DEFAULT_THRESHOLD",
@@ -107,17 +113,21 @@ __all__ = [
     "LedgerReport",
     "LedgerTransaction",
     "StoredRun",
+    "anchor_file",
     "append_entry",
     "budget_status",
     "check_budget",
     "family_mapping",
     "guard",
     "ledger_hash_check",
+    "ledger_history_problems",
     "ledger_store_problems",
+    "ledger_tracking_warning",
     "load_index",
     "model_family",
     "open_ledger",
     "read_ledger",
+    "record_decryption",
     "resolve_family",
     "screen_documents",
     "store_hash_check",

@@ -7,10 +7,11 @@
      "purpose": ..., "override_reason": ..., "resumed": false,
      "prev": <hash of entry 2>, "hash": <sha256 of this entry without "hash">}
 
-Besides accesses, two kinds of events are chained the same way (``"kind"``, with a
+Besides accesses, three kinds of events are chained the same way (``"kind"``, with a
 ``"reason"``): ``void`` releases the access just before it of the same run (the run failed
-before any holdout item reached the model), and ``family`` records that a model belongs to
-another family from now on (`evalsuite holdout family`).
+before any holdout item reached the model), ``family`` records that a model belongs to
+another family from now on (`evalsuite holdout family`), and ``decrypt`` records that a tool
+other than a run decrypted the holdout (`evalsuite audit --leaks`; no budget spent).
 
 Editing any field breaks that entry's hash; deleting or reordering entries breaks the
 chain (``prev`` and ``seq``). Deleting the newest entries leaves a valid shorter chain, so
@@ -36,6 +37,7 @@ from typing import Any, Literal
 from evalsuite._core.atomic import atomic_write_text
 from evalsuite._core.hashing import canonical_json, sha256_bytes
 from evalsuite.errors import LedgerError
+from evalsuite.holdout._anchor import anchor_problems, write_anchor
 
 __all__ = [
     "GENESIS",
@@ -48,6 +50,7 @@ __all__ = [
     "model_family",
     "open_ledger",
     "read_ledger",
+    "record_decryption",
     "verify_ledger",
     "who",
 ]
@@ -84,8 +87,8 @@ def model_family(model: str) -> str:
         family = stripped
 
 
-EntryKind = Literal["access", "void", "family"]
-KINDS: tuple[EntryKind, ...] = ("access", "void", "family")
+EntryKind = Literal["access", "void", "family", "decrypt"]
+KINDS: tuple[EntryKind, ...] = ("access", "void", "family", "decrypt")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +118,9 @@ class LedgerEntry:
     """``access``: a run opened the holdout (``resumed``: it continued an earlier access);
     ``void``: the access just before it of the same run was released, because the run
     failed before any holdout item reached the model; ``family``: `model` belongs to
-    `model_family` from now on (an audited re-mapping, with a `reason`)."""
+    `model_family` from now on (an audited re-mapping, with a `reason`); ``decrypt``: a tool
+    other than a run decrypted the holdout (the leak audit; `reason` says which), recorded
+    before the vault is opened, spending no budget."""
     reason: str | None = None
     """Why a ``void`` or ``family`` event was recorded."""
     stopping_rule: dict[str, Any] | None = None
@@ -222,9 +227,13 @@ def _chain_problems(path: Path, entries: list[LedgerEntry]) -> list[str]:
     return problems
 
 
-def verify_ledger(path: Path, *, holdout_runs: Iterable[str] = ()) -> LedgerReport:
+def verify_ledger(
+    path: Path, *, holdout_runs: Iterable[str] = (), anchor: Path | None = None
+) -> LedgerReport:
     """Check the hash chain, and that every run id in `holdout_runs` has an access entry.
 
+    With `anchor` (`evalsuite.holdout.anchor_file`): the ledger must still hold the head
+    recorded there at the last append on this machine (newest entries deleted otherwise).
     The other direction (every access in the ledger has its run in the store) needs the
     store: `evalsuite.holdout.ledger_store_problems`.
     """
@@ -233,6 +242,8 @@ def verify_ledger(path: Path, *, holdout_runs: Iterable[str] = ()) -> LedgerRepo
     report.entries = len(entries)
     report.problems.extend(problems)
     report.problems.extend(_chain_problems(path, entries))
+    if not problems:
+        report.problems.extend(anchor_problems(path, entries, anchor))
     logged = {e.run_id for e in entries if e.kind == "access"}
     missing = sorted(set(holdout_runs) - logged)
     if missing:
@@ -260,9 +271,10 @@ class LedgerTransaction:
     with no other process in between.
     """
 
-    def __init__(self, path: Path, entries: list[LedgerEntry]) -> None:
+    def __init__(self, path: Path, entries: list[LedgerEntry], anchor: Path | None = None) -> None:
         self.path = path
         self.entries = entries
+        self.anchor = anchor
 
     def append(self, fields: dict[str, Any]) -> LedgerEntry:
         """Append one entry (``kind`` and ``reason`` optional) and return it, chained."""
@@ -275,35 +287,94 @@ class LedgerTransaction:
         line = json.dumps(entry.body() | {"hash": entry.hash}, sort_keys=True)
         atomic_write_text(self.path, text + line + "\n")
         self.entries.append(entry)
+        if self.anchor is not None:
+            write_anchor(self.anchor, entry, ledger=self.path)
         return entry
 
 
 @contextmanager
-def open_ledger(path: Path) -> Iterator[LedgerTransaction]:
+def open_ledger(path: Path, *, anchor: Path | None = None) -> Iterator[LedgerTransaction]:
     """Lock the ledger at `path`, verify its chain, and yield it for checks and appends.
 
+    Args:
+        path: The ledger.
+        anchor: Where this machine records the ledger's head (`evalsuite.holdout.anchor_file`,
+            in the key directory): the ledger must still hold the head recorded there, and
+            every append records the new one. None: no head is checked or recorded.
+
     Raises:
-        LedgerError: the ledger is damaged (never append to a broken chain); nothing is
-            written.
+        LedgerError: the ledger is damaged (never append to a broken chain), has lost the
+            recorded head, or the head cannot be recorded; nothing is written.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     from filelock import FileLock  # here: `verify` and `suites` start without it
 
     with FileLock(str(path) + ".lock"):
-        report = verify_ledger(path)
+        report = verify_ledger(path, anchor=anchor)
         if not report.ok:
             raise _damaged(report)
-        yield LedgerTransaction(path, read_ledger(path))
+        if anchor is not None:
+            try:
+                anchor.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise LedgerError(
+                    f"cannot record the holdout ledger's head in {anchor.parent} "
+                    f"({type(exc).__name__}): it lives in the key directory, outside the "
+                    "project. Set EVALSUITE_KEY_DIR to a directory you can write. Nothing was "
+                    "run or recorded."
+                ) from None
+        yield LedgerTransaction(path, read_ledger(path), anchor)
 
 
-def append_entry(path: Path, fields: dict[str, Any]) -> LedgerEntry:
+def append_entry(path: Path, fields: dict[str, Any], *, anchor: Path | None = None) -> LedgerEntry:
     """Append an entry (under a lock; the file is rewritten atomically).
 
     Raises:
         LedgerError: the existing ledger does not verify (never append to a broken chain).
     """
-    with open_ledger(path) as ledger:
+    with open_ledger(path, anchor=anchor) as ledger:
         return ledger.append(fields)
+
+
+def record_decryption(
+    path: Path,
+    *,
+    suite: str,
+    version: str,
+    manifest_hash: str,
+    reason: str,
+    at: str,
+    anchor: Path | None = None,
+) -> LedgerEntry:
+    """Append a ``decrypt`` entry: the holdout of ``suite@version`` is about to be decrypted.
+
+    Called before the vault is opened; it spends no budget (it is no model's look) but leaves
+    a chained record of who decrypted what, when and why.
+
+    Raises:
+        LedgerError: the ledger is damaged (nothing is appended, nothing decrypted).
+    """
+    user, host = who()
+    return append_entry(
+        path,
+        {
+            "run_id": "",
+            "suite": suite,
+            "version": version,
+            "manifest_hash": manifest_hash,
+            "model": "",
+            "model_family": "",
+            "user": user,
+            "host": host,
+            "at": at,
+            "purpose": None,
+            "override_reason": None,
+            "resumed": False,
+            "kind": "decrypt",
+            "reason": reason,
+        },
+        anchor=anchor,
+    )
 
 
 def who() -> tuple[str, str]:

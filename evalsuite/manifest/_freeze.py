@@ -59,7 +59,14 @@ from evalsuite.manifest._schema import (
 )
 from evalsuite.manifest._split import Split, split_salt, stratified_split
 from evalsuite.manifest._suite import FamilyConfig, SuiteConfig, load_suite
-from evalsuite.manifest._vault import KeySpec, VaultKey, open_vault, resolve_key, seal_vault
+from evalsuite.manifest._vault import (
+    KeySpec,
+    VaultKey,
+    open_vault,
+    resolve_key,
+    save_new_key,
+    seal_vault,
+)
 
 __all__ = ["FreezeResult", "freeze", "holdout_records", "load_holdout_items"]
 
@@ -697,6 +704,11 @@ def freeze(  # noqa: PLR0913 - the options of `freeze`, one each
     )
     content = _manifest_content(suite, version, plan, split, parent=parent, key=key)
     record_tools(content, audit.tools if audit else None)
+    bump: Bump | None = None
+    if existing is None and parent is not None:
+        # before anything is staged: the bump ignores the vault, fingerprints and dev items
+        bump = _required_bump(content, parent)
+        _check_bump(parent, requested, bump, suite.name)
     fp_text, fp_path, vault_path, staged = _stage_files(
         layout, suite, version, plan, split, key, existing=existing
     )
@@ -715,7 +727,6 @@ def freeze(  # noqa: PLR0913 - the options of `freeze`, one each
         "sha256": sha256_file(staged),
     }
     manifest_hash = compute_manifest_hash(content)
-    bump: Bump | None = None
     if existing is not None:
         staged.unlink()
         if manifest_hash != existing.audited_hash():
@@ -732,13 +743,11 @@ def freeze(  # noqa: PLR0913 - the options of `freeze`, one each
             key_source=key.source,
             removed_files=removed_files,
         )
-    if parent is not None:
-        bump = _required_bump(content, parent)
-        _check_bump(parent, requested, bump, suite.name)
     try:
         manifest, outcome = _stamped(
             layout, content, fp_text, staged, plan, split, audit, now, note
         )
+        save_new_key(key)  # every check has passed: a refused freeze leaves no key behind
     except BaseException:
         staged.unlink(missing_ok=True)
         raise

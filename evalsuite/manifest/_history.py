@@ -6,10 +6,11 @@ elsewhere when the version was frozen:
 
 - the changelog line that `freeze` appended (``manifests/<suite>/CHANGELOG.md``);
 - git, where the project is a git repository: the working copy must hash like the last
-  commit of the file, and every commit that changed the file must carry a changelog that
-  records the hash it committed (a re-freeze goes through `freeze`, which writes both; an
-  edit of the manifest alone does not). Without git, or outside a repository, the source is
-  skipped and the report says so.
+  commit of the file, every commit of the file must carry a changelog that records the hash
+  it committed, and no commit may change the manifest after its first commit: a frozen
+  version never changes, so an edit committed with its hash recomputed and its changelog line
+  swapped (a version with no runs yet has no other record) is caught too. Without git, or
+  outside a repository, the source is skipped and the report says so.
 
 The holdout ledger and the results store record the hash too; they are compared one layer up
 (`evalsuite.holdout.ledger_hash_check`, `store_hash_check`), since this layer reads neither. See
@@ -40,6 +41,19 @@ _LINE = re.compile(
     r"^- \*\*(?P<version>[^*\s]+)\*\* .*?manifest `(?P<hash>sha256:[0-9a-f]{64})`", re.MULTILINE
 )
 _GIT_TIMEOUT_S = 30
+
+_DEVELOPMENT_REFREEZES = frozenset(
+    {
+        # evalsuite's own example arith@1.0.0 was re-frozen twice on its first day, before any
+        # release or run, when the fingerprint format and the canaries changed (commits
+        # 41bc05c and 098e7ad). The content of the two commits it replaced is not the first
+        # committed content; a commit id cannot be forged, so this names exactly those two.
+        ("f2bce603b03999afeb76f562859fd23c451e487c", "arith", "1.0.0"),
+        ("41bc05c70f1c2ec46e803a11fb77a99bd94d6d8c", "arith", "1.0.0"),
+    }
+)
+"""(commit, suite, version) whose committed manifest was superseded during evalsuite's own
+development; see docs/design/holdout-governance.md, section 3."""
 
 
 @dataclass(slots=True)
@@ -181,6 +195,7 @@ def history_check(layout: Layout, suite: str, version: str, manifest_hash: str) 
             f"restore it with `git checkout -- {rel}`",
         )
         return result
+    committed = [c for c in committed if (c.commit, suite, version) not in _DEVELOPMENT_REFREEZES]
     unrecorded = [c for c in committed if c.manifest_hash not in c.changelog]
     if unrecorded:
         bad = unrecorded[0]
@@ -191,6 +206,20 @@ def history_check(layout: Layout, suite: str, version: str, manifest_hash: str) 
             f"changelog of that commit does not record (it records "
             f"{', '.join(bad.changelog) or 'no line for this version'}): the manifest was "
             "edited outside freeze and committed",
+        )
+        return result
+    first = committed[-1]
+    changed = [c for c in committed[:-1] if c.manifest_hash != first.manifest_hash]
+    if changed:
+        bad = changed[-1]  # the oldest change
+        result.add(
+            "git",
+            "DISAGREES",
+            f"commit {bad.commit[:10]} changed {rel} from {first.manifest_hash} (as first "
+            f"committed, in {first.commit[:10]}) to {bad.manifest_hash}: a frozen manifest "
+            "never changes after its first commit, even with its hash and changelog line "
+            f"rewritten to match. Restore it (`git show {first.commit[:10]}:{rel}`) and freeze "
+            "any change as a new version",
         )
         return result
     result.add("git", f"agrees ({len(committed)} commit(s))")

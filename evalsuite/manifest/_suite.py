@@ -14,6 +14,7 @@ from evalsuite.errors import NotFoundError, SuiteConfigError
 from evalsuite.manifest._family_fields import FamilyFieldChecks
 from evalsuite.manifest._lean import NAME_PATTERN as _NAME
 from evalsuite.manifest._lean import list_suite_names
+from evalsuite.manifest._paths import escaping_paths
 from evalsuite.manifest._task_ref import check_task_reference
 
 __all__ = ["FamilyConfig", "SuiteConfig", "list_suite_names", "load_suite"]
@@ -123,7 +124,9 @@ def load_suite(layout: Layout, name: str) -> SuiteConfig:
 
     Raises:
         NotFoundError: no such suite file (the message lists the suites that exist).
-        SuiteConfigError: the file is not TOML, has unknown or missing keys, or is inconsistent.
+        SuiteConfigError: the file is not TOML, has unknown or missing keys, or is
+            inconsistent; or a family's item source or task file leads out of the project
+            (symlinks resolved; `escaping_paths`).
     """
     path = layout.suite_file(name)
     if not path.is_file():
@@ -131,7 +134,13 @@ def load_suite(layout: Layout, name: str) -> SuiteConfig:
         raise NotFoundError(
             f"no suite {name!r}: {path} does not exist (suites in {layout.tasks}: {known})"
         )
-    return _parse_suite_file(path, name)
+    config = _parse_suite_file(path, name)
+    escaping = escaping_paths(layout, config.families)
+    if escaping:
+        raise SuiteConfigError(
+            "; ".join(e.message(config.path_hint) for e in escaping) + ". Nothing was read."
+        )
+    return config
 
 
 def _parse_suite_file(path: Path, name: str) -> SuiteConfig:

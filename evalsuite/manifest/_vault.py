@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from evalsuite._core.atomic import atomic_write_bytes
 from evalsuite._core.hashing import canonical_json
-from evalsuite.errors import NotFoundError, VaultError
+from evalsuite.errors import NotFoundError, UsageError, VaultError
 
 __all__ = [
     "VAULT_FORMAT",
@@ -41,6 +41,7 @@ __all__ = [
     "check_vault_key",
     "open_vault",
     "resolve_key",
+    "save_new_key",
     "seal_vault",
 ]
 
@@ -55,6 +56,9 @@ class KeySpec:
     """Directory of random keys, ``$EVALSUITE_KEY_DIR`` or ``~/.config/evalsuite/keys``."""
     key_file: Path | None = None
     """Explicit key file (``--key-file``); wins over `key_dir`."""
+    project: Path | None = None
+    """The project root: a random key inside it (symlinks resolved) is refused, since it would
+    sit beside the vault it opens, in the tree that is committed and shared."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +68,9 @@ class VaultKey:
     secret: bytes
     source: str
     """Where the key came from, for messages (never the key itself)."""
+    unsaved: Path | None = None
+    """A key made just now (``resolve_key(create=True)``): the file it is to be written to by
+    `save_new_key` once everything else has been checked. None: the key is on disk already."""
 
     @property
     def key_id(self) -> str:
@@ -100,15 +107,18 @@ def resolve_key(
         mode: ``"canary"`` derives the key from `canary`; ``"random"`` reads a key file.
         canary: The suite's canary string.
         spec: Where key files live.
-        create: For ``"random"``: create the key file (mode 0600) when it does not exist.
+        create: For ``"random"``: make a new key when no key file exists. It is not written
+            here: `save_new_key` writes it once the caller's checks have passed.
 
     Raises:
         NotFoundError: a random key is needed, none exists, and `create` is False.
+        UsageError: the key file lies inside the project (`KeySpec.project`).
         VaultError: the key file is unreadable or malformed.
     """
     if mode == "canary":
         return _canary_key(canary)
     path = spec.key_file or spec.key_dir / f"{suite}.key"
+    _refuse_inside_project(path, spec)
     if path.is_file():
         return _read_key_file(path)
     if not create:
@@ -117,8 +127,44 @@ def resolve_key(
             "freeze there, set EVALSUITE_KEY_DIR to its directory, or pass --key-file."
         )
     secret = secrets.token_bytes(32)
-    atomic_write_bytes(path, base64.b64encode(secret) + b"\n", mode=0o600)
-    return VaultKey(secret=secret, source=f"{path} (created)")
+    return VaultKey(secret=secret, source=f"{path} (created)", unsaved=path)
+
+
+def save_new_key(key: VaultKey) -> None:
+    """Write a key made by `resolve_key(create=True)` to its file (mode 0600); else nothing.
+
+    `freeze` calls this once every check has passed, just before the vault is written, so a
+    refused freeze leaves no key behind.
+
+    Raises:
+        VaultError: a key file appeared at that path in the meantime (another freeze): the
+            vault would be sealed with a key nobody keeps.
+    """
+    if key.unsaved is None:
+        return
+    if key.unsaved.exists():
+        raise VaultError(
+            f"a key file appeared at {key.unsaved} while this freeze ran (another freeze of "
+            "the suite?); nothing was written. Freeze again: it will use that key."
+        )
+    atomic_write_bytes(key.unsaved, base64.b64encode(key.secret) + b"\n", mode=0o600)
+
+
+def _refuse_inside_project(path: Path, spec: KeySpec) -> None:
+    """A random key inside the project tree (after resolving symlinks) is refused."""
+    if spec.project is None:
+        return
+    project = spec.project.resolve()
+    where = path.resolve()
+    if where == project or where.is_relative_to(project):
+        via = "--key-file" if spec.key_file is not None else "EVALSUITE_KEY_DIR"
+        raise UsageError(
+            f"the vault key {path} ({via}) lies inside the project {project}, next to the vault "
+            "it opens and in the tree that is committed and shared. Keep keys outside the "
+            "project: set EVALSUITE_KEY_DIR to a private directory elsewhere (default "
+            "~/.config/evalsuite/keys) or pass --key-file with a path outside it. Nothing was "
+            "written or read."
+        )
 
 
 _HEADER = ("format", "suite", "version", "key_id", "items", "canary")

@@ -67,6 +67,9 @@ class VerifyReport:
     hash_sources: dict[str, str] = field(default_factory=dict)
     """Where else the manifest hash is recorded, and whether each agrees (``changelog``,
     ``git``; the CLI adds ``ledger`` and ``store``)."""
+    warnings: list[str] = field(default_factory=list)
+    """Not failures, but to act on: the access ledger untracked by git or not committed
+    (set by the CLI; docs/design/holdout-governance.md, section 11)."""
     recorded: bool = False
     """True when the items, vault and files were not re-read because a full check of exactly
     this content (same bytes, same code, same key) found them intact (`VerifyCache`)."""
@@ -102,6 +105,7 @@ class VerifyReport:
             "hash_sources": dict(self.hash_sources),
             "store": self.store,
             "recorded": self.recorded,
+            "warnings": list(self.warnings),
         }
 
 
@@ -231,6 +235,22 @@ def _check_dev(layout: Layout, manifest: Manifest, report: VerifyReport) -> None
         )
 
 
+def _frozen_paths_escape(layout: Layout, manifest: Manifest, report: VerifyReport) -> bool:
+    """True (and reported) when a path the manifest froze now leads out of the project.
+
+    Nothing behind such a path is read: what it holds is not part of the project.
+    """
+    from evalsuite.manifest._paths import escaping_paths
+
+    escaping = escaping_paths(layout, manifest.families)
+    report.problems.extend(
+        e.message(f"{manifest.ref} (its manifest)")
+        + "; restore it inside the project, or freeze a new version from files inside it"
+        for e in escaping
+    )
+    return bool(escaping)
+
+
 def _check_family_versions(
     layout: Layout, suite: SuiteConfig, manifest: Manifest, report: VerifyReport
 ) -> None:
@@ -334,7 +354,8 @@ def _check_content(
     _check_file(layout, manifest.fingerprints, "fingerprint file", report)
     vault_ok = _check_file(layout, manifest.vault, "vault", report)
     try:
-        _check_dev(layout, manifest, report)
+        if not _frozen_paths_escape(layout, manifest, report):
+            _check_dev(layout, manifest, report)
     except UsageError as exc:
         report.errors.append(f"dev items could not be checked: {exc}")
     except EvalsuiteError as exc:

@@ -122,6 +122,8 @@ def _item_sources_inside(layout: Layout, suite: str) -> None:
             raise _NotCacheable("an item source that is not a path")
         if not Path(os.path.normpath(tasks / items)).is_relative_to(tasks):
             raise _NotCacheable(f"item source {items} lies outside tasks/")
+        if not layout.contains(layout.tasks / items):  # a link out of the project
+            raise _NotCacheable(f"item source {items} leads out of the project")
 
 
 class VerifyCache:

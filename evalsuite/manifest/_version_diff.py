@@ -31,7 +31,10 @@ class VersionDiff:
     added: list[dict[str, str]] = field(default_factory=list)
     retired: list[dict[str, str]] = field(default_factory=list)
     changed: list[dict[str, str]] = field(default_factory=list)
-    """Items in both whose content hash differs (their scores are not comparable)."""
+    """Items in both whose content hash differs (their scores are not comparable), each with
+    its ``cause``: ``family_version`` when its family's version differs between the two (the
+    version is part of every item's content hash, so the hash changes whether or not the item
+    itself did; the manifests cannot tell which), else ``content`` (the item itself changed)."""
     moved: list[dict[str, str]] = field(default_factory=list)
     """Items in both whose stratum differs."""
     split_changed: list[dict[str, str]] = field(default_factory=list)
@@ -121,10 +124,22 @@ def version_diff(layout: Layout, a: Manifest, b: Manifest) -> VersionDiff:
     )
     out.added = [_entry(new[i]) for i in sorted(new.keys() - old.keys())]
     out.retired = [_entry(old[i]) for i in sorted(old.keys() - new.keys())]
+    fa = {f.name: f.version for f in a.families}
+    fb = {f.name: f.version for f in b.families}
     for item_id in sorted(old.keys() & new.keys()):
         before, after = old[item_id], new[item_id]
         if before.hash != after.hash:
-            out.changed.append(_entry(after) | {"hash_a": before.hash, "hash_b": after.hash})
+            rescored = before.family != after.family or fa.get(before.family) != fb.get(
+                after.family
+            )
+            out.changed.append(
+                _entry(after)
+                | {
+                    "hash_a": before.hash,
+                    "hash_b": after.hash,
+                    "cause": "family_version" if rescored else "content",
+                }
+            )
         else:
             out.n_common += 1
         if before.stratum != after.stratum:
@@ -135,8 +150,6 @@ def version_diff(layout: Layout, a: Manifest, b: Manifest) -> VersionDiff:
         wa, wb = _weight(a.weights, stratum), _weight(b.weights, stratum)
         if wa is None or wb is None or not math.isclose(wa, wb, rel_tol=0.0, abs_tol=1e-12):
             out.weights[stratum] = {"a": wa, "b": wb}
-    fa = {f.name: f.version for f in a.families}
-    fb = {f.name: f.version for f in b.families}
     for name in sorted(set(fa) | set(fb)):
         if fa.get(name) != fb.get(name):
             out.families[name] = {"a": fa.get(name), "b": fb.get(name)}

@@ -43,7 +43,13 @@ if TYPE_CHECKING:
         run_suite,
     )
     from evalsuite.run._samples import item_to_sample, standalone_samples
-    from evalsuite.run._scores import ScoreRule, pick_scores, to_unit
+    from evalsuite.run._scores import (
+        ScoreRule,
+        check_family_scoring,
+        check_task_scoring,
+        pick_scores,
+        to_unit,
+    )
     from evalsuite.run._shards import Shard
     from evalsuite.run._spec import RunSpec
     from evalsuite.run._task_samples import sample_records, suite_task_records
@@ -91,7 +97,13 @@ else:
                 "run_suite",
             ),
             "._samples": ("item_to_sample", "standalone_samples"),
-            "._scores": ("ScoreRule", "pick_scores", "to_unit"),
+            "._scores": (
+                "ScoreRule",
+                "check_family_scoring",
+                "check_task_scoring",
+                "pick_scores",
+                "to_unit",
+            ),
             "._shards": ("Shard",),
             "._spec": ("RunSpec",),
             "._task_samples": ("sample_records", "suite_task_records"),
@@ -128,7 +140,9 @@ __all__ = [
     "active_sink",
     "build_task",
     "check_action_space",
+    "check_family_scoring",
     "check_generate_config",
+    "check_task_scoring",
     "checked_initial_state",
     "classify_sample",
     "episode_seed",

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from types import FrameType
 from typing import Any, Literal
 
@@ -52,6 +53,7 @@ from evalsuite.errors import (
 )
 from evalsuite.holdout import (
     LedgerEntry,
+    anchor_file,
     append_entry,
     budget_status,
     check_budget,
@@ -741,8 +743,13 @@ def _reserve_look(  # noqa: PLR0913 - the run's parts the ledger entry records, 
     now: datetime,
     *,
     run_stored: Callable[[], bool] | None = None,
+    anchor: Path | None = None,
 ) -> LedgerEntry:
     """Check the budget and append the access in one step, under the ledger's lock.
+
+    `anchor`: where this machine records the ledger's head, outside the project
+    (`evalsuite.holdout.anchor_file`); the ledger must still hold it, and the access becomes
+    the new head.
 
     Runs before the vault is opened and before any run row is stored, so a refusal
     (exit 7 past the budget or for a changed family; exit 3 for a damaged ledger, a
@@ -756,7 +763,7 @@ def _reserve_look(  # noqa: PLR0913 - the run's parts the ledger entry records, 
     shard, resumed or not, finds that access and appends nothing. A stored run row without
     an access means the ledger lost it (the access is appended before the row): refused.
     """
-    with open_ledger(layout.ledger_file(manifest.suite)) as ledger:
+    with open_ledger(layout.ledger_file(manifest.suite), anchor=anchor) as ledger:
         _state, problem = ledger_hash_check(
             ledger.entries,
             suite=manifest.suite,
@@ -1090,6 +1097,7 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
                 provenance,
                 now(),
                 run_stored=(lambda: store.find_run(run_id) is not None) if shard else None,
+                anchor=anchor_file(keys.key_dir, layout.root, manifest.suite),
             )
             guard.shielded = False
         # a sharded run's look is never voided: another shard may have opened the vault

@@ -27,6 +27,7 @@ from inspect_ai.util import registry_info
 
 from evalsuite._core.checks import SECONDARY_ERRORS_KEY, SECONDARY_KEY
 from evalsuite.errors import UsageError
+from evalsuite.manifest import FamilyConfig
 from evalsuite.manifest._schema import Manifest, ManifestFamily
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "Picked",
     "ScoreRule",
     "ScorerInfo",
+    "check_family_scoring",
     "check_task_scoring",
     "family_rules",
     "pick_scores",
@@ -268,11 +270,18 @@ def _listing(infos: Sequence[ScorerInfo]) -> str:
     )
 
 
-def check_task_scoring(task: Task, rule: ScoreRule, *, ref: str) -> None:
-    """Refuse, before a run starts, a declaration that cannot pick one score of `task`.
+def check_task_scoring(task: Task, rule: ScoreRule, *, ref: str, frozen: bool = True) -> None:
+    """Refuse a declaration that cannot pick one score of `task`: before a run, and at freeze.
 
     Refused: several scorers, or a scorer whose metrics are declared per key (a dict value),
     with no ``score`` declared; a declaration that names no scorer or key of the task.
+
+    Args:
+        task: The family's task (only its scorers are read).
+        rule: The family's declaration.
+        ref: The suite version (or, at freeze, the suite) for messages.
+        frozen: True before a run (the version is frozen: the fix is a new version); False
+            at freeze (nothing is frozen yet: the fix is the suite file).
 
     Raises:
         UsageError: what the task's scorers and keys are, and what to declare.
@@ -280,8 +289,13 @@ def check_task_scoring(task: Task, rule: ScoreRule, *, ref: str) -> None:
     infos = scorer_infos(task)
     names = {i.name: i for i in infos}
     new_version = (
-        f"then freeze a new major version of the suite and run that ({ref} is frozen "
-        "and never changes)"
+        (
+            f"then freeze a new major version of the suite and run that ({ref} is frozen "
+            "and never changes)"
+        )
+        if frozen
+        else f"then freeze again (nothing of {ref} was frozen: a version whose score cannot "
+        "be picked could never run)"
     )
     if rule.select is None:
         if len(infos) > 1:
@@ -334,6 +348,39 @@ def check_task_scoring(task: Task, rule: ScoreRule, *, ref: str) -> None:
             f"{problem}. Scorers of the task: {_listing(infos) or 'none'}. Correct it in "
             f"{rule.where}; {new_version}."
         )
+
+
+def check_family_scoring(
+    function: Callable[..., Task], family: FamilyConfig, *, suite: str
+) -> None:
+    """At freeze: refuse a family whose declared (or missing) ``score`` cannot pick one score.
+
+    The task is built on one placeholder sample, as before a run (only its scorers are read,
+    no item), and checked with `check_task_scoring`; a version frozen with such a family could
+    never run (docs/design/scorers.md).
+
+    Raises:
+        UsageError: the declaration does not fit the task's scorers (the message names the
+            scorers and their keys), or the task fails to build.
+    """
+    from inspect_ai.dataset import Sample
+
+    from evalsuite.run._tasks import build_task
+
+    try:
+        task = build_task(function, family, [Sample(id="evalsuite-scorer-check", input="")])
+    except Exception as exc:
+        raise UsageError(
+            f"the task function {family.task} of family {family.name!r} failed to build its "
+            f"task: {type(exc).__name__}: {str(exc)[:300]}. Nothing was frozen; fix the task "
+            "code and freeze again."
+        ) from None
+    rule = ScoreRule(
+        select=family.score,
+        bounds=family.score_bounds,
+        where=f"family {family.name!r} of tasks/{suite}.toml",
+    )
+    check_task_scoring(task, rule, ref=suite, frozen=False)
 
 
 def family_rules(

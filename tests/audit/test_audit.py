@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolInfo
 
 from evalsuite.audit import split_canary
+from evalsuite.holdout import read_ledger, verify_ledger
 from tests.helpers import CANARY, Project, json_out, make_items, make_project
 from tests.run.fake_models import FakeAPI
 
@@ -51,6 +53,32 @@ def test_clean_suite_has_no_leaks(tmp_path: Path) -> None:
     out = json_out(result)["leaks"]
     assert out["checked"] == {"dev": 6, "holdout": 6}
     assert out["findings"] == []
+
+
+def test_the_leak_audit_records_its_decryption_in_the_ledger_spending_no_budget(
+    tmp_path: Path,
+) -> None:
+    """Issue 28 point 14: `audit --leaks` decrypted the holdout with no ledger entry."""
+    project = _project(tmp_path, make_items())
+    ledger = project.root / "holdout" / "demo" / "ACCESS.jsonl"
+    assert project.invoke("audit", "demo", "--leaks", "--skip-holdout").exit_code == 0
+    assert not ledger.exists()  # nothing decrypted, nothing recorded
+    assert project.invoke("audit", "demo@1.0.0", "--leaks", "--json").exit_code == 0
+    (entry,) = read_ledger(ledger)
+    assert (entry.kind, entry.suite, entry.version, entry.run_id) == (
+        "decrypt",
+        "demo",
+        "1.0.0",
+        "",
+    )
+    assert entry.reason is not None and "leak audit" in entry.reason
+    assert verify_ledger(ledger).ok
+    status = json_out(project.invoke("holdout", "status", "demo@1.0.0", "--json"))
+    assert status["families"] == []  # no look spent by anyone
+    assert project.invoke("verify", "demo").exit_code == 0  # needs no run in the store
+    ledger.write_text(ledger.read_text().replace("leak audit", "nothing"))  # damaged
+    refused = project.invoke("audit", "demo", "--leaks")
+    assert refused.exit_code == 3 and "damaged" in refused.stderr
 
 
 def test_a_planted_leak_is_flagged_in_dev_and_holdout(tmp_path: Path) -> None:
@@ -93,18 +121,25 @@ def test_family_hooks_define_the_readable_state(tmp_path: Path) -> None:
     assert [(f["item_id"], f["surface"]) for f in findings] == [(items[3]["id"], "state")]
 
 
-def test_shipped_suites_have_no_leaks() -> None:
+def test_shipped_suites_have_no_leaks(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
     from evalsuite.cli import cli
     from tests.helpers import REPO
 
+    root = tmp_path / "shipped"  # a copy: the audit records its decryptions in the ledger
+    for part in ("tasks", "manifests", "holdout"):
+        shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
     for suite in json.loads(
-        CliRunner().invoke(cli, ["--root", str(REPO), "suites", "--json"]).stdout
+        CliRunner().invoke(cli, ["--root", str(root), "suites", "--json"]).stdout
     )["suites"]:
         if not suite["versions"]:
             continue
-        result = CliRunner().invoke(cli, ["--root", str(REPO), "audit", suite["suite"], "--json"])
+        result = CliRunner().invoke(
+            cli,
+            ["--root", str(root), "audit", suite["suite"], "--json"],
+            env={"EVALSUITE_KEY_DIR": str(tmp_path / "keys")},  # the ledger heads go there
+        )
         assert result.exit_code == 0, result.stdout + result.stderr
         assert json_out(result)["leaks"]["findings"] == []
 

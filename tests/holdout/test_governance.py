@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from evalsuite.cli import cli
-from evalsuite.holdout import read_ledger, verify_ledger
+from evalsuite.holdout import anchor_file, read_ledger, verify_ledger
 from evalsuite.manifest._schema import compute_manifest_hash
 from evalsuite.store import Store
 from evalsuite.store._schema import attempts
@@ -170,6 +170,37 @@ def test_git_history_catches_an_edit_that_also_rewrote_the_changelog(tmp_path: P
     assert any("the changelog of that commit does not record" in p for p in report["problems"])
 
 
+def test_a_manifest_rehashed_and_committed_with_its_changelog_before_any_run_fails_verify(
+    tmp_path: Path,
+) -> None:
+    """Issue 28 point 11: no run, so no ledger or store record; only the first commit is left."""
+    project = make_project(tmp_path)
+    assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 0
+    _git(project.root, "init", "-q")
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "freeze demo 1.0.0")
+    path = project.root / "manifests" / "demo" / "1.0.0.json"
+    data = json.loads(path.read_text())
+    old_hash = data["manifest_hash"]
+    data["holdout_budget"] = 99
+    data["manifest_hash"] = new_hash = compute_manifest_hash(data)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    changelog = project.root / "manifests" / "demo" / "CHANGELOG.md"
+    changelog.write_text(changelog.read_text().replace(old_hash, new_hash))
+    _git(project.root, "commit", "-qam", "raise the budget")
+
+    result = project.invoke("verify", "demo", "--json")
+    assert result.exit_code == 3, result.output
+    report = json_out(result)["suites"][0]
+    assert report["hash_sources"]["changelog"] == "agrees"  # rewritten to match
+    assert report["hash_sources"]["git"] == "DISAGREES"
+    (problem,) = report["problems"]
+    assert f"from {old_hash} (as first committed" in problem and new_hash in problem
+    assert "never changes after its first commit" in problem
+    run = project.invoke("run", "demo@1.0.0", "--model", "fakeagent/x", "--limit", "1")
+    assert run.exit_code == 3  # and no run starts on it
+
+
 # item 4 -------------------------------------------------------------------------------------
 
 
@@ -206,9 +237,16 @@ def test_resume_rechecks_the_ledger_and_spends_no_second_look(tmp_path: Path) ->
     ledger.write_text("")  # the run's access deleted: a valid, empty chain
     refused = project.invoke("run", "--resume", first, "--no-progress")
     assert refused.exit_code == 3
+    assert "the newest entries were deleted" in refused.stderr  # the head recorded outside
+    head = anchor_file(project.key_dir, project.root, "probe")
+    saved_head = head.read_bytes()
+    head.unlink()  # on a machine that never appended to it, the resume's own check refuses
+    refused = project.invoke("run", "--resume", first, "--no-progress")
+    assert refused.exit_code == 3
     assert "no access in the ledger" in refused.stderr
     assert len(store.attempt_keys(first)) == kept  # nothing ran
     assert ledger.read_text() == ""
+    head.write_bytes(saved_head)
 
     ledger.write_text(original.replace('"user"', '"usr"', 1))  # a damaged ledger
     assert project.invoke("run", "--resume", first, "--no-progress").exit_code == 3
@@ -240,6 +278,66 @@ def test_a_holdout_run_deleted_from_the_store_fails_verify_and_status(tmp_path: 
         text = result.stdout + result.stderr
         assert f"{first} are in the ledger" in text
         assert "not in the results store" in text and store_path in text
+
+
+def _delete_last_look(project: Project) -> str:
+    """The attack of issue 28 point 12: the newest ledger line and its run's rows, together."""
+    ledger = _ledger(project)
+    lines = ledger.read_text().splitlines()
+    last = json.loads(lines[-1])["run_id"]
+    ledger.write_text("".join(line + "\n" for line in lines[:-1]))
+    store_of(project).delete_run(last)
+    return str(last)
+
+
+def test_deleting_the_last_look_with_its_runs_rows_fails_verify(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    assert _holdout(project).exit_code == 0
+    assert _holdout(project).exit_code == 0
+    assert verify_ledger(_ledger(project)).ok
+    _delete_last_look(project)
+    assert verify_ledger(_ledger(project)).ok  # a valid, shorter chain that agrees with the store
+    for args in (("verify", "probe"), ("holdout", "status", "probe@1.0.0")):
+        result = project.invoke(*args)
+        assert result.exit_code == 3, (args, result.output)
+        text = result.stdout + result.stderr
+        assert "holds 1 entries, but this machine recorded entry 2" in text
+        assert "ledger-heads" in text  # named where the head is kept: in the key directory
+    refused = _holdout(project)  # and no run appends over the gap
+    assert refused.exit_code == 3
+    assert len(read_ledger(_ledger(project))) == 1
+
+
+def test_the_ledger_in_git_warns_until_committed_and_its_history_anchors_it(
+    tmp_path: Path,
+) -> None:
+    project = _project(tmp_path)
+    _git(project.root, "init", "-q")
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "freeze probe 1.0.0")
+    run = _holdout(project)
+    assert run.exit_code == 0
+    assert "note: the holdout access ledger holdout/probe/ACCESS.jsonl is not tracked" in (
+        run.stderr
+    )
+    report = json_out(project.invoke("verify", "probe", "--json"))["suites"][0]
+    assert report["ok"] is True
+    (warning,) = report["warnings"]
+    assert "is not tracked by git" in warning
+    _git(project.root, "add", "holdout/probe/ACCESS.jsonl")
+    _git(project.root, "commit", "-qm", "holdout ledger")
+    assert json_out(project.invoke("verify", "probe", "--json"))["suites"][0]["warnings"] == []
+    assert _holdout(project).exit_code == 0
+    (warning,) = json_out(project.invoke("verify", "probe", "--json"))["suites"][0]["warnings"]
+    assert "entries that are not committed" in warning
+    _git(project.root, "commit", "-qam", "holdout ledger")
+    # on another machine (no head recorded there): the committed history still shows it
+    other = Project(root=project.root, key_dir=tmp_path / "other-keys")
+    _delete_last_look(project)
+    result = other.invoke("verify", "probe", "--json")
+    assert result.exit_code == 3
+    (problem,) = json_out(result)["suites"][0]["problems"]
+    assert "no longer starts with the 2 entries committed in" in problem
 
 
 def test_holdout_status_verifies_the_chain(tmp_path: Path) -> None:

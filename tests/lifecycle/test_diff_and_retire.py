@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import Project, json_out, make_items, make_project, write_jsonl
+from evalsuite._core.layout import Layout
+from evalsuite.manifest import item_hash, load_manifest, load_suite, load_suite_items
+from tests.helpers import REPO, Project, json_out, make_items, make_project, write_jsonl
 
 MARKER = "PLANTED-HOLDOUT-MARKER-7f3a"
 
@@ -73,6 +75,7 @@ def test_diff_names_added_retired_changed_moved_and_weights(tmp_path: Path) -> N
     assert [r["item_id"] for r in payload["retired"]] == [holdout_id]
     changed = {c["item_id"] for c in payload["changed"]}
     assert dev[0] in changed and dev[1] in changed
+    assert {c["cause"] for c in payload["changed"]} == {"content"}  # same family version
     assert payload["moved"] == [{"item_id": dev[1], "from": "fam/add", "to": "fam/mul"}]
     assert "fam/sub" in payload["weights"] and payload["weights"]["fam/sub"]["a"] is None
     assert payload["audit"]["a"]["status"] == "skipped"
@@ -170,3 +173,26 @@ def test_retire_flagged_refuses_bad_inputs_and_writes_nothing(tmp_path: Path) ->
         assert done.exit_code == 2, (args, done.output)
         assert expected in done.output, (args, done.output)
         assert not (project.root / "manifests" / "demo" / "1.1.0.json").exists()
+
+
+def test_diff_says_the_hashes_changed_with_the_family_version_not_the_items(
+    tmp_path: Path,
+) -> None:
+    """Issue 28 point 23: support@2.0.0's note says "items unchanged" (true: every item of it
+    hashes, with family version 1, to its 1.0.0 hash), while diff called all 204 "changed"."""
+    shipped = Project(root=REPO, key_dir=tmp_path / "keys")  # diff reads the manifests only
+    payload = json_out(shipped.invoke("diff", "support@1.0.0", "support@2.0.0", "--json"))
+    assert payload["n_common"] == 0  # still true: not comparable across a family version
+    assert len(payload["changed"]) == 204
+    assert {c["cause"] for c in payload["changed"]} == {"family_version"}
+    assert payload["families"] == {"support_desk": {"a": 1, "b": 2}}
+    assert "items unchanged" in payload["notes"]["b"]
+    text = shipped.invoke("diff", "support@1.0.0", "support@2.0.0").output
+    assert "all 204 changed because their family's version changed (support_desk 1 -> 2)" in text
+    assert "changed their own content" not in text
+    # the note is right: the items hash with family version 1 to what 1.0.0 froze
+    layout = Layout(REPO)
+    frozen = {i.id: i.hash for i in load_manifest(layout, "support", "1.0.0").items}
+    dev = load_suite_items(layout, load_suite(layout, "support"))
+    assert len(dev) == 108
+    assert all(item_hash(e.item, e.family, 1) == frozen[e.item.id] for e in dev)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import make_items, make_project, suite_toml
+from tests.helpers import make_items, make_project, suite_toml, write_jsonl
 
 
 def _freeze_fails(tmp_path: Path, **kwargs: object) -> str:
@@ -151,3 +152,52 @@ def test_lone_surrogate_in_item_text(tmp_path: Path) -> None:
     result = project.invoke("freeze", "demo", "--version", "1.0.0")
     assert result.exit_code == 2
     assert "(item 'bad'): contains a lone surrogate" in result.stderr
+
+
+def _outside_items(tmp_path: Path) -> Path:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    source = outside / "items.jsonl"
+    write_jsonl(source, make_items(n_per_stratum=5))  # 10 items, 5 of them would be holdout
+    return source
+
+
+def test_an_item_source_or_task_file_leading_out_of_the_project_is_refused_at_freeze(
+    tmp_path: Path,
+) -> None:
+    """Issue 28 point 1: freeze read the items from outside the project and rewrote that file."""
+    source = _outside_items(tmp_path)
+    before = source.read_bytes()
+    relative = _freeze_fails(tmp_path / "a", toml=suite_toml(items="../../outside/items.jsonl"))
+    assert "items = '../../outside/items.jsonl', which leads out of the project" in relative
+    project = make_project(tmp_path / "b")
+    project.items_path().unlink()
+    project.items_path().symlink_to(source)  # a link under tasks/ pointing out
+    linked = project.invoke("freeze", "demo", "--version", "1.0.0")
+    assert linked.exit_code == 2
+    assert "items = 'fam/items.jsonl', which leads out of the project" in linked.stderr
+    project.items_path().unlink()
+    write_jsonl(project.items_path(), make_items())
+    task = project.root / "tasks" / "fam" / "task.py"
+    shutil.move(task, tmp_path / "outside" / "task.py")
+    task.symlink_to(tmp_path / "outside" / "task.py")
+    code = project.invoke("freeze", "demo", "--version", "1.0.0")
+    assert code.exit_code == 2 and "task = 'fam/task.py', which leads out" in code.stderr
+    assert source.read_bytes() == before  # never rewritten
+    assert not (tmp_path / "a" / "project" / "manifests").exists()
+    assert not (project.root / "manifests").exists()
+
+
+def test_verify_refuses_a_frozen_item_source_that_now_leads_out_of_the_project(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path)
+    assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 0
+    assert project.invoke("verify", "demo").exit_code == 0
+    family = project.root / "tasks" / "fam"
+    shutil.move(family, tmp_path / "fam-elsewhere")
+    family.symlink_to(tmp_path / "fam-elsewhere", target_is_directory=True)
+    result = project.invoke("verify", "demo", "--no-cache")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert "demo@1.0.0 (its manifest) declares items = 'fam/items.jsonl'" in result.stdout
+    assert "leads out of the project" in result.stdout

@@ -202,6 +202,65 @@ def test_random_key_is_created_outside_the_project_with_mode_600(tmp_path: Path)
     assert ok.exit_code == 0
 
 
+def _files(root: Path) -> list[str]:
+    """Files under `root`, but Python's bytecode cache (importing the task file writes it)."""
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    )
+
+
+def test_a_key_directory_or_key_file_inside_the_project_is_refused(tmp_path: Path) -> None:
+    from tests.helpers import suite_toml
+
+    made = make_project(tmp_path, toml=suite_toml(key="random"))
+    before = _files(made.root)
+    (tmp_path / "link").symlink_to(made.root / "holdout", target_is_directory=True)
+    for key_dir in (made.root / "holdout" / "x", tmp_path / "link" / "x"):  # a symlink too
+        inside = Project(root=made.root, key_dir=key_dir)
+        result = inside.invoke("freeze", "demo", "--version", "1.0.0")
+        assert result.exit_code == 2, result.stderr
+        assert "lies inside the project" in result.stderr
+        assert "EVALSUITE_KEY_DIR" in result.stderr
+        assert _files(made.root) == before  # no key, no manifest, no vault
+    key_file = made.root / "demo.key"
+    result = made.invoke("freeze", "demo", "--version", "1.0.0", "--key-file", str(key_file))
+    assert result.exit_code == 2 and "(--key-file) lies inside the project" in result.stderr
+    assert _files(made.root) == before
+
+
+def test_a_key_directory_inside_the_project_is_refused_where_ledger_heads_go(
+    tmp_path: Path,
+) -> None:
+    """A canary-keyed suite reads no key, but its ledger's head is kept in the key directory."""
+    project = make_project(tmp_path)
+    _freeze(project)
+    inside = Project(root=project.root, key_dir=project.root / "holdout" / "x")
+    for args in (("verify", "demo"), ("holdout", "status", "demo@1.0.0")):
+        result = inside.invoke(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "lies inside the project" in result.stderr
+    assert not (project.root / "holdout" / "x").exists()
+
+
+def test_a_freeze_refused_by_its_own_checks_writes_no_key(tmp_path: Path) -> None:
+    from tests.helpers import suite_toml
+
+    project = make_project(
+        tmp_path, toml=suite_toml(key="random", weights={"fam/nope": 0.5, "fam/add": 0.5})
+    )
+    before = _files(project.root)
+    result = project.invoke("freeze", "demo", "--version", "1.0.0")
+    assert result.exit_code == 2
+    assert "weights name unknown strata" in result.stderr
+    assert not (project.key_dir / "demo.key").exists()
+    assert _files(project.root) == before
+    (project.root / "tasks" / "demo.toml").write_text(suite_toml(key="random"), encoding="utf-8")
+    assert "created" in _freeze(project)["key"]  # fixed: the first freeze that passes makes it
+    assert (project.key_dir / "demo.key").is_file()
+
+
 def test_parquet_and_hf_dataset_sources(tmp_path: Path) -> None:
     import datasets
 

@@ -60,10 +60,32 @@ def test_refreezing_a_shipped_suite_hashes_the_same_family_records(
     assert hashed and hashed[0]["families"] == recorded["families"]
 
 
+DICT_TASK = """
+from inspect_ai import Task, task
+from inspect_ai.scorer import Score, accuracy, scorer
+
+
+@scorer(metrics={"utility": [accuracy()], "security": [accuracy()]})
+def dual():
+    async def score(state, target):
+        return Score(value={"utility": 1, "security": 0})
+
+    return score
+
+
+@task
+def fam(dataset=None):
+    return Task(dataset=list(dataset or []), scorer=dual())
+"""
+"""The demo family's task with a dict-valued scorer (keys `utility` and `security`)."""
+
+
 def test_declaration_is_recorded_hashed_and_needs_a_major_bump(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     first = project.invoke("freeze", "demo", "--version", "1.0.0", "--json")
     assert first.exit_code == 0, first.stderr
+    # the task now returns a dict; freeze checks the declaration against its scorer's keys
+    (project.root / "tasks" / "fam" / "task.py").write_text(DICT_TASK, encoding="utf-8")
     path = project.root / "tasks" / "demo.toml"
     path.write_text(
         path.read_text() + 'score = "utility"\nscore_bounds = [0, 10]\n', encoding="utf-8"

@@ -139,7 +139,9 @@ def _items(n: int = 16) -> list[dict[str, Any]]:
     return items
 
 
-def make_toy_project(tmp_path: Path, function: str, declaration: str = "") -> Project:
+def make_toy_project(
+    tmp_path: Path, function: str, declaration: str = "", *, freeze: bool = True
+) -> Project:
     root = tmp_path / "project"
     (root / "tasks" / "toy").mkdir(parents=True, exist_ok=True)
     shutil.copy(TOY_TASK, root / "tasks" / "toy" / "task.py")
@@ -152,8 +154,9 @@ def make_toy_project(tmp_path: Path, function: str, declaration: str = "") -> Pr
     )
     write_jsonl(root / "tasks" / "toy" / "items.jsonl", _items())
     project = Project(root=root, key_dir=tmp_path / "keys")
-    frozen = project.invoke("freeze", "toy", "--version", "1.0.0")
-    assert frozen.exit_code == 0, frozen.stderr
+    if freeze:
+        frozen = project.invoke("freeze", "toy", "--version", "1.0.0")
+        assert frozen.exit_code == 0, frozen.stderr
     return project
 
 
@@ -177,8 +180,32 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values)
 
 
+def test_undeclared_dict_score_is_refused_at_freeze_naming_the_keys(tmp_path: Path) -> None:
+    project = make_toy_project(tmp_path, "dict_valued", freeze=False)
+    source = project.root / "tasks" / "toy" / "items.jsonl"
+    before = source.read_bytes()
+    result = project.invoke("freeze", "toy", "--version", "1.0.0")
+    assert result.exit_code == 2, result.stdout
+    assert "keys: security, utility" in result.stderr
+    assert 'score = "security"' in result.stderr  # says what to declare
+    assert "nothing of toy was frozen" in result.stderr
+    assert not (project.root / "manifests").exists()  # nothing written
+    assert source.read_bytes() == before
+    two = make_toy_project(tmp_path / "two", "two_scorers", freeze=False)
+    refused = two.invoke("freeze", "toy", "--version", "1.0.0")
+    assert refused.exit_code == 2
+    assert "2 scorers (match, other)" in refused.stderr
+
+
 def test_undeclared_dict_score_is_refused_at_run_start_naming_the_keys(tmp_path: Path) -> None:
-    project = make_toy_project(tmp_path, "dict_valued")
+    # a version frozen before freeze checked scorers: its task file now returns a dict
+    project = make_toy_project(tmp_path, "single")
+    task_file = project.root / "tasks" / "toy" / "task.py"
+    text = task_file.read_text(encoding="utf-8")
+    task_file.write_text(
+        text.replace("[match()])", "[dual()])"),
+        encoding="utf-8",
+    )
     result = _run(project)
     assert result.exit_code == 2, result.stdout
     assert "keys: security, utility" in result.stderr
@@ -214,13 +241,9 @@ def test_declared_key_is_the_score_and_the_other_key_a_secondary(tmp_path: Path)
     assert 'data-table="secondary"' in html and "<td>security</td>" in html
 
 
-def test_two_scorers_refused_without_declaration_then_scored_by_the_named_one(
+def test_two_scorers_scored_by_the_named_one(
     tmp_path: Path,
 ) -> None:
-    project = make_toy_project(tmp_path / "a", "two_scorers")
-    refused = _run(project)
-    assert refused.exit_code == 2
-    assert "2 scorers (match, other)" in refused.stderr
     project = make_toy_project(tmp_path / "b", "two_scorers", 'score = "other"\n')
     result = _run(project)
     assert result.exit_code == 0, result.stderr

@@ -447,6 +447,12 @@ def test_a_sharded_holdout_run_without_its_ledger_access_is_refused(tmp_path: Pa
     ledger.write_text("")  # the access is gone
     refused = project.invoke(*holdout, "--run-id", "ho-2", "--shard", "2/2")
     assert refused.exit_code == 3
+    # the head recorded outside the project says so first (docs/design/holdout-governance.md)
+    assert "the newest entries were deleted" in refused.stderr
+    for head in (project.key_dir / "ledger-heads").rglob("probe.json"):
+        head.unlink()  # on a machine that never appended: the shard's own check refuses
+    refused = project.invoke(*holdout, "--run-id", "ho-2", "--shard", "2/2")
+    assert refused.exit_code == 3
     assert "no access in the ledger" in refused.stderr
     assert ledger.read_text() == ""  # no new look was taken
     assert len(project.store().attempts("ho-2")) == 6
