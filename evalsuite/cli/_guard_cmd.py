@@ -6,7 +6,9 @@ in the current one (``docs/design/guard-normalisation.md``).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.progress import (
@@ -32,7 +34,7 @@ from evalsuite.cli._common import (
 from evalsuite.cli._paths import PathParam
 from evalsuite.cli._views import print_view, wide_option
 from evalsuite.errors import ContaminationError
-from evalsuite.guard._derived import DerivedResult, derive_fingerprints
+from evalsuite.guard._derived import BeforeDecrypt, DerivedResult, derive_fingerprints
 from evalsuite.guard._guard import GuardOptions, screen_sources
 from evalsuite.guard._index import frozen_suites, load_index, read_fingerprints
 from evalsuite.guard._readers import Format, find_sources
@@ -40,6 +42,9 @@ from evalsuite.guard._screen import DEFAULT_BATCH_BYTES, DEFAULT_THRESHOLD
 from evalsuite.manifest import frozen_versions, parse_ref
 from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT
 from evalsuite.service import guard_view
+
+if TYPE_CHECKING:
+    from evalsuite.manifest import KeySpec, Manifest
 
 __all__ = ["fingerprints_cmd", "guard_cmd"]
 
@@ -158,6 +163,29 @@ def _legacy_versions(ctx: Context) -> list[str]:
     return refs
 
 
+def _recorder(ctx: Context, keys: KeySpec, *, check: bool) -> BeforeDecrypt:
+    """Record the vault's decryption in the suite's access ledger before it happens.
+
+    A ``decrypt`` entry that spends no budget (docs/design/holdout-governance.md, section 2);
+    a damaged ledger refuses it (exit 3) and nothing is decrypted.
+    """
+    from evalsuite.holdout import anchor_file, record_decryption
+
+    def record(manifest: Manifest) -> None:
+        record_decryption(
+            ctx.layout.ledger_file(manifest.suite),
+            suite=manifest.suite,
+            version=manifest.version,
+            manifest_hash=manifest.manifest_hash,
+            reason=f"fingerprint derivation (evalsuite fingerprints{' --check' if check else ''}):"
+            " every item fingerprinted again in the current format, in memory",
+            at=datetime.now(UTC).isoformat(),
+            anchor=anchor_file(keys.key_dir, ctx.layout.root, manifest.suite),
+        )
+
+    return record
+
+
 def _result_dict(result: DerivedResult) -> dict[str, object]:
     return {
         "manifest": result.ref,
@@ -200,11 +228,17 @@ def fingerprints_cmd(
             else [f"{name}@{v}" for v in frozen_versions(ctx.layout, name)]
         )
     results = []
+    keys = ctx.keys(key_file)
     for ref in dict.fromkeys(wanted):
         name, version = parse_ref(ref)
         results.append(
             derive_fingerprints(
-                ctx.layout, name, str(version), keys=ctx.keys(key_file), check=check
+                ctx.layout,
+                name,
+                str(version),
+                keys=keys,
+                check=check,
+                before_decrypt=_recorder(ctx, keys, check=check),
             )
         )
     if as_json:

@@ -10,6 +10,7 @@ header ties it to the version (``docs/design/guard-normalisation.md``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -37,7 +38,7 @@ from evalsuite.manifest._fingerprints import (
     render_fingerprints,
 )
 
-__all__ = ["DerivedResult", "derive_fingerprints", "derived_text"]
+__all__ = ["BeforeDecrypt", "DerivedResult", "derive_fingerprints", "derived_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +54,18 @@ class DerivedResult:
     sha256: str | None
 
 
-def _frozen_items(layout: Layout, manifest: Manifest, keys: KeySpec) -> dict[str, Item]:
+BeforeDecrypt = Callable[[Manifest], None]
+"""Called with the version just before its vault is decrypted (the CLI records a ``decrypt``
+entry in the suite's access ledger there: docs/design/holdout-governance.md, section 2)."""
+
+
+def _frozen_items(
+    layout: Layout, manifest: Manifest, keys: KeySpec, before_decrypt: BeforeDecrypt | None
+) -> dict[str, Item]:
     """Every item of the version, each checked against the hash the manifest records.
 
-    Dev items come from `tasks/`, holdout items from the vault.
+    Dev items come from `tasks/`, holdout items from the vault (`before_decrypt` is called
+    first, after the key was found).
 
     Raises:
         ManifestTamperedError: an item is missing or differs from the frozen one.
@@ -65,6 +74,8 @@ def _frozen_items(layout: Layout, manifest: Manifest, keys: KeySpec) -> dict[str
     frozen = {i.id: i for i in manifest.items}
     found: dict[str, Item] = {}
     key = resolve_key(manifest.suite, manifest.key, manifest.canary, keys, create=False)
+    if before_decrypt is not None:
+        before_decrypt(manifest)
     held = [(family, item, "holdout") for family, item in load_holdout_items(layout, manifest, key)]
     dev = [
         (e.family, e.item, "dev")
@@ -87,9 +98,18 @@ def _frozen_items(layout: Layout, manifest: Manifest, keys: KeySpec) -> dict[str
     return found
 
 
-def derived_text(layout: Layout, manifest: Manifest, keys: KeySpec) -> str:
-    """The derived fingerprint file of `manifest` in the current format (deterministic)."""
-    items = _frozen_items(layout, manifest, keys)
+def derived_text(
+    layout: Layout,
+    manifest: Manifest,
+    keys: KeySpec,
+    *,
+    before_decrypt: BeforeDecrypt | None = None,
+) -> str:
+    """The derived fingerprint file of `manifest` in the current format (deterministic).
+
+    `before_decrypt` is called just before the vault is decrypted.
+    """
+    items = _frozen_items(layout, manifest, keys, before_decrypt)
     records = (
         fingerprint_item(items[i.id], split=i.split, stratum=i.stratum) for i in manifest.items
     )
@@ -104,7 +124,13 @@ def derived_text(layout: Layout, manifest: Manifest, keys: KeySpec) -> str:
 
 
 def derive_fingerprints(
-    layout: Layout, suite: str, version: str, *, keys: KeySpec, check: bool = False
+    layout: Layout,
+    suite: str,
+    version: str,
+    *,
+    keys: KeySpec,
+    check: bool = False,
+    before_decrypt: BeforeDecrypt | None = None,
 ) -> DerivedResult:
     """Write (or with `check`, verify) the derived fingerprint file of ``suite@version``.
 
@@ -124,7 +150,7 @@ def derive_fingerprints(
                 "not used and can be deleted"
             )
         return DerivedResult(manifest.ref, path, "current", manifest.fingerprints.sha256)
-    text = derived_text(layout, manifest, keys)
+    text = derived_text(layout, manifest, keys, before_decrypt=before_decrypt)
     sha = sha256_bytes(text.encode("utf-8"))
     old = path.read_text(encoding="utf-8") if path.is_file() else None
     if check:

@@ -280,3 +280,28 @@ def test_a_batch_using_every_spare_separator_is_still_exact() -> None:
     got = [batch.buffer[lo : hi - 1].split(b"\0") for lo, hi in itertools.pairwise(ends)]
     assert [[w.decode() for w in doc if w] for doc in got] == [words_v3(d) for d in docs]
     assert batch.n_bytes == sum(len(d.encode()) for d in docs)
+
+
+def test_fingerprints_records_its_decryption_in_the_ledger_and_a_damaged_ledger_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deriving fingerprints decrypts the vault: a ``decrypt`` entry first (issue 28, point 14)."""
+    from evalsuite.holdout import read_ledger
+
+    project = legacy_project(tmp_path, "evalsuite-fingerprints/2", monkeypatch)
+    ledger = Layout(project.root).ledger_file("demo")
+    before = read_ledger(ledger) if ledger.exists() else []
+    assert project.invoke("fingerprints", "--json").exit_code == 0
+    assert project.invoke("fingerprints", "--check").exit_code == 0
+    added = read_ledger(ledger)[len(before) :]
+    assert [(e.kind, e.version, e.run_id, e.model) for e in added] == [
+        ("decrypt", "1.0.0", "", "")
+    ] * 2
+    assert "evalsuite fingerprints" in added[0].reason and "--check" in added[1].reason
+
+    derived = project.root / "manifests/demo/1.0.0.fingerprints.v3.jsonl"
+    derived.unlink()
+    ledger.write_text(ledger.read_text(encoding="utf-8").replace('"decrypt"', '"decrypted"', 1))
+    refused = project.invoke("fingerprints", "--json")
+    assert refused.exit_code == 3, refused.output
+    assert not derived.exists()  # nothing decrypted, nothing written
