@@ -293,7 +293,7 @@ def _record(
             extra["left_out"] = src.attach.left_out
     elif manifest is not None and len(src.splits) == 1:
         split = next(iter(src.splits))
-    health = tally.health.health(planned=planned, threshold=threshold)
+    health = tally.health.health(planned=planned, threshold=threshold, source=src.source)
     record = RunRecord(
         run_id=src.run_id,
         model=src.model,
