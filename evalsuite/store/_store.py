@@ -55,6 +55,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.pool import StaticPool
 
 from evalsuite import __version__
+from evalsuite._core.display import show_id
 from evalsuite._core.fork import forkable
 from evalsuite.errors import NotFoundError, StoreError, UsageError
 from evalsuite.store import _column_cache
@@ -834,7 +835,8 @@ class Store:
             return _run_from_row(rows[0])
         if not rows:
             raise NotFoundError(
-                f"no run {run_id!r} in the store {self.display_url} (`evalsuite runs` lists them)"
+                f"no run {show_id(run_id)} in the store {self.display_url} (`evalsuite runs` "
+                "lists them)"
                 + (f"; {missing_store_message(self.display_url)}" if self.missing else "")
             )
         raise UsageError(
