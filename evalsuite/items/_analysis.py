@@ -63,6 +63,9 @@ class ItemAnalysis:
     leak_audit: dict[str, Any]
     deterministic: list[str]
     notes: list[str] = field(default_factory=list)
+    left_out: list[dict[str, str]] = field(default_factory=list)
+    """Stored runs of the version not analysed, each with ``run_id``, ``model``, ``status``
+    and ``reason`` (not complete, or invalid without ``--allow-invalid``)."""
 
     @property
     def flag_counts(self) -> dict[str, int]:
@@ -82,6 +85,7 @@ class ItemAnalysis:
             "level": self.level,
             "saturation_threshold": self.threshold,
             "runs": self.runs,
+            "left_out": self.left_out,
             "models": self.models,
             "n_items": len(self.items),
             "flag_counts": self.flag_counts,
