@@ -101,9 +101,11 @@ def _print(payload: dict[str, Any]) -> None:
     for s in payload["strata"]:
         noise = _fmt(s["noise_floor"], 4) if s["noise_floor"] is not None else "unknown"
         verdict = "WATCH: " + "; ".join(s["reasons"]) if s["watch"] else "ok"
+        test = s["separation"]
+        equal = f", equal-scores test p {test['p_value']:.3g}" if test is not None else ""
         console.print(
             f"  {s['stratum']}: best {s['best_model']} {_fmt(s['best_score'])}, spread "
-            f"{_fmt(s['spread'], 4)}, noise floor {noise}: {verdict}"
+            f"{_fmt(s['spread'], 4)}, noise floor {noise}{equal}: {verdict}"
         )
     counts = payload["flag_counts"]
     console.print("flags: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
