@@ -43,7 +43,7 @@ ENTRY_POINTS = {
 """The console scripts the tutorial calls (evalsuite's and inspect-ai's `[project.scripts]`)."""
 
 LAUNCHER = """#!{python}
-import os, sys
+import atexit, os, sys
 sys.path.insert(0, {repo!r})
 from pathlib import Path
 from tests import zygote
@@ -51,6 +51,8 @@ server = zygote.Zygote.attach(Path({server!r}))
 if server is None:
     sys.exit("the test's zygote is gone")
 zygote._ZYGOTE.append(server)
+# if the shared zygote stops meanwhile, `popen` starts a private one: stopped at exit
+atexit.register(zygote.shutdown)
 zygote._charge = lambda cpu: None  # counted by the test, from the file below
 code = "import sys; sys.argv[0] = {name!r}; " + {entry!r} + "; sys.exit(main())"
 proc = zygote.popen([sys.executable, "-c", code, *sys.argv[1:]])
