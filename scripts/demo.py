@@ -417,9 +417,38 @@ def read_only_steps(ids: Sequence[str]) -> list[Step]:
     ]
 
 
-def screenshot() -> subprocess.Popen[bytes] | None:
+CHROMIUM_INSTALL = "apt-get install chromium"
+"""How to install the browser that takes the report's first screen (Debian, Ubuntu)."""
+
+
+def find_chromium() -> str | None:
+    """Chromium's path (``chromium`` or ``chromium-browser`` on PATH), or None."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def first_screen_line(shot: Path, chromium: str | None, codes: Sequence[int | None]) -> str:
+    """The demo's last word on the screenshot: where it is, or that it was skipped and why."""
+    if shot.exists():
+        return f"first screen: {shot}"
+    if chromium is None:
+        return (
+            "first screen: SKIPPED, no first-screen.png was written: the screenshot is taken "
+            "by headless Chromium, and no `chromium` or `chromium-browser` is on PATH. The "
+            f"report itself is complete. To get the screenshot, install Chromium "
+            f"(`{CHROMIUM_INSTALL}`, as root) and run `make demo` again"
+        )
+    code = next((c for c in codes if c), None)
+    how = f"exited with code {code}" if code is not None else "wrote no file"
+    return (
+        f"first screen: SKIPPED, no first-screen.png was written: Chromium ({chromium}) {how}. "
+        "The report itself is complete; open it in a browser, or run "
+        f"`{chromium} --headless --screenshot=first-screen.png {REPORT / 'index.html'}` to "
+        "see Chromium's error"
+    )
+
+
+def screenshot(chromium: str | None) -> subprocess.Popen[bytes] | None:
     """Start headless Chromium on the report's first screen (1400 x 900), if installed."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     shot = REPORT / "first-screen.png"
     shot.unlink(missing_ok=True)
     if chromium is None:
@@ -446,6 +475,7 @@ def main() -> None:
     os.environ["EVALSUITE_KEY_DIR"] = str(KEY_DIR)  # the workers inherit it
     print(f"demo workspace: {WORKSPACE} (a scratch copy; the repository's ledger is untouched)")
     chromium: list[subprocess.Popen[bytes] | None] = []
+    browser = find_chromium()
     with Pool() as pool:
         # the checks and the six runs are independent of each other: the checks go first (a
         # failed verify stops the demo), beside the first run; every run verifies its own
@@ -469,7 +499,7 @@ def main() -> None:
 
         def report_written(index: int, done: Done) -> None:
             if index == last and done.code == 0:
-                chromium.append(screenshot())
+                chromium.append(screenshot(browser))
 
         pool.run(steps, on_done=report_written)
         startup = sum(w.startup_cpu for w in pool.workers)
@@ -482,7 +512,8 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-    print(f"first screen: {shot}" if shot.exists() else "first screen: no Chromium, no screenshot")
+    codes = [proc.returncode for proc in chromium if proc is not None]
+    print(first_screen_line(shot, browser, codes))
     print(f"explore: evalsuite --root {WORKSPACE.relative_to(ROOT)} runs")
     print_timings(pool.timings, startup)
     used = resource.getrusage(resource.RUSAGE_CHILDREN)

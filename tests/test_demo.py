@@ -156,3 +156,26 @@ def test_a_fresh_workspace_keeps_only_verifys_action_space_cache(
     assert sorted(p.name for p in state.iterdir()) == [demo.ACTION_CACHE]
     assert not (workspace / "holdout" / "ACCESS.jsonl").exists()
     assert (workspace / "tasks" / "f.txt").read_text() == "tasks"
+
+
+def test_without_chromium_the_demo_says_it_skipped_the_screenshot_and_how_to_get_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 28, point 20: without Chromium, `make demo` wrote no first-screen.png and only
+    said "no Chromium, no screenshot"."""
+    demo = _demo(monkeypatch)
+    monkeypatch.setenv("PATH", str(tmp_path))  # Chromium is installed here: make it unfindable
+    assert demo.find_chromium() is None
+    monkeypatch.setattr(demo, "REPORT", tmp_path)
+    stale = tmp_path / "first-screen.png"
+    stale.write_bytes(b"an old run's screenshot")
+    assert demo.screenshot(None) is None
+    assert not stale.exists()  # never shown as this run's
+    line = demo.first_screen_line(stale, None, [])
+    assert line.startswith("first screen: SKIPPED")
+    assert "headless Chromium" in line and "`chromium`" in line and "on PATH" in line
+    assert "`apt-get install chromium`" in line and "make demo" in line
+    failed = demo.first_screen_line(stale, "/usr/bin/chromium", [1])
+    assert "SKIPPED" in failed and "exited with code 1" in failed
+    stale.write_bytes(b"png")
+    assert demo.first_screen_line(stale, "/usr/bin/chromium", [0]) == f"first screen: {stale}"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
+from evalsuite._core.display import printable
 from evalsuite._core.jsonout import dumps_json
 from evalsuite._core.layout import Layout
 from evalsuite.cli._paths import PathParam
@@ -62,6 +63,29 @@ else:
         if name not in ("console", "err_console"):
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         from rich.console import Console
+        from rich.text import Text
+
+        class Console(Console):  # type: ignore[no-redef]
+            """A console that prints data strings' control characters as escapes.
+
+            Every ``print`` of a text (a ``str`` or a `Text`) goes through `printable`, so a
+            model name or an item id read from a file cannot act on the terminal
+            (docs/design/terminal-output.md); tables escape their cells when they are built
+            (`evalsuite.cli._views.print_table_view`).
+            """
+
+            def print(self, *objects: Any, **kwargs: Any) -> None:
+                safe = [
+                    printable(o, keep_lines=True)
+                    if isinstance(o, str)
+                    else (
+                        Text(printable(o.plain, keep_lines=True), style=o.style)
+                        if isinstance(o, Text) and printable(o.plain, keep_lines=True) != o.plain
+                        else o
+                    )
+                    for o in objects
+                ]
+                super().print(*safe, **kwargs)
 
         if name == "console":
             made = Console(
@@ -75,7 +99,10 @@ else:
 
 def _error_line(message: str) -> None:
     """``error: MESSAGE`` on stderr ("error" in bold red on a terminal; no rich markup)."""
-    click.echo(click.style("error", fg="red", bold=True) + ": " + message, err=True)
+    click.echo(
+        click.style("error", fg="red", bold=True) + ": " + printable(message, keep_lines=True),
+        err=True,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from evalsuite._core.display import printable
 from evalsuite.cli._common import (
     Context,
     console,
@@ -83,7 +84,10 @@ def status_cmd(ctx: Context, ref: str, as_json: bool) -> None:
     for item in status.to_dict()["families"]:
         remaining = str(item["remaining"]) if item["remaining"] else Text("0 (spent)", style="red")
         table.add_row(
-            item["model_family"], str(item["runs"]), remaining, ", ".join(item["run_ids"])
+            Text(printable(item["model_family"])),
+            str(item["runs"]),
+            remaining,
+            Text(printable(", ".join(item["run_ids"]))),
         )
     if status.runs_by_family:
         console.print(table)

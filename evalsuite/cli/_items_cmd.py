@@ -71,6 +71,11 @@ def _print(payload: dict[str, Any]) -> None:
     console.print(
         f"{ref}: {payload['n_items']} items, {len(payload['models'])} model(s), "
         f"{len(payload['runs'])} run(s)"
+        + (
+            f" ({len(payload['left_out'])} run(s) left out, see the notes)"
+            if payload["left_out"]
+            else ""
+        )
     )
     for m in payload["models"]:
         ability = (
@@ -96,9 +101,11 @@ def _print(payload: dict[str, Any]) -> None:
     for s in payload["strata"]:
         noise = _fmt(s["noise_floor"], 4) if s["noise_floor"] is not None else "unknown"
         verdict = "WATCH: " + "; ".join(s["reasons"]) if s["watch"] else "ok"
+        test = s["separation"]
+        equal = f", equal-scores test p {test['p_value']:.3g}" if test is not None else ""
         console.print(
             f"  {s['stratum']}: best {s['best_model']} {_fmt(s['best_score'])}, spread "
-            f"{_fmt(s['spread'], 4)}, noise floor {noise}: {verdict}"
+            f"{_fmt(s['spread'], 4)}, noise floor {noise}{equal}: {verdict}"
         )
     counts = payload["flag_counts"]
     console.print("flags: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
@@ -133,6 +140,13 @@ def _print(payload: dict[str, Any]) -> None:
     help="A model deterministic at a given seed (repeatable; the reference agents "
     "evalsuite/... always are): its flips at one seed make the item a harness suspect.",
 )
+@click.option(
+    "--allow-invalid",
+    is_flag=True,
+    help="Also read invalid runs (too many harness errors; left out by default, as in "
+    "compare): their scored attempts count and their harness errors show in each item's rate. "
+    "Runs not complete (running, interrupted) are never read.",
+)
 @level_option
 @json_option
 @pass_context
@@ -143,10 +157,11 @@ def items_cmd(
     csv_file: Path | None,
     saturation: float,
     deterministic: tuple[str, ...],
+    allow_invalid: bool,
     level: float,
     as_json: bool,
 ) -> None:
-    """Item analysis of REF (SUITE@X.Y.Z) over every stored run of it, with flags.
+    """Item analysis of REF (SUITE@X.Y.Z) over its complete, valid stored runs, with flags.
 
     Per item: solve rate with an interval, item-rest correlation, 2PL IRT (8 or more models),
     flakiness, harness-error and limit rates; flags dead, flaky, harness-suspect,
@@ -169,6 +184,7 @@ def items_cmd(
         level=level,
         threshold=saturation,
         deterministic=deterministic,
+        allow_invalid=allow_invalid,
     )
     payload = analysis.to_dict()
     if csv_file is not None:

@@ -12,6 +12,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from evalsuite._core.display import printable
 from evalsuite.cli._common import (
     Context,
     console,
@@ -62,7 +63,7 @@ def _print_diff(payload: dict[str, Any]) -> None:
         table = Table("stratum", f"weight {a}", f"weight {b}")
         for stratum, w in payload["weights"].items():
             table.add_row(
-                stratum,
+                Text(printable(stratum)),
                 "-" if w["a"] is None else f"{w['a']:.3f}",
                 "-" if w["b"] is None else f"{w['b']:.3f}",
             )
@@ -133,11 +134,13 @@ def _print_triage(payload: dict[str, Any]) -> None:
     table = Table("item", "family", "stratum", "verdict", "reasons")
     for row in payload["items"]:
         table.add_row(
-            row["item_id"],
-            row["family"],
-            row["stratum"],
+            Text(printable(row["item_id"])),
+            Text(printable(row["family"])),
+            Text(printable(row["stratum"])),
             row["verdict"],
-            "; ".join(f"{r['reason']}: {r['detail']}" for r in row["reasons"]) or "-",
+            Text(
+                printable("; ".join(f"{r['reason']}: {r['detail']}" for r in row["reasons"]) or "-")
+            ),
         )
     console.print(table)
     for source, detail in payload["sources"].items():

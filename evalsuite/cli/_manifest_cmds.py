@@ -10,6 +10,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from evalsuite._core.display import printable
 from evalsuite.cli._common import (
     Context,
     console,
@@ -90,7 +91,7 @@ def suites_cmd(ctx: Context, as_json: bool) -> None:
             for stratum, counts in v["strata"].items():
                 table.add_row(
                     v["version"],
-                    stratum,
+                    Text(printable(stratum)),
                     str(counts["dev"]),
                     str(counts["holdout"]),
                     f"{v['weights'].get(stratum, float('nan')):.3f}",

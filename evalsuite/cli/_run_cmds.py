@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.text import Text
 
+from evalsuite._core.display import printable
 from evalsuite.cli._common import (
     Context,
     console,
@@ -706,10 +707,10 @@ def _runs_row(r: RunRecord, c: Completeness, audit: dict[str, object]) -> tuple[
     health = "n/a" if r.valid is None else ("valid" if r.valid else "INVALID")
     items = str(c.n_items_run) + (f"/{c.n_items_split}" if c.n_items_split else "")
     return (
-        r.run_id,
-        f"{r.suite}@{r.version}" if r.suite else "(ingested)",
+        printable(r.run_id),
+        printable(f"{r.suite}@{r.version}") if r.suite else "(ingested)",
         r.split or "-",
-        r.model,
+        printable(r.model),
         str(r.epochs),
         items + (" PARTIAL" if c.partial else ""),
         r.status,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from evalsuite._core.display import printable
 from evalsuite.cli._common import (
     Context,
     emit_json,
@@ -33,6 +34,7 @@ __all__ = ["verify_audit", "verify_cmd"]
 
 
 def _line(text: str, **style: Any) -> None:
+    text = printable(text, keep_lines=True)  # item ids and paths are data (terminal-output.md)
     click.echo(click.style(text, **style) if style else text)
 
 

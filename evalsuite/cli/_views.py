@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from evalsuite._core.display import printable
 from evalsuite.service import ResultView, TableView
 
 __all__ = ["print_table_view", "print_view", "wide_option"]
@@ -29,24 +30,27 @@ def print_table_view(out: Console, table: TableView, *, wide: bool) -> None:
     for column in shown.columns:
         rich_table.add_column(column.name, justify="right" if column.numeric else "left")
     for row in shown.rows:
-        rich_table.add_row(*(Text(cell) for cell in row))
+        rich_table.add_row(*(Text(printable(cell)) for cell in row))
     # at most 100 columns unless --wide (a wider terminal still gets 100: one layout)
     out.print(rich_table, width=None if wide else min(out.width, 100))
 
 
 def print_view(out: Console, view: ResultView, *, wide: bool = False) -> None:
-    """`view` in reading order; every line is plain text (no markup is interpreted)."""
+    """`view` in reading order; every line plain text (no markup), control characters escaped.
+
+    `printable`: a model name read from a file cannot act on the terminal.
+    """
     for alert in view.alerts:
-        out.print(Text(alert, style="bold red"))
-    out.print(Text(view.title, style="bold"))
-    out.print(Text(view.headline))
+        out.print(Text(printable(alert, keep_lines=True), style="bold red"))
+    out.print(Text(printable(view.title, keep_lines=True), style="bold"))
+    out.print(Text(printable(view.headline, keep_lines=True)))
     if view.gate_line:
-        out.print(Text(view.gate_line, style="bold"))
+        out.print(Text(printable(view.gate_line, keep_lines=True), style="bold"))
     for table in view.tables:
         print_table_view(out, table, wide=wide)
     for fact in view.facts:
-        out.print(Text(fact))
+        out.print(Text(printable(fact, keep_lines=True)))
     if view.caveats:
         out.print(Text("caveats:", style="bold"))
         for caveat in view.caveats:
-            out.print(Text(f"- {caveat}"))
+            out.print(Text(printable(f"- {caveat}", keep_lines=True)))

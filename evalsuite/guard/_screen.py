@@ -17,6 +17,7 @@ import numpy.typing as npt
 from evalsuite._core.text import NGRAM_V3, SPECS
 from evalsuite.errors import UsageError
 from evalsuite.guard._batch import MIN_PIECE, Batch, Piece, batches_of, rebatch
+from evalsuite.guard._confusables import fold_confusables
 from evalsuite.guard._index import FingerprintIndex, PartIndex
 from evalsuite.guard._match import BatchMatches, find_canaries, match_batch
 from evalsuite.manifest import Split
@@ -141,6 +142,12 @@ class _PartScreener:
             rows.append((d, i, share, matched, how))
         return rows
 
+    def fork(self, name: str, view: str) -> None:
+        """Start `view` of a long document from what `name`'s pieces so far matched."""
+        partial = self._pending.get(name)
+        if partial is not None:
+            self._pending[view] = _Partial(list(partial.grams), set(partial.shorts))
+
     def _hit(self, name: str, item: int, share: float, matched: int, how: How) -> Hit:
         ref = self.index.items[item]
         return Hit(name, ref.suite, ref.version, ref.split, ref.item_id, share, matched, how)
@@ -235,6 +242,8 @@ class Screener:
         self.bytes = 0
         self._parts = [_PartScreener(part, threshold) for part in index.parts]
         self._canaries: dict[str, set[str]] = {}
+        self._folding: set[str] = set()
+        """Long documents whose pieces are screened folded too (`_with_folded`)."""
         specs = [SPECS[s] for s in index.specs] or [SPECS[NGRAM_V3]]
         self.count_words: Callable[[str], int] = lambda text: min(len(s.words(text)) for s in specs)
         """Words of a text under every spec of the index (the fewest), to size overlaps."""
@@ -269,27 +278,78 @@ class Screener:
             yield self.feed(batch)
 
     def feed(self, batch: Batch) -> list[Hit]:
-        """Screen one batch; hits of the documents it completes."""
-        pieces = batch.pieces
+        """Screen one batch; hits of the documents it completes.
+
+        A document with confusable characters is screened folded as well (`_with_folded`);
+        its hits are those of the stronger reading.
+        """
+        screened, origin = self._with_folded(batch)
+        pieces = screened.pieces
         whole: list[bool] | None = None
         if pieces:
-            whole = [True] * len(batch.texts)
+            whole = [True] * len(screened.texts)
             for k, piece in pieces.items():
                 whole[k] = piece.whole
         split = sorted(k for k, p in pieces.items() if not p.whole)
         found: list[tuple[int, Hit]] = []
         n_bytes = -1
         for part in self._parts:
-            hits, n_bytes = part.feed(batch, whole, split)
+            hits, n_bytes = part.feed(screened, whole, split)
             found.extend(hits)
-        if n_bytes < 0:
+        if n_bytes < 0 or screened is not batch:
             n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in batch.texts)
-        found.extend(self._canary_hits(batch, split))
-        self.documents += len(batch.texts) - sum(not p.final for p in pieces.values())
+        found.extend(self._canary_hits(screened, split))
+        if screened is not batch:
+            found = [(origin[d], hit) for d, hit in found]
+        self.documents += len(batch.texts) - sum(not p.final for p in batch.pieces.values())
         self.bytes += n_bytes - sum(
-            len(p.text[: p.overlap].encode("utf-8", "surrogatepass")) for p in pieces.values()
+            len(p.text[: p.overlap].encode("utf-8", "surrogatepass")) for p in batch.pieces.values()
         )
         return _merge(found)
+
+    def _with_folded(self, batch: Batch) -> tuple[Batch, list[int]]:
+        """`batch` plus a folded copy of each document with confusables; each one's origin.
+
+        The copies (`fold_confusables`: one character for one, so piece overlaps hold) come
+        after the batch's documents, under the same names. A long document is followed in
+        every later piece once one piece needed folding, as a view of its own whose matches
+        start from those of the pieces before (docs/design/guard-normalisation.md).
+        """
+        origin = list(range(len(batch.texts)))
+        added = Batch()
+        for d, text in enumerate(batch.texts):
+            piece = batch.pieces.get(d)
+            folded = fold_confusables(text)
+            split = piece is not None and not piece.whole
+            following = split and piece is not None and piece.name in self._folding
+            if folded is text and not following:
+                continue
+            position = len(batch.texts) + len(added.texts)
+            if piece is not None and split:
+                view = piece.name + "\x00confusables folded"
+                if not following:
+                    for part in self._parts:
+                        part.fork(piece.name, view)
+                    self._canaries[view] = set(self._canaries.get(piece.name, ()))
+                if piece.final:
+                    self._folding.discard(piece.name)
+                else:
+                    self._folding.add(piece.name)
+                added.pieces[position] = Piece(view, folded, piece.part, piece.final, piece.overlap)
+            elif piece is not None:
+                added.pieces[position] = Piece(piece.name, folded)
+            added.names.append(batch.names[d])
+            added.texts.append(folded)
+            origin.append(d)
+        if not added.texts:
+            return batch, origin
+        screened = Batch(
+            [*batch.names, *added.names],
+            [*batch.texts, *added.texts],
+            {**batch.pieces, **added.pieces},
+            batch.chars + sum(map(len, added.texts)),
+        )
+        return screened, origin
 
     def _canary_hits(self, batch: Batch, split: list[int]) -> list[tuple[int, Hit]]:
         """Canaries found verbatim: a document's hits once it is whole."""

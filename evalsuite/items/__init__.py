@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from evalsuite.items._analysis import FLAGS, MIN_IRT_MODELS, ItemAnalysis, analyse_items
     from evalsuite.items._irt import IrtFit, fit_2pl, simulate_2pl
-    from evalsuite.items._load import item_analysis, version_runs
+    from evalsuite.items._load import analysed_runs, item_analysis, version_runs
     from evalsuite.items._saturation import DEFAULT_SATURATION, stratum_watch
 else:
     from evalsuite._core.lazy import lazy_exports
@@ -24,7 +24,7 @@ else:
         {
             "._analysis": ("FLAGS", "MIN_IRT_MODELS", "ItemAnalysis", "analyse_items"),
             "._irt": ("IrtFit", "fit_2pl", "simulate_2pl"),
-            "._load": ("item_analysis", "version_runs"),
+            "._load": ("analysed_runs", "item_analysis", "version_runs"),
             "._saturation": ("DEFAULT_SATURATION", "stratum_watch"),
         },
     )
@@ -36,6 +36,7 @@ __all__ = [
     "IrtFit",
     "ItemAnalysis",
     "analyse_items",
+    "analysed_runs",
     "fit_2pl",
     "item_analysis",
     "simulate_2pl",

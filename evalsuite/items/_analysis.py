@@ -63,6 +63,9 @@ class ItemAnalysis:
     leak_audit: dict[str, Any]
     deterministic: list[str]
     notes: list[str] = field(default_factory=list)
+    left_out: list[dict[str, str]] = field(default_factory=list)
+    """Stored runs of the version not analysed, each with ``run_id``, ``model``, ``status``
+    and ``reason`` (not complete, or invalid without ``--allow-invalid``)."""
 
     @property
     def flag_counts(self) -> dict[str, int]:
@@ -82,6 +85,7 @@ class ItemAnalysis:
             "level": self.level,
             "saturation_threshold": self.threshold,
             "runs": self.runs,
+            "left_out": self.left_out,
             "models": self.models,
             "n_items": len(self.items),
             "flag_counts": self.flag_counts,
@@ -110,7 +114,11 @@ class ItemAnalysis:
                 "dead": f"every model (at least {MIN_DEAD_MODELS}) scores 1, or every one 0",
                 "leaky": "named by the stored leak audit (`evalsuite audit --leaks`)",
                 "noise_floor": "root mean square over models of the standard error of a "
-                "model's stratum score from run-to-run (epoch) noise",
+                "model's stratum score from run-to-run (epoch) noise (a description)",
+                "no_separation": "test of equal scores across models, the items as strata "
+                "(generalised Cochran-Mantel-Haenszel mean score statistic, chi-square; "
+                "Cochran's Q for one 0/1 attempt per model and item), not rejected at alpha = "
+                "1 - level",
             },
             "notes": self.notes,
         }
@@ -259,7 +267,7 @@ def analyse_items(  # noqa: PLR0913 - the inputs of one analysis, each named
     items["irt_a"] = fit.a if fit is not None else np.nan
     items["irt_a_se"] = fit.a_se if fit is not None else np.nan
     items["irt_b"] = fit.b if fit is not None else np.nan
-    strata = stratum_watch(cells, threshold)
+    strata = stratum_watch(cells, threshold, alpha=1 - level)
     watched = {s["stratum"] for s in strata if s["watch"]}
     leaks = leaks or {}
     rows = []

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from evalsuite._core.layout import Layout
-from evalsuite.errors import NotFoundError
+from evalsuite.errors import InsufficientDataError, NotFoundError
 from evalsuite.items._analysis import ItemAnalysis, analyse_items
 from evalsuite.items._saturation import DEFAULT_SATURATION
 from evalsuite.items._stats import ITEM_COLUMNS
@@ -22,7 +22,13 @@ from evalsuite.manifest import load_manifest_summary
 from evalsuite.manifest._leak_record import leak_audit_path, read_leak_audit
 from evalsuite.store import RunRecord, Store
 
-__all__ = ["REFERENCE_PREFIX", "item_analysis", "leak_status", "version_runs"]
+__all__ = [
+    "REFERENCE_PREFIX",
+    "analysed_runs",
+    "item_analysis",
+    "leak_status",
+    "version_runs",
+]
 
 REFERENCE_PREFIX = "evalsuite/"
 """Models named so are evalsuite's reference agents: deterministic at a given seed."""
@@ -51,6 +57,49 @@ def version_runs(store: Store, suite: str, version: str, manifest_hash: str) -> 
             f"`evalsuite ingest ... --suite {suite}@{version}`"
         )
     return runs
+
+
+def _left_out_reason(run: RunRecord, *, allow_invalid: bool) -> str | None:
+    """Why `run` is not analysed (None: it is).
+
+    A run not complete (still running, or interrupted) is always left out: its attempts are
+    those that happened to finish first and its planned attempts not run would count as
+    harness errors. An invalid run is left out unless `allow_invalid`, as in `compare`.
+    """
+    if run.status != "complete":
+        return (
+            f"not complete ({run.status}): its attempts so far are not the run, and its "
+            "attempts not run would count as harness errors; complete it (`evalsuite run "
+            f"--resume {run.run_id}`; a sharded run: its unfinished shards) to include it"
+        )
+    if run.valid is False and not allow_invalid:
+        rate = f" ({run.error_rate:.1%} harness errors)" if run.error_rate is not None else ""
+        return (
+            f"invalid{rate}: its scores measure the harness, not the model; pass "
+            "--allow-invalid to read it (to see which items a broken harness fails on)"
+        )
+    return None
+
+
+def analysed_runs(
+    runs: list[RunRecord], *, allow_invalid: bool = False
+) -> tuple[list[RunRecord], list[dict[str, str]]]:
+    """(the runs the item analysis reads, the runs left out with the reason of each).
+
+    Only complete runs are read, and only valid ones unless `allow_invalid`
+    (docs/design/items.md, "What is read").
+    """
+    kept: list[RunRecord] = []
+    left_out: list[dict[str, str]] = []
+    for run in runs:
+        reason = _left_out_reason(run, allow_invalid=allow_invalid)
+        if reason is None:
+            kept.append(run)
+        else:
+            left_out.append(
+                {"run_id": run.run_id, "model": run.model, "status": run.status, "reason": reason}
+            )
+    return kept, left_out
 
 
 def leak_status(layout: Layout, suite: str, version: str) -> tuple[dict[str, str], dict[str, Any]]:
@@ -82,7 +131,7 @@ def leak_status(layout: Layout, suite: str, version: str) -> tuple[dict[str, str
     }
 
 
-def item_analysis(
+def item_analysis(  # noqa: PLR0913 - the options of `items`, each named
     store: Store,
     layout: Layout,
     suite: str,
@@ -91,6 +140,7 @@ def item_analysis(
     level: float = 0.95,
     threshold: float = DEFAULT_SATURATION,
     deterministic: Collection[str] = (),
+    allow_invalid: bool = False,
 ) -> ItemAnalysis:
     """The item analysis of ``suite@version`` over every stored run of it.
 
@@ -103,12 +153,20 @@ def item_analysis(
         threshold: Saturation threshold of the best model's stratum score.
         deterministic: Models deterministic at a given seed, besides the reference agents
             (models named ``evalsuite/...``).
+        allow_invalid: Read invalid runs too (runs not complete are never read).
 
     Raises:
         NotFoundError: unknown suite or version, or no run of it stored.
+        InsufficientDataError: no stored run of it is complete and valid.
     """
     manifest = load_manifest_summary(layout, suite, version)
-    runs = version_runs(store, suite, manifest.version, manifest.manifest_hash)
+    stored = version_runs(store, suite, manifest.version, manifest.manifest_hash)
+    runs, left_out = analysed_runs(stored, allow_invalid=allow_invalid)
+    if not runs:
+        raise InsufficientDataError(
+            f"no complete, valid run of {suite}@{manifest.version} is stored: "
+            + "; ".join(f"run {r['run_id']} ({r['model']}) is {r['reason']}" for r in left_out)
+        )
     frames = []
     for run in runs:
         frame = store.attempt_columns(run.run_id, _READ)
@@ -139,12 +197,18 @@ def item_analysis(
         level=level,
         threshold=threshold,
     )
-    invalid = [r.run_id for r in runs if not r.valid]
+    analysis.left_out = left_out
+    if left_out:
+        analysis.notes.append(
+            f"{len(left_out)} run(s) left out: "
+            + "; ".join(f"{r['run_id']} ({r['model']}): {r['reason']}" for r in left_out)
+        )
+    invalid = [r.run_id for r in runs if r.valid is False]
     if invalid:
         analysis.notes.append(
-            f"{len(invalid)} run(s) are invalid (too many harness errors): "
-            + ", ".join(invalid)
-            + "; their scored attempts count, their harness errors show in each item's rate"
+            f"read with --allow-invalid: {len(invalid)} invalid run(s) (too many harness "
+            "errors): " + ", ".join(invalid) + "; their scored attempts count, their harness "
+            "errors show in each item's rate"
         )
     if status["status"] != "stored":
         analysis.notes.append(status["detail"])

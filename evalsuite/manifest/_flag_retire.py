@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalsuite._core.display import show_id
 from evalsuite._core.layout import Layout
 from evalsuite.errors import UsageError
 from evalsuite.manifest._catalog import load_manifest
@@ -112,8 +113,8 @@ def flagged_retirements(
             continue
         if row["item_id"] not in known:
             raise UsageError(
-                f"--retire-flagged {path} flags item {row['item_id']!r}, which is not in "
-                f"{suite}@{manifest.version}"
+                f"--retire-flagged {path} flags item {show_id(str(row['item_id']))}, which is "
+                f"not in {suite}@{manifest.version}"
             )
         reasons = row.get("flag_reasons") or {}
         chosen.append((row["item_id"], hit, reasons if isinstance(reasons, dict) else {}))

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from evalsuite._core.atomic import atomic_write_text
+from evalsuite._core.display import show_id
 from evalsuite._core.hashing import sha256_bytes, sha256_file
 from evalsuite._core.layout import Layout
 from evalsuite._core.semver import Bump, SemVer
@@ -297,7 +298,10 @@ def _collect(
         plan.entries[item.id] = _Entry(item=item, family=family, location=f"vault:{item.id}")
     unknown = sorted(retire - set(plan.entries))
     if unknown:
-        raise UsageError(f"--retire names items that are not in the suite: {unknown}")
+        raise UsageError(
+            "--retire names items that are not in the suite: "
+            + ", ".join(show_id(i) for i in unknown)
+        )
     for item_id in retire:
         del plan.entries[item_id]
     for entry in plan.entries.values():

@@ -39,8 +39,11 @@ def items_sections(
         if not suite or not version or not run.get("manifest") or (suite, version) in seen:
             continue
         seen.add((suite, version))
-        models = {r.model for r in store.list_runs(suite=suite) if r.version == version}
-        if len(models) < MIN_REPORT_MODELS:
+        from evalsuite.items import analysed_runs
+
+        # the runs `items` reads: complete and valid (docs/design/items.md, "What is read")
+        read, _ = analysed_runs([r for r in store.list_runs(suite=suite) if r.version == version])
+        if len({r.model for r in read}) < MIN_REPORT_MODELS:
             continue
         from evalsuite.items import item_analysis  # scipy.stats: only for a section drawn
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
+from evalsuite._core.display import show_id
 from evalsuite._core.layout import Layout
 from evalsuite.errors import HoldoutAccessError, ItemSourceError, NotFoundError, UsageError
 from evalsuite.manifest import (
@@ -150,7 +151,7 @@ _SHOWN = 10
 
 
 def _some(ids: list[str]) -> str:
-    shown = ", ".join(repr(i) for i in ids[:_SHOWN])
+    shown = ", ".join(show_id(i) for i in ids[:_SHOWN])
     return shown + (f" and {len(ids) - _SHOWN} more" if len(ids) > _SHOWN else "")
 
 
@@ -293,7 +294,7 @@ def _record(
             extra["left_out"] = src.attach.left_out
     elif manifest is not None and len(src.splits) == 1:
         split = next(iter(src.splits))
-    health = tally.health.health(planned=planned, threshold=threshold)
+    health = tally.health.health(planned=planned, threshold=threshold, source=src.source)
     record = RunRecord(
         run_id=src.run_id,
         model=src.model,

@@ -74,7 +74,9 @@ _CONTRACT = (
     "outcome, limit_type (evalsuite ingest --help shows their meaning and an example)"
 )
 _NUMBER = r"^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|inf|infinity)$"
-_WHOLE = r"^\+?[0-9]{1,9}$"
+_WHOLE = r"^\+?[0-9]+$"
+_SMALL = r"^\+?0*[0-9]{1,9}$"
+"""A whole number that fits an int64 after the epoch base is added (larger: too large)."""
 Format = Literal["csv", "parquet"]
 
 
@@ -216,17 +218,23 @@ def _record_lines(path: Path, records: set[int]) -> dict[int, int]:
     if not records:
         return found
     last = max(records)
-    with path.open(encoding="utf-8-sig", newline="") as text:
-        reader = csv.reader(text)
-        index = 0
-        for record in reader:
-            if not record:
-                continue
-            if index in records:
-                found[index] = reader.line_num
-            if index >= last:
-                break
-            index += 1
+    # a value longer than csv's default field limit (128 KiB) is a problem to name by its
+    # line, not a crash: the reader already read it, within `READ_BLOCK_BYTES`
+    limit = csv.field_size_limit(max(csv.field_size_limit(), READ_BLOCK_BYTES))
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as text:
+            reader = csv.reader(text)
+            index = 0
+            for record in reader:
+                if not record:
+                    continue
+                if index in records:
+                    found[index] = reader.line_num
+                if index >= last:
+                    break
+                index += 1
+    finally:
+        csv.field_size_limit(limit)
     return found
 
 
@@ -284,6 +292,18 @@ def _too_long(name: str, length: pa.Array) -> Callable[[int], str]:
     return lambda i: (
         f"{name} is {length[i].as_py()} characters long; the store holds at most "
         f"{TEXT_LIMITS[name]}: shorten it (or map long ids to short ones)"
+    )
+
+
+def _row_too_large(path: Path) -> ItemSourceError:
+    """A CSV row longer than `READ_BLOCK_BYTES`: far longer than any field the store holds."""
+    limits = ", ".join(f"{name} {TEXT_LIMITS[name]}" for name in ("model", "item_id", "stratum"))
+    return ItemSourceError(
+        f"{path}: a row is too large: longer than {READ_BLOCK_BYTES:,} bytes, the most one row "
+        f"of a results CSV may hold; nothing was stored. The store holds at most {limits} "
+        "characters (model, item_id, stratum): a value this long is not an id. Check the "
+        "column mapping and the quoting (an unclosed quote joins the rest of the file into "
+        f"one value), or shorten the value; {_CONTRACT}"
     )
 
 
@@ -368,6 +388,8 @@ class ResultsTable:
         except pa.ArrowInvalid as exc:
             if "UTF8" in str(exc) or "utf8" in str(exc).lower():
                 raise _not_utf8(self.path) from None
+            if "straddl" in str(exc):  # a row longer than a read block
+                raise _row_too_large(self.path) from None
             raise ItemSourceError(f"{self.path}: not a readable CSV ({exc}); {_CONTRACT}") from None
 
     def batches(self) -> Iterator[tuple[str, pa.RecordBatch]]:
@@ -468,12 +490,17 @@ class ResultsTable:
         }
 
     def _epoch_numbers(self, text: pa.Array) -> tuple[pa.Array, pa.Array]:
-        """(whole, epoch numbers counted from 1; 0 where the text is not a whole number)."""
+        """(whole, epoch numbers counted from 1; 0 where the text is not a whole number).
+
+        A whole number of more than 9 digits is not cast (it could overflow): it reads as
+        ``MAX_EPOCH + 1``, refused as too large.
+        """
         base = self.options.epoch_base
         whole = pc.match_substring_regex(text, _WHOLE)
-        digits = pc.if_else(whole, pc.replace_substring_regex(text, r"^\+", ""), str(base))
+        small = pc.match_substring_regex(text, _SMALL)
+        digits = pc.if_else(small, pc.replace_substring_regex(text, r"^\+", ""), str(base))
         values = pc.add(pc.cast(digits, pa.int64()), 1 - base)
-        return whole, pc.if_else(whole, values, 0)
+        return whole, pc.if_else(small, values, pc.if_else(whole, MAX_EPOCH + 1, 0))
 
     def _check_epochs(self, text: pa.Array, offset: int) -> pa.Array:
         base, problems = self.options.epoch_base, self.problems
@@ -498,8 +525,8 @@ class ResultsTable:
             offset,
             pc.greater(epochs, MAX_EPOCH),
             lambda i: (
-                f"epoch {text[i].as_py()} is implausibly large (at most {MAX_EPOCH} epochs per "
-                "item); check that this column holds the attempt number, not an id or a date"
+                f"epoch {text[i].as_py()} is too large: at most {MAX_EPOCH} epochs per item; "
+                "check that this column holds the attempt number, not an id or a date"
             ),
         )
         return epochs

@@ -111,7 +111,9 @@ def score_payload(
     )
     payload = run_facts(run) | result.to_dict()
     payload["run_id"] = run.run_id
-    health = run_health(frame, planned=run.planned, threshold=run.error_threshold)
+    health = run_health(
+        frame, planned=run.planned, threshold=run.error_threshold, source=run.source
+    )
     payload["harness"] |= {
         "errors_by_kind": health.errors_by_kind,
         "valid": health.valid,

@@ -87,19 +87,33 @@ _ADVICE: tuple[tuple[tuple[str, ...], str], ...] = (
         "same items and epochs (docs/design/scorers.md)",
     ),
 )
+_NOT_RUN_ELSEWHERE = (
+    "these planned attempts have no result in what was ingested: the run was made elsewhere "
+    "({source}), so `evalsuite run --resume` cannot complete it. Run the missing items where "
+    "the run was made, export its results again (the whole run) and ingest it again "
+    "(`evalsuite ingest FILE --format {source} ...`, the same --suite)"
+)
+"""The "not run" advice of an ingested run (its source, ``inspect`` or ``csv``)."""
 _DEFAULT_ADVICE = (
     "read the example's reason; rerun that item alone (`--limit`) and open the run's inspect "
     "log under .evalsuite/logs/RUN (dev runs) to see the whole error"
 )
 
 
-def advice_for(kind: str, message: str) -> str:
+def advice_for(kind: str, message: str, *, source: str = "evalsuite") -> str:
     """What to do about a harness error of `kind` with `message` (first rule that matches).
+
+    `source` is the run's (`RunRecord.source`): attempts of an ingested run (``inspect``,
+    ``csv``) that were not run cannot be resumed by evalsuite.
 
     Examples:
         >>> advice_for("not run", "not run: the eval ended")[:30]
         'the eval stopped before these '
+        >>> "--resume` cannot" in advice_for("not run", "not run", source="csv")
+        True
     """
+    if kind == "not run" and source != "evalsuite":
+        return _NOT_RUN_ELSEWHERE.format(source=source)
     text = f"{kind} {message}".lower()
     for needles, advice in _ADVICE:
         if any(needle.lower() in text for needle in needles):
@@ -125,11 +139,14 @@ class ErrorGroup:
         return asdict(self)
 
 
-def error_groups(attempts: pd.DataFrame, *, planned: int, top: int = 5) -> list[ErrorGroup]:
+def error_groups(
+    attempts: pd.DataFrame, *, planned: int, top: int = 5, source: str = "evalsuite"
+) -> list[ErrorGroup]:
     """The `top` most frequent harness error reasons of a run, most frequent first.
 
     Reasons that differ only in their numbers (an item number, a count) form one group.
-    Planned attempts without a row form the group "not run".
+    Planned attempts without a row form the group "not run". `source`: the run's
+    (`advice_for`).
     """
     groups: dict[str, list[Any]] = {}
     if len(attempts):
@@ -164,10 +181,12 @@ def error_groups(attempts: pd.DataFrame, *, planned: int, top: int = 5) -> list[
                     str(row["item"]) or None,
                     epoch if epoch >= 0 else None,
                 ]
-    return _ranked(groups, missing=max(planned - len(attempts), 0), top=top)
+    return _ranked(groups, missing=max(planned - len(attempts), 0), top=top, source=source)
 
 
-def _ranked(groups: dict[str, list[Any]], *, missing: int, top: int) -> list[ErrorGroup]:
+def _ranked(
+    groups: dict[str, list[Any]], *, missing: int, top: int, source: str = "evalsuite"
+) -> list[ErrorGroup]:
     """Error groups ranked, most frequent first, as `ErrorGroup`s.
 
     `groups` maps a key to [first reason, count, first item, first epoch]; `missing` planned
@@ -185,7 +204,7 @@ def _ranked(groups: dict[str, list[Any]], *, missing: int, top: int) -> list[Err
             count=count,
             example_item=item,
             example_epoch=epoch,
-            advice=advice_for(error_kind(message), message),
+            advice=advice_for(error_kind(message), message, source=source),
         )
         for message, count, item, epoch in ranked
     ]
@@ -245,11 +264,14 @@ class Health:
         return {k: v for k, v in asdict(self).items() if v is not None}
 
 
-def run_health(attempts: pd.DataFrame, *, planned: int, threshold: float) -> Health:
+def run_health(
+    attempts: pd.DataFrame, *, planned: int, threshold: float, source: str = "evalsuite"
+) -> Health:
     """Health of a run from its attempts table (docs/design/attempts.md).
 
     Planned attempts without a row count as harness errors, so nothing leaves the
-    denominator. Undefined for ``planned == 0`` (error rate NaN, run invalid).
+    denominator. Undefined for ``planned == 0`` (error rate NaN, run invalid). `source`: the
+    run's, for the advice of its top errors (`advice_for`).
     """
     outcome = attempts["outcome"] if len(attempts) else pd.Series(dtype=str)
     scored = int((outcome == "scored").sum())
@@ -277,7 +299,7 @@ def run_health(attempts: pd.DataFrame, *, planned: int, threshold: float) -> Hea
         limits_by_type=dict(sorted(limit_types.items())),
         errors_by_kind=dict(sorted(kinds.items())),
         retried=retried,
-        top_errors=error_groups(attempts, planned=planned) if errors else [],
+        top_errors=error_groups(attempts, planned=planned, source=source) if errors else [],
         recorded=len(attempts),
         unrecorded=missing,
     )
@@ -347,8 +369,11 @@ class HealthCounts:
             else:
                 group[1] += 1
 
-    def health(self, *, planned: int, threshold: float) -> Health:
-        """The run's health, counting planned attempts without a row as harness errors."""
+    def health(self, *, planned: int, threshold: float, source: str = "evalsuite") -> Health:
+        """The run's health, counting planned attempts without a row as harness errors.
+
+        `source`: the run's, for the advice of its top errors (`advice_for`).
+        """
         missing = max(planned - self.rows, 0)
         errors = self.harness_errors + missing
         rate = errors / planned if planned > 0 else math.nan
@@ -366,7 +391,9 @@ class HealthCounts:
             limits_by_type=dict(sorted(self.limit_types.items())),
             errors_by_kind=dict(sorted(kinds.items())),
             retried=self.retried,
-            top_errors=_ranked(self.groups, missing=missing, top=5) if errors else [],
+            top_errors=(
+                _ranked(self.groups, missing=missing, top=5, source=source) if errors else []
+            ),
             recorded=self.rows,
             unrecorded=missing,
         )

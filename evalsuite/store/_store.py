@@ -55,6 +55,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.pool import StaticPool
 
 from evalsuite import __version__
+from evalsuite._core.display import show_id
 from evalsuite._core.fork import forkable
 from evalsuite.errors import NotFoundError, StoreError, UsageError
 from evalsuite.store import _column_cache
@@ -479,9 +480,32 @@ class Store:
             "it or later, or point EVALSUITE_STORE at another store"
         )
 
-    @staticmethod
-    def _read_meta(conn: Connection) -> dict[str, str]:
-        return {row.key: row.value for row in conn.execute(select(meta.c.key, meta.c.value))}
+    def _read_meta(self, conn: Connection) -> dict[str, str]:
+        """The `meta` rows; an empty table over stored results is refused (`_held`)."""
+        found = {row.key: row.value for row in conn.execute(select(meta.c.key, meta.c.value))}
+        if not found:
+            held = self._held(conn)
+            if any(held.values()):
+                raise StoreError(
+                    f"the store at {self.display_url} is damaged: its meta table is empty "
+                    f"(no schema_version row) but it holds {held['runs']} run(s), "
+                    f"{held['attempts']} attempt(s) and {held['outcomes']} deployment "
+                    "result(s); it was not changed (taking it for a new store would record "
+                    "today's schema version over tables of an unknown one). Restore it from a "
+                    "backup, or insert the meta row schema_version with the version its "
+                    f"tables have (docs/store.md lists the versions; this evalsuite uses "
+                    f"{SCHEMA_VERSION}), then try again"
+                )
+        return found
+
+    def _held(self, conn: Connection) -> dict[str, int]:
+        """Rows in the tables that hold results (0 for a table that does not exist)."""
+        return {
+            name: int(conn.execute(select(func.count()).select_from(table)).scalar_one())
+            if self.engine.dialect.has_table(conn, name)
+            else 0
+            for name, table in (("runs", runs), ("attempts", attempts), ("outcomes", outcomes))
+        }
 
     def _recorded_version(self, found: Mapping[str, str]) -> int | None:
         """The schema version the `meta` rows record; None for a store not created yet.
@@ -489,7 +513,8 @@ class Store:
         Raises:
             StoreError: a `meta` table whose version is not a whole number from 1 on, or
                 that has rows but no version: the store was damaged or edited by hand, and
-                guessing a version would skip or repeat migrations (docs/store.md).
+                guessing a version would skip or repeat migrations (docs/store.md). An empty
+                `meta` over stored results is refused when it is read (`_read_meta`).
         """
         raw = found.get("schema_version")
         if raw is None and not found:
@@ -810,7 +835,8 @@ class Store:
             return _run_from_row(rows[0])
         if not rows:
             raise NotFoundError(
-                f"no run {run_id!r} in the store {self.display_url} (`evalsuite runs` lists them)"
+                f"no run {show_id(run_id)} in the store {self.display_url} (`evalsuite runs` "
+                "lists them)"
                 + (f"; {missing_store_message(self.display_url)}" if self.missing else "")
             )
         raise UsageError(

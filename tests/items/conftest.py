@@ -30,12 +30,24 @@ StoreRun = Callable[..., str]
 
 @pytest.fixture
 def store_run(project: Project) -> StoreRun:
-    """Write a complete run of ``demo@1.0.0`` for `model` with the given scores per item."""
+    """Write a run of ``demo@1.0.0`` for `model` with the given scores per item.
+
+    Complete and valid unless told (`status`, `valid`); `planned` defaults to every
+    (item, epoch) given.
+    """
     manifest = load_manifest(Layout(project.root), "demo", "1.0.0")
     by_id = {i.id: i for i in manifest.items}
     counter = iter(range(10_000))
 
-    def write(model: str, scores: Scores, *, seeds: Sequence[int] | None = None) -> str:
+    def write(
+        model: str,
+        scores: Scores,
+        *,
+        seeds: Sequence[int] | None = None,
+        status: str = "complete",
+        valid: bool = True,
+        planned: int | None = None,
+    ) -> str:
         store = project.store()
         epochs = max(len(v) for v in scores.values())
         run_id = f"20260101-000000-{next(counter):06d}"
@@ -44,16 +56,16 @@ def store_run(project: Project) -> StoreRun:
                 run_id=run_id,
                 model=model,
                 epochs=epochs,
-                planned=len(scores) * epochs,
-                status="complete",
+                planned=planned if planned is not None else len(scores) * epochs,
+                status=status,  # type: ignore[arg-type]
                 source="evalsuite",
                 started_at=f"2026-01-01T00:00:{len(run_id) % 60:02d}+00:00",
                 suite="demo",
                 version="1.0.0",
                 manifest_hash=manifest.manifest_hash,
                 split="dev",
-                valid=True,
-                error_rate=0.0,
+                valid=valid,
+                error_rate=0.0 if valid else 0.5,
             )
         )
         records = []

@@ -164,3 +164,48 @@ def test_leaky_from_the_stored_leak_audit(tmp_path: Path) -> None:
     assert "input" in flagged[leaked]["flag_reasons"]["leaky"]
     assert out["leak_audit"]["status"] == "stored" and out["leak_audit"]["findings"] == 1
     assert out["leak_audit"]["holdout_checked"] is True
+
+
+def test_only_complete_valid_runs_are_analysed(
+    project: Project, store_run: StoreRun, item_ids: list[str]
+) -> None:
+    """Issue 28, point 4: a SIGKILLed run's few attempts were pooled (its unrun attempts as
+    harness errors), and an invalid run's model could be named a stratum's best."""
+    data = ability_scores(item_ids, 3, 2, np.random.default_rng(5))
+    for name, scores in data.items():
+        store_run(name, scores)
+    killed = store_run("killed", {item_ids[0]: [None, None], item_ids[1]: [1.0, 1.0]},
+                       status="running", valid=False, planned=2 * len(item_ids))  # fmt: skip
+    broken = store_run("broken", {i: [1.0, 1.0] for i in item_ids}, valid=False)
+    result = project.invoke("items", "demo@1.0.0", "--json")
+    assert result.exit_code == 0, result.stderr
+    out = json_out(result)
+    assert sorted(m["model"] for m in out["models"]) == sorted(data)
+    assert {r["run_id"] for r in out["runs"]}.isdisjoint({killed, broken})
+    assert {s["best_model"] for s in out["strata"]} <= set(data)
+    assert all(i["harness_errors"] == 0 for i in out["items"])
+    left = {r["run_id"]: r for r in out["left_out"]}
+    assert set(left) == {killed, broken}
+    assert left[killed]["model"] == "killed" and "not complete" in left[killed]["reason"]
+    assert "running" in left[killed]["reason"] and "--resume" in left[killed]["reason"]
+    assert "invalid" in left[broken]["reason"] and "--allow-invalid" in left[broken]["reason"]
+    assert any("2 run(s) left out" in n for n in out["notes"])
+    text = project.invoke("items", "demo@1.0.0")
+    assert "2 run(s) left out" in text.stdout and killed in text.stdout
+    # --allow-invalid reads the invalid run (its harness errors are what a rate is about);
+    # a run not complete is still left out
+    allowed = json_out(project.invoke("items", "demo@1.0.0", "--json", "--allow-invalid"))
+    assert "broken" in {m["model"] for m in allowed["models"]}
+    assert [r["run_id"] for r in allowed["left_out"]] == [killed]
+    assert any("--allow-invalid" in n and broken in n for n in allowed["notes"])
+
+
+def test_no_complete_valid_run_is_a_clear_error(project: Project, store_run: StoreRun,
+                                                item_ids: list[str]) -> None:  # fmt: skip
+    run = store_run("killed", {item_ids[0]: [1.0]}, status="interrupted", valid=False,
+                    planned=len(item_ids))  # fmt: skip
+    result = project.invoke("items", "demo@1.0.0", "--json")
+    assert result.exit_code == 2
+    message = json_out(result)["message"]
+    assert "no complete, valid run of demo@1.0.0" in message and run in message
+    assert "interrupted" in message

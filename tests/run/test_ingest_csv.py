@@ -127,7 +127,7 @@ def test_every_bad_row_is_named_by_its_line_at_once(project: Project, tmp_path: 
         "line 2: model is empty",
         "line 3: epoch '1.5' is not a whole number",
         "line 4: epoch '-1' is not a whole number",
-        "line 5: epoch 20260101 is implausibly large",
+        "line 5: epoch 20260101 is too large: at most 1000 epochs per item",
         "line 6: epoch 0 is below 1",
         "--epoch-base 0",
         "line 7: limit_type 'operator' is not one of",
@@ -220,4 +220,39 @@ def test_values_the_store_cannot_hold_are_named_by_line_on_every_backend(
     assert "line 4: model is 257 characters long" in message
     assert "line 5: item_id holds a NUL character" in message
     assert "line 6" not in message  # 256 characters: the limit itself is fine
+    assert _store(project).list_runs() == []
+
+
+def test_a_huge_epoch_and_a_huge_item_id_are_too_large(project: Project, tmp_path: Path) -> None:
+    """Issue 28, point 17: an epoch of 10 digits said "not a whole number", and an item id
+    longer than a read block said "straddling object straddles two block boundaries"."""
+    from evalsuite.run._ingest_csv import READ_BLOCK_BYTES
+    from evalsuite.store import TEXT_LIMITS
+
+    epochs = _write(
+        tmp_path, "model,item_id,epoch,score\nm,a,1000000000,1\nm,b," + "9" * 30 + ",1\n"
+    )
+    result = _ingest(project, epochs)
+    assert result.exit_code == 2
+    assert "line 2: epoch 1000000000 is too large: at most 1000 epochs per item" in result.stderr
+    assert "line 3: epoch 999999999999999999999999999999 is too large" in result.stderr
+    assert "not a whole number" not in result.stderr
+    # a value longer than csv's field limit, in one read block: named by its line
+    long = _write(tmp_path, "model,item_id,epoch,score\nm," + "x" * 200_000 + ",1,1\n", "l.csv")
+    result = _ingest(project, long)
+    assert result.exit_code == 2
+    assert "line 2: item_id is 200000 characters long; the store holds at most 256" in (
+        result.stderr
+    )
+    # a row longer than a read block, after another row: pyarrow's "straddling object"
+    huge = _write(
+        tmp_path,
+        "model,item_id,epoch,score\nm,a,1,1\nm," + "x" * (5 * READ_BLOCK_BYTES) + ",1,1\n",
+        "h.csv",
+    )
+    result = _ingest(project, huge)
+    assert result.exit_code == 2
+    assert "straddl" not in result.stderr
+    assert f"a row is too large: longer than {READ_BLOCK_BYTES:,} bytes" in result.stderr
+    assert f"item_id {TEXT_LIMITS['item_id']}" in result.stderr
     assert _store(project).list_runs() == []

@@ -117,11 +117,18 @@ def test_a_csv_of_some_dev_items_counts_the_others_as_not_run(tmp_path: Path) ->
     assert list(frame["item_hash"]) == [dev[0].hash, dev[1].hash]
     score = json_out(project.invoke("score", entry["run_id"], "--json"))
     assert score["harness"]["errors_by_kind"] == {"not run": len(dev) - 2}
+    # issue 28.10: evalsuite cannot resume a run made by another harness; say what can
+    (advice,) = [g["advice"] for g in score["harness"]["top_errors"] if g["kind"] == "not run"]
+    assert "--resume RUN" not in advice and "--resume` cannot complete it" in advice
+    assert "made elsewhere (csv)" in advice and "ingest it again" in advice
+    text = project.invoke("score", entry["run_id"])
+    assert "--resume RUN" not in text.stdout and "ingest it again" in text.stdout
     # with the default threshold, a run with most items not run is invalid (exit 5)
     path = write_csv(tmp_path / "other.csv", [(dev[0].id, 1, "0", "")])
     result = project.invoke("ingest", str(path), "--format", "csv", "--suite", "desk@1.0.0")
     assert result.exit_code == 5
     assert "harness errors" in result.stderr
+    assert "--resume RUN" not in result.stdout + result.stderr
 
 
 def test_unknown_item_ids_are_refused(tmp_path: Path) -> None:

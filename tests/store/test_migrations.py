@@ -340,3 +340,50 @@ def test_a_damaged_schema_version_is_named_and_the_store_left_alone(
 def _dump(path: Path) -> list[str]:
     with sqlite3.connect(path) as conn:
         return list(conn.iterdump())
+
+
+def test_an_empty_meta_table_over_stored_runs_is_refused_not_initialised(tmp_path: Path) -> None:
+    """Issue 28, point 10: a store whose `meta` rows were all deleted but which holds runs was
+    taken for a new store, and its meta rows written over the stored results."""
+    from click.testing import CliRunner
+
+    from evalsuite.cli import cli
+    from evalsuite.errors import StoreError
+    from evalsuite.store import AttemptRecord, RunRecord
+
+    path = tmp_path / "results.sqlite"
+    url = f"sqlite:///{path}"
+    store = Store(url)
+    store.create_run(
+        RunRecord(
+            run_id="r1",
+            model="m",
+            epochs=1,
+            planned=1,
+            status="complete",
+            source="csv",
+            started_at="2026-01-01T00:00:00+00:00",
+        )
+    )
+    store.record_attempts("r1", [AttemptRecord("a", 1, "all", "scored", 1.0)])
+    store.engine.dispose()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM meta")
+    before = _dump(path)
+    for open_store in (
+        lambda: Store(url),
+        lambda: Store(url).upgrade(),
+        lambda: Store(url, upgrade=False, refuse_newer=False).info(),
+    ):
+        with pytest.raises(StoreError, match="is damaged") as caught:
+            open_store()
+        message = str(caught.value)
+        assert "meta table is empty" in message and "1 run(s)" in message
+        assert "it was not changed" in message and "schema_version" in message
+    for args in (["runs", "--json"], ["store", "upgrade", "--json"]):
+        result = CliRunner().invoke(
+            cli, ["--root", str(tmp_path), *args], env={"EVALSUITE_STORE": url}
+        )
+        assert result.exit_code == 1, result.output
+        assert json_out(result)["error"] == "StoreError"
+    assert _dump(path) == before

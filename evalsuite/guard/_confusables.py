@@ -1,0 +1,83 @@
+"""Fold confusable characters (Unicode TR39) to the ASCII letters and digits they imitate.
+
+A copy of an item written with Cyrillic or Greek lookalikes (``Cаlculаte`` with a Cyrillic
+``а``) has other words than the item, so none of its n-grams match. The guard screens such a
+document twice: as written, and folded (`fold_confusables`), where each non-ASCII character
+that Unicode's confusables data (UTS #39, ``confusables.txt``, as shipped by the
+``confusable-homoglyphs`` package) lists as a lookalike of one ASCII letter or digit becomes
+that character. ASCII text is never changed, so the frozen fingerprints (text spec
+``evalsuite-ngram/3``) stay valid and a document is found at least as before
+(docs/design/guard-normalisation.md, "Confusables").
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+
+__all__ = ["fold_confusables", "fold_table"]
+
+
+def _candidates(data: dict[str, list[dict[str, str]]], char: str) -> set[str]:
+    """ASCII letters and digits listed as lookalikes of `char`, with theirs (``l``, ``I``)."""
+    direct = {
+        h["c"]
+        for h in data.get(char, ())
+        if len(h["c"]) == 1 and h["c"].isascii() and h["c"].isalnum()
+    }
+    closure = set(direct)
+    for ascii_char in direct:
+        closure |= {
+            h["c"]
+            for h in data.get(ascii_char, ())
+            if len(h["c"]) == 1 and h["c"].isascii() and h["c"].isalnum()
+        }
+    return closure
+
+
+def _pick(char: str, candidates: set[str]) -> str:
+    """The candidate a reader sees: a letter of the same case first, then a letter, a digit.
+
+    Cyrillic ``І`` (upper case) is listed with ``l``; with ``I`` among the lookalikes of
+    ``l`` it folds to ``I``, which case folding then reads as the item's ``i``.
+    """
+
+    def rank(a: str) -> tuple[bool, bool, str]:
+        same_case = a.isalpha() and a.isupper() == char.isupper() and a.islower() == char.islower()
+        return (not same_case, not a.isalpha(), a)
+
+    return min(candidates, key=rank)
+
+
+@functools.cache
+def fold_table() -> dict[int, str]:
+    """Code point -> ASCII letter or digit, for every non-ASCII confusable that has one."""
+    source = resources.files("confusable_homoglyphs") / "confusables.json"
+    data: dict[str, list[dict[str, str]]] = json.loads(source.read_text(encoding="utf-8"))
+    table: dict[int, str] = {}
+    for char in data:
+        if len(char) != 1 or char.isascii():
+            continue
+        candidates = _candidates(data, char)
+        if candidates:
+            table[ord(char)] = _pick(char, candidates)
+    return table
+
+
+def fold_confusables(text: str) -> str:
+    """`text` with its confusable characters folded to ASCII (the same object when none is).
+
+    One character becomes one character, so offsets and lengths are kept.
+
+    Examples:
+        >>> fold_confusables("C\u0430lcul\u0430te the t\u043et\u0430l")
+        'Calculate the total'
+        >>> text = "plain ASCII"
+        >>> fold_confusables(text) is text
+        True
+    """
+    if text.isascii():
+        return text
+    folded = text.translate(fold_table())
+    return text if folded == text else folded
