@@ -54,3 +54,24 @@ def test_an_unknown_id_that_is_not_ascii_is_shown_with_its_code_points(tmp_path:
     result = project.invoke("score", "\x1b[2J")
     assert result.exit_code == 2
     _no_escape_byte(result.stdout, result.stderr)
+
+
+def test_a_model_name_that_looks_like_rich_markup_prints_as_written(tmp_path: Path) -> None:
+    """``[/]`` made ``ingest`` fail with an 'unexpected MarkupError' after the run was stored,
+    and ``[bold]m[/bold]`` printed as ``m``: data is never read as markup."""
+    project = Project(root=tmp_path / "p", key_dir=tmp_path / "keys")
+    project.root.mkdir()
+    for name in ("[/]", "[bold]m[/bold]", "m[/red]"):
+        csv = tmp_path / "r.csv"
+        csv.write_text(
+            f"model,item_id,epoch,score,stratum\n{name},q1,1,1,[red]s\n{name},q2,1,0,[red]s\n",
+            encoding="utf-8",
+        )
+        ingest = project.invoke("ingest", str(csv), "--format", "csv")
+        assert ingest.exit_code == 0, ingest.stderr
+        assert f": {name}, 2 items" in ingest.stdout
+        run_id = ingest.stdout.split()[1].rstrip(":")
+        score = project.invoke("score", run_id, "--wide")
+        assert score.exit_code == 0, score.stderr
+        assert f"{name} (run {run_id})" in score.stdout
+        assert "[red]s" in score.stdout

@@ -71,7 +71,8 @@ else:
             Every ``print`` of a text (a ``str`` or a `Text`) goes through `printable`, so a
             model name or an item id read from a file cannot act on the terminal
             (docs/design/terminal-output.md); tables escape their cells when they are built
-            (`evalsuite.cli._views.print_table_view`).
+            (`evalsuite.cli._views.print_table_view`). Markup is off: a model called ``[/]``
+            or ``[bold]m[/bold]`` prints as written, never as a style or a MarkupError.
             """
 
             def print(self, *objects: Any, **kwargs: Any) -> None:
@@ -89,10 +90,13 @@ else:
 
         if name == "console":
             made = Console(
-                highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+                width=None if sys.stdout.isatty() else 160,
             )
         else:
-            made = Console(stderr=True, highlight=False, soft_wrap=True)
+            made = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
         globals()[name] = made
         return made
 
