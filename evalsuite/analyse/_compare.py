@@ -332,7 +332,8 @@ def compare_runs(  # noqa: PLR0913 - the analysis options of `compare`, and the 
     permutation p-value (exact up to 20 units), McNemar's mid-p when both runs have exactly
     one usable epoch per item with 0/1 scores and no clusters, per-stratum differences with
     Holm-adjusted p-values (``multipletests(method="holm")``), and the MDE (power 0.8 at
-    `alpha`, two-sided, noncentral t at the observed SE and df). A non-inferiority `gate`
+    `alpha`, two-sided, noncentral t on the observed df with the variance of the differences
+    under the alternative: docs/design/mde.md). A non-inferiority `gate`
     passes iff the one-sided (1−`alpha`) lower bound exceeds −margin.
 
     Args:
@@ -373,7 +374,10 @@ def compare_runs(  # noqa: PLR0913 - the analysis options of `compare`, and the 
     d = cand.mean[ic] - base.mean[ib]
     clustered = base.clustered or cand.clustered
     clusters = keys if clustered else None
-    test = paired_difference(d, clusters=clusters, level=level, alpha=alpha)
+    base_means, cand_means = base.mean[ib], cand.mean[ic]
+    test = paired_difference(
+        d, clusters=clusters, level=level, alpha=alpha, means=(base_means, cand_means)
+    )
     perm_p, exact = sign_flip_p(d, clusters, n_resamples=n_resamples, rng=rng)
     midp = math.nan
     single = np.all(base.n_epochs[ib] == 1) and np.all(cand.n_epochs[ic] == 1)
@@ -388,6 +392,7 @@ def compare_runs(  # noqa: PLR0913 - the analysis options of `compare`, and the 
             clusters=None if clusters is None else clusters[strata == h],
             level=level,
             alpha=alpha,
+            means=(base_means[strata == h], cand_means[strata == h]),
         )
         for h in strata_names
     ]
@@ -412,5 +417,5 @@ def compare_runs(  # noqa: PLR0913 - the analysis options of `compare`, and the 
         sentence=_sentence(test, verdict),
         baseline_hash=base.input_hash,
         candidate_hash=cand.input_hash,
-        mde_detail=observed_mde(base.mean[ib], cand.mean[ic], clusters, test.df, alpha),
+        mde_detail=observed_mde(base_means, cand_means, clusters, test.df, alpha),
     )
