@@ -111,6 +111,9 @@ def score_payload(
     )
     payload = run_facts(run) | result.to_dict()
     payload["run_id"] = run.run_id
+    # `epochs` is the contract's planned epochs per item (the run's), not the most attempts
+    # an item has stored; `epochs_usable` is the most usable epochs any item has
+    payload["epochs"] = run.epochs
     health = run_health(frame, planned=run.planned, threshold=run.error_threshold)
     payload["harness"] |= {
         "errors_by_kind": health.errors_by_kind,

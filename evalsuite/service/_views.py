@@ -215,14 +215,45 @@ def _gate_line(gate: Mapping[str, Any] | None, weighted: Mapping[str, Any] | Non
         f"difference {fmt_signed(gate['lower_bound'])} "
         + ("is above" if gate["passed"] else "is not above")
         + f" −{gate['margin']:g}"
+        + _bounded(gate)
     )
     wgate = (weighted or {}).get("gate")
     if wgate:
         line += (
             f"; deployment-weighted: {wgate['status']} (lower bound "
-            f"{fmt_signed(wgate['lower_bound'])})"
+            f"{fmt_signed(wgate['lower_bound'])}{_bounded(wgate)})"
         )
     return line
+
+
+def _planned_epochs(p: Mapping[str, Any]) -> str:
+    """``3 epoch(s)``, with the usable ones when fewer were stored (an unfinished run)."""
+    text = f"{p['epochs']} epoch(s)"
+    usable = p.get("epochs_usable")
+    if is_number(usable) and usable < p["epochs"]:
+        text += f" planned, at most {usable} usable per item"
+    return text
+
+
+def _k_epochs(k0: Any, p: Mapping[str, Any]) -> str:
+    """The K of the reliability's K-epoch mean: its own ANOVA K0.
+
+    That is the usable epochs per item, averaged; never the planned epochs of a run that
+    stored fewer.
+    """
+    if is_number(k0):
+        return f"{float(k0):.3g}"
+    return str(p.get("epochs_usable") or p["epochs"])
+
+
+def _bounded(gate: Mapping[str, Any]) -> str:
+    """`` (the t's lower bound −1.414, bounded to [−1, 1] ...)`` when it was bounded."""
+    low = (gate.get("unclipped_bounds") or [None])[0]
+    if not (gate.get("clipped") and is_number(low) and low < -1.0):
+        return ""
+    return (
+        f" (the t's lower bound {fmt_signed(low)}, bounded to [-1, 1], the range of a difference)"
+    )
 
 
 def comparison_view(p: Mapping[str, Any]) -> ResultView:
@@ -503,7 +534,8 @@ def score_view(p: Mapping[str, Any]) -> ResultView:
     epochs = r.get("k_recommended")
     facts.append(
         f"reliability: flip rate {fmt(r.get('flip_rate'))}, ICC(1) {fmt(r.get('icc1'))}, "
-        f"reliability of the {p['epochs']}-epoch mean {fmt(r.get('icc1k'))}, run-to-run noise "
+        f"reliability of the {_k_epochs(r.get('epochs'), p)}-epoch mean {fmt(r.get('icc1k'))}, "
+        "run-to-run noise "
         f"floor {fmt(r.get('noise_floor'))} (sd), suggested epochs "
         + (str(epochs) if epochs is not None else f"n/a{why or ' (not estimable)'}")
     )
@@ -514,7 +546,7 @@ def score_view(p: Mapping[str, Any]) -> ResultView:
     )
     return ResultView(
         kind="score",
-        title=f"{label} · {_suite_ref(p)} · {p['epochs']} epoch(s)",
+        title=f"{label} · {_suite_ref(p)} · {_planned_epochs(p)}",
         headline=headline,
         alerts=dedupe(_alerts([p], [audit])),
         gate_line=None,

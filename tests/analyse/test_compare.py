@@ -497,3 +497,31 @@ def test_mde_near_zero_has_its_power_under_the_alternative() -> None:
     assert "baseline ± δ" in out["mde_assumption"]["description"]
     # the strata carry the same MDE (one stratum: the whole comparison)
     assert out["strata"][0]["mde"] == pytest.approx(mde)
+
+
+def test_a_gate_bound_beyond_minus_one_is_bounded_and_said_so() -> None:
+    # issue 28 item 10: a difference of two scores in [0, 1] lies in [-1, 1]; the t bound of
+    # three items (one-sided 95%: -0.333 - 2.92 * 0.667 = -2.28) was reported as it was
+    base = make_attempts([[1.0], [1.0], [0.0]], run_id="a")
+    cand = make_attempts([[0.0], [0.0], [1.0]], run_id="b")
+    comparison = compare_runs(base, cand, gate=Gate(margin=0.05), rng=np.random.default_rng(0))
+    gate = comparison.to_dict()["gate"]
+    t_low = -1 / 3 - stats.t.isf(0.05, 2) * np.std([-1, -1, 1], ddof=1) / math.sqrt(3)
+    assert gate["unclipped_bounds"][0] == pytest.approx(t_low) and t_low < -1
+    assert gate["lower_bound"] == -1.0 and gate["upper_bound"] <= 1.0
+    assert gate["clipped"] is True and gate["status"] == "INCONCLUSIVE"
+    assert any("[-1, 1]" in n and "-2.28" in n for n in comparison.notes())
+    from evalsuite.service._views import _gate_line
+
+    assert "unweighted difference −1.000" in (line := str(_gate_line(gate, None)))
+    assert "the t's lower bound −2.280, bounded to [-1, 1]" in line
+    # the interval of the difference is bounded the same way, and said so
+    assert comparison.test.ci.low == -1.0
+    assert any("interval" in n and "[-1, 1]" in n for n in comparison.notes())
+    # inside the range nothing changes and nothing is said
+    rng = np.random.default_rng(28)
+    a, b = (rng.random((60, 2)) < 0.6).astype(float), (rng.random((60, 2)) < 0.6).astype(float)
+    ok = compare_runs(make_attempts(a, run_id="a"), make_attempts(b, run_id="b"),
+                      gate=Gate(margin=0.05), rng=rng)  # fmt: skip
+    assert ok.to_dict()["gate"]["clipped"] is False
+    assert not any("[-1, 1]" in n for n in ok.notes())

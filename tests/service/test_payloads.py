@@ -138,3 +138,24 @@ def test_compare_payload_with_allow_partial_marks_the_running_run(project: Path)
     )
     assert payload["runs"]["candidate"]["status"] == "running"
     assert payload["invalid_runs"] == []
+
+
+def test_score_json_epochs_are_the_planned_ones_and_the_usable_ones_beside(
+    project: Path,
+) -> None:
+    # issue 28 item 10: a run planned at 4 epochs that stored only 2 per item (interrupted,
+    # or planned attempts that never ran) said `epochs: 2`, the usable epochs, under the
+    # contract's name for the planned ones
+    from tests.analyse.test_scale_parity import attempts, stored
+
+    store = Store(f"sqlite:///{project / '.evalsuite' / 'results.sqlite'}")
+    frame = attempts(6, epochs=2)
+    stored(store, frame, "run-a", 4 * 40)  # the record plans 4 epochs of 40 items
+    assert store.get_run("run-a").epochs == 4
+    payload = score_payload(store, "run-a", AnalysisOptions(seed=1))
+    assert payload["epochs"] == 4
+    usable = frame[frame["outcome"] != "harness_error"].groupby("item_id").size().max()
+    assert payload["epochs_usable"] == usable == 2
+    view = score_view(payload)
+    assert view.to_dict()["epochs"] == 4
+    assert "4 epoch(s) planned, at most 2 usable per item" in view.title
