@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalsuite.service._adaptive import anytime_phrase, level_text, versus_phrase
 from evalsuite.service._format import (
     fmt,
     fmt_ci,
@@ -246,6 +247,17 @@ def _k_epochs(k0: Any, p: Mapping[str, Any]) -> str:
     return str(p.get("epochs_usable") or p["epochs"])
 
 
+def _anytime_cell(adaptive: Mapping[str, Any], role: str) -> str:
+    """An adaptive run's anytime-valid score interval, for the compare runs table."""
+    block = adaptive.get(role)
+    if not block:
+        return "–"
+    return (
+        f"{fmt(block.get('estimate'))}, anytime-valid {fmt_ci(block.get('ci'))} "
+        f"({level_text(block.get('level'))}, {block.get('method')})"
+    )
+
+
 def _bounded(gate: Mapping[str, Any]) -> str:
     """`` (the t's lower bound −1.414, bounded to [−1, 1] ...)`` when it was bounded."""
     low = (gate.get("unclipped_bounds") or [None])[0]
@@ -294,6 +306,13 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
         if common.get("cross_version")
         else f"{p['n_items']} paired items"
     )
+    adaptive = p.get("adaptive") or {}
+    if adaptive:  # a paired t of an adaptive run's attempts is a fixed-sample test
+        by = "fixed-sample paired t (not valid under the adaptive stopping rule): " + by
+        versus = versus_phrase(adaptive.get("candidate"), p["baseline"])
+        if versus:
+            subject, verb = cand, f"against {base}: {versus}"
+            by = "secondary, " + by
     headline = (
         f"On {_suite_ref(runs[1])}, {subject} {verb}: {by} over {paired}"
         f"{gate_phrase}; {_state_phrase(runs)}; {_audit_phrase(audits)}."
@@ -356,8 +375,20 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
             Column("role", numeric=False, essential=False),
             Column("mean"),
             Column("diff"),
+            *((Column("adaptive run's own interval", numeric=False),) if adaptive else ()),
         ),
         (
+            (base, "baseline", fmt(p["baseline_mean"]), "–", _anytime_cell(adaptive, "baseline")),
+            (
+                cand,
+                "candidate",
+                fmt(p["candidate_mean"]),
+                fmt_signed(p["diff"]),
+                _anytime_cell(adaptive, "candidate"),
+            ),
+        )
+        if adaptive
+        else (
             (base, "baseline", fmt(p["baseline_mean"]), "–"),
             (cand, "candidate", fmt(p["candidate_mean"]), fmt_signed(p["diff"])),
         ),
@@ -410,9 +441,12 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
 
 
 def _estimate_rows(p: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    adaptive = p.get("adaptive")
+    fixed = " (fixed-sample)" if adaptive else ""
+
     def row(name: str, e: Mapping[str, Any]) -> tuple[str, ...]:
         return (
-            name,
+            name + fixed,
             fmt(e["mean"]),
             fmt(e["se"]),
             fmt_ci(e["ci"]),
@@ -423,6 +457,19 @@ def _estimate_rows(p: Mapping[str, Any]) -> list[tuple[str, ...]]:
     rows = [row("unweighted" if p.get("weights") else "overall", p["overall"])]
     if p.get("weights"):
         rows.insert(0, row("deployment-weighted", p["weighted"]))
+    if adaptive:  # the interval valid under the run's stopping rule comes first
+        at = "" if adaptive.get("level") == p["level"] else f", {level_text(adaptive['level'])}"
+        rows.insert(
+            0,
+            (
+                f"adaptive (anytime-valid{at})",
+                fmt(adaptive.get("estimate")),
+                "–",
+                fmt_ci(adaptive.get("ci")),
+                str(p["overall"]["n_items"]),
+                str(adaptive.get("method")),
+            ),
+        )
     return rows
 
 
@@ -440,6 +487,16 @@ def score_view(p: Mapping[str, Any]) -> ResultView:
         + (f"; unweighted {fmt(p['overall']['mean'])}" if weighted else "")
         + f"); {_state_phrase([p])}; {_audit_phrase([audit])}."
     )
+    adaptive = p.get("adaptive")
+    if adaptive:  # the interval it stopped on first; the fixed-sample one secondary
+        headline = (
+            f"{label} scores {fmt(adaptive.get('estimate'))} on {_suite_ref(p)}, adaptive run "
+            f"({anytime_phrase(adaptive)}, valid under the run's stopping rule; "
+            f"{adaptive.get('calls')} attempts over {main['n_items']} items); fixed-sample "
+            f"{level} CI {fmt_ci(main['ci'])} of the item means {fmt(main['mean'])} "
+            f"({main['method']}), not valid under the run's stopping rule; "
+            f"{_state_phrase([p])}; {_audit_phrase([audit])}."
+        )
     est = TableView(
         "estimates",
         (
