@@ -228,7 +228,13 @@ def _gate_line(gate: Mapping[str, Any] | None, weighted: Mapping[str, Any] | Non
 
 
 def _planned_epochs(p: Mapping[str, Any]) -> str:
-    """``3 epoch(s)``, with the usable ones when fewer were stored (an unfinished run)."""
+    """``3 epoch(s)``, with the usable ones when fewer were stored (an unfinished run).
+
+    An adaptive run has no fixed epochs: ``adaptive, 2 round(s)``.
+    """
+    adaptive = p.get("adaptive")
+    if adaptive:
+        return f"adaptive, {len(adaptive.get('rounds') or [])} round(s)"
     text = f"{p['epochs']} epoch(s)"
     usable = p.get("epochs_usable")
     if is_number(usable) and usable < p["epochs"]:
@@ -309,14 +315,17 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
     adaptive = p.get("adaptive") or {}
     if adaptive:  # a paired t of an adaptive run's attempts is a fixed-sample test
         by = "fixed-sample paired t (not valid under the adaptive stopping rule): " + by
-        versus = versus_phrase(adaptive.get("candidate"), p["baseline"])
-        if versus:
-            subject, verb = cand, f"against {base}: {versus}"
-            by = "secondary, " + by
+    versus = versus_phrase(adaptive.get("candidate"), p["baseline"])
     headline = (
         f"On {_suite_ref(runs[1])}, {subject} {verb}: {by} over {paired}"
         f"{gate_phrase}; {_state_phrase(runs)}; {_audit_phrase(audits)}."
     )
+    if versus:  # the candidate's own anytime-valid verdict against this baseline leads
+        headline = (
+            f"On {_suite_ref(runs[1])}, {cand} vs {base}, the candidate's {versus}; "
+            f"secondary, {by} over {paired}{gate_phrase}; {_state_phrase(runs)}; "
+            f"{_audit_phrase(audits)}."
+        )
     columns = (
         Column("comparison", numeric=False),
         Column("diff"),

@@ -101,6 +101,7 @@ def test_score_of_an_adaptive_run_leads_with_its_anytime_valid_interval(project:
     assert estimates.rows[0][3] == "[0.402, 0.731]"
     assert estimates.rows[1][0].endswith("(fixed-sample)")
     assert any("not valid under that stopping rule" in c for c in view.caveats)
+    assert view.title.endswith("adaptive, 2 round(s)")  # no fixed epochs
     # the same through the CLI, in the terminal and as --json
     runner = CliRunner()
     text = runner.invoke(cli, ["--root", str(project), "score", "run-b"])
