@@ -41,6 +41,8 @@ class WeightedDiff:
     weights: dict[str, float]
     reason: str | None
     gate: GateResult | None = None
+    unclipped_ci: tuple[float, float] | None = None
+    """The t interval's own ends when they left [−1, 1] and `ci` shows them bounded to it."""
 
     def to_dict(self) -> dict[str, Any]:
         """The ``weighted`` block of ``compare --json`` (NaN kept; `reason` when undefined)."""
@@ -57,6 +59,8 @@ class WeightedDiff:
             "weights": dict(self.weights),
             "method": "stratified_paired_t",
             "reason": self.reason,
+            "clipped": self.unclipped_ci is not None,
+            "unclipped_ci": None if self.unclipped_ci is None else list(self.unclipped_ci),
         }
         if self.gate is not None:
             out["gate"] = self.gate.to_dict()
@@ -125,6 +129,9 @@ def weighted_difference(
         df = var * var / denom
         q = _dist.t_isf((1 - level) / 2, df)
         ci = (diff - q * se, diff + q * se)
+        # a weighted difference of scores in [0, 1] lies in [-1, 1]: bounded, and said so
+        unclipped = ci if ci[0] < -1.0 or ci[1] > 1.0 else None
+        ci = (max(ci[0], -1.0), min(ci[1], 1.0))
         p = 2 * _dist.t_sf(abs(diff) / se, df)
     else:
         df = float(sum(t.df for _, t in parts))
@@ -143,7 +150,8 @@ def weighted_difference(
             else gate_from_bounds(gate, *_constant_bounds(parts, alpha), alpha)
         )
     result = WeightedDiff(
-        diff, se, ci, level, df, p, mde, alpha, n_items, dict(weights), reason, judged
+        diff, se, ci, level, df, p, mde, alpha, n_items, dict(weights), reason, judged,
+        unclipped if se > 0 and denom > 0 else None,
     )  # fmt: skip
     return result
 

@@ -430,6 +430,14 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
     reason = (weighted or {}).get("reason")
     if reason and reason != NO_WEIGHTS:  # a suite without weights needs no such line
         caveats.append(f"deployment-weighted comparison n/a: {reason}")
+    bounded = weighted or {}
+    if bounded.get("clipped"):
+        caveats.append(
+            f"the deployment-weighted t interval {fmt_ci(bounded['unclipped_ci'], signed=True)} "
+            "reaches beyond [-1, 1], the range of a difference of two scores in [0, 1]; it is "
+            f"shown bounded to it {fmt_ci(bounded['ci'], signed=True)}, which keeps its "
+            "coverage"
+        )
     return ResultView(
         kind="comparison",
         title=f"{cand} vs {base} · {_suite_ref(runs[1])}",

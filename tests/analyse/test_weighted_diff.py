@@ -68,3 +68,19 @@ def test_weighted_strata_without_variance_get_bounds_not_a_point() -> None:
     assert w.ci == pytest.approx((-expected, expected))
     assert w.gate is not None and w.gate.status == "INCONCLUSIVE"
     assert w.gate.lower_bound < -0.02 and "no variance" in (w.reason or "")
+
+
+def test_a_weighted_interval_beyond_minus_one_is_bounded_and_said_so() -> None:
+    # issue 28 item 10: two strata of three items, each difference (-1, -1, +1): the
+    # Welch-Satterthwaite t interval (4 df) is -0.333 ± 2.776 · 0.471 = (-1.64, 0.97)
+    strata = ["s0"] * 3 + ["s1"] * 3
+    base = make_attempts([[1.0], [1.0], [0.0]] * 2, run_id="a", strata=strata)
+    cand = make_attempts([[0.0], [0.0], [1.0]] * 2, run_id="b", strata=strata)
+    comparison = compare_runs(base, cand, rng=np.random.default_rng(0))
+    w = weighted_difference(comparison.strata, {"s0": 0.5, "s1": 0.5}).to_dict()
+    se = math.sqrt(2 * 0.25 * (np.var([-1, -1, 1], ddof=1) / 3))
+    low = -1 / 3 - stats.t.isf(0.025, 4) * se
+    assert w["unclipped_ci"][0] == pytest.approx(low) and low < -1
+    assert w["ci"][0] == -1.0 and w["clipped"] is True
+    fine = weighted_difference(comparison.strata, {"s0": 0.5, "s1": 0.5}, level=0.5).to_dict()
+    assert fine["clipped"] is False and fine["unclipped_ci"] is None

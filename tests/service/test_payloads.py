@@ -20,7 +20,13 @@ from evalsuite._core.layout import Layout
 from evalsuite.cli import cli
 from evalsuite.errors import UsageError
 from evalsuite.report import build_report, render_html, render_markdown
-from evalsuite.service import AnalysisOptions, compare_payload, score_payload, score_view
+from evalsuite.service import (
+    AnalysisOptions,
+    compare_payload,
+    comparison_view,
+    score_payload,
+    score_view,
+)
 from evalsuite.service._payloads import check_comparable
 from evalsuite.store import RunRecord, Store
 from tests.service.test_views import _store
@@ -159,3 +165,24 @@ def test_score_json_epochs_are_the_planned_ones_and_the_usable_ones_beside(
     view = score_view(payload)
     assert view.to_dict()["epochs"] == 4
     assert "4 epoch(s) planned, at most 2 usable per item" in view.title
+
+
+def test_compare_says_when_its_intervals_are_bounded_to_minus_one_one(project: Path) -> None:
+    # issue 28 item 10: three items a stratum, differences (-1, -1, +1) in each: the t
+    # interval and the gate's lower bound leave [-1, 1]; they are bounded, and said so
+    from tests.analyse.conftest import make_attempts
+    from tests.analyse.test_scale_parity import stored
+
+    store = Store(f"sqlite:///{project / '.evalsuite' / 'results.sqlite'}")
+    strata = ["s0"] * 3 + ["s1"] * 3
+    base = make_attempts([[1.0], [1.0], [0.0]] * 2, run_id="run-a", strata=strata)
+    cand = make_attempts([[0.0], [0.0], [1.0]] * 2, run_id="run-b", strata=strata)
+    for frame, run_id in ((base, "run-a"), (cand, "run-b")):
+        stored(store, frame.assign(cluster=None, item_hash=None), run_id, 6)
+        store.update_run(run_id, epochs=1, weights={"s0": 0.5, "s1": 0.5})
+    payload = compare_payload(store, "run-a", "run-b", AnalysisOptions(seed=1), allow_invalid=True)
+    view = comparison_view(payload)
+    assert payload["weighted"]["clipped"] and payload["weighted"]["ci"][0] == -1.0
+    assert any("deployment-weighted t interval" in c and "[-1, 1]" in c for c in view.caveats)
+    assert payload["ci"][0] == -1.0
+    assert any(c.startswith("the 95% t interval of the difference") for c in view.caveats)
