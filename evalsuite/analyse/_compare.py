@@ -150,6 +150,8 @@ class StratumDiff:
     stratum: str
     test: PairedDiff
     p_holm: float
+    mde_detail: PairedMde | None = None
+    """The stratum's MDE with its assumptions (what the weighted MDE combines)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A ``compare --json`` stratum: stratum, diff, se, ci, p_value, p_holm, n_items, ..."""
@@ -455,7 +457,19 @@ def compare_runs(  # noqa: PLR0913 - the analysis options of `compare`, and the 
         n_unpaired_baseline=base.n_items - len(ib),
         n_unpaired_candidate=cand.n_items - len(ic),
         strata=tuple(
-            StratumDiff(h, s, float(p)) for h, s, p in zip(strata_names, per, holm, strict=True)
+            StratumDiff(
+                h,
+                s,
+                float(p),
+                observed_mde(
+                    base_means[strata == h],
+                    cand_means[strata == h],
+                    None if clusters is None else clusters[strata == h],
+                    s.df,
+                    alpha,
+                ),
+            )
+            for h, s, p in zip(strata_names, per, holm, strict=True)
         ),
         gate=None if gate is None else _gate(gate, test, alpha),
         sentence=_sentence(test, verdict),

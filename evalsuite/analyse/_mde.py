@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
@@ -17,7 +18,15 @@ import numpy.typing as npt
 from evalsuite.analyse._intervals import cluster_codes, cluster_variance
 from evalsuite.analyse._power import MDE_POWER, _brentq, check_alpha_power, mde_from_se
 
-__all__ = ["CorrelationSource", "PairedMde", "observed_mde", "paired_mde", "pilot_mde"]
+__all__ = [
+    "CorrelationSource",
+    "PairedMde",
+    "alternative_variance",
+    "observed_mde",
+    "paired_mde",
+    "pilot_mde",
+    "solve_shift",
+]
 
 CorrelationSource = Literal["observed", "assumed"]
 
@@ -76,6 +85,26 @@ class PairedMde:
     variance: Literal["alternative", "observed"] = "observed"
     increase: float = math.nan
     decrease: float = math.nan
+
+    def observed_variance(self) -> float:
+        """``Var(d_i)`` of the runs as observed: ``sd_b² + sd_c² − 2·r·sd_b·sd_c``."""
+        cross = 0.0 if self.sd_baseline == 0.0 or self.sd_candidate == 0.0 else self.correlation
+        return float(
+            self.sd_baseline**2
+            + self.sd_candidate**2
+            - 2.0 * cross * self.sd_baseline * self.sd_candidate
+        )
+
+    def variance_at(self, delta: float) -> float:
+        """``Var(d_i)`` when the candidate's true mean is the baseline's plus `delta`."""
+        return alternative_variance(
+            delta,
+            sd_baseline=self.sd_baseline,
+            sd_candidate=self.sd_candidate,
+            correlation=self.correlation,
+            mean_baseline=self.mean_baseline,
+            mean_candidate=self.mean_candidate,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, plus ``description`` (the sentence every output prints)."""
@@ -217,6 +246,59 @@ def _bernoulli(p: float) -> float:
     return p * (1.0 - p)
 
 
+def alternative_variance(
+    delta: float,
+    *,
+    sd_baseline: float,
+    sd_candidate: float,
+    correlation: float,
+    mean_baseline: float,
+    mean_candidate: float,
+) -> float:
+    """``Var(d_i)`` when the candidate's true mean is ``mean_baseline + delta`` (signed).
+
+    The baseline is held at its observed mean and spread; the candidate's item-mean variance
+    is ``k·p(1 − p)`` at its mean, with ``k = sd_c²/(p̂_c(1 − p̂_c))`` its own observed
+    dispersion (the baseline's, and no correlation, when the candidate's item means do not
+    vary). The observed correlation of the item means is kept. Under a beta-binomial model
+    of the item means with a fixed intra-item correlation their variance is exactly
+    proportional to ``p(1 − p)``. NaN when there is no spread to scale.
+    """
+    own = _bernoulli(mean_candidate)
+    if own > 0.0 and sd_candidate > 0.0:
+        k = sd_candidate**2 / own
+        r = correlation if sd_baseline > 0.0 else 0.0
+    elif _bernoulli(mean_baseline) > 0.0 and sd_baseline > 0.0:
+        k, r = sd_baseline**2 / _bernoulli(mean_baseline), 0.0
+    else:
+        return math.nan
+    sd_c = math.sqrt(k * _bernoulli(mean_baseline + delta))
+    return max(sd_baseline**2 + sd_c**2 - 2.0 * r * sd_baseline * sd_c, 0.0)
+
+
+def solve_shift(
+    se_at: Callable[[float], float], ncp: float, room: tuple[float, float]
+) -> tuple[float, float]:
+    """The increase and the decrease δ with ``δ = ncp · se_at(±δ)`` (NaN where none fits).
+
+    `room` is how far the mean can move up and down inside [0, 1]; a direction in which no
+    difference within it reaches the power is NaN.
+    """
+
+    def gap(delta: float, sign: float) -> float:
+        return delta - ncp * se_at(sign * delta)
+
+    def solve(sign: float, limit: float) -> float:
+        low = min(1e-12, limit / 2.0)
+        if limit <= 0.0 or not gap(limit, sign) >= 0.0:
+            return math.nan
+        if gap(low, sign) >= 0.0:
+            return low
+        return float(_brentq()(gap, low, limit, args=(sign,), xtol=1e-12))
+
+    return solve(1.0, room[0]), solve(-1.0, room[1])
+
+
 def _under_alternative(  # noqa: PLR0913 - the inputs of Var(d_i) at the alternative
     record: functools.partial[PairedMde],
     *,
@@ -228,47 +310,27 @@ def _under_alternative(  # noqa: PLR0913 - the inputs of Var(d_i) at the alterna
     scale: float,
     ncp: float,
 ) -> PairedMde:
-    """Solve ``δ = ncp · √(scale · Var(d_i; δ))`` for an increase and for a decrease.
-
-    The baseline is held at its observed mean and spread; the candidate's true mean is
-    ``mean_baseline ± δ`` and its item-mean variance ``k·p(1 − p)`` at that mean, with
-    ``k = sd_c²/(p̂_c(1 − p̂_c))`` its own observed dispersion (the baseline's, and no
-    correlation, when the candidate's item means do not vary). ``Var(d_i; δ)`` keeps the
-    observed correlation of the item means. Under a beta-binomial model of the item means
-    with a fixed intra-item correlation their variance is exactly proportional to
-    ``p(1 − p)``.
-    """
-    own = _bernoulli(mean_candidate)
-    if own > 0.0 and sd_candidate > 0.0:
-        k, r = sd_candidate**2 / own, correlation
-    elif _bernoulli(mean_baseline) > 0.0 and sd_baseline > 0.0:
-        k, r = sd_baseline**2 / _bernoulli(mean_baseline), 0.0
-    else:
-        k, r = math.nan, 0.0
+    """Solve ``δ = ncp · √(scale · Var(d_i; ±δ))`` (`alternative_variance`) both ways."""
     common = functools.partial(
         record,
         mean_baseline=mean_baseline,
         mean_candidate=mean_candidate,
         variance="alternative",
     )
-    if not (math.isfinite(k) and math.isfinite(ncp)):
+    variance = functools.partial(
+        alternative_variance,
+        sd_baseline=sd_baseline,
+        sd_candidate=sd_candidate,
+        correlation=correlation,
+        mean_baseline=mean_baseline,
+        mean_candidate=mean_candidate,
+    )
+    if not (math.isfinite(variance(0.0)) and math.isfinite(ncp)):
         why = "too few units" if not math.isfinite(ncp) else "no item-mean spread to scale"
         return common(value=math.nan, reason=why)
-
-    def gap(delta: float, sign: float) -> float:
-        sd_c = math.sqrt(k * _bernoulli(mean_baseline + sign * delta))
-        var = sd_baseline**2 + sd_c**2 - 2.0 * r * sd_baseline * sd_c
-        return delta - ncp * math.sqrt(max(var, 0.0) * scale)
-
-    def solve(sign: float, room: float) -> float:
-        low = min(1e-12, room / 2.0)
-        if room <= 0.0 or gap(room, sign) < 0.0:
-            return math.nan  # no difference within [0, 1] reaches the power this way
-        if gap(low, sign) >= 0.0:
-            return low
-        return float(_brentq()(gap, low, room, args=(sign,), xtol=1e-12))
-
-    up, down = solve(1.0, 1.0 - mean_baseline), solve(-1.0, mean_baseline)
+    up, down = solve_shift(
+        lambda d: math.sqrt(variance(d) * scale), ncp, (1.0 - mean_baseline, mean_baseline)
+    )
     found = [v for v in (up, down) if math.isfinite(v)]
     if not found:
         return common(

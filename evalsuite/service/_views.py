@@ -416,8 +416,13 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
     if use_weighted and weighted is not None:
         facts.append(
             "deployment-weighted MDE: the same power-0.8 two-sided paired t at α = "
-            f"{alpha:g}, at the weighted SE on Satterthwaite's {fmt(weighted['df'], 1)} df, "
-            f"with the suite's deployment weights ({len(weighted['weights'])} strata)"
+            f"{alpha:g}, on Satterthwaite's {fmt(weighted['df'], 1)} df, with the suite's "
+            f"deployment weights ({len(weighted['weights'])} strata)"
+            + (
+                ", every stratum's variance taken under the alternative (baseline ± δ)"
+                if weighted.get("mde_variance", "alternative") == "alternative"
+                else f", at the weighted SE ({weighted.get('mde_note')})"
+            )
         )
     if p["n_unpaired_baseline"] or p["n_unpaired_candidate"]:
         facts.append(
