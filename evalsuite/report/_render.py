@@ -444,7 +444,12 @@ def _md_provenance(r: dict[str, Any]) -> list[str]:
         + (f"`{r['manifest_hash']}`" if r["manifest_hash"] else "n/a (ingested)"),
         f"- model: `{r['model']}`"
         + (f" ({args})" if args else "")
-        + f"; epochs {r['epochs']}; seed {_fmt(r['seed'])}",
+        + (
+            f"; adaptive, {len(r['adaptive'].get('rounds') or [])} round(s)"
+            if r.get("adaptive")
+            else f"; epochs {r['epochs']}"
+        )
+        + f"; seed {_fmt(r['seed'])}",
         f"- started {r['started_at']}, finished {r['finished_at'] or 'n/a'}",
         "",
     ]

@@ -153,6 +153,7 @@ def test_the_report_shows_the_anytime_valid_interval_first(project: Path) -> Non
     markdown = render_markdown(report, {})
     assert "| adaptive (anytime-valid) | 0.571 |" in markdown
     assert "betting_cs_hedged_target" in markdown
+    assert "; adaptive, 2 round(s); seed" in markdown  # no fixed epoch count
     html = render_html(report)
     assert '[0.402, 0.731] <span class="tag">anytime-valid, betting_cs_hedged_target</span>' in html
     assert html.index("adaptive (anytime-valid") < html.index(
