@@ -88,12 +88,12 @@ def _adaptive(project: Path, summary: dict[str, Any]) -> Store:
 def test_score_of_an_adaptive_run_leads_with_its_anytime_valid_interval(project: Path) -> None:
     store = _adaptive(project, TARGET)
     payload = score_payload(store, "run-b", AnalysisOptions(seed=1), layout=Layout(project))
-    block = payload["adaptive"]
-    assert block["ci"] == TARGET["ci"] and block["method"] == "betting_cs_hedged_target"
-    assert block["interval"] == "anytime-valid" and "Waudby-Smith" in block["name"]
     view = score_view(payload)
     head = view.headline
     assert "anytime-valid 95% interval [0.402, 0.731] (betting_cs_hedged_target" in head
+    block = payload["adaptive"]
+    assert block["ci"] == TARGET["ci"] and block["method"] == "betting_cs_hedged_target"
+    assert block["interval"] == "anytime-valid" and "Waudby-Smith" in block["name"]
     assert head.index("anytime-valid") < head.index("fixed-sample")
     assert "not valid under the run's stopping rule" in head
     estimates = view.tables[0]
@@ -120,12 +120,12 @@ def test_compare_with_an_adaptive_versus_run_leads_with_its_verdict(project: Pat
     payload = compare_payload(
         store, "run-a", "run-b", AnalysisOptions(seed=1), allow_invalid=True, layout=Layout(project)
     )
-    assert payload["adaptive"]["baseline"] is None
-    cand = payload["adaptive"]["candidate"]
-    assert cand["versus"]["difference_ci"] == [0.012, 0.304]
     view = comparison_view(payload)
     head = view.headline
     assert "adaptive run against this baseline: better" in head
+    assert payload["adaptive"]["baseline"] is None
+    cand = payload["adaptive"]["candidate"]
+    assert cand["versus"]["difference_ci"] == [0.012, 0.304]
     assert "anytime-valid 99.5% interval of the difference [+0.012, +0.304]" in head
     assert head.index("anytime-valid") < head.index("fixed-sample paired t")
     assert any("not valid under that stopping rule" in c for c in view.caveats)

@@ -182,7 +182,7 @@ def test_compare_says_when_its_intervals_are_bounded_to_minus_one_one(project: P
         store.update_run(run_id, epochs=1, weights={"s0": 0.5, "s1": 0.5})
     payload = compare_payload(store, "run-a", "run-b", AnalysisOptions(seed=1), allow_invalid=True)
     view = comparison_view(payload)
-    assert payload["weighted"]["clipped"] and payload["weighted"]["ci"][0] == -1.0
+    assert payload["weighted"]["ci"][0] == -1.0 and payload["weighted"]["clipped"]
     assert any("deployment-weighted t interval" in c and "[-1, 1]" in c for c in view.caveats)
     assert payload["ci"][0] == -1.0
     assert any(c.startswith("the 95% t interval of the difference") for c in view.caveats)
