@@ -14,11 +14,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalsuite._core.layout import Layout
 from evalsuite.service._format import fmt, fmt_ci, is_number
-from evalsuite.store import RunRecord, Store
+
+if TYPE_CHECKING:  # the views import this module: `suites` and `runs` load no store here
+    from evalsuite._core.layout import Layout
+    from evalsuite.store import RunRecord, Store
 
 __all__ = [
     "adaptive_block",
