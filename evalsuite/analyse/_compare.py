@@ -51,6 +51,12 @@ class GateResult:
     ``−margin``. ``status``: PASS when passed; FAIL when the one-sided upper bound
     ``d̄ + t_{1−α,df}·SE`` is below −margin (significantly worse than the margin);
     INCONCLUSIVE otherwise, including when the SE is undefined.
+
+    The bounds are those of a difference of two scores in [0, 1], so they lie in [−1, 1]:
+    a t bound beyond is shown at −1 or 1 (``clipped``; the t's own bounds in
+    ``unclipped_bounds``). Intersecting a confidence set with the range the parameter cannot
+    leave keeps its coverage, and the verdict is the same for every margin below 1
+    (docs/design/intervals.md, "Bounds of a difference").
     """
 
     kind: str
@@ -60,6 +66,26 @@ class GateResult:
     upper_bound: float
     passed: bool
     status: GateStatus
+    unclipped_bounds: tuple[float, float] = (math.nan, math.nan)
+
+    @property
+    def clipped(self) -> bool:
+        """True when a t bound lay outside [−1, 1] and is shown at its end."""
+        return (self.lower_bound, self.upper_bound) != self.unclipped_bounds and all(
+            math.isfinite(b) for b in self.unclipped_bounds
+        )
+
+    def clip_note(self) -> str:
+        """The sentence saying a bound was bounded ('' when none was)."""
+        if not self.clipped:
+            return ""
+        low, high = self.unclipped_bounds
+        return (
+            f"the gate's one-sided bounds of the t ({low:+.3f}, {high:+.3f}) reach beyond "
+            f"[-1, 1], the range of a difference of two scores in [0, 1]; they are shown "
+            f"bounded to it ({self.lower_bound:+.3f}, {self.upper_bound:+.3f}), which keeps "
+            "their coverage and the verdict"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The ``gate`` block of ``compare --json``: kind, margin, passed, status, bounds, alpha."""
@@ -71,6 +97,8 @@ class GateResult:
             "lower_bound": self.lower_bound,
             "upper_bound": self.upper_bound,
             "alpha": self.alpha,
+            "clipped": self.clipped,
+            "unclipped_bounds": list(self.unclipped_bounds),
         }
 
 
@@ -105,11 +133,14 @@ def gate_from_bounds(gate: Gate, low: float, high: float, alpha: float) -> GateR
     """The gate's verdict from one-sided (1−α) bounds of the difference.
 
     PASS when the lower bound `low` is above −margin, FAIL when the upper bound `high` is
-    below it, else INCONCLUSIVE (NaN bounds included).
+    below it, else INCONCLUSIVE (NaN bounds included). Bounds beyond [−1, 1] are bounded to
+    it and the result says so (`GateResult.clipped`).
     """
+    raw = (low, high)
+    low, high = max(low, -1.0), min(high, 1.0)  # NaN stays NaN (max/min keep the first)
     passed = bool(low > -gate.margin)
     status: GateStatus = "PASS" if passed else ("FAIL" if high < -gate.margin else "INCONCLUSIVE")
-    return GateResult(gate.kind, gate.margin, alpha, low, high, passed, status)
+    return GateResult(gate.kind, gate.margin, alpha, low, high, passed, status, raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +150,8 @@ class StratumDiff:
     stratum: str
     test: PairedDiff
     p_holm: float
+    mde_detail: PairedMde | None = None
+    """The stratum's MDE with its assumptions (what the weighted MDE combines)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A ``compare --json`` stratum: stratum, diff, se, ci, p_value, p_holm, n_items, ..."""
@@ -208,6 +241,19 @@ class Comparison:
             )
         if self.test.note:
             out.append(self.test.note)
+        t = self.test
+        if math.isfinite(t.se) and t.se > 0 and t.df >= 1:
+            q = _dist.t_ppf(0.5 + t.level / 2.0, t.df)
+            low, high = t.diff - q * t.se, t.diff + q * t.se
+            if low < -1.0 or high > 1.0:
+                out.append(
+                    f"the {t.level:.0%} t interval of the difference ({low:+.3f}, {high:+.3f}) "
+                    "reaches beyond [-1, 1], the range of a difference of two scores in "
+                    f"[0, 1]; it is shown bounded to it ({t.ci.low:+.3f}, {t.ci.high:+.3f}), "
+                    "which keeps its coverage"
+                )
+        if self.gate is not None and self.gate.clipped:
+            out.append(self.gate.clip_note())
         return out
 
     def to_frame(self) -> pd.DataFrame:
@@ -332,7 +378,8 @@ def compare_runs(  # noqa: PLR0913 - the analysis options of `compare`, and the 
     permutation p-value (exact up to 20 units), McNemar's mid-p when both runs have exactly
     one usable epoch per item with 0/1 scores and no clusters, per-stratum differences with
     Holm-adjusted p-values (``multipletests(method="holm")``), and the MDE (power 0.8 at
-    `alpha`, two-sided, noncentral t at the observed SE and df). A non-inferiority `gate`
+    `alpha`, two-sided, noncentral t on the observed df with the variance of the differences
+    under the alternative: docs/design/mde.md). A non-inferiority `gate`
     passes iff the one-sided (1−`alpha`) lower bound exceeds −margin.
 
     Args:
@@ -373,7 +420,10 @@ def compare_runs(  # noqa: PLR0913 - the analysis options of `compare`, and the 
     d = cand.mean[ic] - base.mean[ib]
     clustered = base.clustered or cand.clustered
     clusters = keys if clustered else None
-    test = paired_difference(d, clusters=clusters, level=level, alpha=alpha)
+    base_means, cand_means = base.mean[ib], cand.mean[ic]
+    test = paired_difference(
+        d, clusters=clusters, level=level, alpha=alpha, means=(base_means, cand_means)
+    )
     perm_p, exact = sign_flip_p(d, clusters, n_resamples=n_resamples, rng=rng)
     midp = math.nan
     single = np.all(base.n_epochs[ib] == 1) and np.all(cand.n_epochs[ic] == 1)
@@ -388,6 +438,7 @@ def compare_runs(  # noqa: PLR0913 - the analysis options of `compare`, and the 
             clusters=None if clusters is None else clusters[strata == h],
             level=level,
             alpha=alpha,
+            means=(base_means[strata == h], cand_means[strata == h]),
         )
         for h in strata_names
     ]
@@ -406,11 +457,23 @@ def compare_runs(  # noqa: PLR0913 - the analysis options of `compare`, and the 
         n_unpaired_baseline=base.n_items - len(ib),
         n_unpaired_candidate=cand.n_items - len(ic),
         strata=tuple(
-            StratumDiff(h, s, float(p)) for h, s, p in zip(strata_names, per, holm, strict=True)
+            StratumDiff(
+                h,
+                s,
+                float(p),
+                observed_mde(
+                    base_means[strata == h],
+                    cand_means[strata == h],
+                    None if clusters is None else clusters[strata == h],
+                    s.df,
+                    alpha,
+                ),
+            )
+            for h, s, p in zip(strata_names, per, holm, strict=True)
         ),
         gate=None if gate is None else _gate(gate, test, alpha),
         sentence=_sentence(test, verdict),
         baseline_hash=base.input_hash,
         candidate_hash=cand.input_hash,
-        mde_detail=observed_mde(base.mean[ib], cand.mean[ic], clusters, test.df, alpha),
+        mde_detail=observed_mde(base_means, cand_means, clusters, test.df, alpha),
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
@@ -15,9 +16,17 @@ import numpy as np
 import numpy.typing as npt
 
 from evalsuite.analyse._intervals import cluster_codes, cluster_variance
-from evalsuite.analyse._power import MDE_POWER, check_alpha_power, mde_from_se
+from evalsuite.analyse._power import MDE_POWER, _brentq, check_alpha_power, mde_from_se
 
-__all__ = ["CorrelationSource", "PairedMde", "observed_mde", "paired_mde", "pilot_mde"]
+__all__ = [
+    "CorrelationSource",
+    "PairedMde",
+    "alternative_variance",
+    "observed_mde",
+    "paired_mde",
+    "pilot_mde",
+    "solve_shift",
+]
 
 CorrelationSource = Literal["observed", "assumed"]
 
@@ -30,7 +39,10 @@ class PairedMde:
     `alpha` detects with probability `power`, given the spread of the item differences:
     ``Var(d_i) = sd_b² + sd_c² − 2·r·sd_b·sd_c`` with r the correlation of the two models'
     item means, ``SE = √(deff · Var(d_i)/n)`` on `df` degrees of freedom, solved with the
-    noncentral t (`mde_from_se`).
+    noncentral t (`mde_from_se`). With the runs' means known (`variance` ``alternative``) the
+    spread is the one under the alternative: the candidate's true mean is the baseline's
+    plus or minus δ, and its item-mean variance moves with the Bernoulli variance
+    ``p(1 − p)`` (docs/design/mde.md, "Variance under the alternative").
 
     Attributes:
         value: the MDE; NaN when undefined (`reason` says why).
@@ -46,6 +58,14 @@ class PairedMde:
         sd_candidate: SD of the candidate's item means (``assumed``: the baseline's).
         design_effect: clustered over unclustered variance of the mean difference (1: none).
         reason: why the value is undefined, when it is.
+        mean_baseline: the baseline's mean, where the alternative starts (NaN: not used).
+        mean_candidate: the candidate's observed mean, whose item-mean variance is scaled.
+        variance: ``alternative`` (the spread at the alternative's means) or ``observed``
+            (the spread held at the observed one: no means given).
+        increase: the MDE of an increase (candidate better); NaN when none within the
+            score's range reaches `power`.
+        decrease: the same for a decrease; `value` is the larger of the two defined ones, so
+            that a difference of ±`value` either way is detected with at least `power`.
     """
 
     value: float
@@ -60,6 +80,31 @@ class PairedMde:
     sd_candidate: float
     design_effect: float
     reason: str = ""
+    mean_baseline: float = math.nan
+    mean_candidate: float = math.nan
+    variance: Literal["alternative", "observed"] = "observed"
+    increase: float = math.nan
+    decrease: float = math.nan
+
+    def observed_variance(self) -> float:
+        """``Var(d_i)`` of the runs as observed: ``sd_b² + sd_c² − 2·r·sd_b·sd_c``."""
+        cross = 0.0 if self.sd_baseline == 0.0 or self.sd_candidate == 0.0 else self.correlation
+        return float(
+            self.sd_baseline**2
+            + self.sd_candidate**2
+            - 2.0 * cross * self.sd_baseline * self.sd_candidate
+        )
+
+    def variance_at(self, delta: float) -> float:
+        """``Var(d_i)`` when the candidate's true mean is the baseline's plus `delta`."""
+        return alternative_variance(
+            delta,
+            sd_baseline=self.sd_baseline,
+            sd_candidate=self.sd_candidate,
+            correlation=self.correlation,
+            mean_baseline=self.mean_baseline,
+            mean_candidate=self.mean_candidate,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, plus ``description`` (the sentence every output prints)."""
@@ -84,6 +129,14 @@ class PairedMde:
         )
         if self.design_effect != 1.0 and math.isfinite(self.design_effect):
             text += f", design effect {self.design_effect:.2f}"
+        if self.variance == "alternative":
+            text += (
+                f", item-mean variance at the alternative's means (baseline "
+                f"{self.mean_baseline:.3f} against baseline ± δ)"
+            )
+            for name, v in (("increase", self.increase), ("decrease", self.decrease)):
+                if not math.isfinite(v) and math.isfinite(self.value):
+                    text += f"; no {name} within [0, 1] reaches power {self.power:.0%}"
         return text + (f"; undefined: {self.reason}" if self.reason else "")
 
 
@@ -104,6 +157,8 @@ def paired_mde(  # noqa: PLR0913 - every assumption of an MDE is an argument
     design_effect: float = 1.0,
     alpha: float = 0.05,
     power: float = MDE_POWER,
+    mean_baseline: float = math.nan,
+    mean_candidate: float = math.nan,
 ) -> PairedMde:
     """The MDE of a paired comparison from the two runs' item-mean SDs and their correlation.
 
@@ -124,6 +179,11 @@ def paired_mde(  # noqa: PLR0913 - every assumption of an MDE is an argument
         design_effect: clustered over unclustered variance of the mean difference.
         alpha: two-sided significance level.
         power: target power.
+        mean_baseline: the baseline's mean score; with `mean_candidate`, the variance of the
+            differences is taken under the alternative (a shift of ±δ from the baseline's
+            mean moves the candidate's item-mean variance with ``p(1 − p)``), else it is held
+            at the observed one.
+        mean_candidate: the candidate's observed mean score.
 
     Returns:
         The `PairedMde`; its value is NaN (reason given) with fewer than two items, an
@@ -166,9 +226,120 @@ def paired_mde(  # noqa: PLR0913 - every assumption of an MDE is an argument
             value=math.nan,
             reason="the item means have no spread: no variance to base a detectable difference on",
         )
+    if math.isfinite(mean_baseline) and math.isfinite(mean_candidate):
+        return _under_alternative(
+            record,
+            sd_baseline=sd_baseline,
+            sd_candidate=sd_candidate,
+            correlation=cross,
+            mean_baseline=mean_baseline,
+            mean_candidate=mean_candidate,
+            scale=design_effect / n_items,
+            ncp=mde_from_se(1.0, df, alpha=alpha, power=power),
+        )
     se = math.sqrt(var_d * design_effect / n_items)
     value = mde_from_se(se, df, alpha=alpha, power=power)
     return record(value=value, reason="" if math.isfinite(value) else f"{df:g} df: too few units")
+
+
+def _bernoulli(p: float) -> float:
+    return p * (1.0 - p)
+
+
+def alternative_variance(
+    delta: float,
+    *,
+    sd_baseline: float,
+    sd_candidate: float,
+    correlation: float,
+    mean_baseline: float,
+    mean_candidate: float,
+) -> float:
+    """``Var(d_i)`` when the candidate's true mean is ``mean_baseline + delta`` (signed).
+
+    The baseline is held at its observed mean and spread; the candidate's item-mean variance
+    is ``k·p(1 − p)`` at its mean, with ``k = sd_c²/(p̂_c(1 − p̂_c))`` its own observed
+    dispersion (the baseline's, and no correlation, when the candidate's item means do not
+    vary). The observed correlation of the item means is kept. Under a beta-binomial model
+    of the item means with a fixed intra-item correlation their variance is exactly
+    proportional to ``p(1 − p)``. NaN when there is no spread to scale.
+    """
+    own = _bernoulli(mean_candidate)
+    if own > 0.0 and sd_candidate > 0.0:
+        k = sd_candidate**2 / own
+        r = correlation if sd_baseline > 0.0 else 0.0
+    elif _bernoulli(mean_baseline) > 0.0 and sd_baseline > 0.0:
+        k, r = sd_baseline**2 / _bernoulli(mean_baseline), 0.0
+    else:
+        return math.nan
+    sd_c = math.sqrt(k * _bernoulli(mean_baseline + delta))
+    return max(sd_baseline**2 + sd_c**2 - 2.0 * r * sd_baseline * sd_c, 0.0)
+
+
+def solve_shift(
+    se_at: Callable[[float], float], ncp: float, room: tuple[float, float]
+) -> tuple[float, float]:
+    """The increase and the decrease δ with ``δ = ncp · se_at(±δ)`` (NaN where none fits).
+
+    `room` is how far the mean can move up and down inside [0, 1]; a direction in which no
+    difference within it reaches the power is NaN.
+    """
+
+    def gap(delta: float, sign: float) -> float:
+        return delta - ncp * se_at(sign * delta)
+
+    def solve(sign: float, limit: float) -> float:
+        low = min(1e-12, limit / 2.0)
+        if limit <= 0.0 or not gap(limit, sign) >= 0.0:
+            return math.nan
+        if gap(low, sign) >= 0.0:
+            return low
+        return float(_brentq()(gap, low, limit, args=(sign,), xtol=1e-12))
+
+    return solve(1.0, room[0]), solve(-1.0, room[1])
+
+
+def _under_alternative(  # noqa: PLR0913 - the inputs of Var(d_i) at the alternative
+    record: functools.partial[PairedMde],
+    *,
+    sd_baseline: float,
+    sd_candidate: float,
+    correlation: float,
+    mean_baseline: float,
+    mean_candidate: float,
+    scale: float,
+    ncp: float,
+) -> PairedMde:
+    """Solve ``δ = ncp · √(scale · Var(d_i; ±δ))`` (`alternative_variance`) both ways."""
+    common = functools.partial(
+        record,
+        mean_baseline=mean_baseline,
+        mean_candidate=mean_candidate,
+        variance="alternative",
+    )
+    variance = functools.partial(
+        alternative_variance,
+        sd_baseline=sd_baseline,
+        sd_candidate=sd_candidate,
+        correlation=correlation,
+        mean_baseline=mean_baseline,
+        mean_candidate=mean_candidate,
+    )
+    if not (math.isfinite(variance(0.0)) and math.isfinite(ncp)):
+        why = "too few units" if not math.isfinite(ncp) else "no item-mean spread to scale"
+        return common(value=math.nan, reason=why)
+    up, down = solve_shift(
+        lambda d: math.sqrt(variance(d) * scale), ncp, (1.0 - mean_baseline, mean_baseline)
+    )
+    found = [v for v in (up, down) if math.isfinite(v)]
+    if not found:
+        return common(
+            value=math.nan,
+            increase=up,
+            decrease=down,
+            reason="no difference within [0, 1] is detected with this power",
+        )
+    return common(value=max(found), increase=up, decrease=down)
 
 
 def observed_mde(
@@ -181,8 +352,10 @@ def observed_mde(
     """`paired_mde` from the two runs' observed item means (the comparison's own MDE).
 
     ``sd_a² + sd_b² − 2·r·sd_a·sd_b`` is the sample variance of the differences, and the
-    design effect is the clustered over the unclustered variance of their mean, so the value
-    equals the MDE at the comparison's own SE (`PairedDiff.mde`) up to rounding.
+    design effect is the clustered over the unclustered variance of their mean. The value is
+    solved with that variance taken under the alternative (`paired_mde` with the runs'
+    means): at the observed spread it would be the MDE at the comparison's own SE, which has
+    less power than claimed near 0 or 1 (docs/design/mde.md).
     """
     n = len(a)
     sd_a = float(np.std(a, ddof=1)) if n >= 2 else math.nan
@@ -204,6 +377,8 @@ def observed_mde(
         design_effect=deff,
         alpha=alpha,
         power=MDE_POWER,
+        mean_baseline=float(np.mean(a)) if n else math.nan,
+        mean_candidate=float(np.mean(b)) if n else math.nan,
     )
 
 
@@ -227,7 +402,8 @@ def pilot_mde(
     ``σ_A² = σ_B² = E[σ²]`` whenever epochs are balanced. `compare` uses the same formula with
     the observed SDs and correlation, so ``score --model-corr ρ`` and `compare` agree when
     the second run has this run's spread and their observed item-mean correlation is
-    ``ρ · rel``.
+    ``ρ · rel``. The second model's mean is this run's ± δ, its variance taken there
+    (`paired_mde`, variance under the alternative).
     """
     n = len(item_means)
     sd = float(np.std(item_means, ddof=1)) if n >= 2 else math.nan
@@ -243,4 +419,6 @@ def pilot_mde(
         true_score_correlation=model_corr,
         design_effect=design_effect,
         alpha=alpha,
+        mean_baseline=float(np.mean(item_means)) if n else math.nan,
+        mean_candidate=float(np.mean(item_means)) if n else math.nan,
     )

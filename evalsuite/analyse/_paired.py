@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from evalsuite.analyse import _dist
 from evalsuite.analyse._intervals import check_level, cluster_codes, cluster_variance, t_interval
+from evalsuite.analyse._mde import observed_mde
 from evalsuite.analyse._power import MDE_POWER, mde_from_se
 from evalsuite.analyse._table import Interval, IntervalFields
 from evalsuite.errors import UsageError
@@ -88,6 +89,7 @@ def paired_difference(
     clusters: npt.ArrayLike | None = None,
     level: float = 0.95,
     alpha: float = 0.05,
+    means: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
 ) -> PairedDiff:
     """Paired t inference on per-item differences ``d_i = ȳ_cand,i − ȳ_base,i``.
 
@@ -96,6 +98,9 @@ def paired_difference(
         clusters: cluster key per item (None: unclustered).
         level: confidence level of the interval.
         alpha: level of the MDE (power 0.8, two-sided).
+        means: the (baseline, candidate) item means behind `d`: the MDE is then solved with
+            the variance of the differences under the alternative (`_mde.observed_mde`);
+            None: at this SE (the variance held at the observed one).
 
     Returns:
         The `PairedDiff`.
@@ -164,7 +169,11 @@ def paired_difference(
             "exact_sign_flip",
         )
     ci = t_interval(diff, se, df, level, bounds=(-1.0, 1.0))
-    mde = mde_from_se(se, df, alpha=alpha, power=MDE_POWER)
+    if means is None:
+        mde = mde_from_se(se, df, alpha=alpha, power=MDE_POWER)
+    else:
+        a, b = (np.asarray(m, dtype=np.float64) for m in means)
+        mde = observed_mde(a, b, clusters, df, alpha).value
     p = 2.0 * _dist.t_sf(abs(diff / se), df)
     return PairedDiff(diff, se, ci, level, df, p, n, n_clusters, method, mde, alpha, "")
 

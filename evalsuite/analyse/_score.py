@@ -36,7 +36,9 @@ class RunScore:
             the items with at least k usable epochs (its ``n_items`` says how many).
         reliability: flip rate, ICCs, noise floor, cost-optimal K, pilot MDE.
         level: confidence level of every interval.
-        epochs: planned epochs per item (the most rows any item has).
+        epochs: the most attempts any item has in the table (harness errors included). The
+            planned epochs are the run's (`score --json` reports those as ``epochs``).
+        epochs_usable: the most usable epochs (``scored`` or ``limit``) of any item.
         clustered: the suite declares clusters (SEs are cluster-robust).
         notes: assumptions and exclusions a reader must see.
     """
@@ -53,6 +55,7 @@ class RunScore:
     epochs: int
     clustered: bool
     notes: tuple[str, ...]
+    epochs_usable: int = 0
 
     def conf_int(self, level: float = 0.95) -> Interval:
         """The interval of the unweighted (manifest) score at `level`."""
@@ -64,6 +67,7 @@ class RunScore:
             "run_id": self.run_id,
             "input_hash": self.input_hash,
             "epochs": self.epochs,
+            "epochs_usable": self.epochs_usable,
             "level": self.level,
             "clustered": self.clustered,
             "harness": self.health.to_dict(),
@@ -231,4 +235,5 @@ def score_run(  # noqa: PLR0913 - the analysis options of `score`, one each
         epochs=epochs,
         clustered=it.clustered,
         notes=tuple(notes),
+        epochs_usable=int(it.n_epochs.max()) if it.n_items else 0,
     )

@@ -18,6 +18,7 @@ from typing import Any
 
 from evalsuite.analyse import _dist
 from evalsuite.analyse._compare import Gate, GateResult, StratumDiff, gate_from_bounds, judge_gate
+from evalsuite.analyse._mde import solve_shift
 from evalsuite.analyse._paired import PairedDiff, constant_difference_bounds
 from evalsuite.analyse._power import mde_from_se
 from evalsuite.errors import UsageError
@@ -41,6 +42,12 @@ class WeightedDiff:
     weights: dict[str, float]
     reason: str | None
     gate: GateResult | None = None
+    unclipped_ci: tuple[float, float] | None = None
+    """The t interval's own ends when they left [−1, 1] and `ci` shows them bounded to it."""
+    mde_variance: str = "alternative"
+    """``alternative`` (every weighted stratum's variance at baseline ± δ) or ``observed``
+    (held at the observed one, with `mde_note` saying why)."""
+    mde_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The ``weighted`` block of ``compare --json`` (NaN kept; `reason` when undefined)."""
@@ -57,6 +64,10 @@ class WeightedDiff:
             "weights": dict(self.weights),
             "method": "stratified_paired_t",
             "reason": self.reason,
+            "mde_variance": self.mde_variance,
+            "mde_note": self.mde_note,
+            "clipped": self.unclipped_ci is not None,
+            "unclipped_ci": None if self.unclipped_ci is None else list(self.unclipped_ci),
         }
         if self.gate is not None:
             out["gate"] = self.gate.to_dict()
@@ -125,6 +136,9 @@ def weighted_difference(
         df = var * var / denom
         q = _dist.t_isf((1 - level) / 2, df)
         ci = (diff - q * se, diff + q * se)
+        # a weighted difference of scores in [0, 1] lies in [-1, 1]: bounded, and said so
+        unclipped = ci if ci[0] < -1.0 or ci[1] > 1.0 else None
+        ci = (max(ci[0], -1.0), min(ci[1], 1.0))
         p = 2 * _dist.t_sf(abs(diff) / se, df)
     else:
         df = float(sum(t.df for _, t in parts))
@@ -134,7 +148,7 @@ def weighted_difference(
             "the weighted strata's differences have no variance: no t test; the interval "
             "combines each stratum's exact bound for units that all showed the same difference"
         )
-    mde = mde_from_se(se, df, alpha=alpha) if se > 0 else nan
+    mde, mde_variance, mde_note = _weighted_mde(strata, weights, se, df, alpha)
     judged = None
     if gate is not None:
         judged = (
@@ -143,9 +157,55 @@ def weighted_difference(
             else gate_from_bounds(gate, *_constant_bounds(parts, alpha), alpha)
         )
     result = WeightedDiff(
-        diff, se, ci, level, df, p, mde, alpha, n_items, dict(weights), reason, judged
+        diff, se, ci, level, df, p, mde, alpha, n_items, dict(weights), reason, judged,
+        unclipped if se > 0 and denom > 0 else None,
+        mde_variance, mde_note,
     )  # fmt: skip
     return result
+
+
+def _weighted_mde(
+    strata: Sequence[StratumDiff],
+    weights: Mapping[str, float],
+    se: float,
+    df: float,
+    alpha: float,
+) -> tuple[float, str, str]:
+    """The weighted MDE with every stratum's variance under the alternative: value, how, note.
+
+    The alternative shifts every weighted stratum's candidate mean by the same δ from its
+    baseline's, so the weighted difference is δ; each stratum's squared SE is scaled by
+    ``Var_h(d_i; ±δ)/Var_h(d_i)`` (`PairedMde.variance_at`, docs/design/mde.md). Where a
+    stratum has no such model (no spread to scale), the MDE is taken at the observed SE and
+    the note says so.
+    """
+    if not se > 0:
+        return math.nan, "alternative", ""
+    parts = [(weights[s.stratum], s) for s in strata if weights.get(s.stratum, 0.0) > 0]
+    ncp = mde_from_se(1.0, df, alpha=alpha)
+    terms = []
+    for w, s in parts:
+        d = s.mde_detail
+        base = d.observed_variance() if d is not None else math.nan
+        if d is None or d.variance != "alternative" or not base > 0:
+            return (
+                mde_from_se(se, df, alpha=alpha),
+                "observed",
+                f"stratum {s.stratum} has no item-mean spread to take under the alternative: "
+                "the weighted MDE holds the variance at the observed one",
+            )
+        terms.append((w * w * s.test.se**2 / base, d))
+
+    def se_at(delta: float) -> float:
+        return math.sqrt(sum(c * d.variance_at(delta) for c, d in terms))
+
+    up_room = min(1.0 - d.mean_baseline for _, d in terms)
+    down_room = min(d.mean_baseline for _, d in terms)
+    up, down = solve_shift(se_at, ncp, (up_room, down_room))
+    found = [v for v in (up, down) if math.isfinite(v)]
+    if not found:
+        return math.nan, "alternative", "no shift within [0, 1] is detected with this power"
+    return max(found), "alternative", ""
 
 
 def _constant_bounds(

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm, pearsonr, spearmanr
 
+from evalsuite.items._discrimination import judgement, negative_p_values
 from evalsuite.items._irt import IrtFit, fit_2pl
 from evalsuite.items._saturation import DEFAULT_SATURATION, stratum_watch
 from evalsuite.items._stats import cell_table, item_table
@@ -36,7 +37,8 @@ MIN_IRT_MODELS = 8
 MIN_DEAD_MODELS = 2
 """An item is called dead only when at least this many models scored it."""
 FDR = 0.05
-"""False discovery rate of the flaky and harness-error flags (Benjamini-Hochberg over items)."""
+"""False discovery rate of the flaky, harness-error and negative-discrimination flags
+(Benjamini-Hochberg over items)."""
 
 
 def _num(value: Any) -> float | None:
@@ -66,6 +68,7 @@ class ItemAnalysis:
     left_out: list[dict[str, str]] = field(default_factory=list)
     """Stored runs of the version not analysed, each with ``run_id``, ``model``, ``status``
     and ``reason`` (not complete, or invalid without ``--allow-invalid``)."""
+    negative_discrimination: dict[str, Any] = field(default_factory=dict)
 
     @property
     def flag_counts(self) -> dict[str, int]:
@@ -96,6 +99,7 @@ class ItemAnalysis:
                 "watched": [s["stratum"] for s in self.watched_strata],
             },
             "irt": self.irt,
+            "negative_discrimination": self.negative_discrimination,
             "leak_audit": self.leak_audit,
             "deterministic_models": self.deterministic,
             "methods": {
@@ -109,8 +113,9 @@ class ItemAnalysis:
                 "harness-suspect": "a deterministic agent scored differently at one seed, or "
                 "harness errors above the version's rate (one-sided binomial, "
                 f"Benjamini-Hochberg at {FDR})",
-                "negatively-discriminating": "the item-rest correlation's interval (or the "
-                "IRT discrimination's) lies below 0",
+                "negatively-discriminating": "one-sided test of an item-rest correlation "
+                f"below 0 (Fisher z), Benjamini-Hochberg over items at {FDR}; 'too few models "
+                "to judge' when a reversed median item would be flagged with power below 0.8",
                 "dead": f"every model (at least {MIN_DEAD_MODELS}) scores 1, or every one 0",
                 "leaky": "named by the stored leak audit (`evalsuite audit --leaks`)",
                 "noise_floor": "root mean square over models of the standard error of a "
@@ -124,7 +129,9 @@ class ItemAnalysis:
         }
 
 
-def _fit_irt(cells: pd.DataFrame, items: pd.DataFrame, models: list[str]) -> IrtFit | None:
+def _fit_irt(
+    cells: pd.DataFrame, items: pd.DataFrame, models: list[str], level: float
+) -> IrtFit | None:
     if len(models) < MIN_IRT_MODELS:
         return None
     k = cells.pivot(index="model", columns="item_id", values="k").reindex(
@@ -133,7 +140,7 @@ def _fit_irt(cells: pd.DataFrame, items: pd.DataFrame, models: list[str]) -> Irt
     n = cells.pivot(index="model", columns="item_id", values="n").reindex(
         index=models, columns=items.index
     )
-    return fit_2pl(k.fillna(0.0).to_numpy(float), n.fillna(0).to_numpy(float))
+    return fit_2pl(k.fillna(0.0).to_numpy(float), n.fillna(0).to_numpy(float), level=level)
 
 
 def _irt_summary(fit: IrtFit | None, n_models: int, models: pd.DataFrame) -> dict[str, Any]:
@@ -187,24 +194,23 @@ def _suspect(row: pd.Series) -> str | None:
 
 
 def _negative(row: pd.Series, level: float) -> str | None:
+    if not (row["negative_q"] == row["negative_q"] and row["negative_q"] < FDR):
+        return None
     negative = []
-    if row["item_rest_ci_hi"] == row["item_rest_ci_hi"] and row["item_rest_ci_hi"] < 0:
+    if row["item_rest_r"] == row["item_rest_r"]:
         negative.append(
             f"item-rest correlation {row['item_rest_r']:.2f} "
             f"[{row['item_rest_ci_lo']:.2f}, {row['item_rest_ci_hi']:.2f}] over "
             f"{int(row['item_rest_n'])} models"
         )
-    if row["irt_a"] == row["irt_a"]:
+    if row["irt_a"] == row["irt_a"] and row["irt_a"] < 0:
         z = float(norm.ppf(0.5 + level / 2))
         upper = row["irt_a"] + z * row["irt_a_se"]
-        if upper < 0:
-            negative.append(f"IRT discrimination {row['irt_a']:.2f} (upper bound {upper:.2f})")
-    if not negative:
-        return None
+        negative.append(f"IRT discrimination {row['irt_a']:.2f} (upper bound {upper:.2f})")
     return (
         "; ".join(negative)
-        + ": stronger models fail it more, look for a wrong key or a "
-        + ("grader bug")
+        + f" (q = {row['negative_q']:.3g} over the items): stronger models fail it more, "
+        "look for a wrong key or a grader bug"
     )
 
 
@@ -263,10 +269,13 @@ def analyse_items(  # noqa: PLR0913 - the inputs of one analysis, each named
         items=("item_id", "size"), attempts=("n", "sum"), mean=("mean", "mean")
     )
     model_names = [str(m) for m in per_model.index]
-    fit = _fit_irt(cells, items, model_names)
+    fit = _fit_irt(cells, items, model_names, level)
     items["irt_a"] = fit.a if fit is not None else np.nan
     items["irt_a_se"] = fit.a_se if fit is not None else np.nan
     items["irt_b"] = fit.b if fit is not None else np.nan
+    rest_r = items["item_rest_r"].to_numpy(float)
+    p_neg, items["negative_q"] = negative_p_values(rest_r, items["item_rest_n"].to_numpy(float))
+    negative = judgement(rest_r, p_neg, models=len(model_names), fdr=FDR)
     strata = stratum_watch(cells, threshold, alpha=1 - level)
     watched = {s["stratum"] for s in strata if s["watch"]}
     leaks = leaks or {}
@@ -290,6 +299,7 @@ def analyse_items(  # noqa: PLR0913 - the inputs of one analysis, each named
                 "irt_a": _num(row["irt_a"]),
                 "irt_a_se": _num(row["irt_a_se"]),
                 "irt_b": _num(row["irt_b"]),
+                "negative_q": _num(row["negative_q"]),
                 "flip_models": int(row["flip_models"]),
                 "multi_epoch_models": int(row["multi_epoch_models"]),
                 "flip_expected": _num(row["flip_expected"]),
@@ -327,6 +337,8 @@ def analyse_items(  # noqa: PLR0913 - the inputs of one analysis, each named
         )
     for s in strata:
         notes += [f"stratum {s['stratum']}: {reason}" for reason in s["reasons"]]
+    if not negative["judged"]:
+        notes.append(f"negatively-discriminating: {negative['reason']}")
     if fit is not None and not fit.converged:
         notes.append(
             f"the 2PL fit did not converge in {fit.iterations} iterations (largest last change "
@@ -345,4 +357,5 @@ def analyse_items(  # noqa: PLR0913 - the inputs of one analysis, each named
         leak_audit=dict(leak_audit or {"status": "not given"}),
         deterministic=sorted(set(deterministic) & set(model_names)),
         notes=notes,
+        negative_discrimination=negative | {"fdr": FDR},
     )

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.polynomial.hermite_e import hermegauss
 from scipy.special import expit, log_expit, logsumexp
+from scipy.stats import norm
 
 __all__ = ["IrtFit", "fit_2pl", "simulate_2pl"]
 
@@ -41,11 +42,14 @@ class IrtFit:
     a: FloatArray
     """Discrimination per item."""
     b: FloatArray
-    """Difficulty per item on the ability scale (``-c / a``; large when ``a`` is near 0)."""
+    """Difficulty per item on the ability scale, ``-c / a``; NaN where ``a`` is not
+    distinguishable from 0 (``|a| ≤ z · a_se`` at `level`, or no SE), where it is unbounded."""
     c: FloatArray
     """Intercept per item."""
     a_se: FloatArray
-    """Approximate standard error of ``a`` (complete-data information at the optimum)."""
+    """Standard error of ``a`` from the likelihood alone: the item's block of the observed
+    information of the marginal likelihood at the estimate (Louis 1982), without the priors'
+    precision; NaN where that block is not positive definite."""
     theta: FloatArray
     """Expected a posteriori ability per model."""
     theta_sd: FloatArray
@@ -58,6 +62,8 @@ class IrtFit:
     """Marginal log-likelihood at the estimate (without the priors' terms)."""
     quadrature_points: int
     tolerance: float
+    level: float = 0.95
+    """Level of the interval of ``a`` that decides whether ``b`` is given."""
 
     def describe(self) -> dict[str, Any]:
         """The fit's method, identification and convergence (for JSON output)."""
@@ -73,7 +79,10 @@ class IrtFit:
             "max_change": self.max_change,
             "tolerance": self.tolerance,
             "log_likelihood": self.log_likelihood,
-            "a_se": "approximate: complete-data information at the optimum",
+            "a_se": "observed information of the marginal likelihood (Louis 1982), the "
+            "item's block, without the priors",
+            "b": f"-c/a; omitted where a's {self.level:.0%} interval contains 0 (b is "
+            "unbounded as a nears 0)",
         }
 
 
@@ -106,6 +115,7 @@ def fit_2pl(  # noqa: PLR0915 - one EM loop, kept in one piece to read against t
     quadrature_points: int = 61,
     tolerance: float = 1e-4,
     max_iterations: int = 2000,
+    level: float = 0.95,
 ) -> IrtFit:
     """Fit the 2PL model to a models x items table of successes out of trials.
 
@@ -117,6 +127,7 @@ def fit_2pl(  # noqa: PLR0915 - one EM loop, kept in one piece to read against t
         quadrature_points: Gauss-Hermite nodes over the N(0, 1) ability distribution.
         tolerance: Stop when no parameter moves by more than this in one EM iteration.
         max_iterations: Give up after this many iterations (``converged`` is then False).
+        level: Level of the Wald interval of ``a``; ``b`` is omitted (NaN) where it holds 0.
 
     Raises:
         ValueError: shapes differ, or successes outside [0, trials].
@@ -172,10 +183,10 @@ def fit_2pl(  # noqa: PLR0915 - one EM loop, kept in one piece to read against t
     post, loglik = _marginal(k, n, a, c, nodes, logw)
     theta = post @ nodes
     theta_sd = np.sqrt(np.maximum(post @ nodes**2 - theta**2, 0.0))
-    det = h_aa * h_cc - h_ac**2
+    a_se = _observed_se_a(k, n, a, c, nodes, post)
+    z = float(norm.ppf(0.5 + level / 2))
     with np.errstate(divide="ignore", invalid="ignore"):
-        b = np.where(a != 0, -c / a, np.nan)
-        a_se = np.sqrt(h_cc / det)
+        b = np.where(np.abs(a) > z * a_se, -c / a, np.nan)  # NaN SE: not distinguishable
     return IrtFit(
         a=a,
         b=b,
@@ -189,7 +200,39 @@ def fit_2pl(  # noqa: PLR0915 - one EM loop, kept in one piece to read against t
         log_likelihood=loglik,
         quadrature_points=quadrature_points,
         tolerance=tolerance,
+        level=level,
     )
+
+
+def _observed_se_a(
+    k: FloatArray, n: FloatArray, a: FloatArray, c: FloatArray, nodes: FloatArray, post: FloatArray
+) -> FloatArray:
+    """SE of each ``a`` from the item's 2x2 block of the observed marginal information.
+
+    Louis (1982): observed information = E[complete-data information | data] −
+    Var[complete-data score | data], each model's ability under its posterior over the
+    nodes. For item i and model m at node θ the complete-data score of ``(a_i, c_i)`` is
+    ``(k − n·p(θ))·(θ, 1)`` and its information ``n·p(1 − p)·(θ, 1)(θ, 1)ᵀ``. The block treats
+    the other items' parameters as known; the priors are left out (a likelihood SE).
+    """
+    p = expit(np.outer(a, nodes) + c[:, None])  # items x nodes
+    t = n.T @ post
+    info = t * p * (1 - p)
+    e_aa, e_ac, e_cc = info @ nodes**2, info @ nodes, info.sum(axis=1)
+    # E[(k − n p)² | data] per item and node, summed over models
+    sq = (k * k).T @ post - 2 * p * ((k * n).T @ post) + p * p * ((n * n).T @ post)
+    s_aa, s_ac, s_cc = sq @ nodes**2, sq @ nodes, sq.sum(axis=1)
+    # E[score | data] per model and item
+    mean_theta = post @ nodes
+    score_a = k * mean_theta[:, None] - n * (post @ (p.T * nodes[:, None]))
+    score_c = k - n * (post @ p.T)
+    i_aa = e_aa - s_aa + (score_a**2).sum(axis=0)
+    i_ac = e_ac - s_ac + (score_a * score_c).sum(axis=0)
+    i_cc = e_cc - s_cc + (score_c**2).sum(axis=0)
+    det = i_aa * i_cc - i_ac**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var_a = np.where((det > 0) & (i_cc > 0), i_cc / det, np.nan)
+    return np.asarray(np.sqrt(var_a), dtype=np.float64)
 
 
 def simulate_2pl(

@@ -12,19 +12,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from evalsuite._core.layout import Layout
 from evalsuite.errors import IntegrityError
+from evalsuite.service import adaptive_file  # defined once, where score reads it too
 from evalsuite.store import Store
 
 __all__ = ["adaptive_file", "adaptive_sections", "md_adaptive"]
-
-
-def adaptive_file(layout: Layout, run_id: str) -> Path:
-    """Where adaptive runs recorded before store schema version 5 kept their summaries."""
-    return layout.state / "adaptive" / f"{run_id}.json"
 
 
 def adaptive_sections(

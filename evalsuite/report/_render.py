@@ -19,7 +19,9 @@ from evalsuite.service import (
     ResultView,
     TableView,
     comparison_view,
+    fixed_interval_note,
     is_unfinished,
+    level_text,
     validity_view,
 )
 from evalsuite.service._format import fmt_counts, fmt_signed
@@ -235,11 +237,31 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
                 for g in h["top_errors"]
             ],
         )
+    adaptive = r.get("adaptive")
+    fixed = " (fixed-sample)" if adaptive else ""
+    if adaptive:
+        lines += [f"- {fixed_interval_note(adaptive, r['overall']['method'])}", ""]
     lines += _md_table(
         ["estimate", "mean", "se", f"{level} CI", "items", "method"],
-        [
+        (
             [
-                name,
+                [
+                    "adaptive (anytime-valid"
+                    + ("" if (at := level_text(adaptive["level"])) == level else f", {at}")
+                    + ")",
+                    _fmt(adaptive.get("estimate")),
+                    "–",
+                    _ci(adaptive.get("ci")),
+                    r["overall"]["n_items"],
+                    adaptive.get("method"),
+                ]
+            ]
+            if adaptive
+            else []
+        )
+        + [
+            [
+                name + fixed,
                 _fmt(r[key]["mean"]),
                 _fmt(r[key]["se"]),
                 _ci(r[key]["ci"]),
@@ -422,7 +444,12 @@ def _md_provenance(r: dict[str, Any]) -> list[str]:
         + (f"`{r['manifest_hash']}`" if r["manifest_hash"] else "n/a (ingested)"),
         f"- model: `{r['model']}`"
         + (f" ({args})" if args else "")
-        + f"; epochs {r['epochs']}; seed {_fmt(r['seed'])}",
+        + (
+            f"; adaptive, {len(r['adaptive'].get('rounds') or [])} round(s)"
+            if r.get("adaptive")
+            else f"; epochs {r['epochs']}"
+        )
+        + f"; seed {_fmt(r['seed'])}",
         f"- started {r['started_at']}, finished {r['finished_at'] or 'n/a'}",
         "",
     ]

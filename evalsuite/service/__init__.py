@@ -12,6 +12,12 @@ See docs/design/result-model.md.
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from evalsuite.service._adaptive import (
+        adaptive_file,
+        adaptive_summary,
+        fixed_interval_note,
+        level_text,
+    )
     from evalsuite.service._audit import audit_fields
     from evalsuite.service._completeness import Completeness, run_completeness
     from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
@@ -39,6 +45,12 @@ else:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
+            "._adaptive": (
+                "adaptive_file",
+                "adaptive_summary",
+                "fixed_interval_note",
+                "level_text",
+            ),
             "._audit": ("audit_fields",),
             "._completeness": ("Completeness", "run_completeness"),
             "._gates": ("import_local_gates", "record_gate", "recorded_gate"),
@@ -70,14 +82,18 @@ __all__ = [
     "Completeness",
     "ResultView",
     "TableView",
+    "adaptive_file",
+    "adaptive_summary",
     "audit_fields",
     "audit_view",
     "check_comparable",
     "compare_payload",
     "comparison_view",
+    "fixed_interval_note",
     "guard_view",
     "import_local_gates",
     "is_unfinished",
+    "level_text",
     "record_gate",
     "recorded_gate",
     "run_completeness",

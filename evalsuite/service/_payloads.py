@@ -24,6 +24,7 @@ from evalsuite.analyse import (
     weighted_difference,
 )
 from evalsuite.errors import IncomparableRunsError, InvalidRunError, UsageError
+from evalsuite.service._adaptive import adaptive_block, adaptive_summary, fixed_interval_note
 from evalsuite.service._audit import audit_fields
 from evalsuite.service._completeness import Completeness, run_completeness
 from evalsuite.service._views import NO_WEIGHTS
@@ -111,6 +112,9 @@ def score_payload(
     )
     payload = run_facts(run) | result.to_dict()
     payload["run_id"] = run.run_id
+    # `epochs` is the contract's planned epochs per item (the run's), not the most attempts
+    # an item has stored; `epochs_usable` is the most usable epochs any item has
+    payload["epochs"] = run.epochs
     health = run_health(
         frame, planned=run.planned, threshold=run.error_threshold, source=run.source
     )
@@ -132,6 +136,7 @@ def score_payload(
     payload["audit"] = audit_fields(layout, run.suite, run.version)
     if payload["audit"]["marker"]:
         payload["notes"] = [_audit_note(run, payload["audit"]), *payload["notes"]]
+    _add_adaptive(payload, store, layout, run)
     # the task's other scores (docs/design/scorers.md), with the primary's interval rule
     payload["secondary"] = [
         s.to_dict()
@@ -373,8 +378,46 @@ def compare_payload(  # noqa: PLR0913 - the options of `compare`, and the attemp
     }
     marked = [(r, payload["audit"][k]) for r, k in ((base, "baseline"), (cand, "candidate"))]
     notes = [_audit_note(r, a) for r, a in marked if a["marker"]] + notes
+    roles = (("baseline", base), ("candidate", cand))
+    if any(r.spec.get("adaptive") for _, r in roles):
+        # an adaptive run's attempts were planned from the data: the paired t is secondary
+        blocks: dict[str, dict[str, Any] | None] = {}
+        for role, r in roles:
+            summary = adaptive_summary(store, layout, r)
+            blocks[role] = adaptive_block(summary) if summary else None
+            if r.spec.get("adaptive"):
+                block = blocks[role]
+                notes.append(
+                    f"{role} {fixed_interval_note(block, 'the paired t')}"
+                    if block
+                    else _unread_note(role, r)
+                )
+        payload["adaptive"] = blocks
     payload["notes"] = notes + list(payload.get("notes", []))
     return payload
+
+
+def _unread_note(role: str, run: RunRecord) -> str:
+    return (
+        f"{role} run {run.run_id} is an adaptive run whose rounds summary cannot be read: its "
+        "fixed-sample intervals are not valid under its stopping rule, and the anytime-valid "
+        "interval it stopped on cannot be shown (docs/design/adaptive.md)"
+    )
+
+
+def _add_adaptive(
+    payload: dict[str, Any], store: Store, layout: Layout | None, run: RunRecord
+) -> None:
+    """An adaptive run's anytime-valid interval (`adaptive`) and the caveat on the fixed one."""
+    if not run.spec.get("adaptive"):
+        return
+    summary = adaptive_summary(store, layout, run)
+    if summary is None:
+        payload["notes"] = [_unread_note("the", run), *payload["notes"]]
+        return
+    payload["adaptive"] = adaptive_block(summary)
+    fixed = (payload["weighted"] if payload.get("weights") else payload["overall"])["method"]
+    payload["notes"] = [fixed_interval_note(payload["adaptive"], fixed), *payload["notes"]]
 
 
 def is_cross_version(base: RunRecord, cand: RunRecord) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalsuite.service._adaptive import anytime_phrase, level_text, versus_phrase
 from evalsuite.service._format import (
     fmt,
     fmt_ci,
@@ -215,14 +216,62 @@ def _gate_line(gate: Mapping[str, Any] | None, weighted: Mapping[str, Any] | Non
         f"difference {fmt_signed(gate['lower_bound'])} "
         + ("is above" if gate["passed"] else "is not above")
         + f" −{gate['margin']:g}"
+        + _bounded(gate)
     )
     wgate = (weighted or {}).get("gate")
     if wgate:
         line += (
             f"; deployment-weighted: {wgate['status']} (lower bound "
-            f"{fmt_signed(wgate['lower_bound'])})"
+            f"{fmt_signed(wgate['lower_bound'])}{_bounded(wgate)})"
         )
     return line
+
+
+def _planned_epochs(p: Mapping[str, Any]) -> str:
+    """``3 epoch(s)``, with the usable ones when fewer were stored (an unfinished run).
+
+    An adaptive run has no fixed epochs: ``adaptive, 2 round(s)``.
+    """
+    adaptive = p.get("adaptive")
+    if adaptive:
+        return f"adaptive, {len(adaptive.get('rounds') or [])} round(s)"
+    text = f"{p['epochs']} epoch(s)"
+    usable = p.get("epochs_usable")
+    if is_number(usable) and usable < p["epochs"]:
+        text += f" planned, at most {usable} usable per item"
+    return text
+
+
+def _k_epochs(k0: Any, p: Mapping[str, Any]) -> str:
+    """The K of the reliability's K-epoch mean: its own ANOVA K0.
+
+    That is the usable epochs per item, averaged; never the planned epochs of a run that
+    stored fewer.
+    """
+    if is_number(k0):
+        return f"{float(k0):.3g}"
+    return str(p.get("epochs_usable") or p["epochs"])
+
+
+def _anytime_cell(adaptive: Mapping[str, Any], role: str) -> str:
+    """An adaptive run's anytime-valid score interval, for the compare runs table."""
+    block = adaptive.get(role)
+    if not block:
+        return "–"
+    return (
+        f"{fmt(block.get('estimate'))}, anytime-valid {fmt_ci(block.get('ci'))} "
+        f"({level_text(block.get('level'))}, {block.get('method')})"
+    )
+
+
+def _bounded(gate: Mapping[str, Any]) -> str:
+    """`` (the t's lower bound −1.414, bounded to [−1, 1] ...)`` when it was bounded."""
+    low = (gate.get("unclipped_bounds") or [None])[0]
+    if not (gate.get("clipped") and is_number(low) and low < -1.0):
+        return ""
+    return (
+        f" (the t's lower bound {fmt_signed(low)}, bounded to [-1, 1], the range of a difference)"
+    )
 
 
 def comparison_view(p: Mapping[str, Any]) -> ResultView:
@@ -263,10 +312,20 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
         if common.get("cross_version")
         else f"{p['n_items']} paired items"
     )
+    adaptive = p.get("adaptive") or {}
+    if adaptive:  # a paired t of an adaptive run's attempts is a fixed-sample test
+        by = "fixed-sample paired t (not valid under the adaptive stopping rule): " + by
+    versus = versus_phrase(adaptive.get("candidate"), p["baseline"])
     headline = (
         f"On {_suite_ref(runs[1])}, {subject} {verb}: {by} over {paired}"
         f"{gate_phrase}; {_state_phrase(runs)}; {_audit_phrase(audits)}."
     )
+    if versus:  # the candidate's own anytime-valid verdict against this baseline leads
+        headline = (
+            f"On {_suite_ref(runs[1])}, {cand} vs {base}, the candidate's {versus}; "
+            f"secondary, {by} over {paired}{gate_phrase}; {_state_phrase(runs)}; "
+            f"{_audit_phrase(audits)}."
+        )
     columns = (
         Column("comparison", numeric=False),
         Column("diff"),
@@ -325,8 +384,20 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
             Column("role", numeric=False, essential=False),
             Column("mean"),
             Column("diff"),
+            *((Column("adaptive run's own interval", numeric=False),) if adaptive else ()),
         ),
         (
+            (base, "baseline", fmt(p["baseline_mean"]), "–", _anytime_cell(adaptive, "baseline")),
+            (
+                cand,
+                "candidate",
+                fmt(p["candidate_mean"]),
+                fmt_signed(p["diff"]),
+                _anytime_cell(adaptive, "candidate"),
+            ),
+        )
+        if adaptive
+        else (
             (base, "baseline", fmt(p["baseline_mean"]), "–"),
             (cand, "candidate", fmt(p["candidate_mean"]), fmt_signed(p["diff"])),
         ),
@@ -345,8 +416,13 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
     if use_weighted and weighted is not None:
         facts.append(
             "deployment-weighted MDE: the same power-0.8 two-sided paired t at α = "
-            f"{alpha:g}, at the weighted SE on Satterthwaite's {fmt(weighted['df'], 1)} df, "
-            f"with the suite's deployment weights ({len(weighted['weights'])} strata)"
+            f"{alpha:g}, on Satterthwaite's {fmt(weighted['df'], 1)} df, with the suite's "
+            f"deployment weights ({len(weighted['weights'])} strata)"
+            + (
+                ", every stratum's variance taken under the alternative (baseline ± δ)"
+                if weighted.get("mde_variance", "alternative") == "alternative"
+                else f", at the weighted SE ({weighted.get('mde_note')})"
+            )
         )
     if p["n_unpaired_baseline"] or p["n_unpaired_candidate"]:
         facts.append(
@@ -359,6 +435,14 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
     reason = (weighted or {}).get("reason")
     if reason and reason != NO_WEIGHTS:  # a suite without weights needs no such line
         caveats.append(f"deployment-weighted comparison n/a: {reason}")
+    bounded = weighted or {}
+    if bounded.get("clipped"):
+        caveats.append(
+            f"the deployment-weighted t interval {fmt_ci(bounded['unclipped_ci'], signed=True)} "
+            "reaches beyond [-1, 1], the range of a difference of two scores in [0, 1]; it is "
+            f"shown bounded to it {fmt_ci(bounded['ci'], signed=True)}, which keeps its "
+            "coverage"
+        )
     return ResultView(
         kind="comparison",
         title=f"{cand} vs {base} · {_suite_ref(runs[1])}",
@@ -379,9 +463,12 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
 
 
 def _estimate_rows(p: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    adaptive = p.get("adaptive")
+    fixed = " (fixed-sample)" if adaptive else ""
+
     def row(name: str, e: Mapping[str, Any]) -> tuple[str, ...]:
         return (
-            name,
+            name + fixed,
             fmt(e["mean"]),
             fmt(e["se"]),
             fmt_ci(e["ci"]),
@@ -392,6 +479,19 @@ def _estimate_rows(p: Mapping[str, Any]) -> list[tuple[str, ...]]:
     rows = [row("unweighted" if p.get("weights") else "overall", p["overall"])]
     if p.get("weights"):
         rows.insert(0, row("deployment-weighted", p["weighted"]))
+    if adaptive:  # the interval valid under the run's stopping rule comes first
+        at = "" if adaptive.get("level") == p["level"] else f", {level_text(adaptive['level'])}"
+        rows.insert(
+            0,
+            (
+                f"adaptive (anytime-valid{at})",
+                fmt(adaptive.get("estimate")),
+                "–",
+                fmt_ci(adaptive.get("ci")),
+                str(p["overall"]["n_items"]),
+                str(adaptive.get("method")),
+            ),
+        )
     return rows
 
 
@@ -409,6 +509,16 @@ def score_view(p: Mapping[str, Any]) -> ResultView:
         + (f"; unweighted {fmt(p['overall']['mean'])}" if weighted else "")
         + f"); {_state_phrase([p])}; {_audit_phrase([audit])}."
     )
+    adaptive = p.get("adaptive")
+    if adaptive:  # the interval it stopped on first; the fixed-sample one secondary
+        headline = (
+            f"{label} scores {fmt(adaptive.get('estimate'))} on {_suite_ref(p)}, adaptive run "
+            f"({anytime_phrase(adaptive)}, valid under the run's stopping rule; "
+            f"{adaptive.get('calls')} attempts over {main['n_items']} items); fixed-sample "
+            f"{level} CI {fmt_ci(main['ci'])} of the item means {fmt(main['mean'])} "
+            f"({main['method']}), not valid under the run's stopping rule; "
+            f"{_state_phrase([p])}; {_audit_phrase([audit])}."
+        )
     est = TableView(
         "estimates",
         (
@@ -503,7 +613,8 @@ def score_view(p: Mapping[str, Any]) -> ResultView:
     epochs = r.get("k_recommended")
     facts.append(
         f"reliability: flip rate {fmt(r.get('flip_rate'))}, ICC(1) {fmt(r.get('icc1'))}, "
-        f"reliability of the {p['epochs']}-epoch mean {fmt(r.get('icc1k'))}, run-to-run noise "
+        f"reliability of the {_k_epochs(r.get('epochs'), p)}-epoch mean {fmt(r.get('icc1k'))}, "
+        "run-to-run noise "
         f"floor {fmt(r.get('noise_floor'))} (sd), suggested epochs "
         + (str(epochs) if epochs is not None else f"n/a{why or ' (not estimable)'}")
     )
@@ -514,7 +625,7 @@ def score_view(p: Mapping[str, Any]) -> ResultView:
     )
     return ResultView(
         kind="score",
-        title=f"{label} · {_suite_ref(p)} · {p['epochs']} epoch(s)",
+        title=f"{label} · {_suite_ref(p)} · {_planned_epochs(p)}",
         headline=headline,
         alerts=dedupe(_alerts([p], [audit])),
         gate_line=None,

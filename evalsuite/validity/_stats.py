@@ -26,6 +26,7 @@ __all__ = [
     "disattenuate",
     "fisher_interval",
     "forward_chain_errors",
+    "is_perfect",
     "kendall_se",
     "ols_press",
     "pearson_se",
@@ -37,6 +38,16 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 NAN_INTERVAL = Interval(math.nan, math.nan)
+
+#: A correlation within this of ±1 is ±1 up to floating-point rounding: scipy returns
+#: 0.9999999999999999 for identical ranks, and exactly linear data give |r| within a few
+#: ulps of 1. Its Fisher-z interval would be (1 − 1e−11, 1) at 5 models, zero-width as shown.
+PERFECT_TOLERANCE = 1e-12
+
+
+def is_perfect(r: float) -> bool:
+    """True when the correlation `r` is ±1 up to floating-point rounding (`PERFECT_TOLERANCE`)."""
+    return math.isfinite(r) and abs(r) >= 1.0 - PERFECT_TOLERANCE
 
 
 def pearson_se(n: int) -> float:
@@ -67,13 +78,13 @@ def fisher_interval(r: float, se_z: float, level: float) -> Interval:
 
     Notes:
         An infinite `se_z` (too few models for the approximation) gives ``(−1, 1)``: the
-        data exclude nothing. ``|r| = 1`` or a NaN `r` gives NaN ends: the transform is
-        infinite there and a zero-width interval would claim a certainty the data do not
-        have; the caller flags it.
+        data exclude nothing. ``|r| = 1`` (up to rounding, `is_perfect`) or a NaN `r` gives
+        NaN ends: the transform is infinite there and a zero-width interval would claim a
+        certainty the data do not have; the caller flags it.
     """
     from scipy import stats  # about 1 s to import: only where it is used
 
-    if not math.isfinite(r) or abs(r) >= 1.0:
+    if not math.isfinite(r) or is_perfect(r):
         return NAN_INTERVAL
     if not math.isfinite(se_z):
         return Interval(-1.0, 1.0)
@@ -272,7 +283,10 @@ def correlations(x: FloatArray, y: FloatArray, level: float) -> tuple[Correlatio
     """Spearman (Bonett–Wright), Kendall (Fieller) and Pearson (Fisher) with flags.
 
     Notes:
-        NaN (flagged) when x or y is constant; NaN intervals (flagged) at |r| = 1.
+        NaN (flagged) when x or y is constant; NaN intervals (flagged) at |r| = 1. Spearman
+        and Kendall are exactly ±1 when the two rankings are identical or reversed (mid-ranks,
+        ties included), which is decided on the ranks, not on scipy's rounded statistic;
+        Pearson r counts as ±1 within `PERFECT_TOLERANCE` (docs/design/validity.md).
     """
     from scipy import stats  # about 1 s to import: only where it is used
 
@@ -288,6 +302,11 @@ def correlations(x: FloatArray, y: FloatArray, level: float) -> tuple[Correlatio
     pr = stats.pearsonr(x, y)
     r = float(pr.statistic)
     tau = float(kt.statistic)
+    rank_x, rank_y = stats.rankdata(x), stats.rankdata(y)
+    if np.array_equal(rank_x, rank_y):  # one ordering: both rank correlations are exactly 1
+        rs = tau = 1.0
+    elif np.array_equal(rank_x, n + 1.0 - rank_y):  # reversed: exactly −1
+        rs = tau = -1.0
     out = Correlations(
         spearman=rs,
         spearman_ci=fisher_interval(rs, spearman_se(rs, n), level),
@@ -299,7 +318,7 @@ def correlations(x: FloatArray, y: FloatArray, level: float) -> tuple[Correlatio
         kendall_p=float(kt.pvalue),
     )
     perfect = [name for name, v in (("Spearman", rs), ("Kendall", tau), ("Pearson", r))
-               if abs(v) >= 1.0]  # fmt: skip
+               if is_perfect(v)]  # fmt: skip
     flags = []
     if perfect:
         flags.append(

@@ -203,7 +203,7 @@ def test_harness_runs_the_production_path() -> None:
             a.mean(axis=1), trials=np.full(60, K), rng=np.random.default_rng(r)
         )
         assert compare_runs(base, cand, rng=np.random.default_rng(r)).test == paired_difference(
-            b.mean(axis=1) - a.mean(axis=1)
+            b.mean(axis=1) - a.mean(axis=1), means=(a.mean(axis=1), b.mean(axis=1))
         )
 
 

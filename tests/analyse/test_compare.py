@@ -66,7 +66,14 @@ def test_paired_t_matches_scipy(rng: np.random.Generator) -> None:
     assert (res.baseline, res.candidate) == ("base", "cand")
     sd = float(np.std(b.mean(axis=1) - a.mean(axis=1), ddof=1))
     effect = TTestPower().solve_power(nobs=80, alpha=0.05, power=0.8)
-    assert res.test.mde == pytest.approx(effect * sd, rel=1e-4)
+    # at the observed variance the MDE is statsmodels' ...
+    fixed = paired_difference(b.mean(axis=1) - a.mean(axis=1))
+    assert fixed.mde == pytest.approx(effect * sd, rel=1e-4)
+    # ... and compare's, with the variance under the alternative, is the same noncentral t
+    # solved at the SD of the differences the alternative implies (docs/design/mde.md)
+    detail = res.mde_detail
+    assert detail is not None and detail.variance == "alternative"
+    assert res.test.mde == detail.value == max(detail.increase, detail.decrease)
 
 
 def test_clustered_paired_t_matches_statsmodels(rng: np.random.Generator) -> None:
@@ -439,3 +446,81 @@ def test_set_mask_of_cluster_keys_is_is_set_per_value() -> None:
     for unset in (_NO_CLUSTER, "all", None):
         expected = [_is_set(v, unset) for v in values]
         assert _set_mask(values, unset).tolist() == expected
+
+
+def _exact_paired_t_power(n: int, p_base: float, p_cand: float, alpha: float) -> float:
+    """Exact power of the two-sided paired t over n independent 0/1 items, one epoch each.
+
+    The difference of an item is +1 with probability ``p_c(1 − p_b)``, −1 with
+    ``p_b(1 − p_c)``, else 0; the trinomial counts (i, j) of +1 and −1 give the t exactly.
+    """
+    from scipy import special, stats
+
+    up, down = p_cand * (1 - p_base), p_base * (1 - p_cand)
+    i, j = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+    keep = i + j <= n
+    i, j = i[keep], j[keep]
+    log_p = (
+        special.gammaln(n + 1) - special.gammaln(i + 1) - special.gammaln(j + 1)
+        - special.gammaln(n - i - j + 1)
+        + special.xlogy(i, up) + special.xlogy(j, down) + special.xlogy(n - i - j, 1 - up - down)
+    )  # fmt: skip
+    mean = (i - j) / n
+    var = (i + j - n * mean**2) / (n - 1)
+    t = np.abs(mean) / np.sqrt(np.where(var > 0, var, 1.0) / n)
+    reject = (var > 0) & (t > stats.t.isf(alpha / 2, n - 1))
+    return float(np.exp(log_p)[reject].sum())
+
+
+def test_mde_near_zero_has_its_power_under_the_alternative() -> None:
+    # issue 28 item 9: two runs at a mean of 0.1 with no difference (300 items, one 0/1
+    # epoch, item means uncorrelated). The MDE at the observed variance (0.069) has an exact
+    # power of 0.70: a candidate at 0.1 + δ has a larger item variance than at 0.1. Solved
+    # with the variance under the alternative, it has the power it claims.
+    n = 300
+    a, b = np.zeros((n, 1)), np.zeros((n, 1))
+    a[:30], b[27:57] = 1.0, 1.0  # 30 solved each, 3 in common: covariance exactly 0
+    comparison = compare_runs(make_attempts(a, run_id="a"), make_attempts(b, run_id="b"),
+                              rng=np.random.default_rng(9))  # fmt: skip
+    out = comparison.to_dict()
+    assert out["verdict"] == "no_detectable_difference"
+    mde = out["mde"]
+    power_up = _exact_paired_t_power(n, 0.1, 0.1 + mde, 0.05)
+    power_down = _exact_paired_t_power(n, 0.1, 0.1 - mde, 0.05)
+    assert 0.78 <= power_up <= 0.83, (mde, power_up)
+    assert power_down >= 0.78  # the smaller variance of a decrease: at least the power
+    assert out["mde_assumption"]["value"] == mde
+    assert out["mde_assumption"]["variance"] == "alternative"
+    assert out["mde_assumption"]["increase"] == mde > out["mde_assumption"]["decrease"]
+    assert mde > 0.069  # the fixed-variance figure, which has power 0.70
+    assert "baseline ± δ" in out["mde_assumption"]["description"]
+    # the strata carry the same MDE (one stratum: the whole comparison)
+    assert out["strata"][0]["mde"] == pytest.approx(mde)
+
+
+def test_a_gate_bound_beyond_minus_one_is_bounded_and_said_so() -> None:
+    # issue 28 item 10: a difference of two scores in [0, 1] lies in [-1, 1]; the t bound of
+    # three items (one-sided 95%: -0.333 - 2.92 * 0.667 = -2.28) was reported as it was
+    base = make_attempts([[1.0], [1.0], [0.0]], run_id="a")
+    cand = make_attempts([[0.0], [0.0], [1.0]], run_id="b")
+    comparison = compare_runs(base, cand, gate=Gate(margin=0.05), rng=np.random.default_rng(0))
+    gate = comparison.to_dict()["gate"]
+    t_low = -1 / 3 - stats.t.isf(0.05, 2) * np.std([-1, -1, 1], ddof=1) / math.sqrt(3)
+    assert gate["lower_bound"] == -1.0 and gate["upper_bound"] <= 1.0
+    assert gate["unclipped_bounds"][0] == pytest.approx(t_low) and t_low < -1
+    assert gate["clipped"] is True and gate["status"] == "INCONCLUSIVE"
+    assert any("[-1, 1]" in n and "-2.28" in n for n in comparison.notes())
+    from evalsuite.service._views import _gate_line
+
+    assert "unweighted difference −1.000" in (line := str(_gate_line(gate, None)))
+    assert "the t's lower bound −2.280, bounded to [-1, 1]" in line
+    # the interval of the difference is bounded the same way, and said so
+    assert comparison.test.ci.low == -1.0
+    assert any("interval" in n and "[-1, 1]" in n for n in comparison.notes())
+    # inside the range nothing changes and nothing is said
+    rng = np.random.default_rng(28)
+    a, b = (rng.random((60, 2)) < 0.6).astype(float), (rng.random((60, 2)) < 0.6).astype(float)
+    ok = compare_runs(make_attempts(a, run_id="a"), make_attempts(b, run_id="b"),
+                      gate=Gate(margin=0.05), rng=rng)  # fmt: skip
+    assert ok.to_dict()["gate"]["clipped"] is False
+    assert not any("[-1, 1]" in n for n in ok.notes())

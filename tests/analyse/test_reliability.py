@@ -11,6 +11,7 @@ import pytest
 import statsmodels.formula.api as smf
 
 from evalsuite.analyse import VarianceComponents, mde, reliability
+from evalsuite.analyse._mde import paired_mde
 from evalsuite.errors import UsageError
 from tests.analyse.conftest import make_attempts
 
@@ -95,7 +96,21 @@ def test_pilot_mde_states_its_assumption(rng: np.random.Generator) -> None:
     assert c is not None
     assert c.omega2 == pytest.approx(2 * rel.var_between * 0.2)
     assert c.sigma2_baseline == c.sigma2_candidate == rel.var_within
-    assert rel.mde == pytest.approx(mde(c, n_items=100, epochs=3))
+    # Miller's MDE of these components is the pilot's with the variance held where it is;
+    # the pilot itself takes the variance under the alternative (docs/design/mde.md)
+    detail = rel.mde_detail
+    assert detail is not None and detail.variance == "alternative"
+    fixed = paired_mde(
+        sd_baseline=detail.sd_baseline,
+        sd_candidate=detail.sd_candidate,
+        correlation=detail.correlation,
+        n_items=detail.n_items,
+        df=detail.df,
+        correlation_source="assumed",
+        design_effect=detail.design_effect,
+    )
+    assert fixed.value == pytest.approx(mde(c, n_items=100, epochs=3))
+    assert rel.mde == max(detail.increase, detail.decrease)
     assert rel.to_dict()["mde_assumption"]["model_corr"] == 0.8
     same_model = reliability(make_attempts(binary(rng, 100, 3)), model_corr=1.0)
     assert same_model.components == VarianceComponents(

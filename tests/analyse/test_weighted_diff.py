@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from evalsuite.analyse import Gate, compare_runs, weighted_difference
+from evalsuite.analyse._power import mde_from_se
 from evalsuite.errors import UsageError
 from tests.analyse.conftest import make_attempts
 from tests.analyse.test_scale_parity import attempts
@@ -68,3 +69,60 @@ def test_weighted_strata_without_variance_get_bounds_not_a_point() -> None:
     assert w.ci == pytest.approx((-expected, expected))
     assert w.gate is not None and w.gate.status == "INCONCLUSIVE"
     assert w.gate.lower_bound < -0.02 and "no variance" in (w.reason or "")
+
+
+def test_a_weighted_interval_beyond_minus_one_is_bounded_and_said_so() -> None:
+    # issue 28 item 10: two strata of three items, each difference (-1, -1, +1): the
+    # Welch-Satterthwaite t interval (4 df) is -0.333 ± 2.776 · 0.471 = (-1.64, 0.97)
+    strata = ["s0"] * 3 + ["s1"] * 3
+    base = make_attempts([[1.0], [1.0], [0.0]] * 2, run_id="a", strata=strata)
+    cand = make_attempts([[0.0], [0.0], [1.0]] * 2, run_id="b", strata=strata)
+    comparison = compare_runs(base, cand, rng=np.random.default_rng(0))
+    w = weighted_difference(comparison.strata, {"s0": 0.5, "s1": 0.5}).to_dict()
+    se = math.sqrt(2 * 0.25 * (np.var([-1, -1, 1], ddof=1) / 3))
+    low = -1 / 3 - stats.t.isf(0.025, 4) * se
+    assert w["ci"][0] == -1.0
+    assert w["unclipped_ci"][0] == pytest.approx(low) and low < -1 and w["clipped"] is True
+    fine = weighted_difference(comparison.strata, {"s0": 0.5, "s1": 0.5}, level=0.5).to_dict()
+    assert fine["clipped"] is False and fine["unclipped_ci"] is None
+
+
+def _weighted_t_power(
+    rng: np.random.Generator, n_h: int, p_base: float, p_cand: float, reps: int
+) -> float:
+    """Simulated power of the weighted (0.5/0.5) Welch-Satterthwaite t over two strata of
+    n_h independent 0/1 items each, one epoch, both strata shifted alike."""
+    up, down = p_cand * (1 - p_base), p_base * (1 - p_cand)
+    draws = rng.multinomial(n_h, [up, down, 1 - up - down], size=(reps, 2))
+    mean = (draws[..., 0] - draws[..., 1]) / n_h
+    var = (draws[..., 0] + draws[..., 1] - n_h * mean**2) / (n_h - 1)
+    se2 = 0.25 * var / n_h  # W_h² · s_h²/n_h
+    se = np.sqrt(se2.sum(axis=1))
+    df = se2.sum(axis=1) ** 2 / (se2**2 / (n_h - 1)).sum(axis=1)
+    diff = 0.5 * mean.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reject = np.abs(diff / se) > stats.t.isf(0.025, df)
+    return float(np.mean(reject & (se > 0)))
+
+
+def test_weighted_mde_has_its_power_under_the_alternative() -> None:
+    # issue 28 item 9, for the deployment-weighted difference the headline leads with: two
+    # strata of 200 items at a mean of 0.1 in both runs, uncorrelated item means
+    n_h = 200
+    a, b = np.zeros((2 * n_h, 1)), np.zeros((2 * n_h, 1))
+    for h in (0, 1):
+        a[h * n_h : h * n_h + 20] = 1.0
+        b[h * n_h + 18 : h * n_h + 38] = 1.0  # 2 in common of 20: covariance 0
+    strata = ["s0"] * n_h + ["s1"] * n_h
+    comparison = compare_runs(
+        make_attempts(a, run_id="a", strata=strata),
+        make_attempts(b, run_id="b", strata=strata),
+        rng=np.random.default_rng(0),
+    )
+    w = weighted_difference(comparison.strata, {"s0": 0.5, "s1": 0.5})
+    held = mde_from_se(w.se, w.df)  # the variance held at the observed one, as before
+    rng = np.random.default_rng(2809)
+    assert _weighted_t_power(rng, n_h, 0.1, 0.1 + held, 20_000) < 0.74
+    assert 0.77 <= _weighted_t_power(rng, n_h, 0.1, 0.1 + w.mde, 20_000) <= 0.83
+    assert w.mde_variance == "alternative" and w.mde_note == ""
+    assert w.to_dict()["mde_variance"] == "alternative"

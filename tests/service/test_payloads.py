@@ -20,7 +20,13 @@ from evalsuite._core.layout import Layout
 from evalsuite.cli import cli
 from evalsuite.errors import UsageError
 from evalsuite.report import build_report, render_html, render_markdown
-from evalsuite.service import AnalysisOptions, compare_payload, score_payload, score_view
+from evalsuite.service import (
+    AnalysisOptions,
+    compare_payload,
+    comparison_view,
+    score_payload,
+    score_view,
+)
 from evalsuite.service._payloads import check_comparable
 from evalsuite.store import RunRecord, Store
 from tests.service.test_views import _store
@@ -138,3 +144,45 @@ def test_compare_payload_with_allow_partial_marks_the_running_run(project: Path)
     )
     assert payload["runs"]["candidate"]["status"] == "running"
     assert payload["invalid_runs"] == []
+
+
+def test_score_json_epochs_are_the_planned_ones_and_the_usable_ones_beside(
+    project: Path,
+) -> None:
+    # issue 28 item 10: a run planned at 4 epochs that stored only 2 per item (interrupted,
+    # or planned attempts that never ran) said `epochs: 2`, the usable epochs, under the
+    # contract's name for the planned ones
+    from tests.analyse.test_scale_parity import attempts, stored
+
+    store = Store(f"sqlite:///{project / '.evalsuite' / 'results.sqlite'}")
+    frame = attempts(6, epochs=2)
+    stored(store, frame, "run-a", 4 * 40)  # the record plans 4 epochs of 40 items
+    assert store.get_run("run-a").epochs == 4
+    payload = score_payload(store, "run-a", AnalysisOptions(seed=1))
+    assert payload["epochs"] == 4
+    usable = frame[frame["outcome"] != "harness_error"].groupby("item_id").size().max()
+    assert payload["epochs_usable"] == usable == 2
+    view = score_view(payload)
+    assert view.to_dict()["epochs"] == 4
+    assert "4 epoch(s) planned, at most 2 usable per item" in view.title
+
+
+def test_compare_says_when_its_intervals_are_bounded_to_minus_one_one(project: Path) -> None:
+    # issue 28 item 10: three items a stratum, differences (-1, -1, +1) in each: the t
+    # interval and the gate's lower bound leave [-1, 1]; they are bounded, and said so
+    from tests.analyse.conftest import make_attempts
+    from tests.analyse.test_scale_parity import stored
+
+    store = Store(f"sqlite:///{project / '.evalsuite' / 'results.sqlite'}")
+    strata = ["s0"] * 3 + ["s1"] * 3
+    base = make_attempts([[1.0], [1.0], [0.0]] * 2, run_id="run-a", strata=strata)
+    cand = make_attempts([[0.0], [0.0], [1.0]] * 2, run_id="run-b", strata=strata)
+    for frame, run_id in ((base, "run-a"), (cand, "run-b")):
+        stored(store, frame.assign(cluster=None, item_hash=None), run_id, 6)
+        store.update_run(run_id, epochs=1, weights={"s0": 0.5, "s1": 0.5})
+    payload = compare_payload(store, "run-a", "run-b", AnalysisOptions(seed=1), allow_invalid=True)
+    view = comparison_view(payload)
+    assert payload["weighted"]["ci"][0] == -1.0 and payload["weighted"]["clipped"]
+    assert any("deployment-weighted t interval" in c and "[-1, 1]" in c for c in view.caveats)
+    assert payload["ci"][0] == -1.0
+    assert any(c.startswith("the 95% t interval of the difference") for c in view.caveats)

@@ -280,6 +280,34 @@ def test_perfect_and_constant_data_give_nan_with_reasons(rng: np.random.Generato
     assert any("constant" in f for f in c.flags)
 
 
+def test_perfect_rank_correlation_in_floating_point_gets_no_interval_and_a_flag(
+    rng: np.random.Generator,
+) -> None:
+    # scipy returns 0.9999999999999999 for identical ranks (x and x² over 1..5): that is a
+    # perfect rank correlation and must not get a zero-width interval without a flag.
+    from evalsuite.validity._stats import correlations
+
+    x = np.arange(1.0, 6.0)
+    c, flags = correlations(x, x**2, 0.95)
+    assert (c.spearman, c.kendall) == (1.0, 1.0)
+    assert all(math.isnan(e) for e in (*c.spearman_ci, *c.kendall_ci))
+    assert len(flags) == 1 and "|Spearman|, |Kendall| = 1" in flags[0]
+    assert 0.98 < c.pearson < 1.0 and not math.isnan(c.pearson_ci.low)  # not perfect
+    down, flags_down = correlations(x, -np.exp(x), 0.95)
+    assert (down.spearman, down.kendall) == (-1.0, -1.0) and flags_down
+    # seeded monotone draws of 5-30 models: every one is flagged, none gets an interval
+    for _ in range(300):
+        m = int(rng.integers(5, 31))
+        xs = rng.normal(size=m)
+        ys = np.exp(xs) * rng.uniform(0.5, 2.0) * rng.choice([-1.0, 1.0])
+        cs, fs = correlations(xs, ys, 0.95)
+        assert abs(cs.spearman) == 1.0 and abs(cs.kendall) == 1.0, (m, cs)
+        assert math.isnan(cs.spearman_ci.low) and math.isnan(cs.kendall_ci.high) and fs
+    # an exactly linear relation, up to rounding, is a perfect Pearson r too
+    lin, lin_flags = correlations(xs, 3.0 * xs + 0.1, 0.95)
+    assert math.isnan(lin.pearson_ci.low) and "Pearson" in lin_flags[0]
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
