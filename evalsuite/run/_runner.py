@@ -101,7 +101,7 @@ from evalsuite.run._shards import (
     start_shard,
     stop_shard,
 )
-from evalsuite.run._spec import RunSpec
+from evalsuite.run._spec import RunSpec, check_plan_size
 from evalsuite.run._tasks import TaskReference, build_task, load_task_function
 from evalsuite.store import AttemptRecord, Health, RunRecord, Store, run_health
 
@@ -616,6 +616,7 @@ def _preflight(
     by stored runs and ledger accesses), the vault key (from the vault header: the vault is
     not opened) and every task function the run needs.
     """
+    check_plan_size(spec.epochs)  # before the model is even loaded
     _check_options(spec)
     _check_model(spec)
     _check_model_knows_suite(layout, spec)
@@ -631,6 +632,7 @@ def _preflight(
     items = _select_items(manifest, spec)
     if not items:
         raise UsageError(f"{manifest.ref} has no {spec.split} items: nothing to run")
+    check_plan_size(spec.epochs, len(items))  # before a single attempt is planned
     if spec.split == "holdout":
         key = resolve_key(manifest.suite, manifest.key, manifest.canary, keys, create=False)
         if manifest.vault is None:
