@@ -84,6 +84,7 @@ from evalsuite.run._action import check_action_space
 from evalsuite.run._distributions import scan_distributions_once
 from evalsuite.run._episode import EPISODE_KEY, EpisodeSpec, episode_setup
 from evalsuite.run._hooks import active_sink
+from evalsuite.run._limits import LimitsInForce
 from evalsuite.run._offline import inspect_model_args, with_model_adapter
 from evalsuite.run._options import parse_sandbox
 from evalsuite.run._outcomes import classify_sample
@@ -288,6 +289,7 @@ class _Sink:
     on_progress: Callable[[AttemptRecord], None]
     guard: _SignalGuard | None = None
     rules: Mapping[str, ScoreRule] = field(default_factory=dict)
+    limits: Mapping[str, LimitsInForce] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
     errors: list[str] = field(default_factory=list)
     unrecorded: list[EvalSample] = field(default_factory=list)
@@ -303,6 +305,7 @@ class _Sink:
             redact=self.redact,
             keep_text=not self.holdout,
             rule=self.rules.get(attempt.item.family),
+            limits=self.limits.get(attempt.item.family),
         )
         if classified.outcome == "harness_error" and self.guard and self.guard.signalled:
             return None  # cancelled by SIGINT/SIGTERM: not a result; a resumed run runs it
@@ -561,6 +564,8 @@ class _Prepared:
     planned: list[PlannedAttempt]
     functions: dict[str, Callable[..., Task]]
     rules: dict[str, ScoreRule]
+    limits: dict[str, LimitsInForce] = field(default_factory=dict)
+    """Each family's limits in force (docs/design/run-limits.md)."""
 
 
 def _refuse_unverified(spec: RunSpec, report: VerifyReport) -> None:
@@ -650,10 +655,33 @@ def _preflight(
         for name in sorted({i.family for i in items})
     }
     check_action_space(manifest, functions)
-    rules = family_rules(
-        manifest, lambda family: _scoring_task(functions, family, _run_args(family, spec))
+    built = {
+        f.name: _scoring_task(functions, f, _run_args(f, spec))
+        for f in manifest.families
+        if f.name in functions
+    }
+    rules = family_rules(manifest, lambda family: built.get(family.name))
+    limits = {name: limits_in_force(task, spec) for name, task in built.items() if task}
+    return _Prepared(manifest, plan_attempts(items, spec), functions, rules, limits)
+
+
+def limits_in_force(task: Task, spec: RunSpec) -> LimitsInForce:
+    """The limits `task`'s episodes run under in run `spec` (docs/design/run-limits.md).
+
+    The run's option where it gives one, else the task's own: inspect's precedence.
+    """
+
+    def pick(option: float | None, own: float | None) -> float | None:
+        return option if option is not None else own
+
+    messages = pick(spec.message_limit, task.message_limit)
+    tokens = pick(spec.token_limit, task.token_limit)
+    return LimitsInForce(
+        messages=int(messages) if messages is not None else None,
+        tokens=int(tokens) if tokens is not None else None,
+        time_s=pick(spec.time_limit, task.time_limit),
+        working_s=task.working_limit,
     )
-    return _Prepared(manifest, plan_attempts(items, spec), functions, rules)
 
 
 def _check_options(spec: RunSpec) -> None:
@@ -1141,6 +1169,7 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
             resume is not None,
             prepared.rules,
             shard,
+            prepared.limits,
         )
         if record is not None and record.planned != len(prepared.planned):
             store.update_run(run_id, planned=len(prepared.planned))  # an adaptive round
@@ -1226,6 +1255,7 @@ class _Job:
     resumed: bool
     rules: Mapping[str, ScoreRule] = field(default_factory=dict)
     shard: Shard | None = None
+    limits: Mapping[str, LimitsInForce] = field(default_factory=dict)
 
     @property
     def share(self) -> list[PlannedAttempt]:
@@ -1319,6 +1349,7 @@ def _run_locked(
             advance,
             guard,
             job.rules,
+            job.limits,
         )
         try:
             if tasks:

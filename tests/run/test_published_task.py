@@ -168,3 +168,33 @@ def test_humaneval_in_a_sandbox_end_to_end(tmp_path: Path) -> None:
     )  # fmt: skip
     assert compared.exit_code == 0, compared.stderr
     assert json_out(compared)["diff"] == 1.0
+
+
+@pytest.mark.slow
+def test_tau2_airline_message_limits_its_loop_swallows_are_limits(tmp_path: Path) -> None:
+    """inspect_evals' `tau2_airline`, unchanged: its user simulator's loop catches inspect's
+    LimitExceededError (`except Exception`), so inspect records no limit and scores the
+    airline database as the model left it (issue 28: "0 limits" and a mean of 0.400 for a
+    model that did nothing). The limit is found in the transcript (docs/design/run-limits.md)."""
+    root = tmp_path / "project"
+    (root / "tasks").mkdir(parents=True)
+    (root / "tasks" / "airline.toml").write_text(
+        'name = "airline"\ndescription = "tau2 airline"\n'
+        f'canary = "{CANARY}"\nholdout_fraction = 0.5\nstratify_by = ["family"]\n'
+        'key = "canary"\n\n[[families]]\nname = "airline"\nversion = 1\n'
+        'task = "inspect_evals/tau2_airline"\n'
+    )
+    project = Project(root=root, key_dir=tmp_path / "keys")
+    frozen = project.invoke(
+        "freeze", "airline", "--version", "1.0.0", "--skip-audit", "--reason", "no kit"
+    )
+    assert frozen.exit_code == 0, frozen.stderr
+    result = project.invoke(
+        "run", "airline@1.0.0", "--model", "mockllm/model", "--limit", "2",
+        "--message-limit", "6", "--no-progress", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    out = json_out(result)
+    assert (out["harness"]["limits"], out["harness"]["scored"], out["mean"]) == (2, 0, 0.0)
+    frame = Store(default_store_url(root / ".evalsuite")).attempts(out["run_id"])
+    assert set(frame["limit_type"]) == {"message"}

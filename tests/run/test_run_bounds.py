@@ -4,11 +4,12 @@ limits an agent's own loop swallowed (docs/design/run-limits.md)."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
 from evalsuite.run import _spec
-from tests.helpers import Project, json_out
+from tests.helpers import Project, json_out, make_items, suite_toml, write_jsonl
 from tests.run.conftest import make_probe_project
 from tests.run.processes import store_of
 
@@ -48,3 +49,77 @@ def test_epochs_at_the_cap_pass_the_check() -> None:
     _spec.check_plan_size(_spec.MAX_EPOCHS, 1)  # the cap itself is allowed
     with pytest.raises(Exception, match="above the cap"):
         _spec.check_plan_size(_spec.MAX_EPOCHS + 1)
+
+
+SWALLOWING_TASK = '''
+from inspect_ai import Task, task
+from inspect_ai.model import ChatMessageUser, get_model
+from inspect_ai.scorer import Score, Target, accuracy, scorer
+from inspect_ai.solver import Generate, TaskState, solver
+
+
+@solver
+def chatty():
+    """An agent loop like inspect_evals' tau2 user simulator: it catches every exception,
+    inspect's LimitExceededError included, and returns normally."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        for _ in range(30):
+            try:
+                state.output = await get_model().generate(state.messages)
+                state.messages.append(state.output.message)
+                state.messages.append(ChatMessageUser(content="go on"))
+            except Exception:
+                pass
+        return state
+
+    return solve
+
+
+@scorer(metrics=[accuracy()])
+def lenient():
+    async def score(state: TaskState, target: Target) -> Score:
+        return Score(value="C")  # passes whatever the model did, as tau2's did for 40%
+
+    return score
+
+
+@task
+def fam(dataset=None{limit_arg}):
+    return Task(dataset=list(dataset or []), solver=chatty(), scorer=lenient(){limits})
+'''
+
+
+def _swallowing_project(root: Path, limits: str = ", message_limit=6") -> Project:
+    """A frozen suite of one family whose agent loop swallows inspect's limit errors."""
+    (root / "tasks" / "fam").mkdir(parents=True)
+    (root / "tasks" / "fam" / "task.py").write_text(
+        SWALLOWING_TASK.replace("{limit_arg}", "").replace("{limits}", limits)
+    )
+    write_jsonl(root / "tasks" / "fam" / "items.jsonl", make_items(n_per_stratum=2))
+    (root / "tasks" / "demo.toml").write_text(suite_toml())
+    project = Project(root=root, key_dir=root.parent / "keys")
+    frozen = project.invoke("freeze", "demo", "--version", "1.0.0", "--skip-audit", "--reason", "t")
+    assert frozen.exit_code == 0, frozen.stderr
+    return project
+
+
+@pytest.mark.parametrize("split", ["dev", "holdout"])
+def test_a_limit_the_agent_loop_swallowed_is_a_limit_not_a_score(
+    tmp_path: Path, split: str
+) -> None:
+    project = _swallowing_project(tmp_path / "project")
+    result = project.invoke(
+        "run", "demo@1.0.0", "--model", "mockllm/model", "--split", split, "--no-progress",
+        "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    out = json_out(result)
+    # today: 4 scored, 0 limits, mean 1.0 for a model that did nothing
+    assert out["harness"]["limits"] == out["harness"]["planned"] == 2
+    assert out["mean"] == 0.0
+    frame = store_of(project).attempts(out["run_id"])
+    assert set(frame["outcome"]) == {"limit"}
+    assert set(frame["limit_type"]) == {"message"}
+    assert set(frame["score"]) == {0.0}
+    assert frame["reason"].str.contains("caught by the agent's own loop").all()
