@@ -48,6 +48,8 @@ from evalsuite.errors import (
     IntegrityError,
     LedgerError,
     RunInterrupted,
+    RunStoppedError,
+    StoreError,
     UsageError,
 )
 from evalsuite.holdout import (
@@ -1290,8 +1292,66 @@ def _interrupted(job: _Job, guard: _SignalGuard) -> RunInterrupted:
     )
 
 
+def _environment_failure(exc: BaseException) -> bool:
+    """True when `exc` is the disk's or the results store's failure, not the eval's own."""
+    return isinstance(exc, (StoreError, OSError))
+
+
+def _mark_interrupted(job: _Job) -> bool:
+    """Store the run (or this shard) as interrupted; False when the store refuses even that."""
+    try:
+        if job.shard is not None:
+            stop_shard(job.store, job.record, job.shard)
+        job.store.update_run(job.record.run_id, status="interrupted")
+    except (StoreError, OSError):
+        return False
+    return True
+
+
+def _kept_or_none(job: _Job) -> int | None:
+    try:
+        return job.kept()
+    except (StoreError, OSError):
+        return None
+
+
+def _resume_command(job: _Job) -> str:
+    run_id = job.record.run_id
+    shard = f" --shard {job.shard}" if job.shard is not None else ""
+    return f"`evalsuite run --resume {run_id}{shard}`"
+
+
+def _store_failed(job: _Job, exc: BaseException, redact: _Redactor) -> RunStoppedError:
+    """The disk or the store failed during or after the eval: stop, resumable (exit 2).
+
+    The run is marked interrupted if the store takes the update; if it does not (a database
+    server that is gone), the run still reads ``running``, which `--resume` accepts as well.
+    """
+    cause = redact(f"{type(exc).__name__}: {exc}")[:400]
+    what = f"shard {job.shard} of run" if job.shard is not None else "run"
+    kept = _kept_or_none(job)
+    if _mark_interrupted(job):
+        state = (
+            f"{kept} finished attempt(s) are kept and it is stored as interrupted"
+            if kept is not None
+            else "it is stored as interrupted"
+        )
+    else:
+        state = (
+            "the store could not even be told the run stopped, so it still reads `running`; "
+            "every attempt it holds is kept and a resume runs only the missing ones"
+        )
+    return RunStoppedError(
+        f"{what} {job.record.run_id} stopped: its results could not be written ({cause}). "
+        f"{state[0].upper()}{state[1:]}. Free space on the disk, or bring the results store "
+        f"back (`evalsuite store info` checks it), then complete it with {_resume_command(job)}."
+    )
+
+
 def _eval_failed(job: _Job, exc: Exception, redact: _Redactor, now: datetime) -> EvalsuiteError:
     """The eval raised: keep what finished, or store nothing if nothing did."""
+    if _environment_failure(exc):
+        return _store_failed(job, exc, redact)
     run_id = job.record.run_id
     cause = redact(f"{type(exc).__name__}: {exc}")[:300]
     kept = job.kept()
@@ -1362,26 +1422,29 @@ def _run_locked(
         if guard.signalled or any(log.status == "cancelled" for log in logs):
             raise _interrupted(job, guard)
         guard.shielded = True
-        # reconcile: samples the hook missed (a failed hook write), kept by the sink and,
-        # for a dev run, in its log
-        missed = [*sink.unrecorded, *(s for log in logs for s in log.samples or [])]
-        for sample in missed:
-            if str(sample.id) not in sink.seen:
-                sink.seen.add(str(sample.id))
-                sink.record(sample)
-        _record_never_ran(store, run_id, share, logs, redact)
-        if job.shard is not None and not finish_shard(store, job.record, job.shard):
-            return _shard_result(job, sink.errors)  # other shards are still running
-        frame = store.attempts(run_id)
-        health = run_health(frame, planned=len(job.planned), threshold=spec.error_threshold)
-        if finish:
-            store.update_run(
-                run_id,
-                status="complete",
-                valid=health.valid,
-                error_rate=health.error_rate,
-                finished_at=now().isoformat(),
-            )
+        try:
+            # reconcile: samples the hook missed (a failed hook write), kept by the sink and,
+            # for a dev run, in its log
+            missed = [*sink.unrecorded, *(s for log in logs for s in log.samples or [])]
+            for sample in missed:
+                if str(sample.id) not in sink.seen:
+                    sink.seen.add(str(sample.id))
+                    sink.record(sample)
+            _record_never_ran(store, run_id, share, logs, redact)
+            if job.shard is not None and not finish_shard(store, job.record, job.shard):
+                return _shard_result(job, sink.errors)  # other shards are still running
+            frame = store.attempts(run_id)
+            health = run_health(frame, planned=len(job.planned), threshold=spec.error_threshold)
+            if finish:
+                store.update_run(
+                    run_id,
+                    status="complete",
+                    valid=health.valid,
+                    error_rate=health.error_rate,
+                    finished_at=now().isoformat(),
+                )
+        except (StoreError, OSError) as exc:  # a full disk, a database server gone
+            raise _store_failed(job, exc, redact) from None
     return RunResult(
         run=store.get_run(run_id),
         health=health,
