@@ -17,11 +17,13 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import gc
 import math
 import re
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -104,7 +106,7 @@ from evalsuite.run._shards import (
     start_shard,
     stop_shard,
 )
-from evalsuite.run._spec import RunSpec, check_plan_size
+from evalsuite.run._spec import STOP_WITHIN_S, RunSpec, check_plan_size
 from evalsuite.run._tasks import TaskReference, build_task, load_task_function
 from evalsuite.store import AttemptRecord, Health, RunRecord, Store, run_health
 
@@ -926,6 +928,10 @@ def _start_record(
     )
 
 
+_UNAWAITED = r"coroutine '.*' was never awaited"
+"""Python's warning for a coroutine a cancellation left unstarted (inspect's task groups)."""
+
+
 class _SignalGuard:
     """SIGINT and SIGTERM during a run: remember the signal and stop the run cleanly.
 
@@ -938,12 +944,24 @@ class _SignalGuard:
     are cancellations, not results: the sink drops their harness errors so that a resumed
     run executes them. While `shielded` (appending to the ledger, recording the
     interruption), signals are only remembered.
+
+    inspect's cancellation can take minutes (it condenses and logs every cancelled sample,
+    whose transcript may hold gigabytes). With `overdue` set (by the runner, while inspect
+    runs, when the caller gave a hard stop), a timer started by the first signal calls it
+    after `stop_within_s` unless the eval has returned by then: the run is recorded as
+    interrupted and the process ends (docs/design/run-limits.md).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, stop_within_s: float = STOP_WITHIN_S) -> None:
         self.signum: int | None = None
         self.shielded = False
+        self.stop_within_s = stop_within_s
+        self.overdue: Callable[[], None] | None = None
         self._saved: dict[int, Any] = {}
+        self._warnings = warnings.catch_warnings()
+        self._lock = threading.Lock()
+        self._returned = False
+        self._firing = False
 
     @property
     def signalled(self) -> bool:
@@ -954,6 +972,9 @@ class _SignalGuard:
         first = self.signum is None
         if first:
             self.signum = signum
+            # the coroutines the cancellation leaves unstarted are expected: Python's warning
+            # about each would print a stray source line (issue 28 saw "JsonChange(")
+            warnings.filterwarnings("ignore", message=_UNAWAITED, category=RuntimeWarning)
         if self.shielded:
             return
         try:
@@ -967,10 +988,34 @@ class _SignalGuard:
             for task in asyncio.all_tasks(loop):
                 task.cancel()
             loop.call_soon_threadsafe(lambda: None)  # wake a loop waiting in select()
+            if self.overdue is not None:
+                timer = threading.Timer(self.stop_within_s, self._fire)
+                timer.daemon = True
+                timer.start()
             return
         raise KeyboardInterrupt
 
+    def _fire(self) -> None:
+        """The timer: inspect is still cancelling; stop hard unless the eval returned."""
+        with self._lock:
+            if self._returned or self.overdue is None:
+                return
+            self._firing = True
+        self.overdue()
+
+    def eval_returned(self) -> None:
+        """The eval is over (returned or raised): the timer, if it fires, does nothing.
+
+        If the timer is already stopping the process, wait for it: it ends the process.
+        """
+        with self._lock:
+            self._returned = True
+            firing = self._firing
+        if firing:
+            threading.Event().wait()
+
     def __enter__(self) -> _SignalGuard:
+        self._warnings.__enter__()  # the filter a signal adds is undone on exit
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 previous = signal.getsignal(sig)
@@ -982,6 +1027,9 @@ class _SignalGuard:
         for sig, previous in self._saved.items():
             signal.signal(sig, previous)
         self._saved.clear()
+        if self.signalled:
+            gc.collect()  # finalize the unstarted coroutines while their warning is ignored
+        self._warnings.__exit__(None, None, None)
 
     def name(self) -> str:
         """The signal's name (``SIGINT`` for a KeyboardInterrupt from elsewhere)."""
@@ -1054,6 +1102,8 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
     attempts: Sequence[tuple[str, int]] | None = None,
     finish: bool = True,
+    hard_stop: Callable[[RunInterrupted], None] | None = None,
+    stop_within_s: float = STOP_WITHIN_S,
 ) -> RunResult:
     """Run `spec` (or resume run `resume`) and store every attempt.
 
@@ -1082,6 +1132,11 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
             ones already stored are not run again.
         finish: False for an adaptive run's round that may not be its last: the run stays
             ``running`` (its next round resumes it, spending no further holdout look).
+        hard_stop: Ends the process with the interruption (the CLI's: print it, exit 130).
+            Given, a run that inspect has not stopped `stop_within_s` seconds after SIGINT
+            or SIGTERM is recorded as interrupted and handed to it (docs/design/run-limits.md);
+            None (a library caller): the run waits for inspect, however long it takes.
+        stop_within_s: Seconds inspect gets to stop after a signal when `hard_stop` is given.
 
     Returns:
         The run's record, health and mean. An invalid run is returned, not raised: the
@@ -1101,7 +1156,7 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
     if record is not None and record.status == "complete" and shard is not None:
         return _stored_result(store, record, shard)  # a finished shard's retry: nothing to do
     lock = run_id if shard is None else f"{run_id}.{shard.lock_name}"
-    with _run_lock(layout, lock), _SignalGuard() as guard:
+    with _run_lock(layout, lock), _SignalGuard(stop_within_s) as guard:
         try:
             if record is not None and shard is None:
                 record = _resumable(store, run_id)  # another process may have completed it
@@ -1175,6 +1230,7 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
         )
         if record is not None and record.planned != len(prepared.planned):
             store.update_run(run_id, planned=len(prepared.planned))  # an adaptive round
+        _give_hard_stop(guard, job, hard_stop)
         return _run_locked(job, tasks, redact, guard, progress=progress, now=now, finish=finish)
 
 
@@ -1348,6 +1404,30 @@ def _store_failed(job: _Job, exc: BaseException, redact: _Redactor) -> RunStoppe
     )
 
 
+def _give_hard_stop(
+    guard: _SignalGuard, job: _Job, hard_stop: Callable[[RunInterrupted], None] | None
+) -> None:
+    """Let the guard stop `job` hard, with `hard_stop`, when inspect is late after a signal."""
+    if hard_stop is not None:  # armed by a signal while inspect runs (`_SignalGuard`)
+        guard.overdue = lambda: hard_stop(_overdue_interruption(job, guard))
+
+
+def _overdue_interruption(job: _Job, guard: _SignalGuard) -> RunInterrupted:
+    """The interruption recorded by the guard's timer, inspect still cancelling its samples."""
+    late = (
+        f" inspect was still finishing its cancelled samples {guard.stop_within_s:g} s after the "
+        "signal, so the run stopped without them: a resume runs them again."
+    )
+    try:
+        return RunInterrupted(f"{_interrupted(job, guard)}{late}")
+    except (StoreError, OSError) as exc:
+        return RunInterrupted(
+            f"run {job.record.run_id} was interrupted ({guard.name()}) but could not be "
+            f"recorded as interrupted ({type(exc).__name__}); it may still read `running`. "
+            f"Its finished attempts are kept; complete it with {_resume_command(job)}.{late}"
+        )
+
+
 def _eval_failed(job: _Job, exc: Exception, redact: _Redactor, now: datetime) -> EvalsuiteError:
     """The eval raised: keep what finished, or store nothing if nothing did."""
     if _environment_failure(exc):
@@ -1415,10 +1495,13 @@ def _run_locked(
             if tasks:
                 logs = _execute(layout, tasks, spec, run_id, sink)
         except (KeyboardInterrupt, asyncio.CancelledError):
+            guard.eval_returned()
             raise _interrupted(job, guard) from None
         except Exception as exc:
+            guard.eval_returned()
             guard.shielded = True
             raise _eval_failed(job, exc, redact, now()) from None
+        guard.eval_returned()
         if guard.signalled or any(log.status == "cancelled" for log in logs):
             raise _interrupted(job, guard)
         guard.shielded = True

@@ -9,7 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from evalsuite.errors import UsageError
 from evalsuite.run._options import check_generate_config
 
-__all__ = ["MAX_EPOCHS", "MAX_PLANNED_ATTEMPTS", "RunSpec", "check_plan_size"]
+__all__ = ["MAX_EPOCHS", "MAX_PLANNED_ATTEMPTS", "STOP_WITHIN_S", "RunSpec", "check_plan_size"]
+
+STOP_WITHIN_S = 5.0
+"""Seconds a signalled run gives inspect to finish its cancelled samples before it stops hard
+(docs/design/run-limits.md, "A signal stops any run within seconds")."""
 
 MAX_EPOCHS = 1000
 """Epochs per item a run may plan: the cap `ingest` applies to a results table's epochs."""

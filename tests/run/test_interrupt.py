@@ -6,7 +6,10 @@ uninterrupted run with the same seed, and a resumed holdout run spends no second
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
+import os
 import signal
 from pathlib import Path
 
@@ -188,3 +191,31 @@ def test_sigterm_during_a_resume_stops_it_again_quietly_and_it_still_completes(
     resumed = project.invoke("run", "--resume", run_id, "--json", "--no-progress")
     assert resumed.exit_code == 0, resumed.stderr
     pd.testing.assert_frame_equal(store.attempts(run_id)[STABLE], reference)
+
+
+def test_a_signal_silences_the_warnings_of_coroutines_its_cancellation_leaves_unstarted(
+    recwarn: pytest.WarningsRecorder,
+) -> None:
+    """Issue 28 saw a stray ``JsonChange(`` line on SIGTERM during a resume: Python's
+    "coroutine ... was never awaited" warning, for a coroutine of inspect's task groups that the
+    cancellation left unstarted, prints the source line running when it is collected. After
+    a signal those coroutines are expected; before one, the warning stays."""
+    from evalsuite.run._runner import _SignalGuard
+
+    async def main() -> None:
+        pending = asyncio.sleep(0)  # started by nobody, as a cancelled task group leaves it
+        os.kill(os.getpid(), signal.SIGTERM)
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            del pending  # collected during the cancellation
+            raise
+
+    with _SignalGuard() as guard, pytest.raises(asyncio.CancelledError):
+        asyncio.run(main())
+    assert guard.name() == "SIGTERM"
+    assert [str(w.message) for w in recwarn if "never awaited" in str(w.message)] == []
+    _ = asyncio.sleep(0)  # outside a signalled run the warning is Python's as ever
+    del _
+    gc.collect()
+    assert any("never awaited" in str(w.message) for w in recwarn)

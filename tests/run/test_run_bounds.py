@@ -3,15 +3,25 @@ limits an agent's own loop swallowed (docs/design/run-limits.md)."""
 
 from __future__ import annotations
 
+import json
+import signal
 import time
 from pathlib import Path
 
 import pytest
 
 from evalsuite.run import _spec
-from tests.helpers import Project, json_out, make_items, suite_toml, write_jsonl
+from tests.helpers import (
+    Project,
+    finish,
+    json_out,
+    make_items,
+    suite_toml,
+    wait_until,
+    write_jsonl,
+)
 from tests.run.conftest import make_probe_project
-from tests.run.processes import store_of
+from tests.run.processes import spawn, store_of
 
 
 @pytest.fixture(scope="module")
@@ -123,3 +133,94 @@ def test_a_limit_the_agent_loop_swallowed_is_a_limit_not_a_score(
     assert set(frame["limit_type"]) == {"message"}
     assert set(frame["score"]) == {0.0}
     assert frame["reason"].str.contains("caught by the agent's own loop").all()
+
+
+SLOW_TO_CANCEL_TASK = '''
+import os
+import time
+from pathlib import Path
+
+import anyio
+from inspect_ai import Task, task
+from inspect_ai.scorer import Score, Target, accuracy, scorer
+from inspect_ai.solver import Generate, TaskState, solver
+
+
+@solver
+def stubborn():
+    """Waits (while $HOLD_DIR is set); cancelled, it takes two minutes to give up, as inspect
+    did logging the cancelled samples of tau2_airline (gigabytes of transcript)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        hold = os.environ.get("HOLD_DIR")
+        if hold:
+            Path(hold, str(state.sample_id)).touch()
+            try:
+                await anyio.sleep(3600)
+            except BaseException:
+                time.sleep(120)
+                raise
+        return await generate(state)
+
+    return solve
+
+
+@scorer(metrics=[accuracy()])
+def answered():
+    async def score(state: TaskState, target: Target) -> Score:
+        return Score(value=1.0 if state.output.completion else 0.0)
+
+    return score
+
+
+@task
+def fam(dataset=None):
+    return Task(dataset=list(dataset or []), solver=stubborn(), scorer=answered(), time_limit=7200)
+'''
+
+
+# SIGINT (about 5 s: the zygote's first fork in a session) in `make slow`, like
+# tests/run/test_interrupt.py's; SIGTERM in `make test`
+@pytest.mark.parametrize(
+    "sig",
+    [pytest.param(signal.SIGINT, marks=pytest.mark.slow), signal.SIGTERM],
+    ids=["SIGINT", "SIGTERM"],
+)
+def test_a_signal_stops_a_run_within_seconds_however_slow_inspect_is_to_cancel(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    root = tmp_path / "project"
+    (root / "tasks" / "fam").mkdir(parents=True)
+    (root / "tasks" / "fam" / "task.py").write_text(SLOW_TO_CANCEL_TASK)
+    write_jsonl(root / "tasks" / "fam" / "items.jsonl", make_items(n_per_stratum=2))
+    (root / "tasks" / "demo.toml").write_text(suite_toml())
+    project = Project(root=root, key_dir=tmp_path / "keys")
+    frozen = project.invoke("freeze", "demo", "--version", "1.0.0", "--skip-audit", "--reason", "t")
+    assert frozen.exit_code == 0, frozen.stderr
+    held = tmp_path / "held"
+    held.mkdir()
+    victim = spawn(
+        project, "run", "demo@1.0.0", "--model", "mockllm/model", "--no-progress", "--json",
+        env={"HOLD_DIR": str(held), "EVALSUITE_STOP_WITHIN": "1"},
+    )  # fmt: skip
+    wait_until(lambda: any(held.iterdir()), "a sample started", proc=victim)
+    signalled = time.monotonic()
+    victim.send_signal(sig)
+    out, err = finish(victim, timeout_s=30)
+    stopped_after = time.monotonic() - signalled
+    assert victim.returncode == 130, err
+    assert stopped_after < 6, stopped_after  # was: no answer in 15 s, to SIGINT or SIGTERM
+    assert json.loads(out) == {
+        "error": "RunInterrupted",
+        "message": json.loads(out)["message"],
+        "exit_code": 130,
+    }
+    assert f"interrupted ({sig.name})" in err
+    assert "still finishing its cancelled samples 1 s after the signal" in err
+    (run,) = store_of(project).list_runs()
+    assert run.status == "interrupted"  # was left "running"
+    assert f"evalsuite run --resume {run.run_id}" in err
+    resumed = project.invoke("run", "--resume", run.run_id, "--no-progress", "--json")
+    assert resumed.exit_code == 0, resumed.stderr
+    assert json_out(resumed)["harness"]["scored"] == 2
+    assert store_of(project).get_run(run.run_id).status == "complete"
