@@ -85,6 +85,7 @@ from evalsuite.manifest import (
 )
 from evalsuite.manifest._schema import ManifestFamily
 from evalsuite.run._action import check_action_space
+from evalsuite.run._bounds import declared_limits, limits_in_force, refuse_unbounded
 from evalsuite.run._distributions import scan_distributions_once
 from evalsuite.run._episode import EPISODE_KEY, EpisodeSpec, episode_setup
 from evalsuite.run._hooks import active_sink
@@ -423,6 +424,7 @@ def _build_tasks(
             setup.extend(base.setup)
         elif base.setup is not None:
             setup.append(base.setup)
+        in_force = prepared.limits.get(family_name, LimitsInForce())
         tasks.append(
             task_with(
                 base,
@@ -430,6 +432,11 @@ def _build_tasks(
                 version=manifest.manifest_hash,
                 setup=setup,
                 epochs=1,
+                # what the family's kit declares where the task sets nothing; the task's own
+                # and the run's options are unchanged (docs/design/run-limits.md)
+                message_limit=in_force.messages,
+                token_limit=in_force.tokens,
+                time_limit=int(in_force.time_s) if in_force.time_s is not None else None,
                 scorer=[
                     _item_clustered(scorer, info)
                     for scorer, info in zip(base.scorer or [], scorer_infos(base), strict=True)
@@ -665,27 +672,13 @@ def _preflight(
         if f.name in functions
     }
     rules = family_rules(manifest, lambda family: built.get(family.name))
-    limits = {name: limits_in_force(task, spec) for name, task in built.items() if task}
+    limits = {
+        name: limits_in_force(task, spec, declared_limits(functions[name]))
+        for name, task in built.items()
+        if task
+    }
+    refuse_unbounded(manifest, limits)
     return _Prepared(manifest, plan_attempts(items, spec), functions, rules, limits)
-
-
-def limits_in_force(task: Task, spec: RunSpec) -> LimitsInForce:
-    """The limits `task`'s episodes run under in run `spec` (docs/design/run-limits.md).
-
-    The run's option where it gives one, else the task's own: inspect's precedence.
-    """
-
-    def pick(option: float | None, own: float | None) -> float | None:
-        return option if option is not None else own
-
-    messages = pick(spec.message_limit, task.message_limit)
-    tokens = pick(spec.token_limit, task.token_limit)
-    return LimitsInForce(
-        messages=int(messages) if messages is not None else None,
-        tokens=int(tokens) if tokens is not None else None,
-        time_s=pick(spec.time_limit, task.time_limit),
-        working_s=task.working_limit,
-    )
 
 
 def _check_options(spec: RunSpec) -> None:

@@ -61,8 +61,10 @@ def test_a_published_task_with_a_dict_scorer_end_to_end(tmp_path: Path) -> None:
     assert project.invoke("verify", "threats@1.0.0").exit_code == 0
 
     # one epoch each: a plain log of several epochs is attached in tests/run/test_ingest_suite.py
+    # the task declares no limit: the run sets one (docs/design/run-limits.md)
     live = project.invoke(
-        "run", "threats@1.0.0", "--model", "mockllm/model", "--no-progress", "--json",
+        "run", "threats@1.0.0", "--model", "mockllm/model", "--time-limit", "600",
+        "--no-progress", "--json",
     )  # fmt: skip
     assert live.exit_code == 0, live.stderr
     live_run = json_out(live)
@@ -151,8 +153,8 @@ def test_humaneval_in_a_sandbox_end_to_end(tmp_path: Path) -> None:
     runs = {}
     for model in ("mockllm/model", "humaneval-solver/x"):
         result = project.invoke(
-            "run", "code@1.0.0", "--model", model, "--sandbox", "local", "--no-progress",
-            "--json",
+            "run", "code@1.0.0", "--model", model, "--sandbox", "local", "--time-limit", "600",
+            "--no-progress", "--json",
         )  # fmt: skip
         assert result.exit_code == 0, result.stderr
         runs[model] = json_out(result)

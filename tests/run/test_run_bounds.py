@@ -224,3 +224,21 @@ def test_a_signal_stops_a_run_within_seconds_however_slow_inspect_is_to_cancel(
     assert resumed.exit_code == 0, resumed.stderr
     assert json_out(resumed)["harness"]["scored"] == 2
     assert store_of(project).get_run(run.run_id).status == "complete"
+
+
+def test_a_task_without_limits_is_refused_unless_the_run_sets_one(tmp_path: Path) -> None:
+    """inspect_evals' tau2_airline declares no limit: without --message-limit it ran past 10
+    minutes and 7 GB. A family no limit bounds is refused, naming the options."""
+    project = _swallowing_project(tmp_path / "project", limits="")
+    refused = project.invoke("run", "demo@1.0.0", "--model", "mockllm/model", "--json")
+    assert refused.exit_code == 2, refused.stderr
+    assert json_out(refused)["error"] == "UsageError"
+    assert "family 'fam' (fam/task.py) declares no message, token or time limit" in refused.stderr
+    assert "--message-limit N, --token-limit N or --time-limit SECONDS" in refused.stderr
+    assert store_of(project).list_runs() == []
+    bounded = project.invoke(
+        "run", "demo@1.0.0", "--model", "mockllm/model", "--message-limit", "6", "--json",
+        "--no-progress",
+    )  # fmt: skip
+    assert bounded.exit_code == 0, bounded.stderr
+    assert json_out(bounded)["harness"]["limits"] == 2  # the run's limit, swallowed, is found
