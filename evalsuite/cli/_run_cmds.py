@@ -474,6 +474,8 @@ def _execute(
             store=store,
             progress=progress,
             run_id=run_id,
+            hard_stop=hard_stop,
+            stop_within_s=_stop_within(),
         )
     result = run_suite(
         ctx.layout,
