@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import errno
 import gc
 import math
 import re
@@ -1341,9 +1342,13 @@ def _interrupted(job: _Job, guard: _SignalGuard) -> RunInterrupted:
     )
 
 
+_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
+"""A full, over-quota, read-only or failing disk: the machine's fault, not the eval's."""
+
+
 def _environment_failure(exc: BaseException) -> bool:
     """True when `exc` is the disk's or the results store's failure, not the eval's own."""
-    return isinstance(exc, (StoreError, OSError))
+    return isinstance(exc, StoreError) or (isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS)
 
 
 def _mark_interrupted(job: _Job) -> bool:

@@ -7,6 +7,7 @@ stopped, for every statement from then on). docs/design/run-limits.md.
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -107,3 +108,24 @@ def test_a_database_server_stopped_mid_run_stops_it_resumable(
     assert f"evalsuite run --resume {run.run_id}" in result.stderr
     assert len(store_of(probe).attempts(run.run_id)) == 2
     _resumes_to_completion(probe, run.run_id)
+
+
+def test_a_full_disk_under_inspects_log_stops_the_run_resumable(
+    probe: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The eval itself raises the full disk (inspect writing its log at the end)."""
+    from evalsuite.run import _runner
+
+    execute = _runner._execute
+
+    def full_at_the_end(*args: Any, **kwargs: Any) -> Any:
+        execute(*args, **kwargs)
+        raise OSError(errno.ENOSPC, "No space left on device", str(probe.root / "log.json"))
+
+    monkeypatch.setattr(_runner, "_execute", full_at_the_end)
+    result = probe.invoke(*RUN, "--no-progress")
+    assert result.exit_code == 2, result.stderr  # was 1
+    (run,) = store_of(probe).list_runs()
+    assert run.status == "interrupted"
+    assert "No space left on device" in result.stderr
+    assert f"evalsuite run --resume {run.run_id}" in result.stderr
