@@ -10,7 +10,8 @@ code it maps to, and says what happened, what was expected, and what to do about
     │   ├── VersionError                       a version string or bump is not acceptable
     │   ├── NotFoundError                      a suite, version, run or file does not exist
     │   ├── InsufficientDataError              a statistic is undefined for the data given
-    │   └── IncomparableRunsError              runs on different manifests or splits compared
+    │   ├── IncomparableRunsError              runs on different manifests or splits compared
+    │   └── RunStoppedError                    a run's disk or store failed; resumable
     ├── IntegrityError                 exit 3  hash drift, tampering, refused overwrite
     │   ├── ManifestTamperedError              a manifest no longer matches its own hash
     │   ├── VaultError                         a vault is missing, corrupt or the key is wrong
@@ -45,6 +46,7 @@ __all__ = [
     "ManifestTamperedError",
     "NotFoundError",
     "RunInterrupted",
+    "RunStoppedError",
     "StoreError",
     "SuiteConfigError",
     "UsageError",
@@ -147,6 +149,16 @@ class HoldoutAccessError(EvalsuiteError):
 
 class StoreError(EvalsuiteError):
     """The results store cannot be opened, migrated or written."""
+
+
+class RunStoppedError(UsageError):
+    """A run stopped because its disk or its results store failed, not its model or harness.
+
+    A full disk, or a database server that went away.
+    Finished attempts are kept; the run is stored as ``interrupted`` when the store still
+    takes the update, and ``evalsuite run --resume RUN`` completes it once the disk or the
+    server is back. Exit 2, as for any path or disk that cannot be used (docs/cli.md).
+    """
 
 
 class RunInterrupted(EvalsuiteError):

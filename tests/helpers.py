@@ -132,9 +132,10 @@ from inspect_ai import Task, task
 
 @task
 def fam(dataset=None):
-    return Task(dataset=list(dataset or []))
+    return Task(dataset=list(dataset or []), message_limit=10)
 """
-"""A task file for `fam/task.py`: `freeze` checks that the task reference exists."""
+"""A task file for `fam/task.py`: `freeze` checks that the task reference exists (with a
+limit: `run` refuses a task no limit bounds, docs/design/run-limits.md)."""
 
 
 def make_project(

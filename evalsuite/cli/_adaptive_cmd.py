@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from evalsuite.manifest import ManifestItem, load_manifest
 from evalsuite.report._adaptive import adaptive_file
 
 if TYPE_CHECKING:
+    from evalsuite.errors import RunInterrupted
     from evalsuite.manifest import KeySpec
     from evalsuite.run import RunResult, RunSpec
     from evalsuite.store import Store
@@ -129,8 +130,12 @@ def run_adaptive(
     store: Store,
     progress: bool,
     run_id: str | None,
+    hard_stop: Callable[[RunInterrupted], None] | None = None,
+    stop_within_s: float | None = None,
 ) -> tuple[RunResult, dict[str, Any]]:
     """Run `spec` adaptively under `rule`; (the finished run's result, the adaptive summary).
+
+    `hard_stop` and `stop_within_s` are `run_suite`'s, for every round.
 
     The summary (rounds, attempts per item, intervals, why it stopped) is also kept with the
     run in the store (`Store.set_adaptive`), where the report reads it.
@@ -139,7 +144,7 @@ def run_adaptive(
         UsageError: bad rule or options; IncomparableRunsError for a bad --versus run; and
             whatever `run_suite` raises.
     """
-    from evalsuite.run import run_suite
+    from evalsuite.run import STOP_WITHIN_S, run_suite
 
     manifest = load_manifest(layout, spec.suite, spec.version)
     items = sorted(manifest.items_by_split(spec.split), key=lambda i: i.id)
@@ -172,6 +177,8 @@ def run_adaptive(
             resume=current if adaptive.rounds else None,
             attempts=done,
             finish=False,
+            hard_stop=hard_stop,
+            stop_within_s=STOP_WITHIN_S if stop_within_s is None else stop_within_s,
         )
         current = result.run.run_id
         adaptive.observe(_round_scores(store, current, round_keys))

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TextIO, TypeVar
 
 import click
 
@@ -259,6 +259,24 @@ def exit_after_output(error: EvalsuiteError) -> NoReturn:
     """
     _error_line(str(error))
     sys.exit(error.exit_code)
+
+
+def hard_exit(error: EvalsuiteError, *, as_json: bool, stdout: TextIO) -> NoReturn:
+    """Report `error` as `handle_errors` does and end the process at once (``os._exit``).
+
+    For a run that inspect has not stopped within seconds of SIGINT or SIGTERM
+    (docs/design/run-limits.md): the run is already recorded, and waiting for inspect's
+    cleanup, or unwinding through it, would keep the process alive. `stdout` is the
+    command's real standard output (a run sends everything else on it to stderr).
+    """
+    message = plain_message(str(error))
+    if as_json:
+        payload = {"error": type(error).__name__, "message": message}
+        stdout.write(dumps_json(payload | {"exit_code": error.exit_code}) + "\n")
+        stdout.flush()
+    _error_line(message)
+    sys.stderr.flush()
+    os._exit(error.exit_code)
 
 
 _MARKUP = re.compile(r"\[/?(?:bold|italic|dim|underline|red|green|blue|yellow|bright_black)\]")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +22,7 @@ from evalsuite.cli._common import (
     emit_json,
     exit_after_output,
     handle_errors,
+    hard_exit,
     json_option,
     key_file_option,
     pass_context,
@@ -31,6 +35,7 @@ from evalsuite.store import default_store_url
 
 if TYPE_CHECKING:
     from evalsuite.analyse._adaptive import AdaptiveRule
+    from evalsuite.errors import RunInterrupted
     from evalsuite.manifest import Manifest, ManifestSummary
     from evalsuite.report import Completeness
     from evalsuite.run import RunResult, RunSpec, Shard
@@ -386,6 +391,9 @@ def run_cmd(
         seed=seed,
         conflicts={"--epochs": epochs != 1, "--resume": resume is not None, "--shard": shard},
     )
+    # a run inspect does not stop within seconds of a signal ends the process with this,
+    # on the command's real stdout (docs/design/run-limits.md)
+    stop_now = functools.partial(hard_exit, as_json=as_json, stdout=sys.stdout)
     # inspect prints banners on stdout; keep stdout for our own output (JSON stays clean)
     with contextlib.redirect_stdout(sys.stderr):
         result, summary = _execute(
@@ -397,6 +405,7 @@ def run_cmd(
             resume=resume,
             run_id=run_id,
             shard=shard,
+            hard_stop=stop_now,
         )
     health = result.health
     audit = audit_field(ctx, result.run.suite, result.run.version)
@@ -457,8 +466,14 @@ def _execute(
     resume: str | None,
     run_id: str | None,
     shard: Shard | None,
+    hard_stop: Callable[[RunInterrupted], None],
 ) -> tuple[RunResult, dict[str, Any] | None]:
-    """Run `spec`: adaptively under `rule`, or as planned (the adaptive summary, or None)."""
+    """Run `spec`: adaptively under `rule`, or as planned (the adaptive summary, or None).
+
+    After SIGINT or SIGTERM inspect gets ``$EVALSUITE_STOP_WITHIN`` seconds (default 5) to
+    stop; then the run is recorded as interrupted and `hard_stop` ends the process
+    (docs/design/run-limits.md).
+    """
     from evalsuite.run import run_suite
 
     store = open_store(ctx)
@@ -473,6 +488,8 @@ def _execute(
             store=store,
             progress=progress,
             run_id=run_id,
+            hard_stop=hard_stop,
+            stop_within_s=_stop_within(),
         )
     result = run_suite(
         ctx.layout,
@@ -483,8 +500,30 @@ def _execute(
         resume=resume,
         run_id=run_id,
         shard=shard,
+        hard_stop=hard_stop,
+        stop_within_s=_stop_within(),
     )
     return result, None
+
+
+def _stop_within() -> float:
+    """``$EVALSUITE_STOP_WITHIN``: seconds inspect gets to stop after a signal (default 5)."""
+    from evalsuite.run import STOP_WITHIN_S
+
+    text = os.environ.get("EVALSUITE_STOP_WITHIN")
+    if text is None:
+        return STOP_WITHIN_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(
+            f"EVALSUITE_STOP_WITHIN={text!r}: give the seconds a signalled run waits for inspect "
+            f"to stop before it stops hard, a number above 0 (default {STOP_WITHIN_S:g}), or "
+            "unset it"
+        )
+    return value
 
 
 def _adaptive_rule(

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
         to_unit,
     )
     from evalsuite.run._shards import Shard
-    from evalsuite.run._spec import RunSpec
+    from evalsuite.run._spec import MAX_EPOCHS, MAX_PLANNED_ATTEMPTS, STOP_WITHIN_S, RunSpec
     from evalsuite.run._task_samples import sample_records, suite_task_records
     from evalsuite.run._tasks import build_task, load_task_function, no_dataset_reads
 else:
@@ -105,7 +105,7 @@ else:
                 "to_unit",
             ),
             "._shards": ("Shard",),
-            "._spec": ("RunSpec",),
+            "._spec": ("MAX_EPOCHS", "MAX_PLANNED_ATTEMPTS", "STOP_WITHIN_S", "RunSpec"),
             "._task_samples": ("sample_records", "suite_task_records"),
             # load_task_function from _tasks, not _runner (pandas, SQLAlchemy): `verify`
             "._tasks": ("build_task", "load_task_function", "no_dataset_reads"),
@@ -118,8 +118,11 @@ __all__ = [
     "EPISODE_KEY",
     "GUARDED_KEY",
     "LIMIT_OUTCOME",
+    "MAX_EPOCHS",
+    "MAX_PLANNED_ATTEMPTS",
     "REFUSED_GENERATE",
     "SCORE_REASON_OUTCOME",
+    "STOP_WITHIN_S",
     "TOOL_LIMIT_KEY",
     "CsvOptions",
     "EpisodeSpec",

@@ -7,6 +7,9 @@ Policy (docs/design/outcomes.md):
   ``operator`` limit (a person interrupted the sample), which is a ``harness_error``; a
   model-bound tool that ran out of time (`guarded_call` with ``on_timeout="limit"``) is a
   ``limit`` of type ``tool_time``;
+* a limit inspect did not record (an agent loop caught inspect's ``LimitExceededError`` and
+  returned normally) is found in the transcript: a ``SampleLimitEvent``, or messages,
+  tokens or time beyond the limits in force (docs/design/run-limits.md);
 * a score the grader could not produce (``grader_failed``, ``scoring_failed``, no score, a
   NaN, a value outside [0, 1] or its declared bounds, or of a type that is not a score value)
   is a ``harness_error``: never clipped, never defaulted;
@@ -28,7 +31,7 @@ from inspect_ai.log import EvalSample
 from inspect_ai.scorer import Score
 
 from evalsuite.run._episode import TOOL_LIMIT_KEY
-from evalsuite.run._limits import LIMIT_OUTCOME, OutcomeName
+from evalsuite.run._limits import LIMIT_OUTCOME, LimitsInForce, OutcomeName
 from evalsuite.run._scores import (
     SECONDARY_ERRORS_KEY,
     SECONDARY_KEY,
@@ -126,12 +129,70 @@ def _with_secondary(
     return out
 
 
+def _unrecorded_limit(sample: EvalSample, limits: LimitsInForce | None) -> Classified | None:
+    """A limit of the episode that inspect did not record in ``sample.limit``, or None.
+
+    inspect raises ``LimitExceededError`` (after logging a ``SampleLimitEvent``) inside the
+    agent; an agent loop that catches it and returns makes the sample look complete, and
+    inspect scores it. Evidence, against the limits in force: a limit event of the transcript
+    whose type and value are those of a limit in force (an event of another value is a limit
+    the task scoped to a sub-agent, which the task handles); else the transcript beyond a
+    limit in force (more messages or tokens than the limit: inspect never lets a conversation
+    pass one; at least the time or working time limit). A count exactly at its limit with no
+    event is a completion: the agent stopped within its budget.
+    """
+    if limits is None:
+        return None
+    in_force: dict[str, float | None] = {
+        "message": limits.messages,
+        "token": limits.tokens,
+        "time": limits.time_s,
+        "working": limits.working_s,
+    }
+    for event in getattr(sample, "events", None) or ():
+        if getattr(event, "event", None) != "sample_limit":
+            continue
+        limit = in_force.get(str(event.type))
+        if limit is not None and event.limit is not None and float(event.limit) == limit:
+            return Classified(
+                "limit",
+                0.0,
+                f"{event.type} limit ({limit:g}), caught by the agent's own loop: inspect "
+                "recorded no limit; the transcript holds the limit's event",
+                limit_type=str(event.type),
+            )
+    found: list[tuple[str, float, str]] = []
+    messages = len(getattr(sample, "messages", None) or ())
+    if limits.messages is not None and messages > limits.messages:
+        found.append(("message", limits.messages, f"{messages} messages"))
+    usage = getattr(sample, "model_usage", None) or {}
+    tokens = sum(u.total_tokens for u in usage.values())
+    if limits.tokens is not None and tokens > limits.tokens:
+        found.append(("token", limits.tokens, f"{tokens} tokens"))
+    total = getattr(sample, "total_time", None)
+    if limits.time_s is not None and total is not None and total >= limits.time_s:
+        found.append(("time", limits.time_s, f"{total:.1f} s"))
+    working = getattr(sample, "working_time", None)
+    if limits.working_s is not None and working is not None and working >= limits.working_s:
+        found.append(("working", limits.working_s, f"{working:.1f} s of working time"))
+    if not found:
+        return None
+    kind, limit, seen = found[0]
+    return Classified(
+        "limit",
+        0.0,
+        f"{kind} limit ({limit:g}): the transcript holds {seen}, though inspect recorded no limit",
+        limit_type=kind,
+    )
+
+
 def classify_sample(
     sample: EvalSample,
     *,
     redact: Callable[[str], str] = lambda s: s,
     keep_text: bool = True,
     rule: ScoreRule | None = None,
+    limits: LimitsInForce | None = None,
 ) -> Classified:
     """Decide the outcome of one inspect sample (one item × epoch).
 
@@ -143,6 +204,9 @@ def classify_sample(
         rule: The family's score declaration (docs/design/scorers.md); None: the single
             scorer's single value counts, and several scorers or a dict value are a harness
             error naming what to declare.
+        limits: The limits the episode ran under (docs/design/run-limits.md): a limit
+            found in the transcript is a limit even when inspect recorded none. None: only
+            what inspect recorded counts (a log read without its limits).
     """
     if sample.error is not None:
         message = sample.error.message.strip().splitlines()[0] if sample.error.message else ""
@@ -150,6 +214,10 @@ def classify_sample(
     tool_limit = (sample.store or {}).get(TOOL_LIMIT_KEY)
     if sample.limit is None and tool_limit:
         return Classified("limit", 0.0, f"tool time limit: {tool_limit}", limit_type="tool_time")
+    if sample.limit is None:
+        unrecorded = _unrecorded_limit(sample, limits)
+        if unrecorded is not None:
+            return unrecorded
     if sample.limit is not None:
         outcome = LIMIT_OUTCOME.get(sample.limit.type, "harness_error")
         reason = f"{sample.limit.type} limit ({sample.limit.limit:g})"

@@ -17,11 +17,14 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import errno
+import gc
 import math
 import re
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -49,6 +52,8 @@ from evalsuite.errors import (
     IntegrityError,
     LedgerError,
     RunInterrupted,
+    RunStoppedError,
+    StoreError,
     UsageError,
 )
 from evalsuite.holdout import (
@@ -83,9 +88,11 @@ from evalsuite.manifest import (
 )
 from evalsuite.manifest._schema import ManifestFamily
 from evalsuite.run._action import check_action_space
+from evalsuite.run._bounds import declared_limits, limits_in_force, refuse_unbounded
 from evalsuite.run._distributions import scan_distributions_once
 from evalsuite.run._episode import EPISODE_KEY, EpisodeSpec, episode_setup
 from evalsuite.run._hooks import active_sink
+from evalsuite.run._limits import LimitsInForce
 from evalsuite.run._offline import inspect_model_args, with_model_adapter
 from evalsuite.run._options import parse_sandbox
 from evalsuite.run._outcomes import classify_sample
@@ -103,7 +110,7 @@ from evalsuite.run._shards import (
     start_shard,
     stop_shard,
 )
-from evalsuite.run._spec import RunSpec
+from evalsuite.run._spec import STOP_WITHIN_S, RunSpec, check_plan_size
 from evalsuite.run._tasks import TaskReference, build_task, load_task_function
 from evalsuite.store import AttemptRecord, Health, RunRecord, Store, run_health
 
@@ -290,6 +297,7 @@ class _Sink:
     on_progress: Callable[[AttemptRecord], None]
     guard: _SignalGuard | None = None
     rules: Mapping[str, ScoreRule] = field(default_factory=dict)
+    limits: Mapping[str, LimitsInForce] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
     errors: list[str] = field(default_factory=list)
     unrecorded: list[EvalSample] = field(default_factory=list)
@@ -305,6 +313,7 @@ class _Sink:
             redact=self.redact,
             keep_text=not self.holdout,
             rule=self.rules.get(attempt.item.family),
+            limits=self.limits.get(attempt.item.family),
         )
         if classified.outcome == "harness_error" and self.guard and self.guard.signalled:
             return None  # cancelled by SIGINT/SIGTERM: not a result; a resumed run runs it
@@ -418,6 +427,7 @@ def _build_tasks(
             setup.extend(base.setup)
         elif base.setup is not None:
             setup.append(base.setup)
+        in_force = prepared.limits.get(family_name, LimitsInForce())
         tasks.append(
             task_with(
                 base,
@@ -425,6 +435,11 @@ def _build_tasks(
                 version=manifest.manifest_hash,
                 setup=setup,
                 epochs=1,
+                # what the family's kit declares where the task sets nothing; the task's own
+                # and the run's options are unchanged (docs/design/run-limits.md)
+                message_limit=in_force.messages,
+                token_limit=in_force.tokens,
+                time_limit=int(in_force.time_s) if in_force.time_s is not None else None,
                 scorer=[
                     _item_clustered(scorer, info)
                     for scorer, info in zip(base.scorer or [], scorer_infos(base), strict=True)
@@ -563,6 +578,8 @@ class _Prepared:
     planned: list[PlannedAttempt]
     functions: dict[str, Callable[..., Task]]
     rules: dict[str, ScoreRule]
+    limits: dict[str, LimitsInForce] = field(default_factory=dict)
+    """Each family's limits in force (docs/design/run-limits.md)."""
 
 
 def _refuse_unverified(spec: RunSpec, report: VerifyReport) -> None:
@@ -618,6 +635,7 @@ def _preflight(
     by stored runs and ledger accesses), the vault key (from the vault header: the vault is
     not opened) and every task function the run needs.
     """
+    check_plan_size(spec.epochs)  # before the model is even loaded
     _check_options(spec)
     _check_model(spec)
     _check_model_knows_suite(layout, spec)
@@ -633,6 +651,7 @@ def _preflight(
     items = _select_items(manifest, spec)
     if not items:
         raise UsageError(f"{manifest.ref} has no {spec.split} items: nothing to run")
+    check_plan_size(spec.epochs, len(items))  # before a single attempt is planned
     if spec.split == "holdout":
         key = resolve_key(manifest.suite, manifest.key, manifest.canary, keys, create=False)
         if manifest.vault is None:
@@ -650,10 +669,19 @@ def _preflight(
         for name in sorted({i.family for i in items})
     }
     check_action_space(manifest, functions)
-    rules = family_rules(
-        manifest, lambda family: _scoring_task(functions, family, _run_args(family, spec))
-    )
-    return _Prepared(manifest, plan_attempts(items, spec), functions, rules)
+    built = {
+        f.name: _scoring_task(functions, f, _run_args(f, spec))
+        for f in manifest.families
+        if f.name in functions
+    }
+    rules = family_rules(manifest, lambda family: built.get(family.name))
+    limits = {
+        name: limits_in_force(task, spec, declared_limits(functions[name]))
+        for name, task in built.items()
+        if task
+    }
+    refuse_unbounded(manifest, limits)
+    return _Prepared(manifest, plan_attempts(items, spec), functions, rules, limits)
 
 
 def _check_options(spec: RunSpec) -> None:
@@ -901,6 +929,10 @@ def _start_record(
     )
 
 
+_UNAWAITED = r"coroutine '.*' was never awaited"
+"""Python's warning for a coroutine a cancellation left unstarted (inspect's task groups)."""
+
+
 class _SignalGuard:
     """SIGINT and SIGTERM during a run: remember the signal and stop the run cleanly.
 
@@ -913,12 +945,24 @@ class _SignalGuard:
     are cancellations, not results: the sink drops their harness errors so that a resumed
     run executes them. While `shielded` (appending to the ledger, recording the
     interruption), signals are only remembered.
+
+    inspect's cancellation can take minutes (it condenses and logs every cancelled sample,
+    whose transcript may hold gigabytes). With `overdue` set (by the runner, while inspect
+    runs, when the caller gave a hard stop), a timer started by the first signal calls it
+    after `stop_within_s` unless the eval has returned by then: the run is recorded as
+    interrupted and the process ends (docs/design/run-limits.md).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, stop_within_s: float = STOP_WITHIN_S) -> None:
         self.signum: int | None = None
         self.shielded = False
+        self.stop_within_s = stop_within_s
+        self.overdue: Callable[[], None] | None = None
         self._saved: dict[int, Any] = {}
+        self._warnings = warnings.catch_warnings()
+        self._lock = threading.Lock()
+        self._returned = False
+        self._firing = False
 
     @property
     def signalled(self) -> bool:
@@ -929,6 +973,9 @@ class _SignalGuard:
         first = self.signum is None
         if first:
             self.signum = signum
+            # the coroutines the cancellation leaves unstarted are expected: Python's warning
+            # about each would print a stray source line (issue 28 saw "JsonChange(")
+            warnings.filterwarnings("ignore", message=_UNAWAITED, category=RuntimeWarning)
         if self.shielded:
             return
         try:
@@ -942,10 +989,34 @@ class _SignalGuard:
             for task in asyncio.all_tasks(loop):
                 task.cancel()
             loop.call_soon_threadsafe(lambda: None)  # wake a loop waiting in select()
+            if self.overdue is not None:
+                timer = threading.Timer(self.stop_within_s, self._fire)
+                timer.daemon = True
+                timer.start()
             return
         raise KeyboardInterrupt
 
+    def _fire(self) -> None:
+        """The timer: inspect is still cancelling; stop hard unless the eval returned."""
+        with self._lock:
+            if self._returned or self.overdue is None:
+                return
+            self._firing = True
+        self.overdue()
+
+    def eval_returned(self) -> None:
+        """The eval is over (returned or raised): the timer, if it fires, does nothing.
+
+        If the timer is already stopping the process, wait for it: it ends the process.
+        """
+        with self._lock:
+            self._returned = True
+            firing = self._firing
+        if firing:
+            threading.Event().wait()
+
     def __enter__(self) -> _SignalGuard:
+        self._warnings.__enter__()  # the filter a signal adds is undone on exit
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 previous = signal.getsignal(sig)
@@ -957,6 +1028,9 @@ class _SignalGuard:
         for sig, previous in self._saved.items():
             signal.signal(sig, previous)
         self._saved.clear()
+        if self.signalled:
+            gc.collect()  # finalize the unstarted coroutines while their warning is ignored
+        self._warnings.__exit__(None, None, None)
 
     def name(self) -> str:
         """The signal's name (``SIGINT`` for a KeyboardInterrupt from elsewhere)."""
@@ -1029,6 +1103,8 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
     attempts: Sequence[tuple[str, int]] | None = None,
     finish: bool = True,
+    hard_stop: Callable[[RunInterrupted], None] | None = None,
+    stop_within_s: float = STOP_WITHIN_S,
 ) -> RunResult:
     """Run `spec` (or resume run `resume`) and store every attempt.
 
@@ -1057,6 +1133,11 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
             ones already stored are not run again.
         finish: False for an adaptive run's round that may not be its last: the run stays
             ``running`` (its next round resumes it, spending no further holdout look).
+        hard_stop: Ends the process with the interruption (the CLI's: print it, exit 130).
+            Given, a run that inspect has not stopped `stop_within_s` seconds after SIGINT
+            or SIGTERM is recorded as interrupted and handed to it (docs/design/run-limits.md);
+            None (a library caller): the run waits for inspect, however long it takes.
+        stop_within_s: Seconds inspect gets to stop after a signal when `hard_stop` is given.
 
     Returns:
         The run's record, health and mean. An invalid run is returned, not raised: the
@@ -1076,7 +1157,7 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
     if record is not None and record.status == "complete" and shard is not None:
         return _stored_result(store, record, shard)  # a finished shard's retry: nothing to do
     lock = run_id if shard is None else f"{run_id}.{shard.lock_name}"
-    with _run_lock(layout, lock), _SignalGuard() as guard:
+    with _run_lock(layout, lock), _SignalGuard(stop_within_s) as guard:
         try:
             if record is not None and shard is None:
                 record = _resumable(store, run_id)  # another process may have completed it
@@ -1147,9 +1228,11 @@ def run_suite(  # noqa: PLR0913 - the options of `evalsuite run`'s runner, one e
             resume is not None,
             prepared.rules,
             shard,
+            prepared.limits,
         )
         if record is not None and record.planned != len(prepared.planned):
             store.update_run(run_id, planned=len(prepared.planned))  # an adaptive round
+        _give_hard_stop(guard, job, hard_stop)
         return _run_locked(job, tasks, redact, guard, progress=progress, now=now, finish=finish)
 
 
@@ -1232,6 +1315,7 @@ class _Job:
     resumed: bool
     rules: Mapping[str, ScoreRule] = field(default_factory=dict)
     shard: Shard | None = None
+    limits: Mapping[str, LimitsInForce] = field(default_factory=dict)
 
     @property
     def share(self) -> list[PlannedAttempt]:
@@ -1266,8 +1350,94 @@ def _interrupted(job: _Job, guard: _SignalGuard) -> RunInterrupted:
     )
 
 
+_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
+"""A full, over-quota, read-only or failing disk: the machine's fault, not the eval's."""
+
+
+def _environment_failure(exc: BaseException) -> bool:
+    """True when `exc` is the disk's or the results store's failure, not the eval's own."""
+    return isinstance(exc, StoreError) or (isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS)
+
+
+def _mark_interrupted(job: _Job) -> bool:
+    """Store the run (or this shard) as interrupted; False when the store refuses even that."""
+    try:
+        if job.shard is not None:
+            stop_shard(job.store, job.record, job.shard)
+        job.store.update_run(job.record.run_id, status="interrupted")
+    except (StoreError, OSError):
+        return False
+    return True
+
+
+def _kept_or_none(job: _Job) -> int | None:
+    try:
+        return job.kept()
+    except (StoreError, OSError):
+        return None
+
+
+def _resume_command(job: _Job) -> str:
+    run_id = job.record.run_id
+    shard = f" --shard {job.shard}" if job.shard is not None else ""
+    return f"`evalsuite run --resume {run_id}{shard}`"
+
+
+def _store_failed(job: _Job, exc: BaseException, redact: _Redactor) -> RunStoppedError:
+    """The disk or the store failed during or after the eval: stop, resumable (exit 2).
+
+    The run is marked interrupted if the store takes the update; if it does not (a database
+    server that is gone), the run still reads ``running``, which `--resume` accepts as well.
+    """
+    cause = redact(f"{type(exc).__name__}: {exc}")[:400]
+    what = f"shard {job.shard} of run" if job.shard is not None else "run"
+    kept = _kept_or_none(job)
+    if _mark_interrupted(job):
+        state = (
+            f"{kept} finished attempt(s) are kept and it is stored as interrupted"
+            if kept is not None
+            else "it is stored as interrupted"
+        )
+    else:
+        state = (
+            "the store could not even be told the run stopped, so it still reads `running`; "
+            "every attempt it holds is kept and a resume runs only the missing ones"
+        )
+    return RunStoppedError(
+        f"{what} {job.record.run_id} stopped: its results could not be written ({cause}). "
+        f"{state[0].upper()}{state[1:]}. Free space on the disk, or bring the results store "
+        f"back (`evalsuite store info` checks it), then complete it with {_resume_command(job)}."
+    )
+
+
+def _give_hard_stop(
+    guard: _SignalGuard, job: _Job, hard_stop: Callable[[RunInterrupted], None] | None
+) -> None:
+    """Let the guard stop `job` hard, with `hard_stop`, when inspect is late after a signal."""
+    if hard_stop is not None:  # armed by a signal while inspect runs (`_SignalGuard`)
+        guard.overdue = lambda: hard_stop(_overdue_interruption(job, guard))
+
+
+def _overdue_interruption(job: _Job, guard: _SignalGuard) -> RunInterrupted:
+    """The interruption recorded by the guard's timer, inspect still cancelling its samples."""
+    late = (
+        f" inspect was still finishing its cancelled samples {guard.stop_within_s:g} s after the "
+        "signal, so the run stopped without them: a resume runs them again."
+    )
+    try:
+        return RunInterrupted(f"{_interrupted(job, guard)}{late}")
+    except (StoreError, OSError) as exc:
+        return RunInterrupted(
+            f"run {job.record.run_id} was interrupted ({guard.name()}) but could not be "
+            f"recorded as interrupted ({type(exc).__name__}); it may still read `running`. "
+            f"Its finished attempts are kept; complete it with {_resume_command(job)}.{late}"
+        )
+
+
 def _eval_failed(job: _Job, exc: Exception, redact: _Redactor, now: datetime) -> EvalsuiteError:
     """The eval raised: keep what finished, or store nothing if nothing did."""
+    if _environment_failure(exc):
+        return _store_failed(job, exc, redact)
     run_id = job.record.run_id
     cause = redact(f"{type(exc).__name__}: {exc}")[:300]
     kept = job.kept()
@@ -1325,38 +1495,45 @@ def _run_locked(
             advance,
             guard,
             job.rules,
+            job.limits,
         )
         try:
             if tasks:
                 logs = _execute(layout, tasks, spec, run_id, sink)
         except (KeyboardInterrupt, asyncio.CancelledError):
+            guard.eval_returned()
             raise _interrupted(job, guard) from None
         except Exception as exc:
+            guard.eval_returned()
             guard.shielded = True
             raise _eval_failed(job, exc, redact, now()) from None
+        guard.eval_returned()
         if guard.signalled or any(log.status == "cancelled" for log in logs):
             raise _interrupted(job, guard)
         guard.shielded = True
-        # reconcile: samples the hook missed (a failed hook write), kept by the sink and,
-        # for a dev run, in its log
-        missed = [*sink.unrecorded, *(s for log in logs for s in log.samples or [])]
-        for sample in missed:
-            if str(sample.id) not in sink.seen:
-                sink.seen.add(str(sample.id))
-                sink.record(sample)
-        _record_never_ran(store, run_id, share, logs, redact)
-        if job.shard is not None and not finish_shard(store, job.record, job.shard):
-            return _shard_result(job, sink.errors)  # other shards are still running
-        frame = store.attempts(run_id)
-        health = run_health(frame, planned=len(job.planned), threshold=spec.error_threshold)
-        if finish:
-            store.update_run(
-                run_id,
-                status="complete",
-                valid=health.valid,
-                error_rate=health.error_rate,
-                finished_at=now().isoformat(),
-            )
+        try:
+            # reconcile: samples the hook missed (a failed hook write), kept by the sink and,
+            # for a dev run, in its log
+            missed = [*sink.unrecorded, *(s for log in logs for s in log.samples or [])]
+            for sample in missed:
+                if str(sample.id) not in sink.seen:
+                    sink.seen.add(str(sample.id))
+                    sink.record(sample)
+            _record_never_ran(store, run_id, share, logs, redact)
+            if job.shard is not None and not finish_shard(store, job.record, job.shard):
+                return _shard_result(job, sink.errors)  # other shards are still running
+            frame = store.attempts(run_id)
+            health = run_health(frame, planned=len(job.planned), threshold=spec.error_threshold)
+            if finish:
+                store.update_run(
+                    run_id,
+                    status="complete",
+                    valid=health.valid,
+                    error_rate=health.error_rate,
+                    finished_at=now().isoformat(),
+                )
+        except (StoreError, OSError) as exc:  # a full disk, a database server gone
+            raise _store_failed(job, exc, redact) from None
     return RunResult(
         run=store.get_run(run_id),
         health=health,

@@ -6,9 +6,48 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from evalsuite.errors import UsageError
 from evalsuite.run._options import check_generate_config
 
-__all__ = ["RunSpec"]
+__all__ = ["MAX_EPOCHS", "MAX_PLANNED_ATTEMPTS", "STOP_WITHIN_S", "RunSpec", "check_plan_size"]
+
+STOP_WITHIN_S = 5.0
+"""Seconds a signalled run gives inspect to finish its cancelled samples before it stops hard
+(docs/design/run-limits.md, "A signal stops any run within seconds")."""
+
+MAX_EPOCHS = 1000
+"""Epochs per item a run may plan: the cap `ingest` applies to a results table's epochs."""
+
+MAX_PLANNED_ATTEMPTS = 1_000_000
+"""Attempts (items x epochs) one run may plan: the largest run the project measures
+(docs/scale.md); every attempt is an inspect sample held in memory and a row in the store."""
+
+
+def check_plan_size(epochs: int, n_items: int | None = None) -> None:
+    """Refuse a plan above the caps before anything is allocated (docs/design/run-limits.md).
+
+    Args:
+        epochs: Epochs per item asked for.
+        n_items: Items the run would plan (None: check the epochs alone).
+
+    Raises:
+        UsageError: more than `MAX_EPOCHS` epochs, or more than `MAX_PLANNED_ATTEMPTS`
+            planned attempts.
+    """
+    if epochs > MAX_EPOCHS:
+        raise UsageError(
+            f"--epochs {epochs:,} is above the cap of {MAX_EPOCHS:,} epochs per item (the cap "
+            "`ingest` applies too): so many repeats of one item add nothing a statistic can use, "
+            "and every attempt costs a model call, memory and a stored row. Give at most "
+            f"{MAX_EPOCHS:,} (e.g. --epochs 5), or use --adaptive to let the data decide."
+        )
+    if n_items is not None and n_items * epochs > MAX_PLANNED_ATTEMPTS:
+        raise UsageError(
+            f"{n_items:,} items x {epochs:,} epochs = {n_items * epochs:,} planned attempts, above "
+            f"the cap of {MAX_PLANNED_ATTEMPTS:,} per run (the largest run measured, "
+            "docs/scale.md; every attempt is held in memory by inspect and stored as a row). "
+            "Give fewer --epochs, or run part of the split with --limit N."
+        )
 
 
 class RunSpec(BaseModel):

@@ -59,6 +59,7 @@ def fam(dataset=None):
         solver=generate(),
         scorer=sees_the_frozen_file(),
         sandbox="local",
+        message_limit=10,
     )
 """
 

@@ -43,7 +43,7 @@ def other() -> Scorer:
 
 
 def _task(dataset: Sequence[Sample] | None, scorers: list[Scorer]) -> Task:
-    return Task(dataset=list(dataset or []), solver=generate(), scorer=scorers)
+    return Task(dataset=list(dataset or []), solver=generate(), scorer=scorers, message_limit=10)
 
 
 @task

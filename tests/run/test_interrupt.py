@@ -6,7 +6,10 @@ uninterrupted run with the same seed, and a resumed holdout run spends no second
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
+import os
 import signal
 from pathlib import Path
 
@@ -158,3 +161,61 @@ def test_run_interrupted_is_in_the_exception_tree_with_exit_130() -> None:
     assert reexported is RunInterrupted
     assert issubclass(RunInterrupted, EvalsuiteError)
     assert RunInterrupted.exit_code == 130
+
+
+@pytest.mark.slow  # three run processes (about 7 s)
+def test_sigterm_during_a_resume_stops_it_again_quietly_and_it_still_completes(
+    tmp_path: Path, reference: pd.DataFrame
+) -> None:
+    """A resumed run interrupted in turn: exit 130 again, only evalsuite's own message on
+    stderr (issue 28 saw a stray ``JsonChange(`` line: the source line Python's warning about
+    a coroutine the cancellation left unawaited printed), and a third start completes it."""
+    project = make_probe_project(tmp_path, n_per_stratum=4)
+    store = store_of(project)
+    run_id, first = _interrupt(project, signal.SIGINT, *RUN)
+    gate = project.root.parent / f"{project.root.name}-gate"
+    gate.unlink()  # the resumed run (its stored -M hold_until) is held again after 3 attempts
+    victim = spawn(project, "run", "--resume", run_id, "--no-progress", "--json")
+    wait_for_attempts(store, at_least=2 * KEPT, proc=victim)
+    victim.send_signal(signal.SIGTERM)
+    out, err = finish(victim)
+    gate.touch()
+    assert victim.returncode == 130, err
+    assert json.loads(out)["exit_code"] == 130
+    assert "interrupted (SIGTERM)" in err and f"evalsuite run --resume {run_id}" in err
+    for stderr in (first, err):
+        assert "JsonChange(" not in stderr
+        assert "never awaited" not in stderr
+    assert store.get_run(run_id).status == "interrupted"
+    assert len(store.attempts(run_id)) == 2 * KEPT
+    resumed = project.invoke("run", "--resume", run_id, "--json", "--no-progress")
+    assert resumed.exit_code == 0, resumed.stderr
+    pd.testing.assert_frame_equal(store.attempts(run_id)[STABLE], reference)
+
+
+def test_a_signal_silences_the_warnings_of_coroutines_its_cancellation_leaves_unstarted(
+    recwarn: pytest.WarningsRecorder,
+) -> None:
+    """Issue 28 saw a stray ``JsonChange(`` line on SIGTERM during a resume: Python's
+    "coroutine ... was never awaited" warning, for a coroutine of inspect's task groups that the
+    cancellation left unstarted, prints the source line running when it is collected. After
+    a signal those coroutines are expected; before one, the warning stays."""
+    from evalsuite.run._runner import _SignalGuard
+
+    async def main() -> None:
+        pending = asyncio.sleep(0)  # started by nobody, as a cancelled task group leaves it
+        os.kill(os.getpid(), signal.SIGTERM)
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            del pending  # collected during the cancellation
+            raise
+
+    with _SignalGuard() as guard, pytest.raises(asyncio.CancelledError):
+        asyncio.run(main())
+    assert guard.name() == "SIGTERM"
+    assert [str(w.message) for w in recwarn if "never awaited" in str(w.message)] == []
+    _ = asyncio.sleep(0)  # outside a signalled run the warning is Python's as ever
+    del _
+    gc.collect()
+    assert any("never awaited" in str(w.message) for w in recwarn)

@@ -92,3 +92,56 @@ def test_checks_keep_scalars_and_drop_text_on_holdout() -> None:
 def test_score_to_float_never_clips() -> None:
     assert score_to_float(1.0000001) is None
     assert score_to_float(0) == 0.0
+
+
+def _limit_event(kind: str, limit: float) -> Any:
+    from inspect_ai.event import SampleLimitEvent
+
+    return SampleLimitEvent(type=kind, message=f"{kind} limit reached", limit=limit)
+
+
+def _messages(n: int) -> list[Any]:
+    from inspect_ai.model import ChatMessageUser
+
+    return [ChatMessageUser(content=f"m{i}") for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    ("evidence", "limits", "kind"),
+    [
+        ({"events": [_limit_event("message", 20)]}, {"messages": 20}, "message"),
+        ({"events": [_limit_event("token", 500)]}, {"tokens": 500}, "token"),
+        ({"messages": _messages(21)}, {"messages": 20}, "message"),
+        ({"total_time": 30.0}, {"time_s": 30}, "time"),
+        ({"working_time": 12.5}, {"working_s": 10}, "working"),
+    ],
+    ids=["message-event", "token-event", "messages-beyond", "time", "working"],
+)
+def test_a_limit_inspect_did_not_record_is_found_in_the_transcript(
+    evidence: dict[str, Any], limits: dict[str, Any], kind: str
+) -> None:
+    """An agent loop that caught inspect's LimitExceededError returned normally: inspect
+    recorded no limit and scored the sample; the transcript shows the limit."""
+    from evalsuite.run._limits import LimitsInForce
+
+    sample = _sample(scores={"s": Score(value="C")}, **evidence)
+    assert classify_sample(sample).outcome == "scored"  # without the limits in force
+    classified = classify_sample(sample, limits=LimitsInForce(**limits))
+    assert (classified.outcome, classified.score, classified.limit_type) == ("limit", 0.0, kind)
+
+
+@pytest.mark.parametrize(
+    "evidence",
+    [
+        {"messages": _messages(20)},  # exactly at the limit, no event: it stopped by itself
+        {"events": [_limit_event("message", 5)]},  # a sub-agent's own scoped limit
+        {"total_time": 29.9},
+    ],
+    ids=["at-the-limit", "scoped-limit", "under-time"],
+)
+def test_a_transcript_within_the_limits_is_scored(evidence: dict[str, Any]) -> None:
+    from evalsuite.run._limits import LimitsInForce
+
+    sample = _sample(scores={"s": Score(value="C")}, **evidence)
+    limits = LimitsInForce(messages=20, time_s=30)
+    assert classify_sample(sample, limits=limits).outcome == "scored"

@@ -61,8 +61,10 @@ def test_a_published_task_with_a_dict_scorer_end_to_end(tmp_path: Path) -> None:
     assert project.invoke("verify", "threats@1.0.0").exit_code == 0
 
     # one epoch each: a plain log of several epochs is attached in tests/run/test_ingest_suite.py
+    # the task declares no limit: the run sets one (docs/design/run-limits.md)
     live = project.invoke(
-        "run", "threats@1.0.0", "--model", "mockllm/model", "--no-progress", "--json",
+        "run", "threats@1.0.0", "--model", "mockllm/model", "--time-limit", "600",
+        "--no-progress", "--json",
     )  # fmt: skip
     assert live.exit_code == 0, live.stderr
     live_run = json_out(live)
@@ -151,8 +153,8 @@ def test_humaneval_in_a_sandbox_end_to_end(tmp_path: Path) -> None:
     runs = {}
     for model in ("mockllm/model", "humaneval-solver/x"):
         result = project.invoke(
-            "run", "code@1.0.0", "--model", model, "--sandbox", "local", "--no-progress",
-            "--json",
+            "run", "code@1.0.0", "--model", model, "--sandbox", "local", "--time-limit", "600",
+            "--no-progress", "--json",
         )  # fmt: skip
         assert result.exit_code == 0, result.stderr
         runs[model] = json_out(result)
@@ -168,3 +170,33 @@ def test_humaneval_in_a_sandbox_end_to_end(tmp_path: Path) -> None:
     )  # fmt: skip
     assert compared.exit_code == 0, compared.stderr
     assert json_out(compared)["diff"] == 1.0
+
+
+@pytest.mark.slow
+def test_tau2_airline_message_limits_its_loop_swallows_are_limits(tmp_path: Path) -> None:
+    """inspect_evals' `tau2_airline`, unchanged: its user simulator's loop catches inspect's
+    LimitExceededError (`except Exception`), so inspect records no limit and scores the
+    airline database as the model left it (issue 28: "0 limits" and a mean of 0.400 for a
+    model that did nothing). The limit is found in the transcript (docs/design/run-limits.md)."""
+    root = tmp_path / "project"
+    (root / "tasks").mkdir(parents=True)
+    (root / "tasks" / "airline.toml").write_text(
+        'name = "airline"\ndescription = "tau2 airline"\n'
+        f'canary = "{CANARY}"\nholdout_fraction = 0.5\nstratify_by = ["family"]\n'
+        'key = "canary"\n\n[[families]]\nname = "airline"\nversion = 1\n'
+        'task = "inspect_evals/tau2_airline"\n'
+    )
+    project = Project(root=root, key_dir=tmp_path / "keys")
+    frozen = project.invoke(
+        "freeze", "airline", "--version", "1.0.0", "--skip-audit", "--reason", "no kit"
+    )
+    assert frozen.exit_code == 0, frozen.stderr
+    result = project.invoke(
+        "run", "airline@1.0.0", "--model", "mockllm/model", "--limit", "2",
+        "--message-limit", "6", "--no-progress", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    out = json_out(result)
+    assert (out["harness"]["limits"], out["harness"]["scored"], out["mean"]) == (2, 0, 0.0)
+    frame = Store(default_store_url(root / ".evalsuite")).attempts(out["run_id"])
+    assert set(frame["limit_type"]) == {"message"}
