@@ -17,6 +17,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("INSPECT_TRACE_LEVEL", "CRITICAL")
 os.environ.setdefault("INSPECT_EVAL_CTL_SERVER", "false")
+# a signalled run waits this long for inspect to stop before it stops hard (default 5 s):
+# the tests of interrupted runs check what inspect writes as it stops (its log, a private
+# directory removed), which a busy machine took more than 5 s to do; the hard stop's own
+# test sets 1 s (tests/run/test_run_bounds.py, docs/design/run-limits.md)
+os.environ.setdefault("EVALSUITE_STOP_WITHIN", "120")
 
 
 def write_bytecode_again() -> bool:
