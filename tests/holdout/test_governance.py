@@ -4,6 +4,7 @@ family renames. Each refusal must leave nothing behind (no run row, no ledger li
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -454,3 +455,24 @@ def test_a_freeze_interrupted_before_its_changelog_line_is_completed_by_freezing
     assert again.exit_code == 0, again.stderr
     assert json_out(again)["status"] == "completed"
     assert project.invoke("verify", "demo").exit_code == 0
+
+
+def test_moving_the_project_folder_keeps_the_ledger_head_checked(tmp_path: Path) -> None:
+    """Issue 28 point 12: the head was filed under the project's path, so a truncated ledger
+    (its run's rows deleted) in a moved project folder passed `verify` with no warning."""
+    project = _project(tmp_path)
+    assert _holdout(project).exit_code == 0
+    assert _holdout(project).exit_code == 0
+    clone = Project(root=tmp_path / "clone", key_dir=project.key_dir)
+    shutil.copytree(project.root, clone.root)  # another checkout while the first still exists
+    assert clone.invoke("verify", "probe").exit_code == 0
+    shutil.rmtree(clone.root)
+    moved = Project(root=tmp_path / "moved", key_dir=project.key_dir)
+    project.root.rename(moved.root)  # moved intact: no false alarm
+    assert moved.invoke("verify", "probe").exit_code == 0
+    _delete_last_look(moved)
+    result = moved.invoke("verify", "probe")
+    assert result.exit_code == 3, result.output
+    text = result.stdout + result.stderr
+    assert "holds 1 entries, but this machine recorded entry 2" in text
+    assert "the project folder was moved" in text
