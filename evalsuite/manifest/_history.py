@@ -64,6 +64,8 @@ class HashSources:
     """Disagreements (integrity failures), each naming its source."""
     sources: dict[str, str] = field(default_factory=dict)
     """Source name -> ``agrees``, ``DISAGREES``, ``none`` or ``skipped: <why>``."""
+    warnings: list[str] = field(default_factory=list)
+    """What a source could not check (not failures): a shallow clone's missing history."""
 
     def add(self, source: str, state: str, problem: str | None = None) -> None:
         """Record one source's verdict (and its problem, when it disagrees)."""
@@ -222,5 +224,32 @@ def history_check(layout: Layout, suite: str, version: str, manifest_hash: str) 
             "any change as a new version",
         )
         return result
+    cut = _shallow_cut(path, first.commit)
+    if cut:
+        result.add("git", f"agrees ({len(committed)} commit(s) fetched; {cut})")
+        result.warnings.append(
+            f"{rel}: this is a shallow clone and the manifest's oldest fetched commit "
+            f"({first.commit[:10]}) is where its history was cut, so a change committed after "
+            "the version was first frozen is not visible here (verify would pass it). Run "
+            "`git fetch --unshallow` and verify again to check the whole history"
+        )
+        return result
     result.add("git", f"agrees ({len(committed)} commit(s))")
     return result
+
+
+def _shallow_cut(path: Path, commit: str) -> str:
+    """Why the history before `commit` is not checked (a shallow clone's cut), else ``""``."""
+    folder = path.parent
+    try:
+        where = _git(folder, "rev-parse", "--git-path", "shallow")
+        if where.returncode != 0:
+            return ""
+        shallow = Path(where.stdout.strip())
+        shallow = shallow if shallow.is_absolute() else folder / shallow
+        cut = set(shallow.read_text(encoding="ascii").split()) if shallow.is_file() else set()
+    except (OSError, UnicodeDecodeError, subprocess.TimeoutExpired):
+        return ""
+    if commit not in cut:
+        return ""
+    return "shallow clone: history before the oldest fetched commit not checked"

@@ -201,6 +201,14 @@ def test_a_manifest_rehashed_and_committed_with_its_changelog_before_any_run_fai
     run = project.invoke("run", "demo@1.0.0", "--model", "fakeagent/x", "--limit", "1")
     assert run.exit_code == 3  # and no run starts on it
 
+    shallow = tmp_path / "shallow"  # a clone of the tampering commit only
+    _git(tmp_path, "clone", "-q", "--depth", "1", f"file://{project.root}", str(shallow))
+    clone = Project(root=shallow, key_dir=project.key_dir)
+    report = json_out(clone.invoke("verify", "demo", "--json"))["suites"][0]
+    assert report["hash_sources"]["git"].startswith("agrees (1 commit(s) fetched; shallow clone")
+    (warning,) = report["warnings"]  # it says what it could not check
+    assert "shallow clone" in warning and "git fetch --unshallow" in warning
+
 
 # item 4 -------------------------------------------------------------------------------------
 
