@@ -127,7 +127,10 @@ def git_manifest_hashes(path: Path, version: str) -> tuple[list[CommittedVersion
         inside = _git(folder, "rev-parse", "--is-inside-work-tree")
         if inside.returncode != 0 or inside.stdout.strip() != "true":
             return None, "the project is not in a git repository"
-        log = _git(folder, "log", "--format=%H", "--", path.name)
+        # --full-history: by default git log follows only the parent a merge took the file
+        # from, so a branch that froze other content, merged with its side kept, hid the
+        # first commit of the manifest (docs/design/holdout-governance.md, section 3)
+        log = _git(folder, "log", "--full-history", "--format=%H", "--", path.name)
         if log.returncode != 0:
             return None, f"git log failed: {log.stderr.strip()[:200]}"
         found: list[CommittedVersion] = []
