@@ -100,8 +100,9 @@ def anchor_problems(ledger: Path, entries: list[LedgerEntry], anchor: Path | Non
         head, anchor = moved
         was = Path(head.ledger or "").parents[2]
         return [
-            f"{problem} (the head was recorded while the project was at {was}, which no longer "
-            "exists: the project folder was moved)"
+            f"{problem} (the head was recorded for this ledger while its project was at {was}, "
+            "which no longer exists: the project folder was moved, or deleted after this "
+            "checkout was made)"
             for problem in anchor_problems(ledger, entries, anchor)
         ]
     if isinstance(head, str):

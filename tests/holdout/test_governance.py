@@ -556,4 +556,4 @@ def test_moving_the_project_folder_keeps_the_ledger_head_checked(tmp_path: Path)
     assert result.exit_code == 3, result.output
     text = result.stdout + result.stderr
     assert "holds 1 entries, but this machine recorded entry 2" in text
-    assert "the project folder was moved" in text
+    assert "the project folder was moved, or deleted" in text
