@@ -210,6 +210,21 @@ def test_a_manifest_rehashed_and_committed_with_its_changelog_before_any_run_fai
     assert "shallow clone" in warning and "git fetch --unshallow" in warning
 
 
+def test_a_manifest_committed_before_its_changelog_line_verifies(tmp_path: Path) -> None:
+    """Committing the new manifest first and the changelog next failed verify for good ('the
+    changelog of that commit does not record' it), though nothing was changed."""
+    project = make_project(tmp_path)
+    assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 0
+    _git(project.root, "init", "-q")
+    _git(project.root, "add", "manifests/demo/1.0.0.json")
+    _git(project.root, "commit", "-qm", "the manifest")
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "the rest")
+    result = project.invoke("verify", "demo", "--json")
+    assert result.exit_code == 0, result.output
+    assert json_out(result)["suites"][0]["hash_sources"]["git"] == "agrees (1 commit(s))"
+
+
 def _merge_keeping_theirs(root: Path, branch: str) -> None:
     """Merge `branch` into the current one, every conflict resolved to `branch`'s side."""
     merged = subprocess.run(
