@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import unicodedata
 from importlib import resources
 
 __all__ = ["fold_confusables", "fold_table"]
@@ -62,7 +63,47 @@ def fold_table() -> dict[int, str]:
         candidates = _candidates(data, char)
         if candidates:
             table[ord(char)] = _pick(char, candidates)
+    _add_diacritics(table)
     return table
+
+
+_COMBINING_BLOCKS = (
+    (0x0300, 0x036F),
+    (0x1AB0, 0x1AFF),
+    (0x1DC0, 0x1DFF),
+    (0x20D0, 0x20FF),
+    (0xFE20, 0xFE2F),
+)
+"""The combining diacritical marks blocks (not the vowel signs of Indic or Arabic scripts)."""
+
+_INVISIBLE = "\u200b"
+"""What a combining mark folds to: deleted inside a word by the text spec (step 5), and not
+composed with the letter before it by NFKC, so ``a`` + U+0301 reads ``a``."""
+
+
+def _add_diacritics(table: dict[int, str]) -> None:
+    """Fold letters with diacritics to their base letter, and combining marks to `_INVISIBLE`.
+
+    ``á``, ``ǎ`` fold to ``a``, ``ά`` to ``α`` and then ``a``: a copy of an item with a mark
+    on every letter (``c\u0301h\u0301a\u0301...``, which NFKC composes to ``ćhá...``) has
+    other words than the item. One character still becomes one character.
+    """
+    for low, high in _COMBINING_BLOCKS:
+        for code in range(low, high + 1):
+            if unicodedata.category(chr(code)) == "Mn":
+                table.setdefault(code, _INVISIBLE)
+    for code in range(0x80, 0x2000):
+        char = chr(code)
+        if code in table or not char.isalpha():
+            continue
+        base = "".join(
+            c for c in unicodedata.normalize("NFD", char) if unicodedata.category(c) != "Mn"
+        )
+        if len(base) != 1 or base == char:
+            continue
+        folded = base if base.isascii() else table.get(ord(base))
+        if folded is not None and folded != _INVISIBLE and folded.isascii() and folded.isalnum():
+            table[code] = folded
 
 
 def fold_confusables(text: str) -> str:

@@ -35,6 +35,11 @@ class LedgerHead:
     seq: int
     hash: str
     at: str
+    first: str | None = None
+    """The hash of the ledger's first entry: which ledger this is, wherever its project is now
+    (absent from heads recorded before it was added)."""
+    ledger: str | None = None
+    """The ledger's resolved path when the head was recorded."""
 
 
 def anchor_file(key_dir: Path, project: Path, suite: str) -> Path:
@@ -71,7 +76,14 @@ def _read(anchor: Path) -> LedgerHead | str | None:
         data = json.loads(text)
         if data.get("format") != ANCHOR_FORMAT:
             return "is not a ledger head record"
-        return LedgerHead(seq=int(data["seq"]), hash=str(data["hash"]), at=str(data["at"]))
+        first, ledger = data.get("first"), data.get("ledger")
+        return LedgerHead(
+            seq=int(data["seq"]),
+            hash=str(data["hash"]),
+            at=str(data["at"]),
+            first=str(first) if first is not None else None,
+            ledger=str(ledger) if ledger is not None else None,
+        )
     except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
         return "is not a ledger head record (damaged or edited)"
 
@@ -82,7 +94,17 @@ def anchor_problems(ledger: Path, entries: list[LedgerEntry], anchor: Path | Non
         return []
     head = _read(anchor)
     if head is None:
-        return []
+        moved = _moved_head(anchor, entries)
+        if moved is None:
+            return []
+        head, anchor = moved
+        was = Path(head.ledger or "").parents[2]
+        return [
+            f"{problem} (the head was recorded for this ledger while its project was at {was}, "
+            "which no longer exists: the project folder was moved, or deleted after this "
+            "checkout was made)"
+            for problem in anchor_problems(ledger, entries, anchor)
+        ]
     if isinstance(head, str):
         return [
             f"the ledger head recorded outside the project, {anchor}, {head}; it is written at "
@@ -105,10 +127,38 @@ def anchor_problems(ledger: Path, entries: list[LedgerEntry], anchor: Path | Non
     return []
 
 
-def write_anchor(anchor: Path, entry: LedgerEntry, *, ledger: Path) -> None:
-    """Record `entry` as the head of the ledger at `ledger` (atomically, mode 0600)."""
+def _moved_head(anchor: Path, entries: list[LedgerEntry]) -> tuple[LedgerHead, Path] | None:
+    """The head this machine recorded for the same ledger in a project folder that is gone.
+
+    The head is filed under a digest of the project's path, so moving the project folder would
+    otherwise leave its ledger with no head to check: a truncated ledger, its runs' rows
+    deleted, then `mv project project2`, passed `verify`. A head recorded for a ledger with the
+    same first entry, at a path that no longer exists, is this ledger's, moved. A head of the
+    same ledger whose folder still exists is another checkout (a clone, a worktree), which may
+    legitimately be ahead or have appended other entries: it is not compared.
+    """
+    if not entries:
+        return None
+    for other in sorted(anchor.parent.parent.glob(f"*/{anchor.name}")):
+        head = _read(other)
+        if (
+            isinstance(head, LedgerHead)
+            and head.first == entries[0].hash
+            and head.ledger is not None
+            and not Path(head.ledger).exists()
+        ):
+            return head, other
+    return None
+
+
+def write_anchor(anchor: Path, entry: LedgerEntry, *, ledger: Path, first: str) -> None:
+    """Record `entry` as the head of the ledger at `ledger` (atomically, mode 0600).
+
+    `first` is the hash of the ledger's first entry (`_moved_head`).
+    """
     data = {
         "format": ANCHOR_FORMAT,
+        "first": first,
         "ledger": str(ledger.resolve()),
         "suite": entry.suite,
         "seq": entry.seq,

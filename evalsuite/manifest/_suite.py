@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -55,6 +56,23 @@ class FamilyConfig(FamilyFieldChecks):
     @classmethod
     def _check_task(cls, value: str) -> str:
         return check_task_reference(value)
+
+    @field_validator("items")
+    @classmethod
+    def _check_items(cls, value: str | None) -> str | None:
+        # An absolute path (even one inside the project today) or a Windows separator would be
+        # frozen into the manifest as written: the version then fails `verify` once the project
+        # is cloned or moved elsewhere (docs/design/holdout-governance.md, section 10).
+        if value is not None and (
+            value.startswith(("/", "~")) or "\\" in value or re.match(r"^[A-Za-z]:", value)
+        ):
+            raise ValueError(
+                f"items {value!r} must be a path relative to tasks/ ('myfamily/items.jsonl'; "
+                "no '/' or '~' at its start, no drive letter, no backslash): the manifest "
+                "records it as written, and an absolute path stops matching once the project is "
+                "cloned or moved"
+            )
+        return value
 
     @field_validator("name")
     @classmethod

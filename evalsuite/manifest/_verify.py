@@ -414,6 +414,7 @@ def verify(
             history = history_check(layout, summary.suite, summary.version, summary.manifest_hash)
             report.hash_sources.update(history.sources)
             report.problems.extend(history.problems)
+            report.warnings.extend(history.warnings)
             report.dev_checked = found["dev_checked"]
             report.holdout_checked = found["holdout_checked"]
             report.holdout_skipped = skip_holdout
@@ -431,6 +432,7 @@ def verify(
     history = history_check(layout, manifest.suite, manifest.version, manifest.manifest_hash)
     report.hash_sources.update(history.sources)
     report.problems.extend(history.problems)
+    report.warnings.extend(history.warnings)
     content = VerifyReport(suite=suite, version=manifest.version)
     _check_content(layout, manifest, keys, skip_holdout, content)
     report.problems.extend(content.problems)

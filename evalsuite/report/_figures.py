@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import matplotlib
@@ -16,6 +16,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.text import Text
+from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+from evalsuite._core.display import printable
 
 __all__ = [
     "PALETTE",
@@ -45,12 +49,33 @@ def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
 
 
+def _escaped(func: Callable[..., Any]) -> Callable[..., str]:
+    def label(*args: Any) -> str:
+        return printable(str(func(*args)))
+
+    return label
+
+
 def to_svg(figure: Figure, title: str) -> str:
     """The figure as an SVG document string (deterministic ids), with an accessible title."""
+    for text in figure.findobj(Text):
+        # a model name, stratum or run id holding ESC or a bidi override: matplotlib's
+        # 'Glyph 27 missing' warning would print it raw on stderr (and into the SVG)
+        text.set_text(printable(text.get_text()))
+    for axes in figure.axes:
+        for axis in (axes.xaxis, axes.yaxis):
+            names = axis.get_major_formatter()
+            if isinstance(names, FixedFormatter):  # tick labels are drawn from these strings
+                names.seq = [printable(str(name)) for name in names.seq]
+            elif isinstance(names, FuncFormatter):  # set_yticks(ticks, labels) makes one
+                names.func = _escaped(names.func)
     buffer = io.StringIO()
     with plt.rc_context(_STYLE):  # svg.hashsalt applies at save time: deterministic ids
         figure.savefig(
-            buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Title": title}
+            buffer,
+            format="svg",
+            bbox_inches="tight",
+            metadata={"Date": None, "Title": printable(title)},
         )
     plt.close(figure)
     svg = buffer.getvalue()

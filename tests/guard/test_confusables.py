@@ -36,7 +36,8 @@ def test_the_fold_maps_cyrillic_and_greek_lookalikes_to_ascii() -> None:
     assert fold_confusables(_homoglyphs(TEXT)) == TEXT
     assert fold_confusables("\u0399n \u0406t") == "In It"  # capital iota and І read as I
     assert fold_confusables("\u03bf\u03bd") == "ov"  # Greek omicron, nu
-    assert all(len(v) == 1 and v.isascii() and v.isalnum() for v in fold_table().values())
+    # one character for one: an ASCII letter or digit, or (a combining mark) a zero-width space
+    assert all(v == "\u200b" or (v.isascii() and v.isalnum()) for v in fold_table().values())
     assert not any(chr(k).isascii() for k in fold_table())  # ASCII text is never changed
 
 
@@ -88,3 +89,18 @@ def test_everything_found_before_is_still_found(
     monkeypatch.setattr(_screen, "fold_confusables", lambda text: text)
     before = {key(h) for h in screen_documents(docs, index, batch_bytes=4096)}
     assert before and before <= now
+
+
+def test_a_copy_with_diacritics_or_combining_marks_is_found() -> None:
+    """Issue 28.15: a mark on every letter (combining, which NFKC composes to 'ćhá...', or
+    precomposed) left no word of the item, and the copy was screened clean."""
+    combining = "".join(c + "\u0301" if c.isalpha() else c for c in TEXT)
+    precomposed = TEXT.translate(str.maketrans("aeiouc", "áéíóúç"))
+    assert fold_confusables(precomposed) == TEXT
+    french = "Veuillez calculer le coût total de sept pommes à trois pièces chacune, puis expliquer"
+    docs = [("combining", combining), ("precomposed", precomposed), ("fr", french)]
+    hits = screen_documents(docs, _index())
+    assert sorted((h.document, h.item_id, h.overlap) for h in hits) == [
+        ("combining", "long", 1.0),
+        ("precomposed", "long", 1.0),
+    ]

@@ -4,6 +4,7 @@ family renames. Each refusal must leave nothing behind (no run row, no ledger li
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from evalsuite.cli import cli
-from evalsuite.holdout import anchor_file, read_ledger, verify_ledger
+from evalsuite.holdout import anchor_file, ledger_history_problems, read_ledger, verify_ledger
 from evalsuite.manifest._schema import compute_manifest_hash
 from evalsuite.store import Store
 from evalsuite.store._schema import attempts
@@ -199,6 +200,102 @@ def test_a_manifest_rehashed_and_committed_with_its_changelog_before_any_run_fai
     assert "never changes after its first commit" in problem
     run = project.invoke("run", "demo@1.0.0", "--model", "fakeagent/x", "--limit", "1")
     assert run.exit_code == 3  # and no run starts on it
+
+    shallow = tmp_path / "shallow"  # a clone of the tampering commit only
+    _git(tmp_path, "clone", "-q", "--depth", "1", f"file://{project.root}", str(shallow))
+    clone = Project(root=shallow, key_dir=project.key_dir)
+    report = json_out(clone.invoke("verify", "demo", "--json"))["suites"][0]
+    assert report["hash_sources"]["git"].startswith("agrees (1 commit(s) fetched; shallow clone")
+    (warning,) = report["warnings"]  # it says what it could not check
+    assert "shallow clone" in warning and "git fetch --unshallow" in warning
+
+
+def test_a_manifest_committed_before_its_changelog_line_verifies(tmp_path: Path) -> None:
+    """Committing the new manifest first and the changelog next failed verify for good ('the
+    changelog of that commit does not record' it), though nothing was changed."""
+    project = make_project(tmp_path)
+    assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 0
+    _git(project.root, "init", "-q")
+    _git(project.root, "add", "manifests/demo/1.0.0.json")
+    _git(project.root, "commit", "-qm", "the manifest")
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "the rest")
+    result = project.invoke("verify", "demo", "--json")
+    assert result.exit_code == 0, result.output
+    assert json_out(result)["suites"][0]["hash_sources"]["git"] == "agrees (1 commit(s))"
+
+
+def _merge_keeping_theirs(root: Path, branch: str) -> None:
+    """Merge `branch` into the current one, every conflict resolved to `branch`'s side."""
+    merged = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "merge", "-q", branch],
+        cwd=root,
+        capture_output=True,
+        check=False,
+    )
+    if merged.returncode != 0:
+        _git(root, "checkout", "--theirs", ".")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-qm", f"merge {branch}")
+
+
+def test_a_manifest_merged_in_from_a_branch_that_froze_other_content_fails_verify(
+    tmp_path: Path,
+) -> None:
+    """git log followed only the parent a merge took the manifest from: a branch that froze
+    the version with budget 99, merged with its side kept, hid the first commit and passed."""
+    project = make_project(tmp_path)
+    (project.root / "README").write_text("project\n")
+    _git(project.root, "init", "-q", "-b", "main")
+    _git(project.root, "add", "README")
+    _git(project.root, "commit", "-qm", "start")
+    _git(project.root, "branch", "other")
+    assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 0
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "freeze demo 1.0.0")
+    path = project.root / "manifests" / "demo" / "1.0.0.json"
+    changelog = project.root / "manifests" / "demo" / "CHANGELOG.md"
+    data = json.loads(path.read_text())
+    old_hash = data["manifest_hash"]
+    data["holdout_budget"] = 99
+    data["manifest_hash"] = new_hash = compute_manifest_hash(data)
+    _git(project.root, "checkout", "-q", "other")
+    _git(project.root, "checkout", "main", "--", ".")
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    changelog.write_text(changelog.read_text().replace(old_hash, new_hash))
+    _git(project.root, "add", "-A")
+    _git(project.root, "commit", "-qm", "freeze demo 1.0.0, budget 99")
+    _git(project.root, "checkout", "-q", "main")
+    _merge_keeping_theirs(project.root, "other")
+    assert json.loads(path.read_text())["manifest_hash"] == new_hash
+
+    result = project.invoke("verify", "demo", "--json")
+    assert result.exit_code == 3, result.output
+    report = json_out(result)["suites"][0]
+    assert report["hash_sources"]["git"] == "DISAGREES"
+    assert "never changes after its first commit" in report["problems"][0]
+
+
+def test_a_ledger_merged_in_from_a_branch_that_truncated_it_fails(tmp_path: Path) -> None:
+    """The same merge hid the commits of the longer ledger from its prefix check."""
+    root = tmp_path / "repo"
+    ledger = root / "ACCESS.jsonl"
+    root.mkdir()
+    ledger.write_text('{"seq": 1}\n')
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "one entry")
+    _git(root, "branch", "other")
+    ledger.write_text('{"seq": 1}\n{"seq": 2}\n')
+    _git(root, "commit", "-qam", "two entries")
+    _git(root, "checkout", "-q", "other")
+    ledger.write_text('{"seq": 1}\n\n')  # a change, so the merge has to choose
+    _git(root, "commit", "-qam", "one entry again")
+    _git(root, "checkout", "-q", "main")
+    _merge_keeping_theirs(root, "other")
+    assert ledger.read_text() == '{"seq": 1}\n\n'
+    (problem,) = ledger_history_problems(ledger, "ACCESS.jsonl")
+    assert "no longer starts with the 2 entries committed in" in problem
 
 
 # item 4 -------------------------------------------------------------------------------------
@@ -454,3 +551,24 @@ def test_a_freeze_interrupted_before_its_changelog_line_is_completed_by_freezing
     assert again.exit_code == 0, again.stderr
     assert json_out(again)["status"] == "completed"
     assert project.invoke("verify", "demo").exit_code == 0
+
+
+def test_moving_the_project_folder_keeps_the_ledger_head_checked(tmp_path: Path) -> None:
+    """Issue 28 point 12: the head was filed under the project's path, so a truncated ledger
+    (its run's rows deleted) in a moved project folder passed `verify` with no warning."""
+    project = _project(tmp_path)
+    assert _holdout(project).exit_code == 0
+    assert _holdout(project).exit_code == 0
+    clone = Project(root=tmp_path / "clone", key_dir=project.key_dir)
+    shutil.copytree(project.root, clone.root)  # another checkout while the first still exists
+    assert clone.invoke("verify", "probe").exit_code == 0
+    shutil.rmtree(clone.root)
+    moved = Project(root=tmp_path / "moved", key_dir=project.key_dir)
+    project.root.rename(moved.root)  # moved intact: no false alarm
+    assert moved.invoke("verify", "probe").exit_code == 0
+    _delete_last_look(moved)
+    result = moved.invoke("verify", "probe")
+    assert result.exit_code == 3, result.output
+    text = result.stdout + result.stderr
+    assert "holds 1 entries, but this machine recorded entry 2" in text
+    assert "the project folder was moved, or deleted" in text

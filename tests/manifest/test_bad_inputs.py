@@ -201,3 +201,18 @@ def test_verify_refuses_a_frozen_item_source_that_now_leads_out_of_the_project(
     assert result.exit_code == 3, result.stdout + result.stderr
     assert "demo@1.0.0 (its manifest) declares items = 'fam/items.jsonl'" in result.stdout
     assert "leads out of the project" in result.stdout
+
+
+@pytest.mark.parametrize("how", ["absolute", "backslash"])
+def test_an_absolute_or_backslashed_item_source_is_refused_at_freeze(
+    tmp_path: Path, how: str
+) -> None:
+    """An absolute items path inside the project froze into the manifest as written: after the
+    project was moved or cloned elsewhere, `verify` said it 'leads out of the project' (exit 3)."""
+    root = tmp_path / "project"
+    declared = (
+        str(root / "tasks" / "fam" / "items.jsonl") if how == "absolute" else r"fam\items.jsonl"
+    )
+    message = _freeze_fails(tmp_path, toml=suite_toml(items=declared.replace("\\", "\\\\")))
+    assert "must be a path relative to tasks/" in message
+    assert not (root / "manifests").exists()
