@@ -45,6 +45,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlalchemy.engine import make_url
 
+from evalsuite._core.display import printable
 from evalsuite._core.layout import Layout
 from evalsuite._core.seeds import derive_seed
 from evalsuite.errors import (
@@ -520,9 +521,22 @@ def _progress(
         yield advance
 
 
+_UNDISPLAYABLE = re.compile(r"[\[\]\x00-\x1f\x7f-\x9f]")
+"""Characters a model name may not hold: square brackets (inspect's display renders the name
+inside rich markup, so ``x[/]`` failed the eval after every attempt had run) and controls."""
+
+
 def _check_model(spec: RunSpec) -> None:
     from inspect_ai.model import get_model
 
+    bad = sorted({f"U+{ord(c):04X}" for c in _UNDISPLAYABLE.findall(spec.model)})
+    if bad:
+        raise UsageError(
+            f"cannot use model {printable(spec.model)!r}: a model name may not contain square "
+            f"brackets or control characters ({', '.join(bad)}), which inspect's display "
+            "reads as markup or sends to the terminal (the eval would fail after its attempts "
+            "ran). Give the provider's model name as it spells it, such as provider/model."
+        )
     try:
         # inspect prints its banner ("inspect_ai v…, hooks enabled") with rich's print on
         # stdout; it is a diagnostic, so it goes to stderr, before the run's own output

@@ -44,6 +44,19 @@ def test_a_billion_epochs_is_refused_at_once_naming_the_cap(probe: Project) -> N
     assert store_of(probe).list_runs() == []
 
 
+@pytest.mark.parametrize("model", ["fakeagent/x[/]", "fakeagent/[bold]x", "fakeagent/x\x1b[2J"])
+def test_a_model_name_inspect_would_read_as_markup_is_refused_before_the_run(
+    probe: Project, model: str
+) -> None:
+    """``x[/]`` failed inspect's display after every attempt ran (the run stored interrupted;
+    on the holdout a look spent): refused first, nothing stored."""
+    result = probe.invoke("run", "probe@1.0.0", "--model", model, "--epochs", "1")
+    assert result.exit_code == 2, result.stderr
+    assert "may not contain square brackets or control characters" in result.stderr
+    assert "\x1b" not in result.stderr
+    assert store_of(probe).list_runs() == []
+
+
 def test_planned_attempts_above_the_cap_are_refused_before_planning(
     probe: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
