@@ -184,6 +184,10 @@ def _csv_header(path: Path) -> list[str]:
     """The header record, after refusing UTF-16, blank and non-UTF-8 files."""
     with path.open("rb") as handle:
         start = handle.read(4)
+        if start == b"PAR1":  # Parquet's magic number
+            raise ItemSourceError(
+                f"{path} is a Parquet file, not CSV text: ingest it with --format parquet"
+            )
         if start.startswith((b"\xff\xfe", b"\xfe\xff")):
             raise ItemSourceError(
                 f"{path} is UTF-16 text; evalsuite reads CSV files as UTF-8. Save it as UTF-8 "

@@ -186,6 +186,21 @@ def test_empty_or_non_utf8_files_are_usage_errors(
     assert "UTF-8" in result.stderr or "model, item_id, epoch, score" in result.stderr
 
 
+def test_a_parquet_file_given_as_csv_says_to_use_format_parquet(
+    project: Project, tmp_path: Path
+) -> None:
+    """It said "line 3 is not UTF-8 ... iconv", about a file that is not text at all."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "r.csv"
+    table = pa.table({"model": ["m"], "item_id": ["a"], "epoch": [1], "score": [1.0]})
+    pq.write_table(table, path)
+    result = _ingest(project, path)
+    assert result.exit_code == 2, result.stderr
+    assert "is a Parquet file, not CSV text: ingest it with --format parquet" in result.stderr
+
+
 def test_a_utf8_byte_order_mark_is_not_part_of_the_first_column(
     project: Project, tmp_path: Path
 ) -> None:
