@@ -130,3 +130,17 @@ def test_ctrl_c_outside_a_run_exits_130_with_the_json_error_document() -> None:
     assert "interrupted (SIGINT)" in payload["message"] and "Aborted" not in result.output
     plain = CliRunner().invoke(interrupted, [])
     assert plain.exit_code == 130 and "interrupted (SIGINT)" in plain.stderr
+
+
+def test_a_margin_of_one_or_more_is_refused() -> None:
+    """A difference of two scores lies in [-1, 1], so a margin of 1 passed every gate, however
+    much worse the candidate: `compare` and `report` refuse it (exit 2)."""
+    from click.testing import CliRunner
+
+    from evalsuite.cli import cli
+
+    for command in (["compare", "a", "b", "--gate", "noninferior"], ["report", "a", "b"]):
+        for margin in ("1", "1.5"):
+            result = CliRunner().invoke(cli, [*command, "--margin", margin])
+            assert result.exit_code == 2, (command, margin, result.output)
+            assert "--margin" in result.output and "0<x<1" in result.output

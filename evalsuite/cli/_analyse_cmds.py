@@ -121,7 +121,8 @@ def score_cmd(
 )
 @click.option(
     "--margin",
-    type=click.FloatRange(min=0, min_open=True),
+    # a difference of two scores lies in [-1, 1]: a margin of 1 or more passes every gate
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
     default=None,
     help="Non-inferiority margin D (scores are in [0, 1]).",
 )

@@ -35,7 +35,8 @@ __all__ = ["report_cmd"]
 @click.option("--alpha", type=click.FloatRange(0.001, 0.5), default=0.05, show_default=True)
 @click.option(
     "--margin",
-    type=click.FloatRange(min=0, min_open=True),
+    # a difference of two scores lies in [-1, 1]: a margin of 1 or more passes every gate
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
     default=None,
     help="Show a non-inferiority gate with this margin in every comparison.",
 )
