@@ -30,6 +30,19 @@ def task_module() -> ModuleType:
     return _loaded["task"]
 
 
+def task_v2_module() -> ModuleType:
+    """tasks/code_repair/task_v2.py (version 2, repair@2.0.0), loaded by path once."""
+    if "task_v2" not in _loaded:
+        spec = importlib.util.spec_from_file_location(
+            "_test_code_repair_task_v2", FAMILY_DIR / "task_v2.py"
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _loaded["task_v2"] = module
+    return _loaded["task_v2"]
+
+
 def submodule(name: str) -> Any:
     """One of the family's modules (templates, generate, workspace, verifier, ...)."""
     return task_module().submodule(name)
