@@ -219,3 +219,11 @@ def test_the_reference_fix_passes_and_the_bug_fails_every_dev_item_in_the_jail(
                 check=False,
             )
             assert verifier.evaluate_calls(done.stdout, hidden.expected).passed is fixed
+
+
+def test_version_2s_kit_declares_agent_code_and_keeps_version_1s_tools_and_limits() -> None:
+    v1, v2 = task_module().FAMILY, task_v2_module().FAMILY
+    assert (v1.version, v2.version) == (1, 2)
+    assert v2.agent_code is not None and v1.agent_code is not None  # both audited against it
+    assert v2.limits == v1.limits
+    assert [type(d.tool).__name__ for d in v2.tools] == [type(d.tool).__name__ for d in v1.tools]
