@@ -150,11 +150,15 @@ def trivial_check(trivial: Trivial, episodes: Sequence[Episode]) -> Check:
     )
 
 
-def exploit_check(probe: Probe, episodes: Sequence[Episode]) -> Check:
-    """An exploit probe never passes on an item it applies to."""
+def exploit_check(probe: Probe, episodes: Sequence[Episode], label: str = "exploit") -> Check:
+    """An exploit probe never passes on an item it applies to.
+
+    `label` ``tamper``: a probe of the tamper library (`evalsuite.audit._tampers`), played
+    against a family whose grader runs the agent's code.
+    """
     applicable = [e for e in _counted(episodes) if e.applies]
     passing = sorted({e.item_id for e in applicable if e.score > 0})
-    strata = {
+    strata: dict[str, dict[str, float | int | bool]] = {
         stratum: {
             "items": len(eps),
             "passed": sum(1 for e in eps if e.score > 0),
@@ -162,13 +166,17 @@ def exploit_check(probe: Probe, episodes: Sequence[Episode]) -> Check:
         }
         for stratum, eps in _by_stratum(applicable).items()
     }
+    if label == "tamper":  # the tamper library lists its mean score per stratum too
+        for stratum, eps in _by_stratum(applicable).items():
+            strata[stratum]["score"] = sum(e.score for e in eps) / len(eps)
+    kind = "tamper" if label == "tamper" else "exploit"
     summary = (
-        f"the exploit '{probe.description}' passes {len(passing)} of {len(applicable)} items"
+        f"the {kind} '{probe.description}' passes {len(passing)} of {len(applicable)} items"
         if passing
-        else f"the exploit '{probe.description}' never passes ({len(applicable)} items)"
+        else f"the {kind} '{probe.description}' never passes ({len(applicable)} items)"
     )
     return Check(
-        "exploit",
+        label,
         "failed" if passing else "passed",
         summary,
         policy=probe.name,

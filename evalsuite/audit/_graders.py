@@ -53,6 +53,7 @@ from evalsuite.audit._checks_env import (
 )
 from evalsuite.audit._report import Check, FamilyAudit, GraderAudit
 from evalsuite.audit._sweep import Sweep, SweepSpec, run_sweep
+from evalsuite.audit._tampers import is_tamper, with_tampers
 from evalsuite.errors import UsageError
 from evalsuite.kit import Family, FamilyKitError, Trivial, family_of_task
 from evalsuite.manifest import KeySpec, Manifest, ManifestItem, load_manifest
@@ -121,7 +122,7 @@ def _load_kit(layout: Layout, manifest: Manifest, family: ManifestFamily) -> _Ki
             f"the kit in {family.task} is family {kit.name!r} version {kit.version}, but "
             f"{manifest.ref} froze family {family.name!r} version {family.version}",
         )
-    return _Kit(family, function, kit, None)
+    return _Kit(family, function, with_tampers(kit), None)
 
 
 def schedule_of(kits: Sequence[Family]) -> tuple[str, ...]:
@@ -163,7 +164,16 @@ def _family_checks(
         oracle_check(main.of("oracle", sorted(item_ids))),
         null_check(main.of("null", sorted(item_ids))),
         *(trivial_check(t, main.of(t.name, sorted(item_ids))) for t in trivials),
-        *(exploit_check(p, main.of(p.name, sorted(item_ids))) for p in kit.probes),
+        *(
+            exploit_check(p, main.of(p.name, sorted(item_ids)))
+            for p in kit.probes
+            if not is_tamper(p.name)
+        ),
+        *(
+            exploit_check(p, main.of(p.name, sorted(item_ids)), label="tamper")
+            for p in kit.probes
+            if is_tamper(p.name)
+        ),
         harness_check(mine),
         reward_check(mine, entry.family.score_bounds, kit),
         limits_check(kit, function, mine),

@@ -17,6 +17,8 @@ is tasks/README.md; what the audit checks is docs/design/grader-audit.md.
 """
 
 from evalsuite.kit._family import (
+    AgentCode,
+    CodeChange,
     Family,
     FamilyKitError,
     FamilyParts,
@@ -46,6 +48,8 @@ __all__ = [
     "APPLIES_KEY",
     "POLICY_KEY",
     "TOOLS_KEY",
+    "AgentCode",
+    "CodeChange",
     "Episode",
     "Family",
     "FamilyKitError",

@@ -19,9 +19,11 @@ from typing import Any, Literal
 from inspect_ai import Task
 from inspect_ai.tool import Tool
 
-from evalsuite.kit._policy import Policy, empty_answer
+from evalsuite.kit._policy import Episode, Policy, empty_answer
 
 __all__ = [
+    "AgentCode",
+    "CodeChange",
     "Family",
     "FamilyKitError",
     "FamilyParts",
@@ -102,6 +104,26 @@ class Probe:
         return self.when is None or bool(self.when(metadata))
 
 
+CodeChange = Callable[[str, str], tuple[str, Mapping[str, str]]]
+"""(module source, function under test) -> (new source, extra files by path): a change the
+audit's tamper library asks a family to submit (`evalsuite.audit`'s tampers)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCode:
+    """Declares that the family's grader executes code the agent wrote, and how to submit it.
+
+    A family that declares it is audited against the tamper library (check ``tamper``,
+    docs/design/grader-audit.md): each tamper becomes a probe that calls `submit`.
+    """
+
+    submit: Callable[[Episode, CodeChange], str]
+    """Apply a change to the agent's module through the tools (read it, write the new
+    source and the extra files), as an agent would; returns the final answer."""
+    description: str = ""
+    """How the grader runs the code (shown by the audit)."""
+
+
 @dataclass(frozen=True, slots=True)
 class FinalView:
     """What an episode left behind, for the family's `Family.final_state`."""
@@ -143,6 +165,8 @@ class Family:
     """What the agent can read of an item (name -> text); None: input and files."""
     leak_secrets: Callable[[dict[str, Any]], list[str]] | None = None
     """The distinctive parts of an item's target; None: the target itself."""
+    agent_code: AgentCode | None = None
+    """Set when the grader executes code the agent wrote (the audit plays the tamper library)."""
 
     def policies(self) -> dict[str, Policy]:
         """Every scripted policy by name (oracle, empty_answer, every_answer, trivial, probes)."""
@@ -211,6 +235,7 @@ class FamilyParts:
     empty_answer: Policy = empty_answer
     on_timeout: TimeoutOutcome = "harness_error"
     """What a timeout of any of the tools is (`ToolDecl.on_timeout`)."""
+    agent_code: AgentCode | None = None
 
     def family(
         self,
@@ -236,4 +261,5 @@ class FamilyParts:
             probes=self.probes,
             leak_surface=leak_surface,
             leak_secrets=leak_secrets,
+            agent_code=self.agent_code,
         )

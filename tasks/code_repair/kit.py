@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from evalsuite.kit import FamilyParts, FinalView, Probe, Trivial
+from evalsuite.kit import AgentCode, FamilyParts, FinalView, Probe, Trivial
 
 from . import scripted
 from .tools import repair_tools
@@ -37,6 +37,11 @@ PARTS = FamilyParts(
         Probe("exit_early", scripted.exit_early, "ending the test process with status 0"),
         Probe("read_outside", scripted.read_outside, "reading files outside the repository"),
     ],
+    agent_code=AgentCode(
+        scripted.submit_change,
+        "the verifier runs the agent's module with the hidden tests (version 1: in one "
+        "process; version 2: the calls alone, in the jail)",
+    ),
 )
 """What code_repair's versions share; every tool's timeout is the harness's fault."""
 

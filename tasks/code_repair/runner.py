@@ -9,6 +9,12 @@ sandbox's disk). A request with a ``nonce`` also gets a machine-readable last li
 ``@@result <nonce> <json>``; the nonce is fresh per verification, so output printed by the
 code under test cannot pass for the runner's own report.
 
+A request with ``"calls"`` (version 2's verifier) runs no tests at all: it imports the names
+(``"imports"``: ``from pkg.mod import fn`` lines), evaluates each call expression and prints
+one last line ``@@calls <json>``: per call its result's type (``module.qualname``) and
+``repr``, or the exception's type and ``repr``. The expected values never reach this process;
+the verifier compares in its own (docs/design/code_repair.md, "Isolation").
+
 Standard library only (it runs in whatever Python the sandbox has). Plain ``unittest``: no
 pytest start-up per call (docs/design/code_repair.md, "Cost").
 """
@@ -45,8 +51,46 @@ def _sources(request: dict) -> list:
     return found
 
 
+def _kind(value: object) -> str:
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def run_calls(request: dict) -> None:
+    """Evaluate the request's calls with the agent's module; print their raw results."""
+    namespace: dict = {}
+    results = []
+    try:
+        exec(compile("\n".join(request.get("imports", [])), "<imports>", "exec"), namespace)
+        failed = None
+    except BaseException as exc:
+        failed = {"ok": False, "type": _kind(exc), "repr": repr(exc)[:MAX_DETAIL]}
+    out = sys.stdout
+    for expression in request["calls"]:
+        if failed is not None:
+            results.append(failed)
+            continue
+        stream = io.StringIO()
+        sys.stdout = stream
+        try:
+            value = eval(compile(expression, "<call>", "eval"), namespace)
+            found = {"ok": True, "type": _kind(value), "repr": repr(value)}
+        except BaseException as exc:
+            found = {"ok": False, "type": _kind(exc), "repr": repr(exc)[:MAX_DETAIL]}
+        finally:
+            sys.stdout = out
+        results.append(found)
+    out.write("@@calls " + json.dumps(results, sort_keys=True) + "\n")
+    out.flush()
+
+
 def main() -> None:
     request = json.loads(sys.stdin.read())
+    if "calls" in request:
+        _limit(int(request.get("cpu_s", 10)), int(request.get("memory_mb", 1024)), 1)
+        sys.path.insert(0, os.getcwd())
+        run_calls(request)
+        return
     nonce = request.get("nonce", "")
     _limit(int(request.get("cpu_s", 10)), int(request.get("memory_mb", 1024)), 1)
     sys.path.insert(0, os.getcwd())

@@ -12,7 +12,9 @@ inspect CLI (docs/inspect.md, point 11).
 
 import hashlib
 import json
+import os
 import re
+import secrets
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,9 @@ from evalsuite.run import HarnessFault
 
 STORE_INSTANCE = "code_repair"
 RUNNER = (Path(__file__).resolve().parent / "runner.py").read_text(encoding="utf-8")
+JAIL = (Path(__file__).resolve().parent / "jail.py").read_text(encoding="utf-8")
+JAIL_FAILED = 97
+"""The jail's exit status when it could not isolate the process (before the agent's code ran)."""
 
 COMMAND_TIMEOUT_S = 10
 """Wall-clock seconds of one run_tests / list_files command (the agent's code may loop)."""
@@ -57,6 +62,8 @@ class RepoStore(StoreModel):
     """path -> sha256 of the last content the agent wrote there (the audit's final state)."""
     test_writes: int = 0
     """Writes the agent made to the visible test files (the verifier restores them)."""
+    jailed: bool = False
+    """Version 2 under the local sandbox: every test process runs in the jail (`jail.py`)."""
 
 
 def repo_store() -> RepoStore:
@@ -87,9 +94,47 @@ def check_path(path: str) -> str | None:
     return None
 
 
-def python_for(kind: str) -> str:
-    """The interpreter the tests run with in a sandbox of this kind."""
-    return sys.executable if kind == "local" else "python3"
+def python_for(kind: str, jailed: bool = False) -> str:
+    """The interpreter the tests run with in a sandbox of this kind.
+
+    In the jail, the base interpreter (not a virtual environment's, which may live inside the
+    project): the jail shows the process only that interpreter's prefix.
+    """
+    if kind != "local":
+        return "python3"
+    if not jailed:
+        return sys.executable
+    return os.path.realpath(getattr(sys, "_base_executable", "") or sys.executable)
+
+
+class IsolationError(HarnessFault):
+    """The jail could not isolate the agent's code: nothing of the agent's ran."""
+
+
+def jail_command(python: str, token: str) -> list[str]:
+    """The command that runs the runner in the jail; `token` marks the jail's own failures."""
+    return [python, "-I", "-S", "-c", JAIL, RUNNER, token]
+
+
+def jail_failure(done: ExecResult[str], token: str) -> str | None:
+    """The jail's own failure message (None when the jail started the runner)."""
+    marker = f"evalsuite-jail {token}: "
+    if done.returncode != JAIL_FAILED:
+        return None
+    for line in done.stderr.splitlines():
+        if line.startswith(marker):
+            return line[len(marker) :]
+    return None
+
+
+def isolation_error(reason: str) -> IsolationError:
+    return IsolationError(
+        "code_repair could not isolate the agent's code (" + reason + "); version 2 runs the "
+        "agent's code only in its jail: Linux user, mount and PID namespaces, as root or as a "
+        "user where unprivileged user namespaces are allowed (sysctl "
+        "user.max_user_namespaces > 0; on Ubuntu, kernel.apparmor_restrict_unprivileged_userns "
+        "= 0). It never falls back to running the code unisolated."
+    )
 
 
 def cap(text: str, limit: int = OUTPUT_CHARS) -> str:
@@ -101,18 +146,31 @@ def cap(text: str, limit: int = OUTPUT_CHARS) -> str:
 
 async def run_runner(request: dict[str, Any], timeout: int) -> ExecResult[str]:
     """Run the test runner in this episode's sandbox (raises TimeoutError past `timeout`)."""
-    python = repo_store().python
+    store = repo_store()
+    python = store.python
     if not python:
         raise HarnessFault("code_repair repository is not set up (reset_repo did not run)")
     request = {"cpu_s": CPU_S, "memory_mb": MEMORY_MB, **request}
-    return await sandbox().exec(
-        [python, "-I", "-S", "-c", RUNNER], input=json.dumps(request), timeout=timeout
+    if not store.jailed:
+        return await sandbox().exec(
+            [python, "-I", "-S", "-c", RUNNER], input=json.dumps(request), timeout=timeout
+        )
+    token = secrets.token_hex(8)
+    done = await sandbox().exec(
+        jail_command(python, token), input=json.dumps(request), timeout=timeout
     )
+    failure = jail_failure(done, token)
+    if failure is not None:
+        raise isolation_error(failure)
+    return done
 
 
 @solver
-def reset_repo(kind: str = "local") -> Solver:
-    """Write the item's repository into this episode's sandbox, after checking its hash."""
+def reset_repo(kind: str = "local", jail: bool = False) -> Solver:
+    """Write the item's repository into this episode's sandbox, after checking its hash.
+
+    `jail` (version 2): under the local sandbox every test process runs in `jail.py`.
+    """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         metadata = dict(state.metadata or {})
@@ -134,7 +192,8 @@ def reset_repo(kind: str = "local") -> Solver:
         store = repo_store()
         store.item_id = str(metadata.get("item_id", state.sample_id))
         store.repo_hash = expected
-        store.python = python_for(kind)
+        store.jailed = jail and kind == "local"
+        store.python = python_for(kind, store.jailed)
         store.files = sorted(repo)
         store.writes = {}
         store.test_writes = 0

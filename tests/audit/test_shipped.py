@@ -2,7 +2,8 @@
 
 `make test` audits a stratified sample (the first item of each stratum, every policy) of
 arith@1.0.0 and arith@2.0.0: quick, and every check runs. The samples of support@1.0.0 (through
-the CLI), support@2.0.0, repair@1.0.0 and records@1.0.0 (30 to 45 s of CPU each) and the full
+the CLI), support@2.0.0, repair@1.0.0 (failing the tamper library), repair@2.0.0 and
+records@1.0.0 (30 to 45 s of CPU each) and the full
 dev audits, which reproduce the results stored with each version, are `@pytest.mark.slow`
 (``make slow``; docs/design/test-speed.md names the fast tests that keep each property).
 """
@@ -49,7 +50,7 @@ def _failed(audit: GraderAudit) -> dict[str, Any]:
         # `make slow`, beside the full audits below
         pytest.param("support@2.0.0", 1, marks=pytest.mark.slow),
         ("arith@2.0.0", 1),  # the first item of each stratum, as the module's docstring says
-        pytest.param("repair@1.0.0", 1, marks=pytest.mark.slow),
+        pytest.param("repair@2.0.0", 1, marks=pytest.mark.slow),
         pytest.param("records@1.0.0", 1, marks=pytest.mark.slow),
     ],
 )
@@ -97,6 +98,22 @@ def test_support_1_0_0_audit_names_the_decline_everything_weakness(shipped: Proj
     )
 
 
+@pytest.mark.slow  # 10 items x every policy of code_repair (about 40 s)
+def test_repair_1_0_0_now_fails_the_tamper_library(shipped: Project) -> None:
+    """Issue 29: repair@1.0.0 passed its audit at freeze, before the tamper library; a fresh
+    audit fails it on the four attacks (its stored results, pinned by its stamp, stay)."""
+    audit = _audit(shipped, "repair@1.0.0", 1)
+    failed = {c.policy for f in audit.families for c in f.checks if c.status == "failed"}
+    assert {
+        "tamper_patch_test_framework",
+        "tamper_forge_report",
+        "tamper_frame_expected",
+        "tamper_read_by_path",
+    } <= failed
+    labels = {c.label.split("/")[0] for c in _failed(audit).values()}
+    assert labels <= {"tamper"}, labels
+
+
 def test_arith_1_0_0_relies_on_default_limits(shipped: Project) -> None:
     audit = _audit(shipped, "arith@1.0.0", 1)
     assert set(_failed(audit)) == {"limits"}
@@ -108,7 +125,8 @@ def test_arith_1_0_0_relies_on_default_limits(shipped: Project) -> None:
     [
         ("support@2.0.0", "passed"),
         ("arith@2.0.0", "passed"),
-        ("repair@1.0.0", "passed"),
+        ("repair@1.0.0", "passed"),  # its stamp pins the audit it passed at freeze
+        ("repair@2.0.0", "passed"),
         ("records@1.0.0", "passed"),
         ("support@1.0.0", "failed"),
         ("arith@1.0.0", "failed"),
@@ -132,7 +150,7 @@ def test_every_shipped_version_carries_its_audit(ref: str, state: str) -> None:
         "arith@2.0.0",
         "support@1.0.0",
         "arith@1.0.0",
-        "repair@1.0.0",
+        "repair@2.0.0",
         "records@1.0.0",
     ],
 )

@@ -115,3 +115,51 @@ def copy_of_frozen_solo(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
     if shared.key_dir.exists():
         shutil.copytree(shared.key_dir, tmp_path / "keys")
     return Project(root=tmp_path / "project", key_dir=tmp_path / "keys", audit=True)
+
+
+CODE_TEMPLATE = Path(__file__).parent / "toy_code" / "task.py"
+JAIL = Path(__file__).resolve().parents[2] / "tasks" / "code_repair" / "jail.py"
+
+
+def toy_code_items(per_op: int = 2) -> list[dict[str, Any]]:
+    """Items of the toy code family: fix ``double`` (adds one) or ``square`` (doubles)."""
+    items = []
+    for op, wrong, right in (("double", "x + 1", "x * 2"), ("square", "x * 2", "x * x")):
+        for i in range(per_op):
+            cases = [[[n], eval(right, {"x": n})] for n in (i + 3, i + 7, -i - 2)]
+            items.append(
+                {
+                    "id": f"code-{op}-{i:03d}",
+                    "input": f"mod.{op} is wrong: it computes {wrong}. Fix it.",
+                    "target": json.dumps({"function": op, "cases": cases}),
+                    "metadata": {"op": op, "module": f"def {op}(x):\n    return {wrong}\n"},
+                }
+            )
+    return items
+
+
+def toy_code_project(root: Path, mode: str, *, suite: str = "toyc") -> Project:
+    """A project whose suite has the toy code family, its grader running code `mode`-wise."""
+    family = root / "project" / "tasks" / "code"
+    family.mkdir(parents=True)
+    text = CODE_TEMPLATE.read_text(encoding="utf-8")
+    text = text.replace('MODE = "inprocess"', f'MODE = "{mode}"', 1)
+    text = text.replace('JAIL = ""', f"JAIL = {str(JAIL)!r}", 1)
+    (family / "task.py").write_text(text, encoding="utf-8")
+    write_jsonl(family / "items.jsonl", toy_code_items())
+    lines = [
+        f'name = "{suite}"',
+        'description = "tamper library test suite"',
+        f'canary = "{CANARY}"',
+        "holdout_fraction = 0.5",
+        'stratify_by = ["family", "op"]',
+        'key = "canary"',
+        "",
+        "[[families]]",
+        'name = "code"',
+        "version = 1",
+        'task = "code/task.py@code"',
+        'items = "code/items.jsonl"',
+    ]
+    (root / "project" / "tasks" / f"{suite}.toml").write_text("\n".join(lines) + "\n")
+    return Project(root=root / "project", key_dir=root / "keys")

@@ -30,6 +30,19 @@ def task_module() -> ModuleType:
     return _loaded["task"]
 
 
+def task_v2_module() -> ModuleType:
+    """tasks/code_repair/task_v2.py (version 2, repair@2.0.0), loaded by path once."""
+    if "task_v2" not in _loaded:
+        spec = importlib.util.spec_from_file_location(
+            "_test_code_repair_task_v2", FAMILY_DIR / "task_v2.py"
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _loaded["task_v2"] = module
+    return _loaded["task_v2"]
+
+
 def submodule(name: str) -> Any:
     """One of the family's modules (templates, generate, workspace, verifier, ...)."""
     return task_module().submodule(name)
@@ -42,12 +55,14 @@ def dev_items() -> list[dict[str, Any]]:
 
 
 def plant(item: dict[str, Any], marker: str) -> dict[str, Any]:
-    """`item` with `marker` in its hidden tests: a comment, and a test that fails with it."""
+    """`item` with `marker` in its hidden tests: a comment, and a case that fails with it."""
     key = json.loads(item["target"])
     for test in key["hidden_tests"]:
+        # a failing case of the hidden class, its marker in the expected value: version 2's
+        # verifier keeps it in its own process; version 1 runs it as a test
         test["source"] = (
-            f"# {marker}\n{test['source']}\n\nclass Planted(unittest.TestCase):\n"
-            f"    def test_planted(self):\n        self.fail({marker!r})\n"
+            f"# {marker}\n{test['source']}\n    def test_planted(self):\n"
+            f"        same(self, len([]), {marker!r})\n"
         )
     key["hidden_count"] += 1
     key["patch"] = [dict(e, after=e["after"] + f"\n# {marker}\n") for e in key["patch"]]
