@@ -259,6 +259,19 @@ def _mean(values: Iterable[float]) -> float:
     return sum(kept) / len(kept) if kept else 0.0
 
 
+def _family_mean(episodes: Sequence[Episode], ids: set[str]) -> float:
+    """The mean over every audited item of the family.
+
+    Each item's episodes are averaged; an item the policy had nothing to play on counts 0.
+    """
+    per_item: dict[str, list[float]] = defaultdict(list)
+    for episode in episodes:
+        if not math.isnan(episode.score):
+            per_item[episode.item_id].append(episode.score)
+    total = sum(sum(v) / len(v) for v in per_item.values() if v)
+    return total / len(ids) if ids else 0.0
+
+
 def policy_scores(
     kit: Family,
     sweeps: Sequence[Sweep],
@@ -290,8 +303,7 @@ def policy_scores(
             {
                 "policy": name,
                 "kind": _kind(name, kit, plan),
-                # over every audited item of the family: where it had nothing to play, 0
-                "mean": round(sum(e.score for e in episodes if e.score > 0) / max(len(ids), 1), 6),
+                "mean": round(_family_mean(episodes, ids), 6),
                 "strata": {
                     stratum: {
                         "mean": round(_mean(e.score for e in eps), 6),
