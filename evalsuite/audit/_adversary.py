@@ -191,11 +191,13 @@ def shortcut_check(kit: Family, main: Sweep, items: Iterable[str]) -> Check:
     """Can the target be told from the prompt's surface (position, length, neighbours)?"""
     wanted = set(items)
     seen: dict[str, tuple[str, str, str, str]] = {}
+    exempt: set[str] = set()
     for episode in main.episodes.values():
         trace = episode.trace
         if episode.item_id in wanted and trace is not None and episode.item_id not in seen:
             if kit.prompt_only_reason(episode.stratum):
-                continue  # the prompt is the whole task there: predicting from it is the task
+                exempt.add(episode.stratum)  # the prompt is the whole task: reading it is it
+                continue
             seen[episode.item_id] = (episode.item_id, episode.stratum, trace.prompt, trace.target)
     findings = find_shortcuts(list(seen.values()), kit.harmless_features)
     found = [f for f in findings if f.shortcut]
@@ -213,14 +215,20 @@ def shortcut_check(kit: Family, main: Sweep, items: Iterable[str]) -> Check:
             for f in found
         )
         summary = f"the target is predicted from the prompt's surface: {listed} ({rule})"
+    elif not seen and exempt:
+        summary = (
+            f"every audited stratum is declared prompt-only ({len(exempt)}): predicting the "
+            "target from the prompt is the task there"
+        )
     elif not seen:
-        summary = "no dev oracle episode to read prompts and targets from (holdout audit)"
+        summary = "no dev oracle episode to read prompts and targets from"
     else:
         summary = f"no target leaf is predicted from the prompt's surface ({rule})"
     counts: dict[str, int | float] = {
         "items": len(seen),
         "tested": len(findings),
         "shortcuts": len(found),
+        "prompt_only_strata": len(exempt),
     }
     check = Check(
         "shortcut",

@@ -65,9 +65,9 @@ def test_the_latest_shipped_versions_pass_their_grader_audit(
     assert statuses["action_space"] == "passed"  # frozen with its tools recorded
     # one item per stratum: no other passing oracle episode to learn a red-team template from
     skipped = {label for label, status in statuses.items() if status == "skipped"}
-    assert skipped <= {"redteam"}, skipped
+    # arith declares every stratum prompt-only (the question is the whole task)
+    assert skipped <= {"redteam", "shortcut"}, skipped
     assert {s for s in statuses.values()} <= {"passed", "skipped"}
-    assert statuses["shortcut"] == "passed"
 
 
 @pytest.mark.slow  # 29 s of CPU: support episodes for every policy (docs/design/test-speed.md)
