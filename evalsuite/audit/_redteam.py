@@ -276,6 +276,25 @@ def _text(value: str, prompt: str) -> Text:
     return Text(tuple(pieces))
 
 
+def _normal(value: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", value.lower())
+
+
+def _as_written(value: str, prompt: str) -> Slot | None:
+    """The slot of the prompt's entity that is `value` written another way.
+
+    Case, spaces and punctuation aside (``ln144fu`` in the prompt for ``LN14 4FU``): the
+    policy then fills in the entity as this prompt writes it.
+    """
+    wanted = _normal(value)
+    for token in prompt_entities(prompt):
+        if _normal(token) == wanted:
+            shape = shape_of(token)
+            if shape is not None and token in entities(prompt, shape):
+                return Slot(shape, entities(prompt, shape).index(token))
+    return None
+
+
 def _abstract(value: Any, prompt: str, earlier: Sequence[ToolResult], *, free: bool) -> Any:
     if isinstance(value, dict):
         return Obj(
@@ -293,6 +312,10 @@ def _abstract(value: Any, prompt: str, earlier: Sequence[ToolResult], *, free: b
             found = entities(prompt, shape)
             if stripped in found:
                 return Slot(shape, found.index(stripped))
+        if shape is not None:
+            written = _as_written(stripped, prompt)
+            if written is not None:
+                return written
         if free and (" " in stripped and len(stripped) >= _TEXT_MIN):
             return _text(value, prompt)
     if isinstance(value, str) and shape_of(value) is None:

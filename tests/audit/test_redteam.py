@@ -299,3 +299,78 @@ def test_pinned_part_keeps_what_the_frozen_results_recorded() -> None:
         ],
     }
     assert pinned_part(fresh, frozen) == json.loads(json.dumps(frozen))
+
+
+# ---- the shipped versions issue 29 names (slow: 1 to 2 minutes of episodes each) ---------------
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    from tests.e2e.conftest import copy_project
+
+    project = copy_project(tmp_path_factory.mktemp("redteam-shipped") / "project")
+    # the reference agents the lead adds to the support kit (tasks/support_desk/kit.py)
+    kit = project.root / "tasks" / "support_desk" / "kit.py"
+    text = kit.read_text(encoding="utf-8")
+    kit.write_text(
+        text.replace(
+            '    name="support_desk",\n',
+            '    name="support_desk",\n    references=' + repr(REFERENCES) + ",\n",
+            1,
+        ),
+        encoding="utf-8",
+    )
+    return project
+
+
+REFERENCES = ("evalsuite/baseline", "evalsuite/improved")
+
+
+def _failed_strata(graders: dict[str, Any], check: str) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for c in graders["families"][0]["checks"]:
+        if c["check"] == check and c["status"] == "failed":
+            found[c["policy"] or check] = {s for s, v in c["strata"].items() if v.get("failed")}
+    return found
+
+
+@pytest.mark.slow
+def test_support_2_0_0_fails_on_its_decline_strata(shipped: Project) -> None:
+    """Issue 29: "look up, verify with what the ticket states, decline citing the reasons,
+    close" passed every decline stratum of support@2.0.0; the generated policies find it."""
+    result = shipped.invoke("audit", "support@2.0.0", "--graders", "--per-stratum", "3", "--json")
+    assert result.exit_code == 3
+    graders = json_out(result)["graders"]
+    failing = _failed_strata(graders, "redteam")
+    named = set().union(*failing.values())
+    assert {
+        "support_desk/refund_outside_window/clean",
+        "support_desk/refund_outside_window/messy",
+        "support_desk/unverified_change/clean",
+    } <= named
+    assert "support_desk/refund_outside_window/clean" in failing["blind_oracle_order"]
+    assert "support_desk/unverified_change/clean" in failing["kitchen_sink@improved"]
+    report = graders["families"][0]["redteam"]
+    assert report["under"] == "reference" and report["weakest"] == "evalsuite/baseline"
+    assert report["best"]["kind"] == "generated"
+    assert "red team, support_desk: best cheap policy" in " ".join(
+        shipped.invoke("audit", "support@2.0.0", "--graders", "--per-stratum", "1").stdout.split()
+    )
+
+
+@pytest.mark.slow
+def test_records_1_0_0_fails_on_merge_duplicates(shipped: Project) -> None:
+    """Issue 29: "merge the second-named contact into the first" passed every merge."""
+    result = shipped.invoke("audit", "records@1.0.0", "--graders", "--per-stratum", "5", "--json")
+    assert result.exit_code == 3
+    graders = json_out(result)["graders"]
+    blind = _failed_strata(graders, "redteam")["blind_oracle_order"]
+    assert {
+        "records_desk/merge_duplicates/clean",
+        "records_desk/merge_duplicates/stale_cache",
+    } <= blind
+    checks = _checks(graders)
+    strata = checks["redteam/blind_oracle_order"]["strata"]
+    assert strata["records_desk/merge_duplicates/clean"]["mean"] == 1.0
+    shortcut = checks["shortcut"]["strata"]
+    survivor = shortcut["records_desk/merge_duplicates/* :: operations[0].survivor"]
+    assert survivor["failed"] and survivor["accuracy"] == 1.0
+    assert "records-0005" in survivor["predicted"]
