@@ -265,7 +265,7 @@ def audit_manifest(
         extra = _repeat_checks(sweeps, ids, options)
         extra += _adversarial_checks(entry.kit, sweeps, red, ids, options)
         audited = _family_checks(entry, manifest, sweeps["main"], ids, extra)
-        if sweeps and options.split == "dev" and options.redteam:
+        if sweeps and options.redteam:  # numbers only: a holdout audit lists them too
             played = [s for k, s in sweeps.items() if k == "main" or k.startswith("red")]
             audited.policies = policy_scores(entry.kit, played, ids, red)
             audited.redteam = redteam_report(entry.kit, audited.policies)
