@@ -37,6 +37,15 @@ from typing import Literal
 from inspect_ai import Task
 
 from evalsuite._core.layout import Layout
+from evalsuite.audit._adversary import (
+    REFERENCE_PREFIX,
+    RedTeamPlan,
+    policy_scores,
+    redteam_checks,
+    redteam_plan,
+    redteam_report,
+    shortcut_check,
+)
 from evalsuite.audit._checks import (
     exploit_check,
     harness_check,
@@ -55,7 +64,7 @@ from evalsuite.audit._report import Check, FamilyAudit, GraderAudit
 from evalsuite.audit._sweep import Sweep, SweepSpec, run_sweep
 from evalsuite.audit._tampers import is_tamper, with_tampers
 from evalsuite.errors import UsageError
-from evalsuite.kit import Family, FamilyKitError, Trivial, family_of_task
+from evalsuite.kit import Family, FamilyKitError, RedTeam, Trivial, family_of_task
 from evalsuite.manifest import KeySpec, Manifest, ManifestItem, load_manifest
 from evalsuite.manifest._schema import ManifestFamily
 from evalsuite.run import action_space_problems, load_task_function
@@ -80,6 +89,11 @@ class AuditOptions:
     seed: int = 0
     purpose: str | None = None
     """Why the holdout is looked at (recorded in the ledger)."""
+    team: tuple[RedTeam, ...] = ()
+    """A team's own red-team policies (``--policies FILE``), played like the generated ones."""
+    redteam: bool = True
+    """Play the generated red-team policies, detect shortcuts and play the reference agents
+    (dev only); False: the audit as before them (benchmarks measure the difference)."""
 
 
 @dataclass(slots=True)
@@ -225,9 +239,14 @@ def audit_manifest(
         audit.seconds = time.perf_counter() - started
         return audit
     sweeps: dict[str, Sweep] = {}
+    red: RedTeamPlan | None = None
     if items:
         where = _Where(layout, manifest, keys, store, options)
         sweeps = _run_sweeps(where, plan, items, schedule)
+        if options.split == "dev" and options.redteam:
+            red = _run_redteam(where, plan, items, sweeps)
+            audit.redteam_schedule = list(red.schedule)
+            audit.references = sorted({r for k in plan.values() for r in k.references})
     audit.runs = [s.run_id for s in sweeps.values()]
     if options.split == "dev":
         audit.logs = [
@@ -244,7 +263,13 @@ def audit_manifest(
             continue
         ids = {i.id for i in items if i.family == entry.family.name}
         extra = _repeat_checks(sweeps, ids, options)
-        audit.families.append(_family_checks(entry, manifest, sweeps["main"], ids, extra))
+        extra += _adversarial_checks(entry.kit, sweeps, red, ids, options)
+        audited = _family_checks(entry, manifest, sweeps["main"], ids, extra)
+        if sweeps and options.redteam:  # numbers only: a holdout audit lists them too
+            played = [s for k, s in sweeps.items() if k == "main" or k.startswith("red")]
+            audited.policies = policy_scores(entry.kit, played, ids, red)
+            audited.redteam = redteam_report(entry.kit, audited.policies)
+        audit.families.append(audited)
     audit.seconds = time.perf_counter() - started
     return audit
 
@@ -291,13 +316,14 @@ def _run_sweeps(
 ) -> dict[str, Sweep]:
     options = where.options
 
-    def sweep(chosen: Sequence[str], policies: tuple[str, ...]) -> Sweep:
+    def sweep(chosen: Sequence[str], policies: tuple[str, ...], traces: bool = False) -> Sweep:
         spec = SweepSpec(
             schedule=policies,
             split=options.split,
             items=tuple(chosen),
             seed=options.seed,
             purpose=options.purpose or "grader audit",
+            traces=frozenset({"oracle"}) if traces and options.redteam else frozenset(),
         )
         return run_sweep(
             where.layout, where.manifest, plan, spec, keys=where.keys, store=where.store
@@ -309,9 +335,71 @@ def _run_sweeps(
     # isolation first: each family's first item alone (families run as separate tasks with
     # their own modules), in family code imported fresh by `_load_kit`
     alone = sweep(_first_per_family(items, 1), schedule[:1])
-    main = sweep(ids, schedule)
+    main = sweep(ids, schedule, traces=True)
     repeat = sweep(_first_per_family(items, max(options.repeat, 1)), schedule)
     return {"alone": alone, "main": main, "repeat": repeat}
+
+
+def _run_redteam(
+    where: _Where, plan: dict[str, Family], items: Sequence[ManifestItem], sweeps: dict[str, Sweep]
+) -> RedTeamPlan:
+    """Play the reference agents, then the generated and team red-team policies (dev only)."""
+    strata = {i.id: i.stratum for i in items}
+    ids = [i.id for i in items]
+    references: dict[str, Sweep] = {}
+    for model in sorted({r for kit in plan.values() for r in kit.references}):
+        spec = SweepSpec(
+            schedule=(REFERENCE_PREFIX + model,),
+            items=tuple(i for i in ids if model in plan[i].references),
+            seed=where.options.seed,
+            model=model,
+            traces=frozenset({"*"}),
+        )
+        references[model] = run_sweep(
+            where.layout, where.manifest, plan, spec, keys=where.keys, store=where.store
+        )
+        sweeps[f"red:{model}"] = references[model]
+    red = redteam_plan(plan, strata, sweeps["main"], where.options.team, references)
+    if red.schedule:
+        spec = SweepSpec(schedule=red.schedule, items=tuple(ids), seed=where.options.seed)
+        sweeps["redteam"] = run_sweep(
+            where.layout, where.manifest, red.families, spec, keys=where.keys, store=where.store
+        )
+    return red
+
+
+def _adversarial_checks(
+    kit: Family,
+    sweeps: dict[str, Sweep],
+    red: RedTeamPlan | None,
+    ids: set[str],
+    options: AuditOptions,
+) -> list[Check]:
+    if not options.redteam:
+        return []
+    if options.split == "holdout":
+        why = (
+            "not run on the holdout (the generated policies learn from dev oracle episodes, "
+            "and another run would be another look); run the dev audit"
+        )
+        return [Check("redteam", "skipped", why), Check("shortcut", "skipped", why)]
+    if not ids or "main" not in sweeps:
+        return []
+    checks: list[Check] = []
+    if red is not None and "redteam" in sweeps:
+        checks += redteam_checks(kit, sweeps["redteam"], red, ids, options.team)
+    untemplated = red.untemplated.get(kit.name, []) if red is not None else []
+    if untemplated and not any(c.check == "redteam" for c in checks):
+        checks.append(
+            Check(
+                "redteam",
+                "skipped",
+                "no stratum has two passing oracle episodes to learn a template from "
+                f"({len(untemplated)} strata; audit more items per stratum)",
+            )
+        )
+    checks.append(shortcut_check(kit, sweeps["main"], ids))
+    return checks
 
 
 def _repeat_checks(sweeps: dict[str, Sweep], ids: set[str], options: AuditOptions) -> list[Check]:

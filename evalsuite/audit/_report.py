@@ -62,6 +62,11 @@ class FamilyAudit:
     family: str
     version: int | None
     checks: list[Check] = field(default_factory=list)
+    policies: list[dict[str, Any]] = field(default_factory=list)
+    """Every policy played on the family's items (built-in, trivial, probes, tampers,
+    generated, team, reference agents), with its mean and, per stratum, mean, passed, items."""
+    redteam: dict[str, Any] | None = None
+    """The red-team report: the best cheap policy and its margin under the weakest reference."""
 
     @property
     def ok(self) -> bool:
@@ -79,6 +84,8 @@ class FamilyAudit:
             "version": self.version,
             "ok": self.ok,
             "checks": [c.to_dict() for c in self.checks],
+            "policies": [dict(p) for p in self.policies],
+            "redteam": dict(self.redteam) if self.redteam is not None else None,
         }
 
 
@@ -99,6 +106,10 @@ class GraderAudit:
     runs: list[str] = field(default_factory=list)
     seconds: float = 0.0
     logs: list[str] = field(default_factory=list)
+    redteam_schedule: list[str] = field(default_factory=list)
+    """The red-team run's policies (generated and team), each played where it has a plan."""
+    references: list[str] = field(default_factory=list)
+    """The reference agents played for the red-team report."""
 
     @property
     def ok(self) -> bool:
@@ -122,6 +133,8 @@ class GraderAudit:
             "schedule": list(self.schedule),
             "seed": self.seed,
             "sample": dict(self.sample),
+            "redteam_schedule": list(self.redteam_schedule),
+            "references": list(self.references),
             "families": [f.to_dict() for f in self.families],
             "runs": list(self.runs),
             "seconds": round(self.seconds, 3),

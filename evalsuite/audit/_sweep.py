@@ -17,12 +17,20 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from inspect_ai.log import EvalSample
-from inspect_ai.model import ChatMessageTool
+from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 
 from evalsuite._core.hashing import content_hash
 from evalsuite._core.layout import Layout
 from evalsuite.errors import EvalsuiteError
-from evalsuite.kit import APPLIES_KEY, POLICY_KEY, TOOLS_KEY, Family, FinalView, policy_plan
+from evalsuite.kit import (
+    APPLIES_KEY,
+    POLICY_KEY,
+    TOOLS_KEY,
+    Family,
+    FinalView,
+    ToolResult,
+    policy_plan,
+)
 from evalsuite.manifest import KeySpec, Manifest
 from evalsuite.run import (
     GUARDED_KEY,
@@ -34,11 +42,31 @@ from evalsuite.run import (
 )
 from evalsuite.store import Store
 
-__all__ = ["AUDIT_MODEL", "AUDIT_MODEL_FAMILY", "Episode", "Sweep", "SweepSpec", "run_sweep"]
+__all__ = [
+    "AUDIT_MODEL",
+    "AUDIT_MODEL_FAMILY",
+    "Episode",
+    "Sweep",
+    "SweepSpec",
+    "Trace",
+    "run_sweep",
+]
 
 AUDIT_MODEL = "evalsuite/audit"
 AUDIT_MODEL_FAMILY = "evalsuite-audit"
 """The holdout budget the audit's looks count against (never a real model's)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """What a dev episode did, kept in memory only (the red-team templates read the oracle's)."""
+
+    prompt: str
+    calls: tuple[ToolResult, ...]
+    """Tool calls in order, with their results."""
+    answer: str
+    target: str = ""
+    """The item's target as text (the shortcut detector reads it; dev only, in memory)."""
 
 
 @dataclass(slots=True)
@@ -67,6 +95,9 @@ class Episode:
     """True when the sample itself reached the audit (not only the stored attempt)."""
     applies: bool = True
     """For an exploit probe: whether it is an exploit on this item (`Probe.when`)."""
+    trace: Trace | None = field(default=None, repr=False)
+    """The episode's prompt, calls and answer (dev episodes of `SweepSpec.traces` policies
+    only; in memory, never stored or hashed)."""
 
     @property
     def passed(self) -> bool:
@@ -83,6 +114,11 @@ class SweepSpec:
     items: tuple[str, ...] | None = None
     seed: int = 0
     purpose: str | None = None
+    traces: frozenset[str] = frozenset()
+    """Policies whose episodes' traces are kept in memory (dev only; never for the holdout)."""
+    model: str | None = None
+    """A real model (a family's reference agent) instead of the audit's scripted policies:
+    one epoch, its episodes named ``schedule[0]``; None: the audit model plays the schedule."""
 
 
 @dataclass(slots=True)
@@ -127,12 +163,38 @@ def _unguarded(sample: EvalSample, guarded: Sequence[str]) -> list[str]:
     return sorted(name for name, count in made.items() if count > ran.get(name, 0))
 
 
+def _trace(sample: EvalSample) -> Trace:
+    """The sample's prompt, tool calls with their results, and final answer."""
+    users = [m for m in sample.messages if isinstance(m, ChatMessageUser)]
+    answers = {m.tool_call_id: m for m in sample.messages if isinstance(m, ChatMessageTool)}
+    calls: list[ToolResult] = []
+    for message in sample.messages:
+        if not isinstance(message, ChatMessageAssistant):
+            continue
+        for call in message.tool_calls or []:
+            answer = answers.get(call.id)
+            if answer is None:
+                continue
+            error = answer.error.message if answer.error is not None else None
+            calls.append(ToolResult(call.function, dict(call.arguments), answer.text, error))
+    prompt = users[0].text if users else ""
+    target = sample.target if isinstance(sample.target, str) else "\n".join(sample.target)
+    completion = sample.output.completion or ""
+    return Trace(prompt=prompt, calls=tuple(calls), answer=completion, target=target)
+
+
 class _Collector:
     """Reduces every finished sample of an audit run to hashes and numbers."""
 
-    def __init__(self, families: Mapping[str, Family], rules: Mapping[str, ScoreRule]) -> None:
+    def __init__(
+        self,
+        families: Mapping[str, Family],
+        rules: Mapping[str, ScoreRule],
+        traces: frozenset[str] = frozenset(),
+    ) -> None:
         self.families = families
         self.rules = rules
+        self.traces = traces
         self.found: dict[tuple[str, int], dict[str, Any]] = {}
 
     def accept(self, sample: EvalSample) -> None:
@@ -155,6 +217,8 @@ class _Collector:
             record["state_hash"] = content_hash(family.final_state(view))
         except Exception as exc:  # the family's own code: reported, never fatal
             record["state_error"] = f"{type(exc).__name__}"
+        if record["policy"] in self.traces or "*" in self.traces:
+            record["trace"] = _trace(sample)
         self.found[(item_id, int(epoch))] = record
 
 
@@ -186,20 +250,21 @@ def run_sweep(
         for item in manifest.items
         if item.family == family.name
     }
-    collector = _Collector(families, rules)
+    traces = sweep.traces if sweep.split == "dev" else frozenset()
+    collector = _Collector(families, rules, traces)
     with policy_plan(sweep.schedule, families) as token, active_sink(collector):
         spec = RunSpec(
             suite=manifest.suite,
             version=manifest.version,
-            model=AUDIT_MODEL,
-            model_args={"plan": token},
+            model=sweep.model or AUDIT_MODEL,
+            model_args={} if sweep.model else {"plan": token},
             split=sweep.split,
-            epochs=len(sweep.schedule),
+            epochs=1 if sweep.model else len(sweep.schedule),
             seed=sweep.seed,
             max_retries=0,
             log_samples=False,
             items=list(sweep.items) if sweep.items is not None else None,
-            model_family=AUDIT_MODEL_FAMILY,
+            model_family=None if sweep.model else AUDIT_MODEL_FAMILY,
             purpose=sweep.purpose,
         )
         result = run_suite(layout, spec, keys=keys, store=store, progress=False)
@@ -227,6 +292,7 @@ def run_sweep(
             episode.unguarded = found["unguarded"]
             episode.timeouts = found["timeouts"]
             episode.applies = found["applies"]
+            episode.trace = found.get("trace")
         episodes[key] = episode
     if not episodes:
         raise EvalsuiteError(f"the audit run {result.run.run_id} stored no attempt")

@@ -51,6 +51,15 @@ __all__ = ["audit_cmd"]
     help="--graders: audit only the first N items of each stratum (a quick, partial audit; "
     "its results are not stored).",
 )
+@click.option(
+    "--policies",
+    "policies_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="--graders: a Python file declaring the team's own red-team policies "
+    "(evalsuite.kit.RedTeam), played like the generated ones on redacted episodes, floor 0 "
+    "(an audit with them is printed, never stored).",
+)
 @click.option("--leaks", is_flag=True, help="Look for targets in what the agent can read.")
 @click.option(
     "--canary-probe",
@@ -73,6 +82,7 @@ def audit_cmd(
     split: str,
     purpose: str | None,
     per_stratum: int | None,
+    policies_file: Path | None,
     leaks: bool,
     canary_probe: bool,
     model: str | None,
@@ -97,11 +107,13 @@ def audit_cmd(
     suite, version = parse_ref(ref)
     if canary_probe and model is None:
         raise UsageError("--canary-probe needs --model")
+    if policies_file is not None and not graders:
+        raise UsageError("--policies goes with --graders (the team's red-team policies)")
     do_leaks = leaks or not (canary_probe or graders)
     payload: dict[str, object] = {}
     failure: Exception | None = None
     if graders:
-        options = _GraderOptions(split, purpose, per_stratum, seed, key_file)
+        options = _GraderOptions(split, purpose, per_stratum, seed, key_file, policies_file)
         payload["graders"], failure = _graders(ctx, suite, version, options)
     if do_leaks:
         report = audit_leaks(
@@ -148,17 +160,20 @@ class _GraderOptions:
     per_stratum: int | None
     seed: int
     key_file: Path | None
+    policies: Path | None = None
 
 
 def _graders(
     ctx: Context, suite: str, version: str | None, options: _GraderOptions
 ) -> tuple[dict[str, object], Exception | None]:
     from evalsuite.audit import AuditOptions, audit_graders, store_audit
+    from evalsuite.audit._team import load_team_policies
     from evalsuite.cli._run_cmds import open_store
 
     holdout = options.split == "holdout"
     if holdout and not options.purpose:
         raise UsageError("a holdout audit is a budgeted look: give --purpose (the ledger)")
+    team = load_team_policies(options.policies) if options.policies is not None else ()
     manifest = load_manifest(ctx.layout, suite, version)
     with contextlib.redirect_stdout(sys.stderr):
         audit = audit_graders(
@@ -172,12 +187,14 @@ def _graders(
                 per_stratum=options.per_stratum,
                 seed=options.seed,
                 purpose=options.purpose,
+                team=team,
             ),
         )
     result: dict[str, object] = audit.to_dict() | {"content_hash": audit.content_hash()}
     failure: Exception | None = None
     try:
-        stored = store_audit(ctx.layout, manifest, audit)
+        # a team's own policies are not part of the version's record: printed, never stored
+        stored = store_audit(ctx.layout, manifest, audit) if not team else None
         result["stored"] = str(stored.relative_to(ctx.layout.root)) if stored else None
     except GraderAuditError as exc:
         failure, result["stored"] = exc, None

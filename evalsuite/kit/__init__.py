@@ -41,7 +41,16 @@ from evalsuite.kit._plan import (
     active_plan,
     policy_plan,
 )
-from evalsuite.kit._policy import Episode, NextCall, Policy, ToolResult, empty_answer, null_policy
+from evalsuite.kit._policy import (
+    Episode,
+    NextCall,
+    Policy,
+    ToolResult,
+    empty_answer,
+    null_policy,
+    redacted,
+)
+from evalsuite.kit._redteam import RedTeam, RedTeamError
 from evalsuite.kit._tools import action_space, action_space_changes, info_hash, tool_name_of
 
 __all__ = [
@@ -61,6 +70,8 @@ __all__ = [
     "Policy",
     "PolicyPlan",
     "Probe",
+    "RedTeam",
+    "RedTeamError",
     "TimeoutOutcome",
     "ToolDecl",
     "ToolResult",
@@ -76,6 +87,7 @@ __all__ = [
     "null_policy",
     "package_name",
     "policy_plan",
+    "redacted",
     "tool_loop",
     "tool_name_of",
 ]

@@ -167,6 +167,25 @@ class Family:
     """The distinctive parts of an item's target; None: the target itself."""
     agent_code: AgentCode | None = None
     """Set when the grader executes code the agent wrote (the audit plays the tamper library)."""
+    references: Sequence[str] = ()
+    """The family's reference agents (models, e.g. ``("evalsuite/baseline",
+    "evalsuite/improved")``): the audit's red-team report plays them on the audited items and
+    shows the best cheap policy's margin under the weakest (none: under the oracle, said so)."""
+    prompt_only: Mapping[str, str] = field(default_factory=dict)
+    """Strata where the prompt is the whole task, so an answer made from the prompt alone is
+    legitimate: stratum (or a prefix ending in ``/``) -> the reason. There the audit's generated
+    red-team policies are played and listed but not judged (the reason is in the audit JSON)."""
+    harmless_features: Mapping[str, str] = field(default_factory=dict)
+    """Surface features the shortcut detector must not count as a shortcut (feature name, as
+    `evalsuite.audit` names them: ``ordinal``, ``first``, ``last``, ``relative_position``,
+    ``length``, ``previous_token``, ``next_token``) -> the reason it is harmless."""
+
+    def prompt_only_reason(self, stratum: str) -> str | None:
+        """Why `stratum` may be answered from the prompt alone (None: it may not)."""
+        for key, reason in self.prompt_only.items():
+            if stratum == key or (key.endswith("/") and stratum.startswith(key)):
+                return reason
+        return None
 
     def policies(self) -> dict[str, Policy]:
         """Every scripted policy by name (oracle, empty_answer, every_answer, trivial, probes)."""
@@ -236,6 +255,12 @@ class FamilyParts:
     on_timeout: TimeoutOutcome = "harness_error"
     """What a timeout of any of the tools is (`ToolDecl.on_timeout`)."""
     agent_code: AgentCode | None = None
+    references: Sequence[str] = ()
+    """`Family.references`."""
+    prompt_only: Mapping[str, str] = field(default_factory=dict)
+    """`Family.prompt_only`."""
+    harmless_features: Mapping[str, str] = field(default_factory=dict)
+    """`Family.harmless_features`."""
 
     def family(
         self,
@@ -262,4 +287,7 @@ class FamilyParts:
             leak_surface=leak_surface,
             leak_secrets=leak_secrets,
             agent_code=self.agent_code,
+            references=tuple(self.references),
+            prompt_only=dict(self.prompt_only),
+            harmless_features=dict(self.harmless_features),
         )

@@ -15,10 +15,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-__all__ = ["Episode", "NextCall", "Policy", "ToolResult", "empty_answer", "null_policy"]
+__all__ = [
+    "Episode",
+    "NextCall",
+    "Policy",
+    "ToolResult",
+    "empty_answer",
+    "null_policy",
+    "redacted",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,3 +113,13 @@ def null_policy(episode: Episode) -> str:
 def empty_answer(episode: Episode) -> str:
     """The empty answer (default for every family; a family with a format overrides it)."""
     return ""
+
+
+def redacted(episode: Episode) -> Episode:
+    """The episode as a cheap policy may see it: the prompt, the tools and the tool results.
+
+    The target is ``""`` and the metadata ``{}``: red-team policies (the audit's generated ones
+    and a team's own, `evalsuite.kit.RedTeam`) play what any agent sees, never the answer key.
+    The copy replays the same calls from its own start.
+    """
+    return replace(episode, target="", metadata={}, _cursor=0)

@@ -210,7 +210,13 @@ def _graders_part(
             where = f" in {', '.join(strata)}" if strata else ""
             items = f": items {_some(list(c['items']))}" if c.get("items") else ""
             alerts.append(f"FAILED {family['family']} {_label(c)}{where}{items}")
-    facts = []
+    facts = [_redteam_fact(f["family"], f["redteam"]) for f in g["families"] if f.get("redteam")]
+    if g.get("redteam_schedule"):
+        facts.append(
+            f"red-team policies tried: {len(g['redteam_schedule'])} generated or team "
+            f"policies besides the {len(g.get('schedule') or [])} of the kits (every policy's "
+            "score per stratum: --json, families[].policies)"
+        )
     if g.get("stored"):
         facts.append(f"results stored with the version: {g['stored']}")
     if g.get("logs"):
@@ -222,6 +228,20 @@ def _graders_part(
             "results are not stored and do not make the version audited"
         )
     return phrase, alerts, tables, facts, caveats
+
+
+def _redteam_fact(family: str, report: Mapping[str, Any]) -> str:
+    """One line of the red-team report: the best cheap policy and its margin."""
+    best = report.get("best")
+    if not best:
+        return f"red team, {family}: no cheap policy was played"
+    under = report.get("weakest")
+    kind = "reference agent" if report.get("under") == "reference" else "oracle (no reference)"
+    return (
+        f"red team, {family}: best cheap policy {best['policy']} ({best['kind']}) scores "
+        f"{float(best['mean']):.3f}; margin {float(report.get('margin', 0.0)):+.3f} under the "
+        f"weakest {kind} {under} ({float(report.get('weakest_mean', 0.0)):.3f})"
+    )
 
 
 def _leaks_part(

@@ -57,4 +57,10 @@ def arith_kit(task: Callable[..., Task], version: int, limits: Limits) -> Family
             Probe("claim_correct", claim_correct, "claiming correctness in words"),
             Probe("question_numbers", question_numbers, "answering with the question's numbers"),
         ],
+        references=("evalsuite/baseline", "evalsuite/improved"),
+        prompt_only={
+            "arith/": "the question is the whole task (no tool, nothing to read): an answer "
+            "made from the prompt alone is the task; a copied answer scores only where two "
+            "items share their answer"
+        },
     )

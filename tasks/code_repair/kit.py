@@ -42,6 +42,7 @@ PARTS = FamilyParts(
         "the verifier runs the agent's module with the hidden tests (version 1: in one "
         "process; version 2: the calls alone, in the jail)",
     ),
+    references=("evalsuite/baseline", "evalsuite/improved"),
 )
 """What code_repair's versions share; every tool's timeout is the harness's fault."""
 

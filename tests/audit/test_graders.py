@@ -230,6 +230,11 @@ def test_a_holdout_audit_is_one_budgeted_ledgered_look(
     checks = _checks(graders, "fam")
     assert checks["isolation"]["status"] == checks["determinism"]["status"] == "skipped"
     assert checks["oracle"]["status"] == "passed"
+    # the red team learns from dev episodes, and another run would be another look
+    assert checks["redteam"]["status"] == checks["shortcut"]["status"] == "skipped"
+    assert graders["redteam_schedule"] == [] and graders["references"] == []
+    listed = {p["policy"] for p in graders["families"][0]["policies"]}
+    assert set(graders["schedule"]) <= listed  # numbers only, per stratum
     assert graders["stored"] == "manifests/solo/1.0.0.holdout-audit.json"
     ledger = [
         json.loads(line)

@@ -16,8 +16,11 @@ from typing import Any
 
 import pytest
 
+from evalsuite._core.hashing import content_hash
 from evalsuite._core.layout import Layout
 from evalsuite.audit import AuditOptions, GraderAudit, audit_graders
+from evalsuite.audit._record import pinned_part
+from evalsuite.audit._report import UNHASHED
 from evalsuite.manifest import KeySpec, audit_status, load_manifest
 from tests.e2e.conftest import copy_project
 from tests.helpers import REPO, Project, json_out
@@ -63,7 +66,11 @@ def test_the_latest_shipped_versions_pass_their_grader_audit(
     statuses = {c.label: c.status for c in family.checks}
     assert statuses["isolation"] == statuses["determinism"] == "passed"
     assert statuses["action_space"] == "passed"  # frozen with its tools recorded
-    assert {s for s in statuses.values()} == {"passed"}
+    # one item per stratum: no other passing oracle episode to learn a red-team template from
+    skipped = {label for label, status in statuses.items() if status == "skipped"}
+    # arith declares every stratum prompt-only (the question is the whole task)
+    assert skipped <= {"redteam", "shortcut"}, skipped
+    assert {s for s in statuses.values()} <= {"passed", "skipped"}
 
 
 @pytest.mark.slow  # 29 s of CPU: support episodes for every policy (docs/design/test-speed.md)
@@ -160,7 +167,9 @@ def test_a_full_dev_audit_reproduces_the_stored_results(shipped: Project, ref: s
         Layout(shipped.root), suite, version, keys=KeySpec(key_dir=Path("/nonexistent"))
     )
     stored = json.loads((REPO / "manifests" / suite / f"{version}.audit.json").read_text())
-    assert audit.content_hash() == stored["content_hash"]
+    # the part the frozen results record (checks added since, e.g. the red team, left out)
+    fresh = {k: v for k, v in audit.to_dict().items() if k not in UNHASHED}
+    assert content_hash(pinned_part(fresh, stored)) == stored["content_hash"]
 
 
 def test_every_shipped_version_is_screened_in_the_current_fingerprint_format(

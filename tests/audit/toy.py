@@ -163,3 +163,80 @@ def toy_code_project(root: Path, mode: str, *, suite: str = "toyc") -> Project:
     ]
     (root / "project" / "tasks" / f"{suite}.toml").write_text("\n".join(lines) + "\n")
     return Project(root=root / "project", key_dir=root / "keys")
+
+
+RED_TEMPLATE = Path(__file__).parent / "toy_redteam" / "task.py"
+_NAMES = (
+    "Ada Byron", "Alan Turing", "Grace Hopper", "Edsger Dijkstra", "Barbara Liskov",
+    "Donald Knuth", "Frances Allen", "John Backus", "Radia Perlman", "Ken Thompson",
+    "Karen Jones", "Tony Hoare", "Niklaus Wirth", "Leslie Lamport",
+)  # fmt: skip
+
+
+def toy_redteam_items(plant: str, count: int = 12) -> list[dict[str, Any]]:
+    """Items of the red-team toy family (`toy_redteam/task.py`) for `plant`."""
+    items = []
+    for i in range(count):
+        if plant in ("positional", "hidden"):
+            older, newer = f"P-{31000 + 977 * i}", f"P-{52000 + 613 * i}"
+            name = _NAMES[i % len(_NAMES)]
+            contacts = {
+                older: {"name": name, "created": 2000 + i},
+                newer: {"name": name, "created": 2030 + i},
+            }
+            if plant == "positional":
+                text = f"Contacts {older} and {newer} belong to {name}. Merge the newer record "
+                text += "into the older one."
+            else:
+                text = f"{name} has two contact records (ids not to hand). Merge the newer "
+                text += "record into the older one."
+            target = {"survivor": older, "duplicate": newer}
+            start = {"contacts": contacts, "orders": {}}
+            metadata = {"op": "merge", "name": name, "start": start}
+        else:
+            order = f"O-{4100 + 37 * i}"
+            status = ("expired", "final_sale", "used")[i % 3]
+            text = f"Please refund order {order}, thanks."
+            target = {"reason": status}
+            start = {"contacts": {}, "orders": {order: {"status": status}}}
+            metadata = {"op": "decline", "order": order, "start": start}
+        items.append(
+            {
+                "id": f"red-{i:03d}",
+                "input": text,
+                "target": json.dumps(target),
+                "metadata": metadata,
+            }
+        )
+    return items
+
+
+def toy_redteam_project(
+    root: Path, plant: str, *, references: Sequence[str] = (), count: int = 12
+) -> Project:
+    """A one-family suite ``red`` with the red-team toy family planted `plant`."""
+    family = root / "project" / "tasks" / "red"
+    family.mkdir(parents=True)
+    text = RED_TEMPLATE.read_text(encoding="utf-8")
+    text = text.replace('PLANT = "positional"', f'PLANT = "{plant}"', 1)
+    text = text.replace(
+        "REFERENCES: tuple[str, ...] = ()", f"REFERENCES: tuple[str, ...] = {tuple(references)!r}"
+    )
+    (family / "task.py").write_text(text, encoding="utf-8")
+    write_jsonl(family / "items.jsonl", toy_redteam_items(plant, count))
+    lines = [
+        'name = "red"',
+        'description = "adversarial audit test suite"',
+        f'canary = "{CANARY}"',
+        "holdout_fraction = 0.2",
+        'stratify_by = ["family", "op"]',
+        'key = "canary"',
+        "",
+        "[[families]]",
+        'name = "red"',
+        "version = 1",
+        'task = "red/task.py@red"',
+        'items = "red/items.jsonl"',
+    ]
+    (root / "project" / "tasks" / "red.toml").write_text("\n".join(lines) + "\n")
+    return Project(root=root / "project", key_dir=root / "keys")
