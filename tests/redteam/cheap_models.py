@@ -275,6 +275,31 @@ def read_then_decline_window(play: Play) -> str:
     return _close(play, WINDOW)
 
 
+def _dated_window(play: Play) -> str:
+    order = _order(play, _named_order(play) or _newest_order(play, _customer(play)))
+    return _close(
+        play,
+        "I'm sorry, but I am unable to refund this: our policy allows refunds only within 30 "
+        f"days of delivery, and this order was delivered on {order.get('delivered_at')}.",
+    )
+
+
+@policy("support")
+def read_then_decline_window_dated(play: Play) -> str:
+    """Read the order, then decline citing the window and its delivery date, whatever it is."""
+    return _dated_window(play)
+
+
+@policy("support")
+def lookup_then_decline_by_keyword(play: Play) -> str:
+    """The lookups each decline needs, never their result: an address ticket is verified with
+    the stated detail and declined on identity, every other ticket is declined on the window
+    with the order's delivery date."""
+    if _keyword(play) == "address":
+        return verify_then_decline_identity(play)
+    return _dated_window(play)
+
+
 @policy("support")
 def every_phrase(play: Play) -> str:
     """Look everything up, then one reply with every resolution and every reason, close."""
@@ -480,6 +505,26 @@ def merge_longest_email(play: Play) -> str:
 def merge_shortest_email(play: Play) -> str:
     """The contact with the shorter e-mail survives (no dates read)."""
     return _merge_by(play, lambda pair: 0 if len(pair[0][1]) < len(pair[1][1]) else 1)
+
+
+@policy("records")
+def merge_account_pair(play: Play) -> str:
+    """Find the person's two contacts on the named account (indexed search), read both, and
+    keep the one the search lists first: a choice that never looks at created_at."""
+    body = _body(play)
+    account = _ref(body, "A", 4)
+    if account is None:
+        return _merge_by(play, lambda pair: 0)
+    found = play.data("search_records", kind="contacts", account_id=account)
+    results = found.get("results", []) if isinstance(found, dict) else []
+    names = [str(r.get("name", "")) for r in results]
+    twice = [n for n in names if n and names.count(n) > 1]
+    pair = [r for r in results if str(r.get("name", "")) in twice[:1]] or results
+    if len(pair) < 2:
+        return "I could not find the duplicate."
+    for contact in pair[:2]:
+        play.call("get_record", kind="contacts", record_id=str(contact["id"]))
+    return _merge(play, str(pair[0]["id"]), str(pair[1]["id"]))
 
 
 @policy("records")
