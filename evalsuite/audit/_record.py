@@ -74,33 +74,73 @@ def _reproduces(audit: GraderAudit, frozen_path: Path, pinned: str) -> bool:
     return content_hash(pinned_part(fresh, frozen)) == pinned
 
 
+def _labelled(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every check of a results file by ``family: check/policy``, without its wording."""
+    found = {}
+    for family in results.get("families", []):
+        for check in family.get("checks", []):
+            label = check["check"] + (f"/{check['policy']}" if check.get("policy") else "")
+            found[f"{family['family']}: {label}"] = {
+                k: v for k, v in check.items() if k != "summary"
+            }
+    return found
+
+
+def _changed(frozen_path: Path, audit: GraderAudit) -> str:
+    """The pinned checks whose results changed, for the refusal's message."""
+    try:
+        frozen = json.loads(frozen_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return "the frozen results cannot be read"
+    pinned, now = _labelled(frozen), _labelled(audit.to_dict())
+    changed = sorted(label for label, check in pinned.items() if now.get(label) != check)
+    if not changed:
+        return "checks the frozen results hold"
+    more = f" and {len(changed) - 6} more" if len(changed) > 6 else ""
+    return ", ".join(changed[:6]) + more
+
+
 def store_audit(layout: Layout, manifest: Manifest, audit: GraderAudit) -> Path | None:
     """Keep a complete audit's results with the version (None: nothing written).
 
     Partial audits (a sample of items) are never stored. A dev audit is written unless the
-    manifest pins other results (the freeze-time audit): then the two differ and the
-    environment changed since the freeze, unless the fresh results differ only by what the
-    audit gained since (`pinned_part`): then the frozen file is kept as it is.
+    manifest pins other results (the freeze-time audit). Then the fresh results must reproduce
+    the pinned ones in the part those hold (`pinned_part`); what the audit gained since the
+    freeze (checks, policies, fields) is kept beside them as the version's later audit
+    (``<version>.later-audit.json``, with ``added_checks``), which decides the version's
+    status (`evalsuite.manifest.audit_status`): an old version that a newer probe breaks
+    audits as failing. The frozen file stays byte for byte.
 
     Raises:
-        GraderAuditError: the results differ from those recorded at freeze (exit 3).
+        GraderAuditError: the results differ from those recorded at freeze in the part they
+            hold (exit 3; the family code, tools or grader changed since).
     """
     if not audit.complete:
         return None
     path = audit_results_path(layout, manifest.suite, manifest.version, audit.split)
     stamp = manifest.audit
     if audit.split == "dev" and stamp is not None and stamp.status == "passed":
-        if stamp.content_hash != audit.content_hash() and not (
+        if stamp.content_hash == audit.content_hash():
+            if not path.is_file():
+                atomic_write_text(path, audit_text(audit))
+            return path  # identical results: the frozen file stays byte for byte
+        if not (
             stamp.content_hash is not None
             and path.is_file()
             and _reproduces(audit, path, stamp.content_hash)
         ):
             raise GraderAuditError(
-                f"the grader audit of {manifest.ref} now gives other results "
-                f"({audit.content_hash()}) than at freeze ({stamp.content_hash}): the family "
-                f"code, tools or grader changed since; {stamp.file} is kept as frozen"
+                f"the grader audit of {manifest.ref} now gives other results than at freeze "
+                f"({_changed(path, audit)} changed since): the family code, tools or grader "
+                f"changed since; {stamp.file} is kept as frozen"
             )
-        if path.is_file():
-            return path  # identical results: the frozen file stays byte for byte
+        frozen = json.loads(path.read_text(encoding="utf-8"))
+        added = sorted(set(_labelled(audit.to_dict())) - set(_labelled(frozen)))
+        later = audit_results_path(layout, manifest.suite, manifest.version, "later")
+        data = audit.to_dict() | {"added_checks": added}
+        data["content_hash"] = content_hash({k: v for k, v in data.items() if k not in UNHASHED})
+        text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        atomic_write_text(later, text)
+        return later
     atomic_write_text(path, audit_text(audit))
     return path

@@ -16,32 +16,21 @@ compare; the warnings say so where it matters.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
-__all__ = ["ledger_history_problems", "ledger_tracking_warning"]
+from evalsuite._core.git import run_git
 
-_GIT_TIMEOUT_S = 30
+__all__ = ["ledger_history_problems", "ledger_tracking_warning"]
 
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
     """Run git in `cwd`; None when git is missing, fails to start or times out."""
     if shutil.which("git") is None:
         return None
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env["GIT_TERMINAL_PROMPT"] = "0"
     try:
-        return subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=_GIT_TIMEOUT_S,
-            env=env,
-            check=False,
-        )
+        return run_git(cwd, *args)
     except (OSError, subprocess.TimeoutExpired):
         return None
 

@@ -8,6 +8,15 @@ is as tamper-evident as the manifest. A version frozen before audits existed can
 later (``evalsuite audit --graders``): its file then stands alone (its own hash and the
 manifest hash it audited are checked).
 
+The audit grows: a check added after a version was frozen (the tamper library, the red-team
+policies of issue 29) is not in the results its manifest pins. A complete dev audit of such a
+version that agrees with the pinned results on every check they hold, and adds checks, is kept
+beside them as ``<version>.later-audit.json`` (standing alone, like an audit of a version frozen
+before audits); the version's status is then that of the later audit: an old version whose
+grader a newer probe breaks audits as failing, which is the truth about it. An audit that
+disagrees with the pinned results on a check they hold is refused (the family code, tools or
+grader changed since the freeze).
+
 A version's audit status is one of ``passed``, ``failed`` (audited after freeze and a check
 failed), ``skipped`` (frozen with ``--skip-audit``, with the reason), ``unaudited``, or
 ``damaged`` (the file is missing, edited, or belongs to other content). The audit itself
@@ -51,9 +60,16 @@ def audit_file_path(suite: str, version: str) -> str:
 
 
 def audit_results_path(layout: Layout, suite: str, version: str, split: str = "dev") -> Path:
-    """Where the audit results of ``suite@version`` on `split` are stored."""
+    """Where the audit results of ``suite@version`` on `split` are stored.
+
+    `split` ``later`` names the latest complete dev audit of a version whose freeze-time
+    results are pinned by its manifest, by an audit with checks added since the freeze
+    (``<version>.later-audit.json``; see the module doc).
+    """
     if split == "holdout":
         return layout.manifest_dir(suite) / f"{version}.holdout-audit.json"
+    if split == "later":
+        return layout.manifest_dir(suite) / f"{version}.later-audit.json"
     return layout.root / audit_file_path(suite, version)
 
 
@@ -149,6 +165,9 @@ def audit_status(layout: Layout, manifest: Manifest | ManifestSummary) -> AuditS
             )
         if problems:
             return AuditStatus("damaged", "; ".join(problems), problems, data)
+        later = _later_status(layout, manifest)
+        if later is not None:
+            return later
         return AuditStatus("passed", "passed the grader audit at freeze", [], data)
     if data is None:
         if problems:
@@ -164,6 +183,35 @@ def audit_status(layout: Layout, manifest: Manifest | ManifestSummary) -> AuditS
     if data.get("ok"):
         return AuditStatus("passed", "passed the grader audit (audited after freeze)", [], data)
     return AuditStatus("failed", "failed the grader audit (audited after freeze)", [], data)
+
+
+def _later_status(layout: Layout, manifest: Manifest | ManifestSummary) -> AuditStatus | None:
+    """The status a later audit gives a version that passed at freeze (None: no later audit)."""
+    data, problems = read_audit_file(layout, manifest.suite, manifest.version, "later")
+    if data is None and not problems:
+        return None
+    if data is not None and data.get("manifest_hash") != manifest.audited_hash():
+        problems.append(
+            f"the later audit results of {manifest.ref} are of other content (manifest "
+            f"{data.get('manifest_hash')}, the version hashes to {manifest.audited_hash()})"
+        )
+    if data is None or problems:
+        return AuditStatus("damaged", "; ".join(problems), problems, data)
+    added = ", ".join(data.get("added_checks", [])) or "none"
+    if data.get("ok"):
+        return AuditStatus(
+            "passed",
+            f"passed the grader audit at freeze and a later audit (checks added since: {added})",
+            [],
+            data,
+        )
+    return AuditStatus(
+        "failed",
+        f"passed the grader audit at freeze; a later audit, with checks added since ({added}), "
+        "failed",
+        [],
+        data,
+    )
 
 
 def suite_audit_status(layout: Layout, suite: str | None, version: str | None) -> AuditStatus:

@@ -20,13 +20,13 @@ docs/design/holdout-governance.md.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalsuite._core.git import run_git
 from evalsuite._core.layout import Layout
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
 _LINE = re.compile(
     r"^- \*\*(?P<version>[^*\s]+)\*\* .*?manifest `(?P<hash>sha256:[0-9a-f]{64})`", re.MULTILINE
 )
-_GIT_TIMEOUT_S = 30
 
 _DEVELOPMENT_REFREEZES = frozenset(
     {
@@ -82,20 +81,6 @@ def changelog_hashes(layout: Layout, suite: str) -> dict[str, list[str]] | None:
     return _parse_changelog(path.read_text(encoding="utf-8", errors="replace"))
 
 
-def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    return subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=_GIT_TIMEOUT_S,
-        env=env,
-        check=False,
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class CommittedVersion:
     """The manifest hash in one commit that touched the file, and the changelog's then."""
@@ -124,25 +109,25 @@ def git_manifest_hashes(path: Path, version: str) -> tuple[list[CommittedVersion
         return None, "git is not installed"
     folder = path.parent
     try:
-        inside = _git(folder, "rev-parse", "--is-inside-work-tree")
+        inside = run_git(folder, "rev-parse", "--is-inside-work-tree")
         if inside.returncode != 0 or inside.stdout.strip() != "true":
             return None, "the project is not in a git repository"
         # --full-history: by default git log follows only the parent a merge took the file
         # from, so a branch that froze other content, merged with its side kept, hid the
         # first commit of the manifest (docs/design/holdout-governance.md, section 3)
-        log = _git(folder, "log", "--full-history", "--format=%H", "--", path.name)
+        log = run_git(folder, "log", "--full-history", "--format=%H", "--", path.name)
         if log.returncode != 0:
             return None, f"git log failed: {log.stderr.strip()[:200]}"
         found: list[CommittedVersion] = []
         for commit in log.stdout.split():
-            shown = _git(folder, "show", f"{commit}:./{path.name}")
+            shown = run_git(folder, "show", f"{commit}:./{path.name}")
             if shown.returncode != 0:  # this commit deleted the file
                 continue
             try:
                 recorded = str(json.loads(shown.stdout).get("manifest_hash"))
             except (json.JSONDecodeError, AttributeError):
                 recorded = "(unreadable manifest)"
-            changelog = _git(folder, "show", f"{commit}:./CHANGELOG.md")
+            changelog = run_git(folder, "show", f"{commit}:./CHANGELOG.md")
             lines = _parse_changelog(changelog.stdout) if changelog.returncode == 0 else {}
             found.append(CommittedVersion(commit, recorded, tuple(lines.get(version, []))))
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -252,7 +237,7 @@ def _shallow_cut(path: Path, commit: str) -> str:
     """Why the history before `commit` is not checked (a shallow clone's cut), else ``""``."""
     folder = path.parent
     try:
-        where = _git(folder, "rev-parse", "--git-path", "shallow")
+        where = run_git(folder, "rev-parse", "--git-path", "shallow")
         if where.returncode != 0:
             return ""
         shallow = Path(where.stdout.strip())
