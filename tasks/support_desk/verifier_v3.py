@@ -73,22 +73,22 @@ REASON_WORDS = {
 }
 
 CLAIMS: dict[str, re.Pattern[str]] = {
-    "refund": re.compile(
+    "a refund": re.compile(
         r"\brefunded\b|\bissued (?:you )?(?:a|the|your) refund|\bprocessed (?:a|the|your) refund"
         r"|\brefund (?:has been|was|is being) (?:issued|processed|made|sent)",
         re.IGNORECASE,
     ),
-    "replacement": re.compile(
+    "a replacement": re.compile(
         r"\breplacement\b[^.!?\n]*\b(?:on its way|shipped|sent|dispatched|arranged)"
         r"|\b(?:shipped|sent|dispatched|arranged) (?:you )?a replacement",
         re.IGNORECASE,
     ),
-    "cancellation": re.compile(
+    "a cancellation": re.compile(
         r"\b(?:is|are|has been|have been|was|now)\s+cancell?ed\b"
         r"|\bhave cancell?ed\b|\bcancell?ed (?:your|the|this) order",
         re.IGNORECASE,
     ),
-    "address change": re.compile(
+    "an address change": re.compile(
         r"\baddress (?:is now|is updated|was updated|has been (?:updated|changed))"
         r"|\b(?:updated|changed) (?:your|the) address",
         re.IGNORECASE,
@@ -236,13 +236,13 @@ def reply_problems(
     changes = _changes(initial, final)
     cancelled = bool(changes["statuses"])
     done = {
-        "refund": bool(changes["refunds"]) or cancelled,
-        "replacement": bool(changes["shipments"]),
-        "cancellation": cancelled,
-        "address change": bool(changes["addresses"]),
+        "a refund": bool(changes["refunds"]) or cancelled,
+        "a replacement": bool(changes["shipments"]),
+        "a cancellation": cancelled,
+        "an address change": bool(changes["addresses"]),
     }
     problems.extend(
-        f"the reply claims a {claim} that was not made"
+        f"the reply claims {claim} that was not made"
         for claim, pattern in CLAIMS.items()
         if pattern.search(text) and not done[claim]
     )
