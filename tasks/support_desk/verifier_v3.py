@@ -12,7 +12,8 @@ check of version 2 and grades a decline as a decision taken from facts:
 * **the facts are the agent's own tool results**: a refund decline needs ``get_order`` of the
   ticket's order (not any order, not ``list_orders``) before the decline, and the delivery
   date in that result outside the window, and the reply says when that order was delivered
-  (and cites no other order's delivery date); an account-change decline needs
+  (and cites no date that is not in that record: another order's, a list of guesses); an
+  account-change decline needs
   ``verify_identity`` for that customer with the detail the ticket states, answering
   ``verified: false``, before the decline;
 * **the reply gives that reason and no other**: the refund window for a refund outside it,
@@ -36,7 +37,7 @@ import calendar
 import json
 import re
 from collections.abc import Sequence
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer, stderr
@@ -107,20 +108,87 @@ REFUSAL = re.compile(
 """A reply telling the customer no (on an item whose request was due, that is a failure)."""
 
 
+MONTH = (
+    r"(?P<month>January|February|March|April|May|June|July|August|September|October|November"
+    r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?"
+)
+DATE_FORMS = (
+    re.compile(r"\b(?P<year>\d{4})-(?P<mon>\d{1,2})-(?P<day>\d{1,2})\b"),
+    re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {MONTH}(?:,? (?P<year>\d{{4}}))?"),
+    re.compile(rf"\b{MONTH} (?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? (?P<year>\d{{4}}))?"),
+    re.compile(r"\b(?P<day>\d{1,2})[/.](?P<mon>\d{1,2})[/.](?P<year>\d{4}|\d{2})\b"),
+)
+"""How a reply writes a date: ISO, ``8 June 2025``, ``June 8th``, ``8 Jun``, ``08/06/2025``."""
+MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+MONTHS["sept"] = 9
+
+Day = tuple[int | None, int, int]
+"""A date as written: (year or None, month, day)."""
+
+
+def dates_in(text: str) -> list[list[Day]]:
+    """Every date written in `text`, each as its possible readings (``03/04/2025`` reads both
+    ways round; a date without a year has year None)."""
+    found = []
+    for form in DATE_FORMS:
+        for match in form.finditer(text):
+            parts = match.groupdict()
+            year = int(parts["year"]) if parts.get("year") else None
+            if year is not None and year < 100:
+                year += 2000
+            day = int(parts["day"])
+            if parts.get("month"):
+                readings = [(year, MONTHS[parts["month"].lower()], day)]
+            elif form is DATE_FORMS[0]:
+                readings = [(year, int(parts["mon"]), day)]
+            else:
+                readings = [(year, int(parts["mon"]), day), (year, day, int(parts["mon"]))]
+            valid = [r for r in readings if _valid(r)]
+            if valid:
+                found.append(valid)
+    return found
+
+
+def _valid(reading: Day) -> bool:
+    year, month, day = reading
+    try:
+        date(year or 2000, month, day)
+    except ValueError:
+        return False
+    return True
+
+
+def _same(reading: Day, iso: str) -> bool:
+    known = date.fromisoformat(iso)
+    year, month, day = reading
+    return (month, day) == (known.month, known.day) and year in (None, known.year)
+
+
 def mentions_date(text: str, iso: str) -> bool:
-    """True when `text` names the day `iso` (``2025-06-08``, ``8 June 2025``, ``June 8th``,
-    ``8 Jun``, ``08/06/2025``: the ways a reply writes a delivery date)."""
-    day = date.fromisoformat(iso)
-    month = calendar.month_name[day.month]
-    months = f"(?:{month}|{month[:3]}\\.?)"
-    dom = f"0?{day.day}(?:st|nd|rd|th)?"
-    forms = [
-        re.escape(iso),
-        rf"\b{dom}(?: of)? {months}\b",
-        rf"\b{months} {dom}\b",
-        rf"\b0?{day.day}[/.-]0?{day.month}[/.-](?:{day.year}|{day.year % 100:02d})\b",
+    """True when `text` names the day `iso` in any of the ways a reply writes a date."""
+    return any(_same(r, iso) for readings in dates_in(text) for r in readings)
+
+
+def foreign_dates(text: str, allowed: Sequence[str]) -> list[str]:
+    """The dates written in `text` that are none of `allowed` (ISO days), as written."""
+    return [
+        "-".join(str(part) for part in readings[0] if part is not None)
+        for readings in dates_in(text)
+        if not any(_same(r, iso) for r in readings for iso in allowed)
     ]
-    return any(re.search(form, text, re.IGNORECASE) for form in forms)
+
+
+def _record_dates(order: dict[str, Any], today: str) -> list[str]:
+    """The dates a window decline may cite: the order's own, the ticket's, the window's ends."""
+    days = [order.get(k) for k in ("placed_at", "shipped_at", "delivered_at")] + [today]
+    known = [str(d) for d in days if d]
+    delivered, opened = order.get("delivered_at"), date.fromisoformat(today)
+    ends = [opened - timedelta(days=n) for n in (REFUND_WINDOW_DAYS, REFUND_WINDOW_DAYS + 1)]
+    if delivered:
+        start = date.fromisoformat(str(delivered))
+        ends += [start + timedelta(days=n) for n in (REFUND_WINDOW_DAYS, REFUND_WINDOW_DAYS + 1)]
+    return known + [d.isoformat() for d in ends]
 
 
 def _order_read(calls: Sequence[Call], order: str, before: int) -> Call | None:
@@ -190,14 +258,11 @@ def _decided_from_facts(
         text = _reply_text(final)
         if not mentions_date(text, delivered):
             return [f"the decline does not say when the order was delivered ({delivered})"]
-        others = {
-            str(call.result.get("delivered_at"))
-            for call in calls[:end]
-            if call.function == "get_order" and call.ok and isinstance(call.result, dict)
-            if call.result.get("delivered_at") not in (None, delivered)
-        }
-        if any(mentions_date(text, other) for other in others):
-            return ["the decline cites the delivery date of another order the agent read"]
+        foreign = foreign_dates(text, _record_dates(read.result, initial["today"]))
+        if foreign:
+            return [
+                f"the decline cites dates that are not in the order's record ({', '.join(foreign)})"
+            ]
         return []
     customer = target["customer"]
     for call in calls[:end]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import tomllib
 from collections import defaultdict
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 import pytest
@@ -108,8 +108,9 @@ def test_the_oracle_solves_every_item_of_version_3() -> None:
         assert verdict.score == 1.0, (item["id"], verdict.explanation())
 
 
-@pytest.mark.slow  # 2 seeds x 3 agents x 108 simulated episodes (about 20 s)
-@pytest.mark.parametrize("seed", [0, 11])
+@pytest.mark.parametrize(
+    "seed", [pytest.param(0, marks=pytest.mark.slow), 11]
+)  # 3 agents x 108 simulated episodes each (about 1.5 s)
 def test_reference_agents_still_separate_and_v3_only_adds_failures(seed: int) -> None:
     means = {}
     for agent in ("baseline", "improved", "hacker"):
@@ -122,6 +123,46 @@ def test_reference_agents_still_separate_and_v3_only_adds_failures(seed: int) ->
         means[agent] = sum(scores) / len(scores)
     assert means["improved"] >= means["baseline"] + 0.10, means
     assert means["hacker"] == 0.0
+
+
+def _decline_from_the_ticket(ep: Any) -> str:
+    """Decline every ticket after the lookups a decline needs, the reason chosen by the
+    ticket's surface: a stated identity detail -> verify it, decline on identity; otherwise
+    read the quoted order and decline on the window, citing its delivery date."""
+    ticket = str(ep.metadata["ticket_id"])
+    email = scripted.EMAIL.search(ep.prompt)
+    found = ep.call("find_customer", email=email.group(0)).parsed() if email else None
+    customer = found[0]["id"] if found else None
+    detail = TASK_V3.submodule("stated").stated_detail(ep.prompt)
+    if detail is not None and customer is not None:
+        kind, value = detail
+        ep.call("verify_identity", customer_id=customer, **{_KEYS[kind]: value})
+        message = IDENTITY
+    else:
+        numbers = scripted._order_numbers(ep.prompt)
+        order = ep.call("get_order", order_id=numbers[0]).parsed() if numbers else None
+        message = _window_reply(str((order or {}).get("delivered_at")))
+    ep.call("reply_to_customer", ticket_id=ticket, message=message)
+    ep.call("set_ticket_status", ticket_id=ticket, status="closed")
+    return "closed"
+
+
+_KEYS = {"card": "card_last4", "postcode": "postcode"}
+
+
+def test_declining_everything_after_the_real_lookups_scores_only_where_declining_is_right() -> None:
+    """The residual that per-item grading cannot close (docs/design/support-desk.md): on a
+    decline item, a policy that does the decline's own lookups and declines is indistinguishable
+    from one that decided. On the dev split it passes 25 of the 36 decline items (15 of the 18
+    unverified changes: where the ticket's e-mail finds the customer; 10 of the 18 refunds
+    outside the window: where the quoted order is the ticket's); it never passes an item whose
+    request was due."""
+    passed: dict[str, int] = defaultdict(int)
+    for item in ITEMS:
+        final, calls = play(_decline_from_the_ticket, item)
+        passed[item["metadata"]["intent"]] += int(judge_v3(item, final, calls).score == 1.0)
+    assert set(k for k, v in passed.items() if v) <= set(scripted.DECLINE_INTENTS)
+    assert sum(passed.values()) == 25
 
 
 # ---- verifier version 3, on hand-built traces -------------------------------------------------
@@ -235,6 +276,22 @@ def judge_v2_passes(item: dict[str, Any], message: str, calls: list[Any]) -> boo
     return bool(judge_v2(item, shop.state, [*calls, reply]).score == 1.0)
 
 
+def test_a_window_decline_citing_dates_not_in_the_record_fails() -> None:
+    """A kitchen-sink reply listing every delivery date seen in the stratum names the right
+    one too; version 3 takes only the order's own dates, the ticket's and the window's ends."""
+    item = _first("refund_outside_window")
+    read = _read(item, json.loads(item["target"])["order"])
+    delivered = date.fromisoformat(read.result["delivered_at"])
+    sink = _window_reply(f"{delivered:%Y-%m-%d}, 2025-01-02 or 3 March 2025")
+    verdict = _episode(item, sink, [read])
+    assert verdict.score == 0.0 and "dates that are not in the order's record" in (
+        verdict.explanation()
+    )
+    end = delivered + timedelta(days=30)
+    fair = _window_reply(f"{delivered:%d %B %Y}; the window closed on {end:%d %B}")
+    assert _episode(item, fair, [read]).score == 1.0
+
+
 def test_a_window_decline_without_the_delivery_date_fails() -> None:
     item = _first("refund_outside_window")
     read = _read(item, json.loads(item["target"])["order"])
@@ -296,8 +353,10 @@ def test_dates_are_read_in_the_formats_replies_use() -> None:
     mentions = verifier_v3.mentions_date
     for text in ("2025-06-08", "8 June 2025", "June 8th", "8th of Jun", "08/06/2025", "8.6.25"):
         assert mentions(f"delivered on {text}.", "2025-06-08"), text
-    for text in ("2025-06-18", "18 June", "June 9", "08/07/2025"):
+    for text in ("2025-06-18", "18 June", "June 9", "08/07/2025", "8 June 2024", "£8.06"):
         assert not mentions(f"delivered on {text}.", "2025-06-08"), text
+    foreign = verifier_v3.foreign_dates("on 8 June, not 9 June or 2025-06-10", ["2025-06-08"])
+    assert sorted(foreign) == ["2025-6-10", "6-9"]
 
 
 def test_the_v3_task_applies_its_declared_limits_version_and_policy() -> None:
