@@ -54,7 +54,7 @@ from .verifier_v2 import _first_decline as first_decline
 __all__ = ["Call", "episode_calls", "evaluate", "reply_problems", "support_verifier"]
 
 SHIPPED_REASON = re.compile(
-    r"already (?:been )?(?:shipped|dispatched|sent)|no longer be cancell?ed|can(?:no|')t be "
+    r"already (?:been )?(?:shipped|dispatched)|no longer be cancell?ed|can(?:no|')t be "
     r"cancell?ed",
     re.IGNORECASE,
 )
@@ -62,10 +62,28 @@ UNDELIVERED_REASON = re.compile(r"not (?:yet )?(?:been )?delivered|has(?:n't| no
 REASONS: dict[str, re.Pattern[str]] = {
     "outside_refund_window": WINDOW_REASON,
     "identity_not_verified": IDENTITY_REASON,
+}
+"""The reason a decline must give (version 2's patterns: broad, so that a plain wording of the
+right reason counts)."""
+CITED: dict[str, re.Pattern[str]] = {
+    "outside_refund_window": re.compile(
+        r"refund window|return window|\b\d+[- ]day (?:refund|return)|more than \d+ days"
+        r"|(?:refunds?|returns?) (?:are |is )?only (?:possible |available |allowed )?within"
+        r"|outside (?:the|our) (?:\d+[- ]day )?(?:refund |return )?(?:window|period)"
+        r"|too long ago",
+        re.IGNORECASE,
+    ),
+    "identity_not_verified": re.compile(
+        r"identity|\bverify (?:you|who)|(?:could not|couldn't|unable to|cannot|can't) (?:be )?"
+        r"verif|not (?:be )?verified|verification (?:failed|did not|was not)|security check",
+        re.IGNORECASE,
+    ),
     "already_shipped": SHIPPED_REASON,
     "not_delivered": UNDELIVERED_REASON,
 }
-"""Every decline reason a reply can give, by name; a decline must give its own and no other."""
+"""Every decline reason a reply can cite, by name, in the words that can only mean that reason
+(narrower than `REASONS`: "does not match" may be said of a date, "within 14 days" of a reply);
+a decline must cite no reason but its own."""
 REASON_WORDS = {
     "outside_refund_window": "the refund window",
     "identity_not_verified": "identity not verified",
@@ -117,8 +135,10 @@ DATE_FORMS = (
     re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {MONTH}(?:,? (?P<year>\d{{4}}))?"),
     re.compile(rf"\b{MONTH} (?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? (?P<year>\d{{4}}))?"),
     re.compile(r"\b(?P<day>\d{1,2})[/.](?P<mon>\d{1,2})[/.](?P<year>\d{4}|\d{2})\b"),
+    re.compile(r"(?<![\d/.])(?P<day>\d{1,2})/(?P<mon>\d{1,2})(?![\d/]|\.\d)"),
 )
-"""How a reply writes a date: ISO, ``8 June 2025``, ``June 8th``, ``8 Jun``, ``08/06/2025``."""
+"""How a reply (or a ticket) writes a date: ISO, ``8 June 2025``, ``June 8th``, ``8 Jun``,
+``08/06/2025``, ``8/6``."""
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
 MONTHS["sept"] = 9
@@ -177,6 +197,20 @@ def foreign_dates(text: str, allowed: Sequence[str]) -> list[str]:
         for readings in dates_in(text)
         if not any(_same(r, iso) for r in readings for iso in allowed)
     ]
+
+
+def _ticket_dates(ticket: str, initial: dict[str, Any]) -> list[str]:
+    """The dates the customer wrote in the ticket (a reply may quote them back), as ISO days
+    (a date without a year in the year of the ticket)."""
+    year = date.fromisoformat(initial["today"]).year
+    found = []
+    for readings in dates_in(ticket):
+        for y, m, d in readings:
+            try:
+                found.append(date(y or year, m, d).isoformat())
+            except ValueError:  # 29 February of another year
+                continue
+    return found
 
 
 def _record_dates(order: dict[str, Any], today: str) -> list[str]:
@@ -258,7 +292,8 @@ def _decided_from_facts(
         text = _reply_text(final)
         if not mentions_date(text, delivered):
             return [f"the decline does not say when the order was delivered ({delivered})"]
-        foreign = foreign_dates(text, _record_dates(read.result, initial["today"]))
+        allowed = _record_dates(read.result, initial["today"]) + _ticket_dates(ticket, initial)
+        foreign = foreign_dates(text, allowed)
         if foreign:
             return [
                 f"the decline cites dates that are not in the order's record ({', '.join(foreign)})"
@@ -293,7 +328,7 @@ def reply_problems(
             problems.append(f"the decline does not give the reason ({REASON_WORDS[wanted]})")
         problems.extend(
             f"the reply gives a reason that does not apply ({REASON_WORDS[name]})"
-            for name, pattern in REASONS.items()
+            for name, pattern in CITED.items()
             if name != wanted and pattern.search(text)
         )
     elif REFUSAL.search(text):

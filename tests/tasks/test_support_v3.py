@@ -292,6 +292,21 @@ def test_a_window_decline_citing_dates_not_in_the_record_fails() -> None:
     assert _episode(item, fair, [read]).score == 1.0
 
 
+def test_fair_wordings_of_a_decline_pass() -> None:
+    """A date the customer quoted, "does not match" said of a date, a deadline in days: none of
+    them is another reason or a foreign date."""
+    item = next(it for it in ITEMS if it["id"] == "support-0008")  # "it only arrived on 26/4"
+    read = _read(item, json.loads(item["target"])["order"])
+    reply = _window_reply(read.result["delivered_at"]) + (
+        " You mentioned it arrived on 26 April, but that does not match our records."
+    )
+    assert _episode(item, reply, [read]).score == 1.0
+    unverified = _first("unverified_change")
+    stated = _verify(unverified, **_stated(unverified))
+    later = IDENTITY + " If you reply within 14 days with the card on file, we can try again."
+    assert _episode(unverified, later, [stated]).score == 1.0
+
+
 def test_a_window_decline_without_the_delivery_date_fails() -> None:
     item = _first("refund_outside_window")
     read = _read(item, json.loads(item["target"])["order"])
@@ -351,7 +366,15 @@ def test_identity_is_checked_only_with_the_detail_the_customer_gave() -> None:
 
 def test_dates_are_read_in_the_formats_replies_use() -> None:
     mentions = verifier_v3.mentions_date
-    for text in ("2025-06-08", "8 June 2025", "June 8th", "8th of Jun", "08/06/2025", "8.6.25"):
+    for text in (
+        "2025-06-08",
+        "8 June 2025",
+        "June 8th",
+        "8th of Jun",
+        "08/06/2025",
+        "8.6.25",
+        "8/6",
+    ):
         assert mentions(f"delivered on {text}.", "2025-06-08"), text
     for text in ("2025-06-18", "18 June", "June 9", "08/07/2025", "8 June 2024", "£8.06"):
         assert not mentions(f"delivered on {text}.", "2025-06-08"), text
