@@ -243,9 +243,10 @@ def verify_guessing(ep: Episode) -> str:
 def _other_order(ep: Episode, customer: str, order: str | None) -> str | None:
     """An order that is not the ticket's: the customer's own, else the first in the shop."""
     listed = ep.call("list_orders", customer_id=customer).parsed() or []
-    mine = [o["id"] for o in listed if o["id"] != order]
-    shop = [o["id"] for o in ep.metadata["initial_state"]["orders"] if o["id"] != order]
-    return (mine or shop or [None])[0]
+    mine = [str(o["id"]) for o in listed if o["id"] != order]
+    shop = [str(o["id"]) for o in ep.metadata["initial_state"]["orders"] if o["id"] != order]
+    others = mine or shop
+    return others[0] if others else None
 
 
 def fetch_wrong_order(ep: Episode) -> str:
