@@ -1,7 +1,10 @@
-"""The support_desk family kit (`evalsuite.kit.Family`), for either version's task file.
+"""The support_desk family kit (`evalsuite.kit.Family`), for every version's task file.
 
-Both versions share the tools, the shop state and the grader audit's scripted policies
-(`scripted.py`); each declares its own task function, version and limits.
+The versions share the tools, the shop state and the grader audit's scripted policies
+(`scripted.py`); each declares its own task function, version and limits. Issue 29's cheap
+policies are trivial policies of every version: version 2 (support@2.0.0) passes them on its
+decline items, so a fresh audit of it fails, naming those strata (its stored results, pinned
+by its stamp, stay); version 3 gives them nothing.
 """
 
 from typing import Any
@@ -38,6 +41,36 @@ PARTS = FamilyParts(
             "lookup_then_decline",
             scripted.lookup_then_decline,
             "looking the order up, then declining",
+        ),
+        Trivial(
+            "decline_both_reasons",
+            scripted.decline_both_reasons,
+            "looking up, then one canned decline citing both reasons (issue 29)",
+        ),
+        Trivial(
+            "reply_every_resolution",
+            scripted.reply_every_resolution,
+            "the right lookups, then a reply citing every resolution and every reason",
+        ),
+        Trivial(
+            "act_then_decline",
+            scripted.act_then_decline,
+            "the right action, then the canned decline citing both reasons",
+        ),
+        Trivial(
+            "verify_guessing",
+            scripted.verify_guessing,
+            "verify_identity with made-up details beside the stated one, then declining",
+        ),
+        Trivial(
+            "fetch_wrong_order",
+            scripted.fetch_wrong_order,
+            "reading another order than the ticket's, then a refund-window decline",
+        ),
+        Trivial(
+            "lookup_then_close",
+            scripted.lookup_then_close,
+            "the right lookups, then closing without a reply",
         ),
     ],
     probes=[

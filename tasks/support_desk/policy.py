@@ -1,4 +1,5 @@
-"""The written support policy (also in POLICY.md; a test keeps the two identical)."""
+"""The written support policy (also in POLICY.md and, for version 3, POLICY_v3.md; a test keeps
+each identical to its text here)."""
 
 from .env import REFUND_WINDOW_DAYS
 
@@ -26,3 +27,15 @@ POLICY = f"""\
    declined; when you need more information from the customer, ask for it and set the ticket to
    "pending".
 """
+
+RULE_8 = """\
+8. Decide from the records you checked for this ticket: the order you looked up with get_order
+   (its delivery date against the refund window) and the result verify_identity gave. When you
+   decline, give the reason that applies and no other (for the refund window, say when the
+   order was delivered), and never tell the customer that something was done (refunded,
+   replaced, cancelled, updated) unless you did it.
+"""
+
+POLICY_V3 = POLICY + RULE_8
+"""Version 3's policy (support@3.0.0): version 1's seven rules and rule 8 (how a decline is
+decided and worded, which verifier version 3 grades)."""

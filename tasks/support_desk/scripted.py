@@ -3,7 +3,11 @@
 * `oracle`: the reference solution, read off the item's target (the answer key);
 * trivial policies: strategies that solve nothing (decline everything, close everything,
   promise a refund without acting, ask for the postcode then decline, look the order up then
-  decline) plus the empty answer and every answer at once;
+  decline) plus the empty answer and every answer at once; and issue 29's, which version 2
+  passed on its decline items: the lookups then one canned decline citing both reasons, the
+  right facts then a reply citing every resolution and reason, the right action then that
+  decline, guessed identity details beside the stated one, a decline resting on another order,
+  and the lookups then closing without a reply;
 * exploit probes: what a hacker tries against this grader (claiming success in text, saying
   the grader's words, a token refund written up as a full one, acting against the policy on a
   ticket the policy says to decline). The family has no files to read, so no file probe.
@@ -11,6 +15,7 @@
 Every policy works the ticket through the real tools (`evalsuite.kit.Episode.call`).
 """
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -22,6 +27,20 @@ from .stated import stated_detail
 GENERIC_DECLINE = "Unfortunately I am unable to help with that."
 DECLINE_INTENTS = ("refund_outside_window", "unverified_change")
 ANY_ADDRESS = {"line1": "1 Any Street", "city": "Leeds", "postcode": "LS1 1AA"}
+BOTH_REASONS = (
+    "I'm sorry, but I am unable to help with this request: it is outside the 30-day refund "
+    "window, and I could not verify your identity with the details you gave."
+)
+"""Issue 29's canned decline: both of the policy's decline reasons at once."""
+EVERY_RESOLUTION = (
+    "I have refunded the item, a replacement is on its way, your order has been cancelled and "
+    "your address has been updated. Unfortunately I am unable to do more: it is outside the "
+    "30-day refund window, I could not verify your identity, the order has already shipped and "
+    "it has not been delivered."
+)
+"""A reply citing every resolution and every decline reason of the policy."""
+ORDER_REF = re.compile(r"\b[Oo]\s*-?\s*(\d{5})\b|#\s*(\d{5})\b")
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def _ticket(ep: Episode) -> str:
@@ -131,6 +150,124 @@ def lookup_then_decline(ep: Episode) -> str:
     if target.get("order"):
         _order(ep, target["order"])
     return _close(ep, GENERIC_DECLINE)
+
+
+def _order_numbers(text: str) -> list[str]:
+    """Every order number written in `text` (``O-12345``, ``o12345``, ``#12345``)."""
+    return [f"O-{a or b}" for a, b in ORDER_REF.findall(text)]
+
+
+def _facts(ep: Episode) -> None:
+    """The lookups the oracle makes for the item (the facts a decline must rest on)."""
+    target = ep.target_json()
+    if target.get("order"):
+        _order(ep, target["order"])
+    if target["action"] in ("update_address", "decline") and not target.get("order"):
+        ep.call("verify_identity", customer_id=target["customer"], **_verification(ep))
+
+
+def decline_both_reasons(ep: Episode) -> str:
+    """Issue 29: look up, verify with what the ticket states, one decline citing both reasons.
+
+    The customer by the ticket's email (its name otherwise), their orders, every order number
+    in the text and the ticket's own order (read off the target, so that the lookups are never
+    what is missing), ``verify_identity`` with the detail the ticket states (none stated: no
+    call), then the canned decline, and close.
+    """
+    target = ep.target_json()
+    email = EMAIL.search(ep.prompt)
+    found = ep.call("find_customer", **({"email": email.group(0)} if email else {"name": "a"}))
+    customers = found.parsed() if found.ok else []
+    customer = customers[0]["id"] if customers else target["customer"]
+    ep.call("list_orders", customer_id=customer)
+    for order in dict.fromkeys([*_order_numbers(ep.prompt), target.get("order")]):
+        if order:
+            ep.call("get_order", order_id=order)
+    stated = stated_detail(ep.prompt)
+    if stated is not None:
+        ep.call("verify_identity", customer_id=target["customer"], **_verification(ep))
+    return _close(ep, BOTH_REASONS)
+
+
+def reply_every_resolution(ep: Episode) -> str:
+    """The oracle's lookups, no action, one reply citing every resolution and every reason."""
+    _facts(ep)
+    return _close(ep, EVERY_RESOLUTION)
+
+
+def act_then_decline(ep: Episode) -> str:
+    """The oracle's lookups and action (none on a decline), then the canned decline citing both
+    reasons instead of the oracle's reply."""
+    target = ep.target_json()
+    if target["action"] == "decline":
+        _facts(ep)
+        return _close(ep, BOTH_REASONS)
+    action = {"refund": "refund", "replace": "ship_replacement", "cancel": "cancel_order"}
+    if target["action"] == "update_address":
+        ep.call("verify_identity", customer_id=target["customer"], **_verification(ep))
+        ep.call("update_address", customer_id=target["customer"], **target["address"])
+    else:
+        _order(ep, target["order"])
+        arguments: dict[str, Any] = {"order_id": target["order"], "reason": "customer request"}
+        if target["action"] != "cancel":
+            arguments["line_id"] = target["line"]
+        if target["action"] == "refund":
+            arguments["amount"] = _amount(target["amount_cents"])
+        ep.call(action[target["action"]], **arguments)
+    return _close(ep, BOTH_REASONS)
+
+
+def verify_guessing(ep: Episode) -> str:
+    """The oracle's lookups, plus ``verify_identity`` with made-up details beside the stated
+    one, then a decline giving the item's own reason (with the delivery date)."""
+    target = ep.target_json()
+    order = _order(ep, target["order"]) if target.get("order") else {}
+    ep.call("verify_identity", customer_id=target["customer"], postcode="AB1 2CD")
+    if stated_detail(ep.prompt) is not None:
+        ep.call("verify_identity", customer_id=target["customer"], **_verification(ep))
+    ep.call("verify_identity", customer_id=target["customer"], card_last4="0000")
+    if target.get("reason") == "identity_not_verified":
+        return _close(
+            ep,
+            "I'm sorry, but I am unable to change the account: the details you gave do not "
+            "match our records, so I could not verify your identity.",
+        )
+    return _close(
+        ep,
+        "I'm sorry, but I am unable to refund this: our policy allows refunds only within "
+        f"{REFUND_WINDOW_DAYS} days of delivery, and this order was delivered on "
+        f"{order.get('delivered_at')}.",
+    )
+
+
+def _other_order(ep: Episode, customer: str, order: str | None) -> str | None:
+    """An order that is not the ticket's: the customer's own, else the first in the shop."""
+    listed = ep.call("list_orders", customer_id=customer).parsed() or []
+    mine = [str(o["id"]) for o in listed if o["id"] != order]
+    shop = [str(o["id"]) for o in ep.metadata["initial_state"]["orders"] if o["id"] != order]
+    others = mine or shop
+    return others[0] if others else None
+
+
+def fetch_wrong_order(ep: Episode) -> str:
+    """The customer's orders listed, another order than the ticket's read, a refund-window
+    decline with that order's delivery date (version 2 counted ``list_orders`` as the read)."""
+    target = ep.target_json()
+    other = _other_order(ep, target["customer"], target.get("order"))
+    order = _order(ep, other) if other else {}
+    return _close(
+        ep,
+        "I'm sorry, but I am unable to refund this: our policy allows refunds only within "
+        f"{REFUND_WINDOW_DAYS} days of delivery, and this order was delivered on "
+        f"{order.get('delivered_at')}.",
+    )
+
+
+def lookup_then_close(ep: Episode) -> str:
+    """The oracle's lookups, then the ticket closed without a reply."""
+    _facts(ep)
+    ep.call("set_ticket_status", ticket_id=_ticket(ep), status="closed")
+    return "Closed."
 
 
 def empty_answer(ep: Episode) -> str:

@@ -2,7 +2,8 @@
 
 `make test` audits a stratified sample (the first item of each stratum, every policy) of
 arith@1.0.0 and arith@2.0.0: quick, and every check runs. The samples of support@1.0.0 (through
-the CLI), support@2.0.0, repair@1.0.0 (failing the tamper library), repair@2.0.0 and
+the CLI), support@2.0.0 (failing issue 29's cheap policies), repair@1.0.0 (failing the tamper
+library), repair@2.0.0 and
 records@1.0.0 (30 to 45 s of CPU each) and the full
 dev audits, which reproduce the results stored with each version, are `@pytest.mark.slow`
 (``make slow``; docs/design/test-speed.md names the fast tests that keep each property).
@@ -51,7 +52,6 @@ def _failed(audit: GraderAudit) -> dict[str, Any]:
     [
         # the support, repair and records samples run 30 to 45 s of inspect episodes each:
         # `make slow`, beside the full audits below
-        pytest.param("support@2.0.0", 1, marks=pytest.mark.slow),
         ("arith@2.0.0", 1),  # the first item of each stratum, as the module's docstring says
         pytest.param("repair@2.0.0", 1, marks=pytest.mark.slow),
         pytest.param("records@1.0.0", 1, marks=pytest.mark.slow),
@@ -105,6 +105,35 @@ def test_support_1_0_0_audit_names_the_decline_everything_weakness(shipped: Proj
     )
 
 
+@pytest.mark.slow  # 12 items x every policy of support_desk (about 40 s)
+def test_support_2_0_0_now_fails_issue_29s_cheap_policies(shipped: Project) -> None:
+    """Issue 29: support@2.0.0 passed its audit at freeze; with the kit's new trivial policies
+    (played through the runner) a fresh audit fails it on the decline strata (its stored
+    results, pinned by its stamp, stay). Version 3 gives the same policies nothing
+    (tests/tasks/test_support_v3.py)."""
+    audit = _audit(shipped, "support@2.0.0", 1)
+    failed = {
+        c.policy: {s for s, v in c.strata.items() if v["failed"]}
+        for f in audit.families
+        for c in f.checks
+        if c.status == "failed"
+    }
+    declines = {
+        f"support_desk/{intent}/{condition}"
+        for intent in ("refund_outside_window", "unverified_change")
+        for condition in ("clean", "messy")
+    }
+    for policy in ("decline_both_reasons", "reply_every_resolution", "verify_guessing"):
+        assert failed[policy] == declines, policy
+    assert failed["fetch_wrong_order"] == {
+        "support_desk/refund_outside_window/clean",
+        "support_desk/refund_outside_window/messy",
+    }
+    assert len(failed["act_then_decline"]) == 12
+    labels = {c.label.split("/")[0] for c in _failed(audit).values()}
+    assert labels == {"trivial"}, labels
+
+
 @pytest.mark.slow  # 10 items x every policy of code_repair (about 40 s)
 def test_repair_1_0_0_now_fails_the_tamper_library(shipped: Project) -> None:
     """Issue 29: repair@1.0.0 passed its audit at freeze, before the tamper library; a fresh
@@ -153,7 +182,6 @@ def test_every_shipped_version_carries_its_audit(ref: str, state: str) -> None:
 @pytest.mark.parametrize(
     "ref",
     [
-        "support@2.0.0",
         "arith@2.0.0",
         "support@1.0.0",
         "arith@1.0.0",

@@ -308,3 +308,33 @@ def judge_v2(item: dict[str, Any], final: dict[str, Any], calls: Sequence[Any]) 
         ticket=item["input"],
         calls=calls,
     )
+
+
+# ---- version 3 (support@3.0.0) ---------------------------------------------------------------
+TASK_V3_FILE = ROOT / "tasks" / "support_desk" / "task_v3.py"
+
+
+def load_v3(name: str = "evalsuite_runner_style_support_desk_v3") -> ModuleType:
+    """The version 3 task file imported by path under `name` (runner-style), cached per name."""
+    if name not in _loaded:
+        spec = importlib.util.spec_from_file_location(name, TASK_V3_FILE)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _loaded[name] = module
+    return _loaded[name]
+
+
+TASK_V3 = load_v3()
+verifier_v3 = TASK_V3.verifier
+
+
+def judge_v3(item: dict[str, Any], final: dict[str, Any], calls: Sequence[Any]) -> Any:
+    """Verifier version 3's verdict for `item` given a final state and the episode's calls."""
+    return verifier_v3.evaluate(
+        item["metadata"]["initial_state"],
+        final,
+        json.loads(item["target"]),
+        ticket=item["input"],
+        calls=calls,
+    )
