@@ -27,7 +27,8 @@ a related record (the order of the contact who moved, the case of the delivered 
 account and what to look for; which record is named, which e-mail comes first, the wording and
 the order of the facts are drawn from the item's seed and recorded in ``metadata["surface"]``;
 nothing but ``created_at`` tells the surviving contact of a merge (which record lacks a phone,
-has an order, carries a noisy name or an odd date format is drawn at random). Version 1's
+has an order, carries a noisy name or an odd date format is drawn at random). Its item ids
+are new (``records-v2-0001``: version 1's holdout ids stay in version 1's vault). Version 1's
 items are generated exactly as before (`generate_items(1)`).
 """
 
@@ -876,7 +877,7 @@ def build_item(
     if surface is not None:
         metadata["surface"] = surface
     return {
-        "id": f"records-{number:04d}",
+        "id": f"records-{number:04d}" if version == 1 else f"records-v{version}-{number:04d}",
         "input": header(world, number) + body + "\n",
         "target": json.dumps({"intent": intent, "operations": operations}, sort_keys=True),
         "metadata": metadata,
