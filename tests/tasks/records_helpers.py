@@ -30,10 +30,13 @@ from evalsuite.agents import ReferenceAgents
 ROOT = Path(__file__).resolve().parents[2]
 TASK_FILE = ROOT / "tasks" / "records_desk" / "task.py"
 ITEMS_FILE = ROOT / "tasks" / "records_desk" / "items.jsonl"
+TASK_V2_FILE = ROOT / "tasks" / "records_desk" / "task_v2.py"
+ITEMS_V2_FILE = ROOT / "tasks" / "records_desk" / "items_v2.jsonl"
+"""Version 2 (records@2.0.0): the same records system, tools and verifier; new requests."""
 
 
-def _load(name: str = "evalsuite_runner_style_records_desk") -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, TASK_FILE)
+def _load(name: str = "evalsuite_runner_style_records_desk", path: Path = TASK_FILE) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -41,6 +44,7 @@ def _load(name: str = "evalsuite_runner_style_records_desk") -> ModuleType:
 
 
 TASK = _load()
+TASK_V2 = _load("evalsuite_runner_style_records_desk_v2", TASK_V2_FILE)
 env = TASK.env
 verifier = TASK.verifier
 scripted = TASK.scripted
@@ -50,6 +54,11 @@ TOOL_NAMES = list(TASK.tools.TIMEOUT_OUTCOME)
 
 def dev_items() -> list[dict[str, Any]]:
     return [json.loads(line) for line in ITEMS_FILE.read_text().splitlines()]
+
+
+def dev_items_v2() -> list[dict[str, Any]]:
+    """Version 2's dev items (the items file freeze leaves in tasks/)."""
+    return [json.loads(line) for line in ITEMS_V2_FILE.read_text().splitlines()]
 
 
 def stratum(item: dict[str, Any]) -> str:
