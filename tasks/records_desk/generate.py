@@ -543,7 +543,9 @@ BUILDERS = {
 class WorldV2(World):
     """Version 2's world: a case's subject is drawn, not the first one unused."""
 
-    def add_case(self, account: dict[str, Any], order: dict[str, Any] | None = None) -> dict:
+    def add_case(
+        self, account: dict[str, Any], order: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         order = order or self.rng.choice(self.orders_of(account))
         used = {
             c["subject"] for c in self.source["cases"].values() if c["account_id"] == account["id"]
@@ -575,7 +577,9 @@ def _order_of(world: World, contact: dict[str, Any]) -> dict[str, Any]:
     return order
 
 
-def fix_address_v2(world: World, condition: str) -> tuple[str, list[dict[str, Any]], dict]:
+def fix_address_v2(
+    world: World, condition: str
+) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """The contact is named through another record (its order, its case) or by e-mail and
     name: the request never names the contact's id, and any contact of the account may be it."""
     rng = world.rng
@@ -633,7 +637,9 @@ def fix_address_v2(world: World, condition: str) -> tuple[str, list[dict[str, An
     return body, ops, {"template": template, "named": by}
 
 
-def merge_duplicates_v2(world: World, condition: str) -> tuple[str, list[dict[str, Any]], dict]:
+def merge_duplicates_v2(
+    world: World, condition: str
+) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """At most one of the two records is named, and which one is drawn; nothing but
     ``created_at`` tells the survivor (the blank phone, the extra order, a noisy name and the
     odd date formats fall on either record)."""
@@ -710,7 +716,9 @@ def merge_duplicates_v2(world: World, condition: str) -> tuple[str, list[dict[st
     return body, ops, {**surface, "template": template}
 
 
-def update_order_status_v2(world: World, condition: str) -> tuple[str, list[dict[str, Any]], dict]:
+def update_order_status_v2(
+    world: World, condition: str
+) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """The order is named through its case, or by the account and the day it was placed."""
     rng = world.rng
     account = world.account
@@ -759,7 +767,7 @@ def update_order_status_v2(world: World, condition: str) -> tuple[str, list[dict
     return body, ops, {"template": template, "named": by}
 
 
-def close_case_v2(world: World, condition: str) -> tuple[str, list[dict[str, Any]], dict]:
+def close_case_v2(world: World, condition: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """The case is named by its order, or by the account and its subject: never by its id."""
     rng = world.rng
     account = world.account
@@ -808,7 +816,7 @@ def close_case_v2(world: World, condition: str) -> tuple[str, list[dict[str, Any
     return body, ops, {"template": template, "named": by}
 
 
-def reconcile_v2(world: World, condition: str) -> tuple[str, list[dict[str, Any]], dict]:
+def reconcile_v2(world: World, condition: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """Version 1's reconciliation (the balance is only in the ledger), in drawn wording."""
     rng = world.rng
     body, ops = reconcile(world, condition)
