@@ -2,7 +2,17 @@
 
     cd tasks && ../.venv/bin/python -m records_desk.generate > records_desk/items.jsonl
 
-and version 2's with ``-m records_desk.generate --version 2 > records_desk/items_v2.jsonl``.
+Version 2's items (``--version 2``) go into the same file, after version 1's dev items: the
+runner reads a frozen version's dev items from the suite's item source, so records@1.0.0's
+stay there. To freeze records@2.0.0 (every version 1 item retired: freeze moves them out of the
+file with version 2's holdout) and put version 1's dev items back, from the project's root::
+
+    grep -v '"id": "records-v2-' tasks/records_desk/items.jsonl > /tmp/v1-dev.jsonl
+    (cd tasks && ../.venv/bin/python -m records_desk.generate --version 2) \\
+        | cat /tmp/v1-dev.jsonl - > tasks/records_desk/items.jsonl
+    evalsuite freeze records --version 2.0.0 $(seq -f "--retire records-%04g" 1 200)
+    cat /tmp/v1-dev.jsonl tasks/records_desk/items.jsonl > /tmp/both.jsonl
+    mv /tmp/both.jsonl tasks/records_desk/items.jsonl
 
 Five intents x four conditions x `PER_STRATUM` items. Each item is a small world (three
 accounts with their contacts, orders, cases and ledger entries, a cache in front of them) and

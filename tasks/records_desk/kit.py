@@ -6,13 +6,15 @@ grader audit's scripted policies (`scripted.py`).
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task
+from inspect_ai.dataset import Sample
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from evalsuite.kit import Family, FinalView, Limits, Probe, ToolDecl, Trivial, tool_loop
-from evalsuite.run import episode_seed
+from evalsuite.run import episode_seed, standalone_samples
 
 from . import episode, scripted, tools
 
@@ -90,6 +92,19 @@ def leak_secrets(payload: dict[str, Any]) -> list[str]:
             op = {**op, "fields": {k: v for k, v in op["fields"].items() if k not in given}}
         secrets.append(json.dumps(op, sort_keys=True))
     return secrets or [str(payload["target"])]
+
+
+V2_PREFIX = "records-v2-"
+"""Version 2's item ids; version 1's are ``records-NNNN``. One item source holds both
+versions' dev items (the runner reads a frozen version's dev items from the suite's source)."""
+
+
+def version_samples(path: Path, version: int) -> list[Sample]:
+    """The dev items of family version `version` in the item source `path`, as samples (for
+    ``inspect eval`` of a task file outside evalsuite)."""
+    return [
+        s for s in standalone_samples(path) if str(s.id).startswith(V2_PREFIX) == (version == 2)
+    ]
 
 
 BLIND = [

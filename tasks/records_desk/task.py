@@ -20,7 +20,6 @@ from inspect_ai.dataset import Sample
 from inspect_ai.solver import system_message, use_tools
 
 from evalsuite.kit import Limits, family_package
-from evalsuite.run import standalone_samples
 
 HERE = Path(__file__).resolve().parent
 VERSION = 1
@@ -52,7 +51,7 @@ GIVEN_FIELDS = kit.GIVEN_FIELDS
 @task
 def records_desk(dataset: Sequence[Sample] | None = None) -> Task:
     """The records_desk family; `dataset` is given by the evalsuite runner (default: all items)."""
-    samples = list(dataset) if dataset is not None else standalone_samples(HERE / "items.jsonl")
+    samples = list(dataset) if dataset is not None else kit.version_samples(HERE / "items.jsonl", 1)
     return Task(
         dataset=samples,
         setup=episode.reset_records(),

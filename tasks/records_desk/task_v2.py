@@ -1,7 +1,8 @@
 """Records desk, version 2 (evalsuite task family `records_desk`; records@2.0.0).
 
 Version 1's records system, tools, policy, verifier and limits (`task.py`, `kit.py`), with
-version 2's requests (`items_v2.jsonl`, `generate.py --version 2`; issue 29): version 1 named
+version 2's requests (ids ``records-v2-NNNN`` in `items.jsonl`, beside version 1's dev items;
+`generate.py --version 2`; issue 29): version 1 named
 the surviving contact of a merge first, and named the record to change together with the
 value to write, so policies that never read a record passed merge, address and order items.
 A version 2 request names at most one of a merge's two contacts (which one is drawn), names
@@ -21,7 +22,6 @@ from inspect_ai.dataset import Sample
 from inspect_ai.solver import system_message, use_tools
 
 from evalsuite.kit import Limits, family_package
-from evalsuite.run import standalone_samples
 
 HERE = Path(__file__).resolve().parent
 VERSION = 2
@@ -48,8 +48,8 @@ leak_secrets = kit.leak_secrets
 @task
 def records_desk(dataset: Sequence[Sample] | None = None) -> Task:
     """The records_desk family, version 2; `dataset` is given by the evalsuite runner
-    (default: this folder's items_v2.jsonl)."""
-    samples = list(dataset) if dataset is not None else standalone_samples(HERE / "items_v2.jsonl")
+    (default: version 2's dev items in this folder's items.jsonl)."""
+    samples = list(dataset) if dataset is not None else kit.version_samples(HERE / "items.jsonl", 2)
     return Task(
         dataset=samples,
         setup=episode.reset_records(),
