@@ -47,7 +47,7 @@ def _project(tmp_path: Path) -> Project:
     )
     shutil.copy(REPO / "tasks" / "records.toml", root / "tasks" / "records.toml")
     items = [_planted(i) for i in generate.generate_items(2)]  # the suite file's version 2
-    (root / "tasks" / "records_desk" / "items_v2.jsonl").write_text(
+    (root / "tasks" / "records_desk" / "items.jsonl").write_text(
         "".join(json.dumps(i, sort_keys=True, ensure_ascii=False) + "\n" for i in items)
     )
     project = Project(root=root, key_dir=tmp_path / "keys")

@@ -296,6 +296,7 @@ def test_the_version_2_generator_is_seeded_and_the_dev_items_are_its_output() ->
     by_id = {i["id"]: i for i in all_items(2)}
     dev = dev_items_v2()
     assert len(dev) == 100  # the freeze moved the rest into the vault
+    assert len(dev_items()) == 100  # beside version 1's, which records@1.0.0 still runs
     for item in dev:
         assert by_id[item["id"]] == item
 
@@ -373,7 +374,7 @@ def test_the_freeze_audit_plays_every_blind_policy_to_0_on_every_version_2_strat
         ignore=shutil.ignore_patterns("__pycache__", "items*.jsonl"),
     )
     shutil.copy(ROOT / "tasks" / "records.toml", root / "tasks" / "records.toml")
-    (root / "tasks" / "records_desk" / "items_v2.jsonl").write_text(
+    (root / "tasks" / "records_desk" / "items.jsonl").write_text(
         "".join(json.dumps(i, sort_keys=True, ensure_ascii=False) + "\n" for i in all_items(2))
     )
     project = Project(root=root, key_dir=tmp_path / "keys")
