@@ -377,7 +377,7 @@ def test_the_freeze_audit_plays_every_blind_policy_to_0_on_every_version_2_strat
     (root / "tasks" / "records_desk" / "items.jsonl").write_text(
         "".join(json.dumps(i, sort_keys=True, ensure_ascii=False) + "\n" for i in all_items(2))
     )
-    project = Project(root=root, key_dir=tmp_path / "keys")
+    project = Project(root=root, key_dir=tmp_path / "keys", audit=True)
     result = project.invoke("freeze", "records", "--version", "1.0.0")
     assert result.exit_code == 0, result.stderr
     stored = json.loads((root / "manifests" / "records" / "1.0.0.audit.json").read_text())
