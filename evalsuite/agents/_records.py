@@ -35,10 +35,12 @@ RESOLUTIONS = ("delivered", "refunded", "cancelled", "replaced")
 STREET_TYPES = {"st": "Street", "rd": "Road", "ave": "Avenue", "ln": "Lane", "cl": "Close"}
 HEADER = re.compile(r"opened (\d{4}-\d{2}-\d{2})")
 DATE_FORMATS = ("%Y-%m-%d", "%d/%m/%Y", "%d %b %Y", "%b %d, %Y")
-DELIVERED = re.compile(
-    r"delivered (?:on )?(\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}|\d{1,2} [A-Z][a-z]{2} \d{4}"
-    r"|[A-Z][a-z]{2} \d{1,2}, \d{4})"
+ANY_DATE = (
+    r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}|\d{1,2} [A-Z][a-z]{2} \d{4}"
+    r"|[A-Z][a-z]{2} \d{1,2}, \d{4}"
 )
+"""A date in any of the requests' formats (ISO, 20/11/2026, 20 Nov 2026, Nov 20, 2026)."""
+DELIVERED = re.compile(rf"[Dd]elivered (?:on )?({ANY_DATE})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +201,10 @@ def _contact_by_request(ep: Episode) -> str:
     contact = ref(ep.body, "contact", "P", 5, False)
     if contact:
         return contact
+    for word, prefix, digits, kind in (("order", "O", 6, "orders"), ("case", "K", 4, "cases")):
+        related = ref(ep.body, word, prefix, digits, ep.robust)
+        if related:  # the customer on an order, or who raised a case: the record names them
+            return str(ep.read(kind, related)["contact_id"])
     email = re.search(r"[\w.+-]+@[\w.-]+\.\w+", ep.body)
     if ep.robust and email:
         found = ep.search("contacts", email=email.group(0).strip().lower())
@@ -213,7 +219,11 @@ def _contact_by_request(ep: Episode) -> str:
 
 
 def _new_address(ep: Episode) -> dict[str, str]:
-    tidy = re.search(r"New address: ([^,\n]+), ([^,\n]+), ([A-Z0-9]+ [A-Z0-9]+)\.", ep.body)
+    tidy = re.search(
+        r"(?:New address(?: for a contact)?: |moved to )"
+        r"([^,\n]+), ([^,\n]+), ([A-Z0-9]+ [A-Z0-9]+)\.",
+        ep.body,
+    )
     if tidy:
         return {"line1": tidy.group(1), "city": tidy.group(2), "postcode": tidy.group(3)}
     messy = re.search(r"new addr(?:ess)?\s*[=:]\s*(.+)", ep.body, re.IGNORECASE)
@@ -244,8 +254,12 @@ def fix_address(ep: Episode) -> NoReturn:
 def _person(body: str) -> str | None:
     for pattern in (
         r"records for ([^:]+):",
+        r"records for ([^;:]+);",
         r"\n([^\n]+?) seems to be on account",
         r"\n([^\n]+?) has two contact records",
+        r"\(([^)]+)\) is on account",
+        r"two records for (.+?) on acct",
+        r"contact records of (.+?) on account",
     ):
         found = re.search(pattern, "\n" + body)
         if found:
@@ -288,15 +302,23 @@ def update_order_status(ep: Episode) -> NoReturn:
     order_id = ref(ep.body, "order", "O", 6, ep.robust)
     said = DELIVERED.search(ep.body)
     delivered = parse_date(said.group(1), ep.robust) if said else None
+    case_id = ref(ep.body, "case", "K", 4, ep.robust) if order_id is None else None
+    if case_id is not None:  # the order of a case: the case names it
+        order_id = str(ep.read("cases", case_id)["order_id"])
     if order_id is None:
         placed = re.search(r"placed on (\d{4}-\d{2}-\d{2})", ep.body)
+        placed_day = placed.group(1) if placed else None
         account = ref(ep.body, "account", "A", 4, False)
+        if placed_day is None and ep.robust:  # "acct #a-1234's order from 3 Nov 2026"
+            said = re.search(rf"order from ({ANY_DATE})", ep.body)
+            placed_day = parse_date(said.group(1), True) if said else None
+            account = account or ref(ep.body, "acct", "A", 4, True)
         found = (
             ep.search("orders", account_id=account)
             if ep.robust and account
             else ep.search("orders", status="shipped")
         )
-        match = [o for o in found if placed and o.get("placed_at") == placed.group(1)]
+        match = [o for o in found if placed_day and o.get("placed_at") == placed_day]
         if not match:
             ep.finish("I could not find the order.")
         order_id = str(match[0]["id"])
@@ -318,17 +340,7 @@ def update_order_status(ep: Episode) -> NoReturn:
 def close_case(ep: Episode) -> NoReturn:
     case_id = ref(ep.body, "case", "K", 4, ep.robust)
     if case_id is None:
-        subject = re.search(r"about '([^']+)'", ep.body)
-        account = ref(ep.body, "account", "A", 4, False)
-        found = (
-            ep.search("cases", account_id=account, status="open")
-            if ep.robust and account
-            else ep.search("cases", status="open")
-        )
-        match = [c for c in found if subject and c.get("subject") == subject.group(1)]
-        if not match:
-            ep.finish("I could not find the case.")
-        case_id = str(match[0]["id"])
+        case_id = _case_by_request(ep)
     case = ep.read("cases", case_id)
     order = ep.read("orders", str(case["order_id"]))
     status = str(order.get("status") or "")
@@ -345,11 +357,38 @@ def close_case(ep: Episode) -> NoReturn:
     )
 
 
+def _case_by_request(ep: Episode) -> str:
+    """The open case a request names by its order, or by its account and subject."""
+    order_id = ref(ep.body, "order", "O", 6, ep.robust)
+    subject = re.search(r"about '([^']+)'", ep.body)
+    shouted = re.search(r"case about ([A-Z][A-Z ]*[A-Z])\b", ep.body) if ep.robust else None
+    wanted = subject.group(1) if subject else shouted.group(1).casefold() if shouted else None
+    account = ref(ep.body, "account", "A", 4, False) or (
+        ref(ep.body, "acct", "A", 4, True) if ep.robust else None
+    )
+    if order_id is not None:  # the case about an order: on the order's account
+        account = str(ep.read("orders", order_id)["account_id"])
+    found = (
+        ep.search("cases", account_id=account, status="open")
+        if ep.robust and account
+        else ep.search("cases", status="open")
+    )
+    if order_id is not None:
+        match = [c for c in found if c.get("order_id") == order_id]
+    else:
+        match = [c for c in found if wanted and c.get("subject") == wanted]
+    if not match:
+        ep.finish("I could not find the case.")
+    return str(match[0]["id"])
+
+
 def reconcile(ep: Episode) -> NoReturn:
     account_id = ref(ep.body, "acct", "A", 4, ep.robust) or ref(
         ep.body, "account", "A", 4, ep.robust
     )
-    named = re.search(r"account of (.+?) looks off", ep.body)
+    named = re.search(r"account of (.+?) looks off", ep.body) or re.search(
+        r"account of (.+?) \(account number not to hand\)", ep.body
+    )
     if account_id is None and named and ep.robust:
         found = ep.search("accounts", name=named.group(1))
         account_id = str(found[0]["id"]) if len(found) == 1 else None
@@ -394,10 +433,12 @@ def classify(body: str) -> Callable[[Episode], NoReturn] | None:
         return merge_duplicates
     if "balance" in low:
         return reconcile
-    if "case" in low:
+    if "resolution" in low:
         return close_case
     if "delivered" in low:
         return update_order_status
+    if "case" in low:
+        return close_case
     return None
 
 

@@ -1,6 +1,18 @@
-"""Seeded item generator of the records desk (deterministic: one seed, one file).
+"""Seeded item generator of the records desk (deterministic: one seed per version, one file).
 
     cd tasks && ../.venv/bin/python -m records_desk.generate > records_desk/items.jsonl
+
+Version 2's items (``--version 2``) go into the same file, after version 1's dev items: the
+runner reads a frozen version's dev items from the suite's item source, so records@1.0.0's
+stay there. To freeze records@2.0.0 (every version 1 item retired: freeze moves them out of the
+file with version 2's holdout) and put version 1's dev items back, from the project's root::
+
+    grep -v '"id": "records-v2-' tasks/records_desk/items.jsonl > /tmp/v1-dev.jsonl
+    (cd tasks && ../.venv/bin/python -m records_desk.generate --version 2) \\
+        | cat /tmp/v1-dev.jsonl - > tasks/records_desk/items.jsonl
+    evalsuite freeze records --version 2.0.0 $(seq -f "--retire records-%04g" 1 200)
+    cat /tmp/v1-dev.jsonl tasks/records_desk/items.jsonl > /tmp/both.jsonl
+    mv /tmp/both.jsonl tasks/records_desk/items.jsonl
 
 Five intents x four conditions x `PER_STRATUM` items. Each item is a small world (three
 accounts with their contacts, orders, cases and ledger entries, a cache in front of them) and
@@ -14,6 +26,20 @@ a request from the operations team. Conditions:
   makes the work look done (or decides it wrongly); only a refresh shows the source;
 * ``slow_tool``: no id; the table to search is large (``scan_rows``), so a search without an
   indexed filter runs past the search tool's time limit; a narrowed search is fast.
+
+Version 2 (records@2.0.0, issue 29) keeps the worlds and conditions and changes what a request
+gives away: version 1 always named the surviving contact of a merge first (and its e-mail
+first), so "merge the second-named into the first" passed every merge item without reading
+a record, and a request named the very record to change with the value to write, so a policy
+that never read anything passed most fix-address and order items too. In version 2 no request
+names both records of a merge, nor the record to change together with what to write: it names
+a related record (the order of the contact who moved, the case of the delivered order), or the
+account and what to look for; which record is named, which e-mail comes first, the wording and
+the order of the facts are drawn from the item's seed and recorded in ``metadata["surface"]``;
+nothing but ``created_at`` tells the surviving contact of a merge (which record lacks a phone,
+has an order, carries a noisy name or an odd date format is drawn at random). Its item ids
+are new (``records-v2-0001``: version 1's holdout ids stay in version 1's vault). Version 1's
+items are generated exactly as before (`generate_items(1)`).
 """
 
 import json
@@ -26,6 +52,8 @@ from typing import Any
 from .env import DEFAULT_SCAN_ROWS, PAGE_SIZE, state_hash
 
 SEED = 1414
+SEEDS = {1: SEED, 2: 2929}
+"""The generator's seed per family version."""
 PER_STRATUM = 10
 CANARY = "evalsuite-canary records 3f0c2a4e-9b1d-4c57-8e21-6a7d5b90c3e8"
 INTENTS = ("fix_address", "merge_duplicates", "update_order_status", "close_case", "reconcile")
@@ -521,39 +549,378 @@ BUILDERS = {
 }
 
 
-def build_item(rng: random.Random, intent: str, condition: str, number: int) -> dict[str, Any]:
-    """One item record (id, input, target, metadata, canary)."""
-    world = World(rng, number)
-    body, operations = BUILDERS[intent](world, condition)
+# ---- version 2: requests that give nothing away by position, order, wording or length ----------
+class WorldV2(World):
+    """Version 2's world: a case's subject is drawn, not the first one unused."""
+
+    def add_case(
+        self, account: dict[str, Any], order: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        order = order or self.rng.choice(self.orders_of(account))
+        used = {
+            c["subject"] for c in self.source["cases"].values() if c["account_id"] == account["id"]
+        }
+        free = [s for s in SUBJECTS if s not in used] or SUBJECTS
+        case = {
+            "id": self.new_id("K", 5000, 9999),
+            "account_id": account["id"],
+            "contact_id": order["contact_id"],
+            "order_id": order["id"],
+            "subject": self.rng.choice(free),
+            "status": "open",
+            "resolution": None,
+        }
+        self.source["cases"][case["id"]] = case
+        return case
+
+
+def _say(rng: random.Random, *templates: str, **facts: str) -> tuple[str, int]:
+    """One of `templates`, drawn, filled in with `facts`; and which one (recorded)."""
+    index = rng.randrange(len(templates))
+    return templates[index].format(**facts), index
+
+
+def _order_of(world: World, contact: dict[str, Any]) -> dict[str, Any]:
+    """A new order of `contact` (a record a request can name instead of the contact)."""
+    order = world.add_order(world.account, world.rng.choice(["processing", "shipped", "delivered"]))
+    order["contact_id"] = contact["id"]
+    return order
+
+
+def fix_address_v2(
+    world: World, condition: str
+) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    """The contact is named through another record (its order, its case) or by e-mail and
+    name: the request never names the contact's id, and any contact of the account may be it."""
+    rng = world.rng
+    contact = rng.choice(world.contacts_of(world.account))
+    new = world.address()
+    while new["city"] == contact["address"]["city"]:
+        new = world.address()
+    ops = [{"op": "update", "kind": "contacts", "id": contact["id"], "fields": new}]
+    plain = f"{new['line1']}, {new['city']}, {new['postcode']}"
+    who = f"{contact['name']} <{contact['email']}>"
+    account = world.account
+    by = rng.choice(["order", "case", "email"]) if condition != "slow_tool" else "email"
+    order = _order_of(world, contact) if by in ("order", "case") else None
+    case = world.add_case(account, order) if by == "case" and order else None
+    if condition == "messy":
+        # a look-alike: same name, another account (a search by name finds both)
+        world.add_contact(world.accounts[1], name=contact["name"])
+        if order is None:
+            ref = f"{contact['name']} ,{messy_email(rng, contact['email'])}"
+        elif case is None:
+            ref = f"the customer on order {messy_ref(rng, order['id'])}"
+        else:
+            ref = f"the customer behind case {messy_ref(rng, case['id'])}"
+        body, template = _say(
+            rng,
+            "one of the contacts at {company} sent this: {ref}\nnew addr = {addr}\n"
+            "please fix the record",
+            "new addr = {addr}\nfor {ref} ({company})\npls fix their contact record",
+            company=account["name"].upper(),
+            ref=ref,
+            addr=messy_address(rng, new),
+        )
+        return body, ops, {"template": template, "named": by}
+    if condition == "stale_cache":
+        world.cache_stale("contacts", contact, dict(new))
+    elif condition == "clean" and rng.random() < 0.5:
+        world.cache_fresh("contacts", contact)
+    if condition == "slow_tool":
+        world.scan_rows["contacts"] = LARGE
+        ref = f"{who} of account {account['name']} (no contact id to hand)"
+    elif order is None:
+        ref = f"{who} of account {account['id']}"
+    elif case is None:
+        ref = f"The customer on order {order['id']} (account {account['id']})"
+    else:
+        ref = f"The customer who raised case {case['id']} (account {account['id']})"
+    body, template = _say(
+        rng,
+        "{ref} has moved. New address: {addr}. Please update their contact record.",
+        "New address for a contact: {addr}. {ref} has moved; please update the contact record.",
+        "Please update a contact's address. {ref} has moved to {addr}.",
+        ref=ref,
+        addr=plain,
+    )
+    return body, ops, {"template": template, "named": by}
+
+
+def merge_duplicates_v2(
+    world: World, condition: str
+) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    """At most one of the two records is named, and which one is drawn; nothing but
+    ``created_at`` tells the survivor (the blank phone, the extra order, a noisy name and the
+    odd date formats fall on either record)."""
+    rng = world.rng
+    account = world.account
+    name = world.person(accented=condition == "messy" and rng.random() < 0.6)
+    older_day = world.day(700, 1400)
+    newer_day = world.day(30, 300)
+    if rng.random() < 0.5:
+        survivor = world.add_contact(account, name=name, created=older_day)
+        duplicate = world.add_contact(account, name=name, created=newer_day)
+    else:
+        duplicate = world.add_contact(account, name=name, created=newer_day)
+        survivor = world.add_contact(account, name=name, created=older_day)
+    pair = {"survivor": survivor, "duplicate": duplicate}
+    rng.choice([survivor, duplicate])["phone"] = ""
+    world.add_order(account, "processing")["contact_id"] = rng.choice([survivor, duplicate])["id"]
+    ops = [{"op": "merge", "survivor": survivor["id"], "duplicate": duplicate["id"]}]
+    named = rng.choice(["survivor", "duplicate"])
+    one = pair[named]["id"]
+    surface: dict[str, Any] = {"named": named}
+    if condition == "messy":
+        for record in (survivor, duplicate):  # both in odd formats: neither marks the duplicate
+            record["created_at"] = messy_date(rng, record["created_at"])
+        noisy = rng.choice([survivor, duplicate])
+        noisy["name"] = mojibake(name) if name != mojibake(name) else f"  {name.upper()} "
+        first, second = (survivor, duplicate) if named == "survivor" else (duplicate, survivor)
+        emails = f"{messy_email(rng, first['email'])}/{messy_email(rng, second['email'])}"
+        body, template = _say(
+            rng,
+            "{name} seems to be on account {account} twice ({emails}). Merge the duplicate please.",
+            "two records for {name} on acct {account}?? ({emails}) pls merge",
+            name=name,
+            account=account["id"],
+            emails=emails,
+        )
+        return body, ops, {**surface, "template": template, "first_email": named}
+    if condition == "stale_cache":
+        # a merge was tried before: one of the two cached copies says it held (either way)
+        if rng.random() < 0.5:
+            world.cache_stale(
+                "contacts", duplicate, {"status": "merged", "merged_into": survivor["id"]}
+            )
+        else:
+            world.cache_stale(
+                "contacts", survivor, {"status": "merged", "merged_into": duplicate["id"]}
+            )
+    if condition == "slow_tool":
+        world.scan_rows["contacts"] = LARGE
+        body, template = _say(
+            rng,
+            "{name} has two contact records on account {account} (ids not to hand). Please "
+            "merge them per the policy.",
+            "Please merge the two contact records of {name} on account {account} per the "
+            "policy (no contact ids to hand).",
+            name=name,
+            account=account["id"],
+        )
+        return body, ops, {"template": template, "named": None}
+    note = " (a merge was attempted before; check it held)" if condition == "stale_cache" else ""
+    body, template = _say(
+        rng,
+        "Account {account} has two contact records for {name}; one of them is {one}. Please "
+        "merge them per the policy{note}.",
+        "{one} ({name}) is on account {account} twice. Please merge the duplicate records per "
+        "the policy{note}.",
+        "{name} has two contact records on account {account}, {one} among them. Please merge "
+        "them per the policy{note}.",
+        name=name,
+        account=account["id"],
+        one=one,
+        note=note,
+    )
+    return body, ops, {**surface, "template": template}
+
+
+def update_order_status_v2(
+    world: World, condition: str
+) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    """The order is named through its case, or by the account and the day it was placed."""
+    rng = world.rng
+    account = world.account
+    order = world.add_order(account, "shipped")
+    delivered = date.fromisoformat(order["placed_at"]) + timedelta(days=rng.randrange(2, 5))
+    on = delivered.isoformat()
+    fields = {"status": "delivered", "delivered_on": on}
+    ops = [{"op": "update", "kind": "orders", "id": order["id"], "fields": fields}]
+    by = rng.choice(["case", "placed"]) if condition != "slow_tool" else "placed"
+    case = world.add_case(account, order) if by == "case" else None
+    if condition == "stale_cache":
+        world.cache_stale("orders", order, fields)
+    elif condition == "clean" and rng.random() < 0.5:
+        world.cache_fresh("orders", order)
+    if condition == "messy":
+        if case is not None:
+            ref = f"the parcel for case {messy_ref(rng, case['id'])}"
+        else:
+            ref = (
+                f"acct {messy_ref(rng, account['id'])}'s order from "
+                f"{messy_date(rng, order['placed_at'])}"
+            )
+        body, template = _say(
+            rng,
+            "carrier says {ref} got delivered {on}, can you update the order",
+            "delivered {on} per carrier: {ref}. pls update the order",
+            ref=ref,
+            on=messy_date(rng, on),
+        )
+        return body, ops, {"template": template, "named": by}
+    if condition == "slow_tool":
+        world.scan_rows["orders"] = LARGE
+    if case is not None:
+        ref = f"the order of case {case['id']}"
+    else:
+        ref = f"the order placed on {order['placed_at']} by account {account['id']}"
+    tail = " (no order number to hand)" if condition == "slow_tool" else ""
+    body, template = _say(
+        rng,
+        "The carrier confirms that {ref} was delivered on {on}{tail}. Please update the order.",
+        "Delivered on {on}, the carrier confirms: {ref}{tail}. Please update the order.",
+        ref=ref,
+        on=on,
+        tail=tail,
+    )
+    return body, ops, {"template": template, "named": by}
+
+
+def close_case_v2(world: World, condition: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    """The case is named by its order, or by the account and its subject: never by its id."""
+    rng = world.rng
+    account = world.account
+    status = rng.choice(["delivered", "refunded", "cancelled", "replaced"])
+    order = world.add_order(account, status)
+    case = world.add_case(account, order)
+    ops = [{"op": "close", "case": case["id"], "resolution": status}]
+    by = rng.choice(["order", "subject"]) if condition != "slow_tool" else "subject"
+    if condition == "messy":
+        order["status"] = rng.choice(
+            [f"{status.capitalize()} ", status.upper(), f"{status} (per carrier)", f" {status}"]
+        )
+        if by == "order":
+            ref = f"the case re order {messy_ref(rng, order['id'])}"
+        else:
+            ref = f"acct {messy_ref(rng, account['id'])} case about {case['subject'].upper()}"
+        body, template = _say(
+            rng,
+            "{ref} can be closed now, right resolution pls",
+            "pls close {ref} with the right resolution, its done",
+            ref=ref,
+        )
+        return body, ops, {"template": template, "named": by}
+    if condition == "clean" and rng.random() < 0.5:
+        world.cache_fresh("orders", order)
+    elif condition == "stale_cache":
+        wrong = rng.choice(
+            [s for s in ("delivered", "refunded", "cancelled", "replaced") if s != status]
+        )
+        world.cache_stale("orders", order, {"status": wrong})
+    elif condition == "slow_tool":
+        world.scan_rows["cases"] = LARGE
+    if by == "order":
+        ref = f"the open case about order {order['id']}"
+    else:
+        ref = f"the open case on account {account['id']} about '{case['subject']}'"
+    tail = " (no case number to hand)" if condition == "slow_tool" else ""
+    body, template = _say(
+        rng,
+        "{Ref} is finished{tail}. Close it with the right resolution per the policy.",
+        "Please close a finished case with the right resolution per the policy: {ref}{tail}.",
+        ref=ref,
+        Ref=ref[0].upper() + ref[1:],
+        tail=tail,
+    )
+    return body, ops, {"template": template, "named": by}
+
+
+def reconcile_v2(world: World, condition: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    """Version 1's reconciliation (the balance is only in the ledger), in drawn wording."""
+    rng = world.rng
+    body, ops = reconcile(world, condition)
+    account = world.account
+    ask = rng.choice(
+        [
+            "Please reconcile its balance against the ledger.",
+            "Its balance needs reconciling with the ledger, please.",
+        ]
+    )
+    if condition in ("clean", "stale_cache"):
+        body, template = _say(
+            rng,
+            "Account {id} ({name}) looks off. {ask}",
+            "{name} (account {id}) looks off. {ask}",
+            id=account["id"],
+            name=account["name"],
+            ask=ask,
+        )
+    elif condition == "messy":
+        body, template = _say(
+            rng,
+            "acct {ref} balance is wrong?? {ask}",
+            "balance of acct {ref} looks wrong. {ask}",
+            ref=messy_ref(rng, account["id"]),
+            ask=ask,
+        )
+    else:
+        body, template = _say(
+            rng,
+            "The account of {name} looks off (account number not to hand). {ask}",
+            "{ask} It is the account of {name} (account number not to hand).",
+            name=account["name"],
+            ask=ask,
+        )
+    return body, ops, {"template": template, "named": "account"}
+
+
+BUILDERS_V2 = {
+    "fix_address": fix_address_v2,
+    "merge_duplicates": merge_duplicates_v2,
+    "update_order_status": update_order_status_v2,
+    "close_case": close_case_v2,
+    "reconcile": reconcile_v2,
+}
+
+
+def build_item(
+    rng: random.Random, intent: str, condition: str, number: int, version: int = 1
+) -> dict[str, Any]:
+    """One item record (id, input, target, metadata, canary) of family version `version`."""
+    surface: dict[str, Any] | None = None
+    if version == 1:
+        world = World(rng, number)
+        body, operations = BUILDERS[intent](world, condition)
+    else:
+        world = WorldV2(rng, number)
+        body, operations, surface = BUILDERS_V2[intent](world, condition)
     initial = world.initial_state()
+    metadata: dict[str, Any] = {
+        "intent": intent,
+        "condition": condition,
+        "initial_state": initial,
+        "state_hash": state_hash(initial),
+    }
+    if surface is not None:
+        metadata["surface"] = surface
     return {
-        "id": f"records-{number:04d}",
+        "id": f"records-{number:04d}" if version == 1 else f"records-v{version}-{number:04d}",
         "input": header(world, number) + body + "\n",
         "target": json.dumps({"intent": intent, "operations": operations}, sort_keys=True),
-        "metadata": {
-            "intent": intent,
-            "condition": condition,
-            "initial_state": initial,
-            "state_hash": state_hash(initial),
-        },
+        "metadata": metadata,
         "canary": CANARY,
     }
 
 
-def generate_items() -> list[dict[str, Any]]:
-    """Every item, in a fixed order (ids are shuffled across strata)."""
-    rng = random.Random(SEED)
+def generate_items(version: int = 1) -> list[dict[str, Any]]:
+    """Every item of family version `version`, in a fixed order (ids shuffled across strata)."""
+    rng = random.Random(SEEDS[version])
     plan = [(i, c) for i in INTENTS for c in CONDITIONS for _ in range(PER_STRATUM)]
     numbers = list(range(1, len(plan) + 1))
     rng.shuffle(numbers)
     items = [
-        build_item(rng, intent, cond, n) for (intent, cond), n in zip(plan, numbers, strict=True)
+        build_item(rng, intent, cond, n, version)
+        for (intent, cond), n in zip(plan, numbers, strict=True)
     ]
     return sorted(items, key=lambda item: item["id"])
 
 
-def main() -> None:
-    for item in generate_items():
+def main(argv: list[str] | None = None) -> None:
+    """Write every item as JSON lines (``--version 2`` for version 2's items)."""
+    args = sys.argv[1:] if argv is None else argv
+    version = int(args[args.index("--version") + 1]) if "--version" in args else 1
+    for item in generate_items(version):
         sys.stdout.write(json.dumps(item, sort_keys=True, ensure_ascii=False) + "\n")
 
 

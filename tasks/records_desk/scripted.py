@@ -5,6 +5,11 @@
 * trivial policies: reading the records and changing nothing (`look_only`), one fixed answer
   for every request (`first_code`), plus the empty answer and every answer at once
   (`every_answer`: the change applied to every record of the kind on the account);
+* blind policies (issue 29), trivial too: they never call a read tool and act on the
+  request's text alone, by position (`surface.py`): the second contact named merged into the
+  first (`merge_second_into_first`, the hole of version 1), the values the request states
+  written to the first record of their kind it names (`write_stated_values`), the first case
+  named closed with the most common resolution (`close_named_case`);
 * exploit probes: claiming success in text (`claim_success`), writing the expected values
   into the cache only (`cache_only`), flipping a status without the rest of the change
   (`status_only`), and deciding from the stale cached copy (`trust_cache`, stale items).
@@ -12,9 +17,12 @@
 Every policy works through the real tools (`evalsuite.kit.Episode.call`).
 """
 
+import re
 from typing import Any
 
 from evalsuite.kit import Episode
+
+from .surface import named_dates, named_ids, request_body
 
 KIND_OF = {"merge": "contacts", "close": "cases"}
 
@@ -122,6 +130,44 @@ def every_answer(ep: Episode) -> str:
                     for code in ("delivered", "refunded", "cancelled", "replaced"):
                         ep.call("close_case", case_id=case, resolution=code, note="")
     return "Done every way."
+
+
+# ---- blind policies: the request's text alone, never a read -------------------------------------
+_ADDRESS = re.compile(
+    r"(?:New address: |moved to )([^,\n]+), ([^,\n]+), ([A-Z0-9]{2,4} [A-Z0-9]{3})\.", re.I
+)
+
+
+def merge_second_into_first(ep: Episode) -> str:
+    """Merge the second contact the request names into the first (issue 29's policy)."""
+    ids = named_ids(request_body(ep.prompt), "P")
+    if len(ids) >= 2:
+        ep.call("merge_contacts", survivor_id=ids[0], duplicate_id=ids[1])
+    return "Merged the duplicate into the original."
+
+
+def write_stated_values(ep: Episode) -> str:
+    """Write what the request states to the first record of its kind it names: a new
+    address to the first contact, delivered on the latest date to the first order."""
+    body = request_body(ep.prompt)
+    contacts, orders = named_ids(body, "P"), named_ids(body, "O")
+    address = _ADDRESS.search(body)
+    if contacts and address:
+        fields = dict(zip(("line1", "city", "postcode"), address.groups(), strict=True))
+        ep.call("update_record", kind="contacts", record_id=contacts[0], fields=fields)
+    dates = named_dates(body)
+    if orders and dates and "deliver" in body.casefold():
+        fields = {"status": "delivered", "delivered_on": max(dates)}
+        ep.call("update_record", kind="orders", record_id=orders[0], fields=fields)
+    return "Done: the records now say what the request says."
+
+
+def close_named_case(ep: Episode) -> str:
+    """Close the first case the request names with the most common resolution."""
+    cases = named_ids(request_body(ep.prompt), "K")
+    if cases:
+        ep.call("close_case", case_id=cases[0], resolution="delivered", note="")
+    return "Closed the case."
 
 
 # ---- exploit probes -----------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 A CRM-like system of record (accounts, contacts, orders, cases, a ledger) behind a
 read-through cache, with a slow, rate-limited, paginated search; the agent works one request
-from the operations team with the tools (`tools.py`) and the written policy below. The
+from the operations team with the tools (`tools.py`) and the written policy (`kit.py`, shared
+with version 2, `task_v2.py`). The
 verifier (`verifier.py`) reads the source of truth in the final state, never the cache and
 never the agent's text. Item conditions (clean, messy, stale_cache, slow_tool) are described
 in `generate.py`; design notes in docs/design/records-desk.md.
@@ -11,26 +12,14 @@ Loading: the folder is imported once as a package under a private name derived f
 (as support_desk does), so two copies of the project never share module state.
 """
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.solver import Generate, Solver, TaskState, solver, system_message, use_tools
+from inspect_ai.solver import system_message, use_tools
 
-from evalsuite.kit import (
-    Family,
-    FinalView,
-    Limits,
-    Probe,
-    ToolDecl,
-    Trivial,
-    family_package,
-    tool_loop,
-)
-from evalsuite.run import episode_seed, standalone_samples
+from evalsuite.kit import Limits, family_package
 
 HERE = Path(__file__).resolve().parent
 VERSION = 1
@@ -49,49 +38,20 @@ tools = submodule("tools")
 verifier = submodule("verifier")
 scripted = submodule("scripted")
 
-POLICY = """\
-Records desk policy
-1. The system of record is what counts. get_record answers from the desk's cache, which can
-   be out of date: if a cached copy was cached before today, refresh_record before relying
-   on it.
-2. Addresses: line1 is the house number and street in title case with the street type
-   written out (Street, Road, Avenue, Lane, Close); the town in title case; the postcode in
-   capitals with one space before its last three characters (LS1 4AP).
-3. Duplicate contacts: the contact created first survives; merge the later one into it.
-4. A delivered order gets status "delivered" and delivered_on, the delivery date (YYYY-MM-DD).
-5. Close a case with the resolution named by its order's current status: delivered, refunded,
-   cancelled or replaced.
-6. An account's balance is its ledger's invoices minus its payments; an entry recorded twice
-   (same reference) counts once. Write it as a plain amount with two decimals (1234.50).
-7. Change only what the request needs. Search with an indexed filter (account_id; email for
-   contacts) where you can: a broad search of a large table times out. Results are paginated.
-"""
-
-SYSTEM_PROMPT = (
-    "You are an operations assistant on the records desk. Carry out the request in the next "
-    "message with the tools, following the policy below exactly. When you are done, finish "
-    "with a one-line summary without a tool call.\n\n" + POLICY
-)
-
-
-@solver
-def records_agent() -> Solver:
-    """The agent loop: generate and run tool calls until the agent answers without one.
-
-    `evalsuite.kit.tool_loop`: inspect's ``generate(state, tool_calls="loop")`` with the
-    tool definitions built once per episode (docs/design/run-speed.md).
-    """
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        return await tool_loop(state, seed=episode_seed(state))
-
-    return solve
+kit = submodule("kit")
+POLICY = kit.POLICY
+SYSTEM_PROMPT = kit.SYSTEM_PROMPT
+records_agent = kit.records_agent
+final_records = kit.final_records
+leak_surface = kit.leak_surface
+leak_secrets = kit.leak_secrets
+GIVEN_FIELDS = kit.GIVEN_FIELDS
 
 
 @task
 def records_desk(dataset: Sequence[Sample] | None = None) -> Task:
     """The records_desk family; `dataset` is given by the evalsuite runner (default: all items)."""
-    samples = list(dataset) if dataset is not None else standalone_samples(HERE / "items.jsonl")
+    samples = list(dataset) if dataset is not None else kit.version_samples(HERE / "items.jsonl", 1)
     return Task(
         dataset=samples,
         setup=episode.reset_records(),
@@ -104,70 +64,6 @@ def records_desk(dataset: Sequence[Sample] | None = None) -> Task:
     )
 
 
-def final_records(view: FinalView) -> Any:
-    """The runtime state the episode ended in (the verifier reads its ``source``)."""
-    return view.store.get(episode.STATE_KEY)
-
-
-def leak_surface(payload: dict[str, Any]) -> dict[str, str]:
-    """What the agent can read: the request, and the records and cache its tools return."""
-    state = payload.get("metadata", {}).get("initial_state", {})
-    return {"input": str(payload["input"]), "state": json.dumps(state, sort_keys=True)}
-
-
-GIVEN_FIELDS: dict[str, frozenset[str]] = {
-    "fix_address": frozenset({"city", "line1", "postcode"}),
-    "update_order_status": frozenset({"status", "delivered_on"}),
-}
-"""Per intent, the written values every request of that intent states (generate.py)."""
-
-
-def leak_secrets(payload: dict[str, Any]) -> list[str]:
-    """The answer key: each target operation, less the values its request states by design.
-
-    A request states what to write when the work is a copy (a new address, a delivery date):
-    those values are the task, not its answer, and a stale cached copy that already holds
-    them is the trap the ``stale_cache`` stratum sets, not a leak. What the agent must work
-    out (a balance, which duplicate survives, a case's resolution) stays secret, wherever it
-    shows, the request included.
-    """
-    target = json.loads(str(payload["target"]))
-    given = GIVEN_FIELDS.get(str(target.get("intent")), frozenset())
-    secrets = []
-    for op in target.get("operations", []):
-        if "fields" in op:
-            op = {**op, "fields": {k: v for k, v in op["fields"].items() if k not in given}}
-        secrets.append(json.dumps(op, sort_keys=True))
-    return secrets or [str(payload["target"])]
-
-
-FAMILY = Family(
-    name="records_desk",
-    version=VERSION,
-    task=records_desk,
-    limits=LIMITS,
-    tools=[
-        ToolDecl(t, on_timeout=tools.TIMEOUT_OUTCOME[name])
-        for t, name in zip(tools.records_tools(), tools.TIMEOUT_OUTCOME, strict=True)
-    ],
-    final_state=final_records,
-    oracle=scripted.oracle,
-    every_answer=scripted.every_answer,
-    trivial=[
-        Trivial("look_only", scripted.look_only, "reading the records, changing nothing"),
-        Trivial("first_code", scripted.first_code, "one fixed answer for every request"),
-    ],
-    probes=[
-        Probe("claim_success", scripted.claim_success, "claiming success in text"),
-        Probe("cache_only", scripted.cache_only, "writing the expected value into the cache"),
-        Probe("status_only", scripted.status_only, "flipping a status without the change"),
-        Probe(
-            "trust_cache",
-            scripted.trust_cache,
-            "deciding from a stale cached copy",
-            when=scripted.stale,
-        ),
-    ],
-    leak_surface=leak_surface,
-    leak_secrets=leak_secrets,
-)
+FAMILY = kit.records_kit(records_desk, VERSION, LIMITS)
+"""The records_desk family kit (`kit.py`; the blind policies added by issue 29 fail this
+version, whose requests name the answer by position)."""

@@ -30,10 +30,13 @@ from evalsuite.agents import ReferenceAgents
 ROOT = Path(__file__).resolve().parents[2]
 TASK_FILE = ROOT / "tasks" / "records_desk" / "task.py"
 ITEMS_FILE = ROOT / "tasks" / "records_desk" / "items.jsonl"
+TASK_V2_FILE = ROOT / "tasks" / "records_desk" / "task_v2.py"
+"""Version 2 (records@2.0.0): the same records system, tools and verifier; new requests, whose
+dev items share `ITEMS_FILE` with version 1's (ids ``records-v2-NNNN``)."""
 
 
-def _load(name: str = "evalsuite_runner_style_records_desk") -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, TASK_FILE)
+def _load(name: str = "evalsuite_runner_style_records_desk", path: Path = TASK_FILE) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -41,6 +44,7 @@ def _load(name: str = "evalsuite_runner_style_records_desk") -> ModuleType:
 
 
 TASK = _load()
+TASK_V2 = _load("evalsuite_runner_style_records_desk_v2", TASK_V2_FILE)
 env = TASK.env
 verifier = TASK.verifier
 scripted = TASK.scripted
@@ -48,8 +52,18 @@ generate = TASK.submodule("generate")
 TOOL_NAMES = list(TASK.tools.TIMEOUT_OUTCOME)
 
 
-def dev_items() -> list[dict[str, Any]]:
+def _source() -> list[dict[str, Any]]:
     return [json.loads(line) for line in ITEMS_FILE.read_text().splitlines()]
+
+
+def dev_items() -> list[dict[str, Any]]:
+    """Version 1's dev items (records@1.0.0)."""
+    return [i for i in _source() if not i["id"].startswith("records-v2-")]
+
+
+def dev_items_v2() -> list[dict[str, Any]]:
+    """Version 2's dev items (records@2.0.0)."""
+    return [i for i in _source() if i["id"].startswith("records-v2-")]
 
 
 def stratum(item: dict[str, Any]) -> str:

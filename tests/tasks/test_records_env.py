@@ -155,7 +155,12 @@ def test_the_verifier_names_a_half_done_change_and_a_side_effect(
 
 
 def test_every_scripted_policy_scores_as_the_kit_says_on_every_dev_item() -> None:
-    policies = {p.name: p for p in [*TASK.FAMILY.trivial, *TASK.FAMILY.probes]}
+    """Every policy but the blind ones, which version 1's requests pay (issue 29; they are
+    played on both versions in test_records_v2.py)."""
+    blind = {t.name for t in TASK.kit.BLIND}
+    policies = {
+        p.name: p for p in [*TASK.FAMILY.trivial, *TASK.FAMILY.probes] if p.name not in blind
+    }
     for item in dev_items():
         assert play(scripted.oracle, item).score == 1.0, item["id"]
         assert play(scripted.every_answer, item).score == 0.0, item["id"]
