@@ -16,9 +16,9 @@ from evalsuite._core.hashing import content_hash
 from evalsuite._core.layout import Layout
 from evalsuite.audit._report import UNHASHED, GraderAudit
 from evalsuite.errors import GraderAuditError
-from evalsuite.manifest import Manifest, audit_results_path
+from evalsuite.manifest import Manifest, audit_results_path, read_audit_file
 
-__all__ = ["audit_text", "pinned_part", "store_audit"]
+__all__ = ["AGGREGATE_CHECKS", "audit_text", "pinned_disagreements", "pinned_part", "store_audit"]
 
 
 def audit_text(audit: GraderAudit) -> str:
@@ -86,18 +86,30 @@ def _labelled(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _changed(frozen_path: Path, audit: GraderAudit) -> str:
-    """The pinned checks whose results changed, for the refusal's message."""
-    try:
-        frozen = json.loads(frozen_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return "the frozen results cannot be read"
+AGGREGATE_CHECKS = frozenset(
+    {"harness", "reward_bounds", "limits", "action_space", "determinism", "isolation"}
+)
+"""Checks over every episode of the audit: their counts grow with the policies played, so a
+later audit that plays more policies is compared with the pinned results on their status."""
+
+
+def pinned_disagreements(frozen: Mapping[str, Any], audit: GraderAudit) -> list[str]:
+    """The pinned checks a later audit disagrees on.
+
+    Policy checks must be equal but for their wording; aggregate checks, equal in status.
+    """
     pinned, now = _labelled(frozen), _labelled(audit.to_dict())
-    changed = sorted(label for label, check in pinned.items() if now.get(label) != check)
-    if not changed:
-        return "checks the frozen results hold"
-    more = f" and {len(changed) - 6} more" if len(changed) > 6 else ""
-    return ", ".join(changed[:6]) + more
+    changed = []
+    for label, check in pinned.items():
+        fresh = now.get(label)
+        if fresh is None:
+            changed.append(label)
+        elif check.get("check") in AGGREGATE_CHECKS:
+            if fresh.get("status") != check.get("status"):
+                changed.append(label)
+        elif fresh != check:
+            changed.append(label)
+    return sorted(changed)
 
 
 def store_audit(layout: Layout, manifest: Manifest, audit: GraderAudit) -> Path | None:
@@ -124,17 +136,22 @@ def store_audit(layout: Layout, manifest: Manifest, audit: GraderAudit) -> Path 
             if not path.is_file():
                 atomic_write_text(path, audit_text(audit))
             return path  # identical results: the frozen file stays byte for byte
-        if not (
-            stamp.content_hash is not None
-            and path.is_file()
-            and _reproduces(audit, path, stamp.content_hash)
-        ):
+        frozen, problems = read_audit_file(layout, manifest.suite, manifest.version)
+        if frozen is not None and (problems or frozen.get("content_hash") != stamp.content_hash):
+            frozen = None  # edited, or other results than the stamp pins: nothing to compare
+        reproduced = stamp.content_hash is not None and _reproduces(audit, path, stamp.content_hash)
+        changed = (
+            [f"{stamp.file} cannot be read or was edited: restore it"] if frozen is None else []
+        )
+        if frozen is not None and not reproduced:
+            changed = pinned_disagreements(frozen, audit)
+        if frozen is None or changed:
+            more = f" and {len(changed) - 6} more" if len(changed) > 6 else ""
             raise GraderAuditError(
                 f"the grader audit of {manifest.ref} now gives other results than at freeze "
-                f"({_changed(path, audit)} changed since): the family code, tools or grader "
-                f"changed since; {stamp.file} is kept as frozen"
+                f"({', '.join(changed[:6])}{more} changed since): the family code, tools or "
+                f"grader changed since; {stamp.file} is kept as frozen"
             )
-        frozen = json.loads(path.read_text(encoding="utf-8"))
         added = sorted(set(_labelled(audit.to_dict())) - set(_labelled(frozen)))
         later = audit_results_path(layout, manifest.suite, manifest.version, "later")
         data = audit.to_dict() | {"added_checks": added}

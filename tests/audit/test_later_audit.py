@@ -128,3 +128,41 @@ def test_a_changed_pinned_check_is_refused_and_writes_nothing(
         store_audit(layout, manifest, audit)
     assert not (layout.root / "manifests/arith/2.0.0.later-audit.json").exists()
     assert audit_status(layout, manifest).state == "passed"
+
+
+def test_more_policies_grow_the_aggregate_counts_and_still_make_a_later_audit(
+    frozen: tuple[Layout, GraderAudit],
+) -> None:
+    # a kit that gained trivial policies plays more episodes: the harness, reward-bounds and
+    # determinism checks count them, so the pinned part cannot hash as before; those checks
+    # are compared by status, the policy checks exactly
+    layout, audit = frozen
+    manifest = load_manifest(layout, "arith", "2.0.0")
+    for check in audit.families[0].checks:
+        if check.check in ("harness", "reward_bounds"):
+            check.counts["episodes"] = int(check.counts.get("episodes", 0)) + 60
+    audit.families[0].checks.append(Check("trivial", "failed", "passes", "new_policy"))
+    path = store_audit(layout, manifest, audit)
+    assert path is not None and path.name == "2.0.0.later-audit.json"
+    assert audit_status(layout, manifest).state == "failed"
+    # an aggregate check whose status changed is a changed environment: refused
+    audit.families[0].checks[
+        [c.check for c in audit.families[0].checks].index("harness")
+    ].status = "failed"
+    with pytest.raises(GraderAuditError, match=r"arith: harness.*changed since"):
+        store_audit(layout, manifest, audit)
+
+
+def test_an_edited_frozen_file_is_never_the_base_of_a_later_audit(
+    frozen: tuple[Layout, GraderAudit],
+) -> None:
+    layout, audit = frozen
+    manifest = load_manifest(layout, "arith", "2.0.0")
+    pinned = layout.root / "manifests/arith/2.0.0.audit.json"
+    data = json.loads(pinned.read_text())
+    data["seed"] = 99
+    pinned.write_text(json.dumps(data))
+    audit.families[0].checks.append(Check("redteam", "failed", "x", "p"))
+    with pytest.raises(GraderAuditError, match="restore it"):
+        store_audit(layout, manifest, audit)
+    assert not (layout.root / "manifests/arith/2.0.0.later-audit.json").exists()

@@ -350,7 +350,8 @@ def test_support_2_0_0_fails_on_its_decline_strata(shipped: Project) -> None:
     assert "support_desk/unverified_change/clean" in failing["kitchen_sink@improved"]
     report = graders["families"][0]["redteam"]
     assert report["under"] == "reference" and report["weakest"] == "evalsuite/baseline"
-    assert report["best"]["kind"] == "generated"
+    # the kit's own trivial policies of issue 29 (act then decline: every item) now lead
+    assert report["best"]["kind"] in {"generated", "trivial"}
     assert "red team, support_desk: best cheap policy" in " ".join(
         shipped.invoke("audit", "support@2.0.0", "--graders", "--per-stratum", "1").stdout.split()
     )

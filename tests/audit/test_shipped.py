@@ -20,7 +20,7 @@ import pytest
 from evalsuite._core.hashing import content_hash
 from evalsuite._core.layout import Layout
 from evalsuite.audit import AuditOptions, GraderAudit, audit_graders
-from evalsuite.audit._record import pinned_part
+from evalsuite.audit._record import pinned_disagreements, pinned_part
 from evalsuite.audit._report import UNHASHED
 from evalsuite.manifest import KeySpec, audit_status, load_manifest
 from tests.e2e.conftest import copy_project
@@ -213,9 +213,12 @@ def test_a_full_dev_audit_reproduces_the_stored_results(shipped: Project, ref: s
         Layout(shipped.root), suite, version, keys=KeySpec(key_dir=Path("/nonexistent"))
     )
     stored = json.loads((REPO / "manifests" / suite / f"{version}.audit.json").read_text())
-    # the part the frozen results record (checks added since, e.g. the red team, left out)
+    # the part the frozen results record (checks added since, e.g. the red team, left out);
+    # where the kit gained policies since (support, records: issue 29), the checks over every
+    # episode count more episodes and are compared by status, the policy checks exactly
     fresh = {k: v for k, v in audit.to_dict().items() if k not in UNHASHED}
-    assert content_hash(pinned_part(fresh, stored)) == stored["content_hash"]
+    if content_hash(pinned_part(fresh, stored)) != stored["content_hash"]:
+        assert pinned_disagreements(stored, audit) == []
 
 
 def test_every_shipped_version_is_screened_in_the_current_fingerprint_format(

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 from evalsuite._core.seeds import derive_seed
-from tests.helpers import Project
+from tests.helpers import Project, json_out
 from tests.tasks.records_helpers import (
     ROOT,
     TASK,
@@ -364,26 +364,48 @@ def _table() -> None:  # pragma: no cover - a report for people
 def test_the_freeze_audit_plays_every_blind_policy_to_0_on_every_version_2_stratum(
     tmp_path: Path,
 ) -> None:
-    """A throwaway project with version 2's items only: `freeze` runs the grader audit (every
-    kit policy through the real runner, tools and verifier) and stores it; each blind policy
-    passes no item of any stratum, the oracle every item."""
+    """A throwaway project with version 2's items only, frozen, then audited (every kit
+    policy through the real runner, tools and verifier): each blind policy passes no item of
+    any stratum, the oracle every item. The audit still fails version 2 on one check, the
+    shortcut detector (`update_order_status`: the delivery date is the date next to the
+    request's wording), which keeps records@2.0.0 unfrozen (docs/design/records-desk.md,
+    "Not frozen yet")."""
     root = tmp_path / "project"
     shutil.copytree(
         ROOT / "tasks" / "records_desk",
         root / "tasks" / "records_desk",
         ignore=shutil.ignore_patterns("__pycache__", "items*.jsonl"),
     )
-    shutil.copy(ROOT / "tasks" / "records.toml", root / "tasks" / "records.toml")
+    suite = (ROOT / "tasks" / "records.toml").read_text(encoding="utf-8")
+    suite = suite.replace("version = 1\n", "version = 2\n").replace(
+        '"records_desk/task.py@records_desk"', '"records_desk/task_v2.py@records_desk"'
+    )
+    assert 'task_v2.py@records_desk"' in suite and "version = 2\n" in suite
+    (root / "tasks" / "records.toml").write_text(suite, encoding="utf-8")
     (root / "tasks" / "records_desk" / "items.jsonl").write_text(
         "".join(json.dumps(i, sort_keys=True, ensure_ascii=False) + "\n" for i in all_items(2))
     )
-    project = Project(root=root, key_dir=tmp_path / "keys", audit=True)
-    result = project.invoke("freeze", "records", "--version", "1.0.0")
-    assert result.exit_code == 0, result.stderr
-    stored = json.loads((root / "manifests" / "records" / "1.0.0.audit.json").read_text())
-    (family,) = stored["families"]
+    project = Project(root=root, key_dir=tmp_path / "keys")
+    frozen = project.invoke("freeze", "records", "--version", "1.0.0")
+    assert frozen.exit_code == 0, frozen.stderr
+    result = project.invoke("audit", "records@1.0.0", "--graders", "--json")
+    assert result.exit_code == 3, result.stderr
+    (family,) = json_out(result)["graders"]["families"]
     checks = {c["check"] + (f"/{c['policy']}" if c["policy"] else ""): c for c in family["checks"]}
-    assert family["ok"] and checks["oracle"]["status"] == "passed"
+    assert checks["oracle"]["status"] == "passed"
+    failed = {label for label, c in checks.items() if c["status"] == "failed"}
+    assert failed == {"shortcut"}, failed
+    assert {
+        s.split(" :: ")[0]
+        for s in checks["shortcut"]["strata"]
+        if checks["shortcut"]["strata"][s].get("failed")
+    } <= {
+        "records_desk/update_order_status/*",
+        "records_desk/update_order_status/clean",
+        "records_desk/update_order_status/slow_tool",
+        "records_desk/update_order_status/messy",
+        "records_desk/update_order_status/stale_cache",
+    }
     for policy in TASK_V2.kit.BLIND:
         check = checks[f"trivial/{policy.name}"]
         assert check["status"] == "passed" and check["counts"] == {"items": 100, "passed": 0}
