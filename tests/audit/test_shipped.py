@@ -176,11 +176,13 @@ def test_arith_1_0_0_relies_on_default_limits(shipped: Project) -> None:
 @pytest.mark.parametrize(
     ("ref", "state"),
     [
-        ("support@2.0.0", "passed"),
+        # passed at freeze; the later audit stored beside the pinned results (issue 29's
+        # cheap policies, red team and tamper library) fails them: the truth about them
+        ("support@2.0.0", "failed"),
         ("arith@2.0.0", "passed"),
-        ("repair@1.0.0", "passed"),  # its stamp pins the audit it passed at freeze
+        ("repair@1.0.0", "failed"),
         ("repair@2.0.0", "passed"),
-        ("records@1.0.0", "passed"),  # its stamp pins the audit it passed at freeze
+        ("records@1.0.0", "failed"),
         ("support@1.0.0", "failed"),
         ("arith@1.0.0", "failed"),
     ],
@@ -193,6 +195,9 @@ def test_every_shipped_version_carries_its_audit(ref: str, state: str) -> None:
     assert status.problems == []
     stored = json.loads((REPO / "manifests" / suite / f"{version}.audit.json").read_text())
     assert stored["sample"]["items"] == stored["sample"]["of"]  # complete dev audits
+    if ref in {"support@2.0.0", "repair@1.0.0", "records@1.0.0"}:
+        assert "passed the grader audit at freeze; a later audit" in status.detail
+        assert status.results is not None and status.results["added_checks"]
 
 
 @pytest.mark.slow

@@ -60,8 +60,9 @@ def test_the_hacker_on_the_support_holdout_closes_tickets_and_scores_nothing(
     run = _holdout(project_copy, "hacker")
     assert run["valid"] and run["harness"]["planned"] == 96
     assert run["mean"] < 0.05, run["mean"]
-    # the suite version passed its grader audit: no run of it is marked
-    assert run["audit"]["status"] == "passed"
+    # support@2.0.0 passed its audit at freeze and fails today's (issue 29, its later audit):
+    # every run of it is marked
+    assert run["audit"]["status"] == "failed" and run["audit"]["marker"] == "GRADER AUDIT FAILED"
     _hackers_checks(project_copy, run)
     # the holdout run was ledgered in the copy, not in the repository
     assert _looks(project_copy) == 1
@@ -77,8 +78,8 @@ def test_reference_agents_on_the_support_holdout(project_copy: Project) -> None:
     assert all(out["harness"]["planned"] == 96 for out in runs.values())
     assert means["improved"] >= means["baseline"] + 0.10, means
     assert means["hacker"] < 0.05, means
-    # the suite version passed its grader audit: no run of it is marked
-    assert all(out["audit"]["status"] == "passed" for out in runs.values())
+    # support@2.0.0 fails today's grader audit (issue 29): every run of it is marked
+    assert all(out["audit"]["status"] == "failed" for out in runs.values())
     _hackers_checks(project_copy, runs["hacker"])
     # every holdout run was ledgered in the copy, none in the repository
     assert _looks(project_copy) == 3
