@@ -197,18 +197,23 @@ def _later_status(layout: Layout, manifest: Manifest | ManifestSummary) -> Audit
         )
     if data is None or problems:
         return AuditStatus("damaged", "; ".join(problems), problems, data)
-    added = ", ".join(data.get("added_checks", [])) or "none"
+    added = list(data.get("added_checks", []))
     if data.get("ok"):
+        shown = f"{len(added)} check(s) added since" if added else "no check added since"
         return AuditStatus(
-            "passed",
-            f"passed the grader audit at freeze and a later audit (checks added since: {added})",
-            [],
-            data,
+            "passed", f"passed the grader audit at freeze and a later audit ({shown})", [], data
         )
+    failing = [
+        f"{family.get('family')}: {c.get('check')}" + (f"/{c['policy']}" if c.get("policy") else "")
+        for family in data.get("families", [])
+        for c in family.get("checks", [])
+        if c.get("status") == "failed"
+    ]
+    more = f" and {len(failing) - 4} more" if len(failing) > 4 else ""
     return AuditStatus(
         "failed",
-        f"passed the grader audit at freeze; a later audit, with checks added since ({added}), "
-        "failed",
+        f"passed the grader audit at freeze; a later audit, with {len(added)} check(s) added "
+        f"since, fails {', '.join(failing[:4])}{more}",
         [],
         data,
     )
