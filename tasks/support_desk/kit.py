@@ -23,6 +23,8 @@ def final_shop(view: FinalView) -> Any:
 
 PARTS = FamilyParts(
     name="support_desk",
+    # the red-team report's margin is taken under the weaker of the two (issue 29)
+    references=("evalsuite/baseline", "evalsuite/improved"),
     tools=support_tools,
     final_state=final_shop,
     oracle=scripted.oracle,

@@ -307,21 +307,10 @@ def shipped(tmp_path_factory: pytest.TempPathFactory) -> Project:
     from tests.e2e.conftest import copy_project
 
     project = copy_project(tmp_path_factory.mktemp("redteam-shipped") / "project")
-    # the reference agents the lead adds to the support kit (tasks/support_desk/kit.py)
-    kit = project.root / "tasks" / "support_desk" / "kit.py"
-    text = kit.read_text(encoding="utf-8")
-    kit.write_text(
-        text.replace(
-            '    name="support_desk",\n',
-            '    name="support_desk",\n    references=' + repr(REFERENCES) + ",\n",
-            1,
-        ),
-        encoding="utf-8",
-    )
+    # the shipped kits declare the reference agents the red-team margin is taken under
+    for kit in ("support_desk/kit.py", "records_desk/kit.py"):
+        assert "references=(" in (project.root / "tasks" / kit).read_text(encoding="utf-8")
     return project
-
-
-REFERENCES = ("evalsuite/baseline", "evalsuite/improved")
 
 
 def _failed_strata(graders: dict[str, Any], check: str) -> dict[str, set[str]]:
