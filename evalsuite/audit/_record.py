@@ -62,14 +62,8 @@ def pinned_part(fresh: Mapping[str, Any], frozen: Mapping[str, Any]) -> dict[str
     return kept
 
 
-def _reproduces(audit: GraderAudit, frozen_path: Path, pinned: str) -> bool:
+def _reproduces(audit: GraderAudit, frozen: Mapping[str, Any], pinned: str) -> bool:
     """True when the fresh audit's part that the frozen results hold hashes as pinned."""
-    try:
-        frozen = json.loads(frozen_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return False
-    if not isinstance(frozen, dict):
-        return False
     fresh = {k: v for k, v in audit.to_dict().items() if k not in UNHASHED}
     return content_hash(pinned_part(fresh, frozen)) == pinned
 
@@ -139,7 +133,11 @@ def store_audit(layout: Layout, manifest: Manifest, audit: GraderAudit) -> Path 
         frozen, problems = read_audit_file(layout, manifest.suite, manifest.version)
         if frozen is not None and (problems or frozen.get("content_hash") != stamp.content_hash):
             frozen = None  # edited, or other results than the stamp pins: nothing to compare
-        reproduced = stamp.content_hash is not None and _reproduces(audit, path, stamp.content_hash)
+        reproduced = (
+            frozen is not None
+            and stamp.content_hash is not None
+            and _reproduces(audit, frozen, stamp.content_hash)
+        )
         changed = (
             [f"{stamp.file} cannot be read or was edited: restore it"] if frozen is None else []
         )

@@ -101,6 +101,16 @@ def read_audit_file(
     return data, []
 
 
+def _failed_checks(results: dict[str, Any]) -> list[str]:
+    """The failed checks of stored results, as ``family: check/policy``."""
+    return [
+        f"{family['family']}: {c['check']}" + (f"/{c['policy']}" if c.get("policy") else "")
+        for family in results.get("families", [])
+        for c in family.get("checks", [])
+        if c.get("status") == "failed"
+    ]
+
+
 @dataclass(slots=True)
 class AuditStatus:
     """A version's audit status, for `verify`, `run`, `score`, `compare` and the report."""
@@ -130,14 +140,7 @@ class AuditStatus:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the ``audit`` field of `run`, `score`, `compare`, `verify`)."""
-        failures = []
-        if self.results is not None:
-            for family in self.results.get("families", []):
-                failures += [
-                    f"{family['family']}: {c['check']}" + (f"/{c['policy']}" if c["policy"] else "")
-                    for c in family.get("checks", [])
-                    if c.get("status") == "failed"
-                ]
+        failures = _failed_checks(self.results) if self.results is not None else []
         return {
             "status": self.state,
             "detail": self.detail,
@@ -203,12 +206,7 @@ def _later_status(layout: Layout, manifest: Manifest | ManifestSummary) -> Audit
         return AuditStatus(
             "passed", f"passed the grader audit at freeze and a later audit ({shown})", [], data
         )
-    failing = [
-        f"{family.get('family')}: {c.get('check')}" + (f"/{c['policy']}" if c.get("policy") else "")
-        for family in data.get("families", [])
-        for c in family.get("checks", [])
-        if c.get("status") == "failed"
-    ]
+    failing = _failed_checks(data)
     more = f" and {len(failing) - 4} more" if len(failing) > 4 else ""
     return AuditStatus(
         "failed",
