@@ -54,20 +54,23 @@ def _definitions(kind: type[ast.AST]) -> Counter[str]:
     )
 
 
-def test_validity_is_its_own_stage_and_its_names_still_import_from_analyse() -> None:
+def test_validity_is_its_own_stage_and_analyse_no_longer_re_exports_it() -> None:
     assert validity_stage.__all__ == sorted(validity_stage.__all__)
     public = {n for n in dir(validity_stage) if not n.startswith("_")}
     assert set(validity_stage.__all__) == public - {"TYPE_CHECKING", "lazy_exports"}
     for name in validity_stage.__all__:
-        assert getattr(analyse, name) is getattr(validity_stage, name), name
+        assert name not in analyse.__all__, name
+        with pytest.raises(AttributeError):
+            getattr(analyse, name)
         assert getattr(validity_stage, name).__module__.startswith("evalsuite.validity."), name
     assert not list((PACKAGE / "analyse").glob("_validity*.py"))
 
 
-def test_the_guard_is_apart_from_the_holdout_and_its_names_still_import_from_holdout() -> None:
-    assert set(guard_stage.__all__) <= set(holdout.__all__)
+def test_the_guard_is_apart_from_the_holdout_and_holdout_no_longer_re_exports_it() -> None:
+    assert not set(guard_stage.__all__) & set(holdout.__all__)
     for name in guard_stage.__all__:
-        assert getattr(holdout, name) is getattr(guard_stage, name), name
+        with pytest.raises(AttributeError):
+            getattr(holdout, name)
     modules = {p.stem for p in (PACKAGE / "holdout").glob("_*.py")} - {"__init__"}
     # vault access, ledger (its head anchored outside, its git tracking), budget
     assert modules == {"_anchor", "_budget", "_governance", "_ledger", "_tracking"}
@@ -162,3 +165,37 @@ def test_a_missing_deployment_result_is_named_so(tmp_path: Path) -> None:
     empty.write_text("model,metric,value\n", encoding="utf-8")
     with pytest.raises(ItemSourceError, match="no deployment result rows"):
         read_outcomes_file(empty)
+
+
+def test_fronts_and_acyclic_modules_are_contracts_lint_imports_checks() -> None:
+    """Issue 30: other packages import a package's front, never its private modules, and no
+    package's modules import each other in a circle. `make test` runs `lint-imports`; this
+    keeps the two contracts (and their one exception) from being dropped unnoticed."""
+    import tomllib
+
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = {c["type"]: c for c in config["tool"]["importlinter"]["contracts"]}
+    assert contracts["private_modules"]["packages_with_private_modules"] == ["evalsuite"]
+    assert contracts["private_modules"]["ignore_imports"] == [
+        "evalsuite.analyse._attempts -> evalsuite.store._health"
+    ]
+    assert set(contracts["acyclic_siblings"]["ancestors"]) == {"evalsuite", "evalsuite.*"}
+    assert "ignore_imports" not in contracts["acyclic_siblings"]
+    for layers in (c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"):
+        assert "ignore_imports" not in layers  # the deprecated re-exports are gone
+
+
+def test_no_package_imports_another_packages_private_module() -> None:
+    """The same rule as the `private_modules` contract, read from the source: an import of
+    `evalsuite.<package>._<module>` from outside `<package>` (bar `_core`, the shared kernel)."""
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).parts
+        own = parts[0] if len(parts) > 1 else None
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evalsuite."):
+                target = node.module.split(".")  # type: ignore[union-attr]
+                private = any(p.startswith("_") for p in target[2:])
+                if target[1] not in (own, "_core") and private:
+                    offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.module}")
+    assert offenders == ["analyse/_attempts.py:25 evalsuite.store._health"]

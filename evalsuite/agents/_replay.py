@@ -43,7 +43,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from inspect_ai.util import store
 
 from evalsuite._core.hashing import content_hash
-from evalsuite.run._log_files import find_inspect_logs
+from evalsuite.run import find_inspect_logs
 
 __all__ = ["Recording", "ReplayError", "ReplayModel", "input_hash", "load_recordings", "sample_key"]
 

@@ -1,7 +1,7 @@
 """Statistics of stored attempts: estimates with intervals, paired comparisons, reliability.
 
 Predictive validity (model versions against their deployment results) is its own stage,
-`evalsuite.validity`; its names are still importable from here.
+`evalsuite.validity` (its names are no longer re-exported here).
 
 Pure functions of the attempts DataFrame (docs/design/attempts.md); the item is the unit of
 analysis. Interval decisions: docs/design/intervals.md. Public API::
@@ -15,10 +15,12 @@ analysis. Interval decisions: docs/design/intervals.md. Public API::
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from evalsuite.analyse._adaptive import AdaptiveRule, AdaptiveRun, Versus
     from evalsuite.analyse._attempts import ItemTable, item_table
+    from evalsuite.analyse._bootstrap import N_RESAMPLES
     from evalsuite.analyse._compare import Comparison, Gate, GateResult, StratumDiff, compare_runs
     from evalsuite.analyse._estimates import StratumEstimate, estimate_mean, stratified_mean
-    from evalsuite.analyse._intervals import Estimate
+    from evalsuite.analyse._intervals import Estimate, check_level
     from evalsuite.analyse._paired import PairedDiff, paired_difference
     from evalsuite.analyse._passk import PassK, pass_at_k, pass_hat_k
     from evalsuite.analyse._power import VarianceComponents, epochs_needed, items_needed, mde
@@ -27,49 +29,77 @@ if TYPE_CHECKING:
     from evalsuite.analyse._secondary import SecondaryEstimate, secondary_estimates
     from evalsuite.analyse._table import Interval
     from evalsuite.analyse._weighted_diff import WeightedDiff, weighted_difference
-    from evalsuite.validity import (  # the validity stage's names, importable from here too
-        PredictorComparison,
-        Validity,
-        ValidityOverTime,
-        ValidityReport,
-        compare_predictors,
-        validity,
-        validity_over_time,
-        validity_table,
-    )
 else:
     from evalsuite._core.lazy import lazy_exports
 
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "._attempts": ("ItemTable", "item_table"),
-            "._compare": ("Comparison", "Gate", "GateResult", "StratumDiff", "compare_runs"),
-            "._estimates": ("StratumEstimate", "estimate_mean", "stratified_mean"),
-            "._intervals": ("Estimate",),
-            "._paired": ("PairedDiff", "paired_difference"),
-            "._passk": ("PassK", "pass_at_k", "pass_hat_k"),
-            "._power": ("VarianceComponents", "epochs_needed", "items_needed", "mde"),
-            "._reliability": ("Reliability", "reliability"),
-            "._score": ("RunScore", "score_run"),
-            "._secondary": ("SecondaryEstimate", "secondary_estimates"),
-            "._table": ("Interval",),
-            "._weighted_diff": ("WeightedDiff", "weighted_difference"),
-            # the validity stage (evalsuite.validity), where these names moved; kept here
-            "evalsuite.validity": (
-                "PredictorComparison",
-                "Validity",
-                "ValidityOverTime",
-                "ValidityReport",
-                "compare_predictors",
-                "validity",
-                "validity_over_time",
-                "validity_table",
+            "._attempts": (
+                "ItemTable",
+                "item_table",
             ),
+            "._compare": (
+                "Comparison",
+                "Gate",
+                "GateResult",
+                "StratumDiff",
+                "compare_runs",
+            ),
+            "._estimates": (
+                "StratumEstimate",
+                "estimate_mean",
+                "stratified_mean",
+            ),
+            "._intervals": (
+                "Estimate",
+                "check_level",
+            ),
+            "._paired": (
+                "PairedDiff",
+                "paired_difference",
+            ),
+            "._passk": (
+                "PassK",
+                "pass_at_k",
+                "pass_hat_k",
+            ),
+            "._power": (
+                "VarianceComponents",
+                "epochs_needed",
+                "items_needed",
+                "mde",
+            ),
+            "._reliability": (
+                "Reliability",
+                "reliability",
+            ),
+            "._score": (
+                "RunScore",
+                "score_run",
+            ),
+            "._secondary": (
+                "SecondaryEstimate",
+                "secondary_estimates",
+            ),
+            "._table": ("Interval",),
+            "._weighted_diff": (
+                "WeightedDiff",
+                "weighted_difference",
+            ),
+            "._adaptive": (
+                "AdaptiveRule",
+                "AdaptiveRun",
+                "Versus",
+            ),
+            "._bootstrap": ("N_RESAMPLES",),
         },
     )
 
 __all__ = [
+    "N_RESAMPLES",
+    "AdaptiveRule",
+    "AdaptiveRun",
     "Comparison",
     "Estimate",
     "Gate",
@@ -78,18 +108,15 @@ __all__ = [
     "ItemTable",
     "PairedDiff",
     "PassK",
-    "PredictorComparison",
     "Reliability",
     "RunScore",
     "SecondaryEstimate",
     "StratumDiff",
     "StratumEstimate",
-    "Validity",
-    "ValidityOverTime",
-    "ValidityReport",
     "VarianceComponents",
+    "Versus",
     "WeightedDiff",
-    "compare_predictors",
+    "check_level",
     "compare_runs",
     "epochs_needed",
     "estimate_mean",
@@ -103,8 +130,5 @@ __all__ = [
     "score_run",
     "secondary_estimates",
     "stratified_mean",
-    "validity",
-    "validity_over_time",
-    "validity_table",
     "weighted_difference",
 ]

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from evalsuite._core.hashing import sha256_bytes
 from evalsuite.errors import InsufficientDataError, UsageError
-from evalsuite.store._health import Health
+from evalsuite.store._health import Health  # not the front: see pyproject.toml
 
 __all__ = ["OUTCOMES", "REQUIRED_COLUMNS", "SUCCESS_THRESHOLD", "Health", "ItemTable", "item_table"]
 

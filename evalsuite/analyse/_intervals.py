@@ -52,7 +52,7 @@ BootFn = Callable[[float], tuple[Interval, float]]
 
 
 def check_level(level: float) -> None:
-    """Raise `UsageError` unless 0 < level < 1."""
+    """Check a confidence level: raise `UsageError` unless 0 < level < 1 (e.g. 0.95)."""
     if not 0.0 < level < 1.0:
         raise UsageError(f"'level' must be strictly between 0 and 1 (got {level!r})")
 

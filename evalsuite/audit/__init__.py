@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from evalsuite.audit._canary import CanaryProbe, canary_probe, split_canary
     from evalsuite.audit._graders import AuditOptions, audit_graders, audit_manifest, schedule_of
+    from evalsuite.audit._leak_store import store_leak_audit
     from evalsuite.audit._leaks import (
         LeakFinding,
         LeakReport,
@@ -23,15 +24,25 @@ if TYPE_CHECKING:
     )
     from evalsuite.audit._record import audit_text, store_audit
     from evalsuite.audit._report import Check, FamilyAudit, GraderAudit
-    from evalsuite.audit._staging import FreezeAuditor, declared_action_spaces
+    from evalsuite.audit._staging import FreezeAuditor, declared_action_spaces, stage_candidate
+    from evalsuite.audit._team import load_team_policies
 else:
     from evalsuite._core.lazy import lazy_exports
 
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "._canary": ("CanaryProbe", "canary_probe", "split_canary"),
-            "._graders": ("AuditOptions", "audit_graders", "audit_manifest", "schedule_of"),
+            "._canary": (
+                "CanaryProbe",
+                "canary_probe",
+                "split_canary",
+            ),
+            "._graders": (
+                "AuditOptions",
+                "audit_graders",
+                "audit_manifest",
+                "schedule_of",
+            ),
             "._leaks": (
                 "LeakFinding",
                 "LeakReport",
@@ -39,9 +50,22 @@ else:
                 "default_secrets",
                 "default_surface",
             ),
-            "._record": ("audit_text", "store_audit"),
-            "._report": ("Check", "FamilyAudit", "GraderAudit"),
-            "._staging": ("FreezeAuditor", "declared_action_spaces"),
+            "._record": (
+                "audit_text",
+                "store_audit",
+            ),
+            "._report": (
+                "Check",
+                "FamilyAudit",
+                "GraderAudit",
+            ),
+            "._staging": (
+                "FreezeAuditor",
+                "declared_action_spaces",
+                "stage_candidate",
+            ),
+            "._leak_store": ("store_leak_audit",),
+            "._team": ("load_team_policies",),
         },
     )
 
@@ -62,7 +86,10 @@ __all__ = [
     "declared_action_spaces",
     "default_secrets",
     "default_surface",
+    "load_team_policies",
     "schedule_of",
     "split_canary",
+    "stage_candidate",
     "store_audit",
+    "store_leak_audit",
 ]

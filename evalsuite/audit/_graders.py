@@ -65,8 +65,7 @@ from evalsuite.audit._sweep import Sweep, SweepSpec, run_sweep
 from evalsuite.audit._tampers import is_tamper, with_tampers
 from evalsuite.errors import UsageError
 from evalsuite.kit import Family, FamilyKitError, RedTeam, Trivial, family_of_task
-from evalsuite.manifest import KeySpec, Manifest, ManifestItem, load_manifest
-from evalsuite.manifest._schema import ManifestFamily
+from evalsuite.manifest import KeySpec, Manifest, ManifestFamily, ManifestItem, load_manifest
 from evalsuite.run import action_space_problems, load_task_function
 from evalsuite.store import Store
 

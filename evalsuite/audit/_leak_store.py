@@ -8,7 +8,7 @@ from pathlib import Path
 from evalsuite._core.atomic import atomic_write_text
 from evalsuite._core.layout import Layout
 from evalsuite.audit._leaks import LeakReport
-from evalsuite.manifest._leak_record import leak_audit_path
+from evalsuite.manifest import leak_audit_path
 
 __all__ = ["store_leak_audit"]
 

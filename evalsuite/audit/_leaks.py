@@ -34,13 +34,13 @@ from evalsuite.kit import family_of
 from evalsuite.manifest import (
     KeySpec,
     Manifest,
+    file_bytes,
     load_holdout_items,
     load_manifest,
     load_suite,
     load_suite_items,
     resolve_key,
 )
-from evalsuite.manifest._files import file_bytes
 from evalsuite.run import load_task_function
 
 __all__ = ["LeakFinding", "LeakReport", "audit_leaks", "default_secrets", "default_surface"]

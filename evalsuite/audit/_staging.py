@@ -91,7 +91,8 @@ def _suite_toml(suite: SuiteConfig, items: Mapping[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _stage(layout: Layout, candidate: FreezeCandidate, root: Path) -> Layout:
+def stage_candidate(layout: Layout, candidate: FreezeCandidate, root: Path) -> Layout:
+    """A throwaway project at `root` holding `candidate` as its suite (tasks linked in)."""
     manifest = candidate.manifest
     staged = Layout(root, origin=layout.root)  # its tasks/ links into the project's
     staged.tasks.mkdir(parents=True)
@@ -146,7 +147,7 @@ class FreezeAuditor:
         """Audit the candidate's dev split in a staging copy; never write into the project."""
         with tempfile.TemporaryDirectory(prefix="evalsuite-freeze-audit-") as scratch:
             root = Path(scratch)
-            staged = _stage(self.layout, candidate, root / "project")
+            staged = stage_candidate(self.layout, candidate, root / "project")
             store = Store(f"sqlite:///{root / 'audit.sqlite'}")
             try:
                 audit = audit_manifest(

@@ -18,10 +18,10 @@ import numpy as np
 import numpy.typing as npt
 
 from evalsuite._core.layout import Layout
-from evalsuite.analyse._adaptive import AdaptiveRule, AdaptiveRun, Versus
+from evalsuite.analyse import AdaptiveRule, AdaptiveRun, Versus
 from evalsuite.errors import IncomparableRunsError, InvalidRunError, UsageError
 from evalsuite.manifest import ManifestItem, load_manifest
-from evalsuite.report._adaptive import adaptive_file
+from evalsuite.report import adaptive_file
 
 if TYPE_CHECKING:
     from evalsuite.errors import RunInterrupted

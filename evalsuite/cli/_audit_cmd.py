@@ -100,9 +100,8 @@ def audit_cmd(
     .audit.json). --leaks: exit 3 when an item's target shows in its input, files or
     tool-readable state. --canary-probe: exit 4 when the model reproduces the canary.
     """
-    from evalsuite.audit import audit_leaks
+    from evalsuite.audit import audit_leaks, store_leak_audit
     from evalsuite.audit import canary_probe as probe
-    from evalsuite.audit._leak_store import store_leak_audit
 
     suite, version = parse_ref(ref)
     if canary_probe and model is None:
@@ -166,8 +165,7 @@ class _GraderOptions:
 def _graders(
     ctx: Context, suite: str, version: str | None, options: _GraderOptions
 ) -> tuple[dict[str, object], Exception | None]:
-    from evalsuite.audit import AuditOptions, audit_graders, store_audit
-    from evalsuite.audit._team import load_team_policies
+    from evalsuite.audit import AuditOptions, audit_graders, load_team_policies, store_audit
     from evalsuite.cli._run_cmds import open_store
 
     holdout = options.split == "holdout"

@@ -26,7 +26,7 @@ from evalsuite.holdout import (
     store_hash_check,
     verify_ledger,
 )
-from evalsuite.store._reader import sqlite_file
+from evalsuite.store import sqlite_file
 
 __all__ = ["GovernanceCheck", "check_governance", "store_label", "stored_runs"]
 

@@ -34,13 +34,21 @@ from evalsuite.cli._common import (
 from evalsuite.cli._paths import PathParam
 from evalsuite.cli._views import print_view, wide_option
 from evalsuite.errors import ContaminationError
-from evalsuite.guard._derived import BeforeDecrypt, DerivedResult, derive_fingerprints
-from evalsuite.guard._guard import GuardOptions, screen_sources
-from evalsuite.guard._index import frozen_suites, load_index, read_fingerprints
-from evalsuite.guard._readers import Format, find_sources
-from evalsuite.guard._screen import DEFAULT_BATCH_BYTES, DEFAULT_THRESHOLD
-from evalsuite.manifest import frozen_versions, parse_ref
-from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT
+from evalsuite.guard import (
+    DEFAULT_BATCH_BYTES,
+    DEFAULT_THRESHOLD,
+    BeforeDecrypt,
+    DerivedResult,
+    Format,
+    GuardOptions,
+    derive_fingerprints,
+    find_sources,
+    frozen_suites,
+    load_index,
+    read_fingerprints,
+    screen_sources,
+)
+from evalsuite.manifest import FINGERPRINT_FORMAT, frozen_versions, parse_ref
 from evalsuite.service import guard_view
 
 if TYPE_CHECKING:

@@ -109,7 +109,7 @@ def diff_cmd(ctx: Context, ref_a: str, ref_b: str, as_json: bool) -> None:
     Reads the two manifests only (ids and content hashes, never an item's text). Exit 2 for
     an unknown version or two different suites, 3 when a manifest fails its hash check.
     """
-    from evalsuite.manifest._version_diff import diff_versions
+    from evalsuite.manifest import diff_versions
 
     payload = diff_versions(ctx.layout, ref_a, ref_b).to_dict()
     if as_json:

@@ -189,7 +189,7 @@ def freeze_cmd(
     if (retire_flagged is None) != (flag is None):
         raise UsageError("--retire-flagged FILE and --flag F[,F...] go together")
     if retire_flagged is not None and flag is not None:
-        from evalsuite.manifest._flag_retire import flagged_retirements, parse_flags
+        from evalsuite.manifest import flagged_retirements, parse_flags
 
         flagged = flagged_retirements(ctx.layout, suite, retire_flagged, parse_flags(flag))
         retire = tuple(dict.fromkeys([*retire, *flagged.item_ids]))

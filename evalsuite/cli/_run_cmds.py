@@ -34,7 +34,7 @@ from evalsuite.manifest import parse_ref
 from evalsuite.store import default_store_url
 
 if TYPE_CHECKING:
-    from evalsuite.analyse._adaptive import AdaptiveRule
+    from evalsuite.analyse import AdaptiveRule
     from evalsuite.errors import RunInterrupted
     from evalsuite.manifest import Manifest, ManifestSummary
     from evalsuite.report import Completeness
@@ -567,7 +567,7 @@ def _adaptive_rule(
         )
     # only here: the adaptive rule's module imports scipy.stats (its final interval), about a
     # second of CPU that a planned run does not need (docs/design/run-speed.md, "Cold first run")
-    from evalsuite.analyse._adaptive import AdaptiveRule
+    from evalsuite.analyse import AdaptiveRule
 
     return AdaptiveRule(
         target_halfwidth=target_halfwidth,
@@ -675,9 +675,8 @@ def runs_cmd(
     The table shows the newest 50 runs and says how many there are; --all shows every run,
     --limit N the newest N. --json lists every run unless --limit N is given.
     """
-    from evalsuite.service._completeness import run_completeness
-    from evalsuite.store import RunReader
-    from evalsuite.store._reader import missing_store_message
+    from evalsuite.service import run_completeness
+    from evalsuite.store import RunReader, missing_store_message
 
     if show_all and limit is not None:
         raise UsageError("--all and --limit N exclude each other: give one of them")

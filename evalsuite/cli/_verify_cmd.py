@@ -51,7 +51,7 @@ def verify_audit(
     command: the files under tasks/ are hashed once, not once per suite).
     """
     from evalsuite.manifest import audit_status, load_manifest, load_manifest_summary
-    from evalsuite.run._action_cache import (
+    from evalsuite.run import (
         agreements_recorded,
         environment_digest,
         verified_action_space_problems,

@@ -13,28 +13,73 @@ The same names stay importable from `evalsuite.holdout`, where they lived before
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from evalsuite.guard._guard import GuardOptions, GuardReport, guard
-    from evalsuite.guard._index import FingerprintIndex, load_index
-    from evalsuite.guard._screen import DEFAULT_THRESHOLD, Hit, screen_documents
+    from evalsuite.guard._derived import BeforeDecrypt, DerivedResult, derive_fingerprints
+    from evalsuite.guard._guard import GuardOptions, GuardReport, guard, screen_sources
+    from evalsuite.guard._index import (
+        FingerprintIndex,
+        frozen_suites,
+        load_index,
+        read_fingerprints,
+    )
+    from evalsuite.guard._readers import Format, find_sources
+    from evalsuite.guard._screen import (
+        DEFAULT_BATCH_BYTES,
+        DEFAULT_THRESHOLD,
+        Hit,
+        screen_documents,
+    )
 else:
     from evalsuite._core.lazy import lazy_exports
 
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "._guard": ("GuardOptions", "GuardReport", "guard"),
-            "._index": ("FingerprintIndex", "load_index"),
-            "._screen": ("DEFAULT_THRESHOLD", "Hit", "screen_documents"),
+            "._guard": (
+                "GuardOptions",
+                "GuardReport",
+                "guard",
+                "screen_sources",
+            ),
+            "._index": (
+                "FingerprintIndex",
+                "load_index",
+                "frozen_suites",
+                "read_fingerprints",
+            ),
+            "._screen": (
+                "DEFAULT_THRESHOLD",
+                "Hit",
+                "screen_documents",
+                "DEFAULT_BATCH_BYTES",
+            ),
+            "._derived": (
+                "BeforeDecrypt",
+                "DerivedResult",
+                "derive_fingerprints",
+            ),
+            "._readers": (
+                "Format",
+                "find_sources",
+            ),
         },
     )
 
 __all__ = [
+    "DEFAULT_BATCH_BYTES",
     "DEFAULT_THRESHOLD",
+    "BeforeDecrypt",
+    "DerivedResult",
     "FingerprintIndex",
+    "Format",
     "GuardOptions",
     "GuardReport",
     "Hit",
+    "derive_fingerprints",
+    "find_sources",
+    "frozen_suites",
     "guard",
     "load_index",
+    "read_fingerprints",
     "screen_documents",
+    "screen_sources",
 ]

@@ -21,21 +21,19 @@ from evalsuite._core.layout import Layout
 from evalsuite.errors import ManifestTamperedError, NotFoundError, UsageError
 from evalsuite.guard._index import derived_binding, derived_path, read_fingerprints
 from evalsuite.manifest import (
+    FINGERPRINT_FORMAT,
     Item,
     KeySpec,
     Manifest,
+    describe_difference,
+    fingerprint_item,
     item_hash,
     load_holdout_items,
     load_manifest,
     load_suite,
     load_suite_items,
-    resolve_key,
-)
-from evalsuite.manifest._fingerprints import (
-    FINGERPRINT_FORMAT,
-    describe_difference,
-    fingerprint_item,
     render_fingerprints,
+    resolve_key,
 )
 
 __all__ = ["BeforeDecrypt", "DerivedResult", "derive_fingerprints", "derived_text"]

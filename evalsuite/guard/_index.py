@@ -30,7 +30,10 @@ from evalsuite._core.hashing import sha256_bytes
 from evalsuite._core.layout import Layout
 from evalsuite.errors import ManifestTamperedError, NotFoundError
 from evalsuite.manifest import (
+    FINGERPRINT_FORMAT,
+    FORMATS,
     SHORT_MIN,
+    FingerprintFormat,
     Manifest,
     Split,
     frozen_versions,
@@ -38,7 +41,6 @@ from evalsuite.manifest import (
     load_manifest,
     parse_ref,
 )
-from evalsuite.manifest._fingerprints import FINGERPRINT_FORMAT, FORMATS, FingerprintFormat
 
 __all__ = [
     "READABLE_FORMATS",

@@ -1,4 +1,7 @@
-"""Keeping the holdout apart: access ledger and budget, curriculum guard, canaries.
+"""Keeping the holdout apart: the access ledger (its head anchored outside) and the budget.
+
+The curriculum guard is its own stage, `evalsuite.guard` (docs/guard.md); its names are no
+longer re-exported here.
 
 Usage::
 
@@ -7,25 +10,11 @@ Usage::
         status = budget_status(ledger.entries, suite="support", version="1.0.0", budget=3)
         check_budget(status, family, override_reason=None)          # exit 7 past the budget
         ledger.append({...})                                         # the access, chained
-
-    index = load_index(layout)                                      # docs/guard.md
-    report = guard([Path("curriculum/")], index, options=GuardOptions())
-    hits = screen_documents(documents, index)                       # one shard, any engine
 """
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from evalsuite.guard import (  # the guard stage's names, importable from here too
-        DEFAULT_THRESHOLD,
-        FingerprintIndex,
-        GuardOptions,
-        GuardReport,
-        Hit,
-        guard,
-        load_index,
-        screen_documents,
-    )
     from evalsuite.holdout._anchor import anchor_file
     from evalsuite.holdout._budget import (
         BudgetStatus,
@@ -88,27 +77,11 @@ else:
                 "who",
             ),
             "._tracking": ("ledger_history_problems", "ledger_tracking_warning"),
-            # the guard stage (evalsuite.guard), where these names moved; kept here
-            "evalsuite.guard": (
-                "DEFAULT_THRESHOLD",
-                "FingerprintIndex",
-                "GuardOptions",
-                "GuardReport",
-                "Hit",
-                "guard",
-                "load_index",
-                "screen_documents",
-            ),
         },
     )
 
 __all__ = [
-    "DEFAULT_THRESHOLD",
     "BudgetStatus",
-    "FingerprintIndex",
-    "GuardOptions",
-    "GuardReport",
-    "Hit",
     "LedgerEntry",
     "LedgerReport",
     "LedgerTransaction",
@@ -118,18 +91,15 @@ __all__ = [
     "budget_status",
     "check_budget",
     "family_mapping",
-    "guard",
     "ledger_hash_check",
     "ledger_history_problems",
     "ledger_store_problems",
     "ledger_tracking_warning",
-    "load_index",
     "model_family",
     "open_ledger",
     "read_ledger",
     "record_decryption",
     "resolve_family",
-    "screen_documents",
     "store_hash_check",
     "verify_ledger",
     "voided_accesses",

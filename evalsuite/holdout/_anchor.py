@@ -13,19 +13,33 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from evalsuite._core.atomic import atomic_write_text
 from evalsuite.errors import UsageError
 
-if TYPE_CHECKING:
-    from evalsuite.holdout._ledger import LedgerEntry
-
 __all__ = ["ANCHOR_FORMAT", "LedgerHead", "anchor_file", "anchor_problems", "write_anchor"]
 
 ANCHOR_FORMAT = "evalsuite-ledger-head/1"
+
+
+class LedgerEntry(Protocol):
+    """What the head reads of a ledger entry (`_ledger.LedgerEntry`, which imports this)."""
+
+    @property
+    def suite(self) -> str: ...
+
+    @property
+    def seq(self) -> int: ...
+
+    @property
+    def hash(self) -> str: ...
+
+    @property
+    def at(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +102,7 @@ def _read(anchor: Path) -> LedgerHead | str | None:
         return "is not a ledger head record (damaged or edited)"
 
 
-def anchor_problems(ledger: Path, entries: list[LedgerEntry], anchor: Path | None) -> list[str]:
+def anchor_problems(ledger: Path, entries: Sequence[LedgerEntry], anchor: Path | None) -> list[str]:
     """Why `entries` (the ledger at `ledger`) contradict the head recorded at `anchor`."""
     if anchor is None:
         return []
@@ -127,7 +141,7 @@ def anchor_problems(ledger: Path, entries: list[LedgerEntry], anchor: Path | Non
     return []
 
 
-def _moved_head(anchor: Path, entries: list[LedgerEntry]) -> tuple[LedgerHead, Path] | None:
+def _moved_head(anchor: Path, entries: Sequence[LedgerEntry]) -> tuple[LedgerHead, Path] | None:
     """The head this machine recorded for the same ledger in a project folder that is gone.
 
     The head is filed under a digest of the project's path, so moving the project folder would

@@ -18,8 +18,7 @@ from evalsuite.errors import InsufficientDataError, NotFoundError
 from evalsuite.items._analysis import ItemAnalysis, analyse_items
 from evalsuite.items._saturation import DEFAULT_SATURATION
 from evalsuite.items._stats import ITEM_COLUMNS
-from evalsuite.manifest import load_manifest_summary
-from evalsuite.manifest._leak_record import leak_audit_path, read_leak_audit
+from evalsuite.manifest import leak_audit_path, load_manifest_summary, read_leak_audit
 from evalsuite.store import RunRecord, Store
 
 __all__ = [

@@ -18,6 +18,14 @@ if TYPE_CHECKING:
         read_audit_file,
         suite_audit_status,
     )
+    from evalsuite.manifest._candidates import (
+        CANDIDATE_VERSION,
+        Candidate,
+        candidate_version,
+        find_duplicates,
+        load_latest,
+        read_candidates,
+    )
     from evalsuite.manifest._catalog import (
         frozen_versions,
         load_manifest,
@@ -25,12 +33,24 @@ if TYPE_CHECKING:
         parse_ref,
     )
     from evalsuite.manifest._dev_items import read_frozen_dev_items
+    from evalsuite.manifest._files import (
+        BINARY_ENCODING,
+        file_bytes,
+        file_data_uri,
+        freeze_sample_value,
+    )
     from evalsuite.manifest._fingerprints import (
         FINGERPRINT_FORMAT,
+        FORMATS,
         NGRAM_SIZE,
         SHORT_MIN,
+        FingerprintFormat,
+        describe_difference,
+        fingerprint_item,
         item_texts,
+        render_fingerprints,
     )
+    from evalsuite.manifest._flag_retire import flagged_retirements, parse_flags
     from evalsuite.manifest._freeze import FreezeResult, freeze, load_holdout_items
     from evalsuite.manifest._freeze_audit import (
         AuditOutcome,
@@ -49,18 +69,20 @@ if TYPE_CHECKING:
         load_suite_items,
         read_item_source,
     )
+    from evalsuite.manifest._leak_record import leak_audit_path, read_leak_audit
     from evalsuite.manifest._lean import (
         ManifestSummary,
         StampSummary,
         SuiteSummary,
-        list_suite_names,
         load_manifest_summary,
         load_suite_summary,
         read_manifest_summary,
     )
+    from evalsuite.manifest._names import list_suite_names
     from evalsuite.manifest._schema import (
         AuditStamp,
         Manifest,
+        ManifestFamily,
         ManifestItem,
         compute_manifest_hash,
         read_manifest,
@@ -77,6 +99,7 @@ if TYPE_CHECKING:
     )
     from evalsuite.manifest._verify import ItemProblem, VerifyReport, verify
     from evalsuite.manifest._verify_cache import VerifyCache
+    from evalsuite.manifest._version_diff import diff_versions
 else:
     from evalsuite._core.lazy import lazy_exports
 
@@ -91,12 +114,39 @@ else:
                 "read_audit_file",
                 "suite_audit_status",
             ),
-            "._catalog": ("frozen_versions", "load_manifest", "manifest_path", "parse_ref"),
+            "._catalog": (
+                "frozen_versions",
+                "load_manifest",
+                "manifest_path",
+                "parse_ref",
+            ),
             "._dev_items": ("read_frozen_dev_items",),
-            "._fingerprints": ("FINGERPRINT_FORMAT", "NGRAM_SIZE", "SHORT_MIN", "item_texts"),
-            "._freeze": ("FreezeResult", "freeze", "load_holdout_items"),
-            "._freeze_audit": ("AuditOutcome", "FreezeAudit", "FreezeCandidate", "audit_file_path"),
-            "._history": ("HashSources", "history_check"),
+            "._fingerprints": (
+                "FINGERPRINT_FORMAT",
+                "NGRAM_SIZE",
+                "SHORT_MIN",
+                "item_texts",
+                "describe_difference",
+                "fingerprint_item",
+                "render_fingerprints",
+                "FORMATS",
+                "FingerprintFormat",
+            ),
+            "._freeze": (
+                "FreezeResult",
+                "freeze",
+                "load_holdout_items",
+            ),
+            "._freeze_audit": (
+                "AuditOutcome",
+                "FreezeAudit",
+                "FreezeCandidate",
+                "audit_file_path",
+            ),
+            "._history": (
+                "HashSources",
+                "history_check",
+            ),
             "._items": (
                 "Item",
                 "LoadedItem",
@@ -107,11 +157,11 @@ else:
                 "load_suite_items",
                 "read_item_source",
             ),
+            "._names": ("list_suite_names",),
             "._lean": (
                 "ManifestSummary",
                 "StampSummary",
                 "SuiteSummary",
-                "list_suite_names",
                 "load_manifest_summary",
                 "load_suite_summary",
                 "read_manifest_summary",
@@ -122,26 +172,76 @@ else:
                 "ManifestItem",
                 "compute_manifest_hash",
                 "read_manifest",
+                "ManifestFamily",
             ),
-            "._split": ("Split", "split_salt", "stratified_split"),
-            "._suite": ("FamilyConfig", "SuiteConfig", "load_suite"),
-            "._task_ref": ("TASK_REFERENCE_FORMS", "task_reference_kind"),
-            "._vault": ("KeySpec", "VaultKey", "check_vault_key", "open_vault", "resolve_key"),
-            "._verify": ("ItemProblem", "VerifyReport", "verify"),
+            "._split": (
+                "Split",
+                "split_salt",
+                "stratified_split",
+            ),
+            "._suite": (
+                "FamilyConfig",
+                "SuiteConfig",
+                "load_suite",
+            ),
+            "._task_ref": (
+                "TASK_REFERENCE_FORMS",
+                "task_reference_kind",
+            ),
+            "._vault": (
+                "KeySpec",
+                "VaultKey",
+                "check_vault_key",
+                "open_vault",
+                "resolve_key",
+            ),
+            "._verify": (
+                "ItemProblem",
+                "VerifyReport",
+                "verify",
+            ),
             "._verify_cache": ("VerifyCache",),
+            "._leak_record": (
+                "leak_audit_path",
+                "read_leak_audit",
+            ),
+            "._files": (
+                "file_bytes",
+                "file_data_uri",
+                "BINARY_ENCODING",
+                "freeze_sample_value",
+            ),
+            "._version_diff": ("diff_versions",),
+            "._flag_retire": (
+                "flagged_retirements",
+                "parse_flags",
+            ),
+            "._candidates": (
+                "CANDIDATE_VERSION",
+                "Candidate",
+                "candidate_version",
+                "find_duplicates",
+                "load_latest",
+                "read_candidates",
+            ),
         },
     )
 
 __all__ = [
     "AUDIT_UNHASHED",
+    "BINARY_ENCODING",
+    "CANDIDATE_VERSION",
     "FINGERPRINT_FORMAT",
+    "FORMATS",
     "NGRAM_SIZE",
     "SHORT_MIN",
     "TASK_REFERENCE_FORMS",
     "AuditOutcome",
     "AuditStamp",
     "AuditStatus",
+    "Candidate",
     "FamilyConfig",
+    "FingerprintFormat",
     "FreezeAudit",
     "FreezeCandidate",
     "FreezeResult",
@@ -151,6 +251,7 @@ __all__ = [
     "KeySpec",
     "LoadedItem",
     "Manifest",
+    "ManifestFamily",
     "ManifestItem",
     "ManifestSummary",
     "SandboxSpec",
@@ -165,16 +266,27 @@ __all__ = [
     "audit_file_path",
     "audit_results_path",
     "audit_status",
+    "candidate_version",
     "check_vault_key",
     "compute_manifest_hash",
+    "describe_difference",
+    "diff_versions",
+    "file_bytes",
+    "file_data_uri",
+    "find_duplicates",
+    "fingerprint_item",
+    "flagged_retirements",
     "freeze",
+    "freeze_sample_value",
     "frozen_versions",
     "history_check",
     "item_hash",
     "item_texts",
+    "leak_audit_path",
     "list_suite_names",
     "load_family_items",
     "load_holdout_items",
+    "load_latest",
     "load_manifest",
     "load_manifest_summary",
     "load_suite",
@@ -182,12 +294,16 @@ __all__ = [
     "load_suite_summary",
     "manifest_path",
     "open_vault",
+    "parse_flags",
     "parse_ref",
     "read_audit_file",
+    "read_candidates",
     "read_frozen_dev_items",
     "read_item_source",
+    "read_leak_audit",
     "read_manifest",
     "read_manifest_summary",
+    "render_fingerprints",
     "resolve_key",
     "split_salt",
     "stratified_split",

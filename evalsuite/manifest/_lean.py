@@ -16,7 +16,6 @@ the shipped manifests and suite files and on altered copies of them.
 from __future__ import annotations
 
 import json
-import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,22 +24,19 @@ from typing import Any
 
 from evalsuite._core.layout import Layout
 from evalsuite.manifest._catalog import manifest_path
+from evalsuite.manifest._names import NAME_PATTERN
 from evalsuite.manifest._score_decl import check_score_bounds, check_score_selector
 from evalsuite.manifest._task_ref import check_run_args, check_task_args, check_task_reference
 
 __all__ = [
-    "NAME_PATTERN",
     "ManifestSummary",
     "StampSummary",
     "SuiteSummary",
-    "list_suite_names",
     "load_manifest_summary",
     "load_suite_summary",
     "read_manifest_summary",
 ]
 
-NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_\-]*$")
-"""Suite and family names: lowercase letters, digits, '_' or '-', starting with a letter."""
 
 _MANIFEST_FORMAT = "evalsuite-manifest/1"
 _UNHASHED = ("frozen_at", "note", "manifest_hash")
@@ -357,10 +353,3 @@ def load_suite_summary(layout: Layout, name: str) -> SuiteSummary:
 
     config = load_suite(layout, name)
     return SuiteSummary(config.name, config.description, tuple(f.name for f in config.families))
-
-
-def list_suite_names(layout: Layout) -> list[str]:
-    """Names of the suites declared in `tasks/`, sorted."""
-    if not layout.tasks.is_dir():
-        return []
-    return sorted(p.stem for p in layout.tasks.glob("*.toml"))

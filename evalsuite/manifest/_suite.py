@@ -13,8 +13,8 @@ from evalsuite._core.layout import Layout
 from evalsuite._core.validation import describe_validation_error
 from evalsuite.errors import NotFoundError, SuiteConfigError
 from evalsuite.manifest._family_fields import FamilyFieldChecks
-from evalsuite.manifest._lean import NAME_PATTERN as _NAME
-from evalsuite.manifest._lean import list_suite_names
+from evalsuite.manifest._names import NAME_PATTERN as _NAME
+from evalsuite.manifest._names import list_suite_names
 from evalsuite.manifest._paths import escaping_paths
 from evalsuite.manifest._task_ref import check_task_reference
 

@@ -9,6 +9,7 @@ Usage::
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from evalsuite.report._adaptive import adaptive_file
     from evalsuite.report._build import REPORT_FORMAT, ReportData, build_report, item_rows
     from evalsuite.report._render import (
         render_html,
@@ -39,8 +40,16 @@ else:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "._build": ("REPORT_FORMAT", "ReportData", "build_report", "item_rows"),
-            "evalsuite.service._completeness": ("Completeness", "run_completeness"),
+            "._build": (
+                "REPORT_FORMAT",
+                "ReportData",
+                "build_report",
+                "item_rows",
+            ),
+            "evalsuite.service._completeness": (
+                "Completeness",
+                "run_completeness",
+            ),
             "evalsuite.service._payloads": (
                 "AnalysisOptions",
                 "check_comparable",
@@ -64,6 +73,7 @@ else:
                 "validity_section",
                 "validity_sections",
             ),
+            "._adaptive": ("adaptive_file",),
         },
     )
 
@@ -72,6 +82,7 @@ __all__ = [
     "AnalysisOptions",
     "Completeness",
     "ReportData",
+    "adaptive_file",
     "build_report",
     "check_comparable",
     "compare_payload",

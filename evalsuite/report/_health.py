@@ -18,7 +18,7 @@ import pandas as pd
 from evalsuite._core.layout import Layout
 from evalsuite.errors import EvalsuiteError
 from evalsuite.manifest import load_manifest, suite_audit_status
-from evalsuite.service._audit import audit_fields
+from evalsuite.service import audit_fields
 
 __all__ = ["audit_fields", "environment_health"]
 

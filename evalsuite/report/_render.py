@@ -20,11 +20,12 @@ from evalsuite.service import (
     TableView,
     comparison_view,
     fixed_interval_note,
+    fmt_counts,
+    fmt_signed,
     is_unfinished,
     level_text,
     validity_view,
 )
-from evalsuite.service._format import fmt_counts, fmt_signed
 
 __all__ = [
     "render_html",

@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 
 from evalsuite._core.layout import Layout
-from evalsuite.analyse import validity_over_time, validity_table
 from evalsuite.errors import InsufficientDataError, ItemSourceError, NotFoundError, UsageError
 from evalsuite.service import AnalysisOptions, run_completeness, score_payload
 from evalsuite.store import RunRecord, Store
+from evalsuite.validity import validity_over_time, validity_table
 
 __all__ = [
     "latest_outcomes",

@@ -7,6 +7,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from evalsuite.run._action import action_space_problems, check_action_space
+    from evalsuite.run._action_cache import (
+        agreements_recorded,
+        environment_digest,
+        verified_action_space_problems,
+    )
     from evalsuite.run._episode import (
         EPISODE_KEY,
         GUARDED_KEY,
@@ -60,7 +65,10 @@ else:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "._action": ("action_space_problems", "check_action_space"),
+            "._action": (
+                "action_space_problems",
+                "check_action_space",
+            ),
             "._episode": (
                 "EPISODE_KEY",
                 "GUARDED_KEY",
@@ -74,8 +82,14 @@ else:
                 "episode_spec",
                 "guarded_call",
             ),
-            "._family_state": ("checked_initial_state", "state_copy"),
-            "._hooks": ("SampleSink", "active_sink"),
+            "._family_state": (
+                "checked_initial_state",
+                "state_copy",
+            ),
+            "._hooks": (
+                "SampleSink",
+                "active_sink",
+            ),
             "._ingest": (
                 "CsvOptions",
                 "IngestedRun",
@@ -85,10 +99,23 @@ else:
                 "ingest_inspect",
                 "ingest_table",
             ),
-            "._ingest_csv": ("CSV_COLUMNS", "CSV_EXAMPLE"),
-            "._log_files": ("find_inspect_logs", "is_url"),
-            "._options": ("REFUSED_GENERATE", "check_generate_config"),
-            "._outcomes": ("LIMIT_OUTCOME", "SCORE_REASON_OUTCOME", "classify_sample"),
+            "._ingest_csv": (
+                "CSV_COLUMNS",
+                "CSV_EXAMPLE",
+            ),
+            "._log_files": (
+                "find_inspect_logs",
+                "is_url",
+            ),
+            "._options": (
+                "REFUSED_GENERATE",
+                "check_generate_config",
+            ),
+            "._outcomes": (
+                "LIMIT_OUTCOME",
+                "SCORE_REASON_OUTCOME",
+                "classify_sample",
+            ),
             "._runner": (
                 "PlannedAttempt",
                 "RunInterrupted",
@@ -96,7 +123,10 @@ else:
                 "plan_attempts",
                 "run_suite",
             ),
-            "._samples": ("item_to_sample", "standalone_samples"),
+            "._samples": (
+                "item_to_sample",
+                "standalone_samples",
+            ),
             "._scores": (
                 "ScoreRule",
                 "check_family_scoring",
@@ -105,10 +135,26 @@ else:
                 "to_unit",
             ),
             "._shards": ("Shard",),
-            "._spec": ("MAX_EPOCHS", "MAX_PLANNED_ATTEMPTS", "STOP_WITHIN_S", "RunSpec"),
-            "._task_samples": ("sample_records", "suite_task_records"),
-            # load_task_function from _tasks, not _runner (pandas, SQLAlchemy): `verify`
-            "._tasks": ("build_task", "load_task_function", "no_dataset_reads"),
+            "._spec": (
+                "MAX_EPOCHS",
+                "MAX_PLANNED_ATTEMPTS",
+                "STOP_WITHIN_S",
+                "RunSpec",
+            ),
+            "._task_samples": (
+                "sample_records",
+                "suite_task_records",
+            ),
+            "._tasks": (
+                "build_task",
+                "load_task_function",
+                "no_dataset_reads",
+            ),
+            "._action_cache": (
+                "agreements_recorded",
+                "environment_digest",
+                "verified_action_space_problems",
+            ),
         },
     )
 
@@ -141,6 +187,7 @@ __all__ = [
     "ToolTimeLimit",
     "action_space_problems",
     "active_sink",
+    "agreements_recorded",
     "build_task",
     "check_action_space",
     "check_family_scoring",
@@ -148,6 +195,7 @@ __all__ = [
     "check_task_scoring",
     "checked_initial_state",
     "classify_sample",
+    "environment_digest",
     "episode_seed",
     "episode_setup",
     "episode_spec",
@@ -168,4 +216,5 @@ __all__ = [
     "state_copy",
     "suite_task_records",
     "to_unit",
+    "verified_action_space_problems",
 ]

@@ -50,8 +50,7 @@ from evalsuite.run._ingest_csv import CsvOptions, Format, ResultsTable
 from evalsuite.run._log_files import find_inspect_logs
 from evalsuite.run._provenance import collect_provenance
 from evalsuite.run._run_id import new_run_id as _new_run_id
-from evalsuite.store import RunRecord, Store, attempt_table
-from evalsuite.store._bulk import IngestSession, RunTally
+from evalsuite.store import IngestSession, RunRecord, RunTally, Store, attempt_table
 
 if TYPE_CHECKING:
     from evalsuite.run._scores import ScoreRule

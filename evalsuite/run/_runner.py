@@ -74,6 +74,7 @@ from evalsuite.manifest import (
     Item,
     KeySpec,
     Manifest,
+    ManifestFamily,
     ManifestItem,
     VerifyReport,
     check_vault_key,
@@ -87,7 +88,6 @@ from evalsuite.manifest import (
     resolve_key,
     verify,
 )
-from evalsuite.manifest._schema import ManifestFamily
 from evalsuite.run._action import check_action_space
 from evalsuite.run._bounds import declared_limits, limits_in_force, refuse_unbounded
 from evalsuite.run._distributions import scan_distributions_once

@@ -18,8 +18,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from evalsuite._core.validation import describe_validation_error
 from evalsuite.errors import ItemSourceError
-from evalsuite.manifest import Item, read_item_source
-from evalsuite.manifest._files import file_data_uri
+from evalsuite.manifest import Item, file_data_uri, read_item_source
 
 __all__ = ["item_to_sample", "standalone_samples"]
 

@@ -27,8 +27,7 @@ from inspect_ai.util import registry_info
 
 from evalsuite._core.checks import SECONDARY_ERRORS_KEY, SECONDARY_KEY
 from evalsuite.errors import UsageError
-from evalsuite.manifest import FamilyConfig
-from evalsuite.manifest._schema import Manifest, ManifestFamily
+from evalsuite.manifest import FamilyConfig, Manifest, ManifestFamily
 
 __all__ = [
     "SECONDARY_ERRORS_KEY",

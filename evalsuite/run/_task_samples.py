@@ -23,8 +23,7 @@ from pydantic import BaseModel
 
 from evalsuite._core.layout import Layout
 from evalsuite.errors import ItemSourceError
-from evalsuite.manifest import SuiteConfig
-from evalsuite.manifest._files import BINARY_ENCODING, freeze_sample_value
+from evalsuite.manifest import BINARY_ENCODING, SuiteConfig, freeze_sample_value
 from evalsuite.run._tasks import load_task_function, task_dataset_samples, task_source_dir
 
 __all__ = ["sample_records", "suite_task_records"]

@@ -33,7 +33,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from evalsuite._core.layout import Layout
 from evalsuite.errors import UsageError
-from evalsuite.manifest._task_ref import TASK_REFERENCE_FORMS, task_reference_kind
+from evalsuite.manifest import TASK_REFERENCE_FORMS, task_reference_kind
 
 __all__ = [
     "RUN_HINT",

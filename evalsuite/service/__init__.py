@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     )
     from evalsuite.service._audit import audit_fields
     from evalsuite.service._completeness import Completeness, run_completeness
+    from evalsuite.service._format import fmt_counts, fmt_signed
     from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
     from evalsuite.service._payloads import (
         COMPARE_COLUMNS,
@@ -52,8 +53,15 @@ else:
                 "level_text",
             ),
             "._audit": ("audit_fields",),
-            "._completeness": ("Completeness", "run_completeness"),
-            "._gates": ("import_local_gates", "record_gate", "recorded_gate"),
+            "._completeness": (
+                "Completeness",
+                "run_completeness",
+            ),
+            "._gates": (
+                "import_local_gates",
+                "record_gate",
+                "recorded_gate",
+            ),
             "._payloads": (
                 "COMPARE_COLUMNS",
                 "AnalysisOptions",
@@ -62,7 +70,11 @@ else:
                 "run_facts",
                 "score_payload",
             ),
-            "._stage_views": ("audit_view", "guard_view", "validity_view"),
+            "._stage_views": (
+                "audit_view",
+                "guard_view",
+                "validity_view",
+            ),
             "._views": (
                 "Column",
                 "ResultView",
@@ -71,6 +83,10 @@ else:
                 "is_unfinished",
                 "run_label",
                 "score_view",
+            ),
+            "._format": (
+                "fmt_counts",
+                "fmt_signed",
             ),
         },
     )
@@ -90,6 +106,8 @@ __all__ = [
     "compare_payload",
     "comparison_view",
     "fixed_interval_note",
+    "fmt_counts",
+    "fmt_signed",
     "guard_view",
     "import_local_gates",
     "is_unfinished",

@@ -9,6 +9,7 @@ Usage::
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from evalsuite.store._bulk import IngestSession, RunTally
     from evalsuite.store._fingerprint import ATTEMPT_SCHEMA, attempt_table
     from evalsuite.store._health import (
         ErrorGroup,
@@ -25,12 +26,17 @@ if TYPE_CHECKING:
         read_outcomes_file,
     )
     from evalsuite.store._reader import RunReader
-    from evalsuite.store._records import RunRecord, default_store_url
+    from evalsuite.store._records import (
+        IngestStored,
+        RunRecord,
+        default_store_url,
+        missing_store_message,
+        sqlite_file,
+    )
     from evalsuite.store._schema import TEXT_LIMITS
     from evalsuite.store._store import (
         ATTEMPT_COLUMNS,
         AttemptRecord,
-        IngestStored,
         OutcomeRecord,
         ShardState,
         Store,
@@ -43,7 +49,10 @@ else:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "._fingerprint": ("ATTEMPT_SCHEMA", "attempt_table"),
+            "._fingerprint": (
+                "ATTEMPT_SCHEMA",
+                "attempt_table",
+            ),
             "._health": (
                 "ErrorGroup",
                 "Health",
@@ -59,18 +68,27 @@ else:
                 "read_outcomes_file",
             ),
             "._reader": ("RunReader",),
-            "._records": ("RunRecord", "default_store_url"),
+            "._records": (
+                "IngestStored",
+                "RunRecord",
+                "default_store_url",
+                "missing_store_message",
+                "sqlite_file",
+            ),
             "._schema": ("TEXT_LIMITS",),
             "._store": (
                 "ATTEMPT_COLUMNS",
                 "AttemptRecord",
-                "IngestStored",
                 "OutcomeRecord",
                 "ShardState",
                 "Store",
                 "StoreInfo",
             ),
             "._version": ("SCHEMA_VERSION",),
+            "._bulk": (
+                "IngestSession",
+                "RunTally",
+            ),
         },
     )
 
@@ -84,10 +102,12 @@ __all__ = [
     "ErrorGroup",
     "Health",
     "HealthCounts",
+    "IngestSession",
     "IngestStored",
     "OutcomeRecord",
     "RunReader",
     "RunRecord",
+    "RunTally",
     "ShardState",
     "Store",
     "StoreInfo",
@@ -96,7 +116,9 @@ __all__ = [
     "error_groups",
     "error_kind",
     "make_outcome",
+    "missing_store_message",
     "outcome_fingerprint",
     "read_outcomes_file",
     "run_health",
+    "sqlite_file",
 ]

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from itertools import repeat
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -23,10 +23,20 @@ from sqlalchemy import Connection, func, select
 from evalsuite.errors import StoreError, UsageError
 from evalsuite.store._fingerprint import ATTEMPT_SCHEMA, ContentFingerprint
 from evalsuite.store._health import HealthCounts
+from evalsuite.store._records import IngestStored, RunRecord, run_row
 from evalsuite.store._schema import TEXT_LIMITS, attempts, runs
 
-if TYPE_CHECKING:
-    from evalsuite.store._store import IngestStored, RunRecord, Store
+
+class _SessionStore(Protocol):
+    """What a session needs of its `Store` (`_store.Store`, which imports this module)."""
+
+    display_url: str
+
+    def _claim(self, conn: Connection, content_hash: str) -> None: ...
+
+    @staticmethod
+    def _runs_with_content(conn: Connection, content_hash: str) -> list[str]: ...
+
 
 __all__ = ["WRITE_COLUMNS", "IngestSession", "RunTally"]
 
@@ -176,7 +186,7 @@ class IngestSession:
     exception rolls everything back.
     """
 
-    def __init__(self, store: Store, conn: Connection, recorded_at: str) -> None:
+    def __init__(self, store: _SessionStore, conn: Connection, recorded_at: str) -> None:
         """Start writing on `conn` (inside the transaction the store opened)."""
         self._store = store
         self._conn = conn
@@ -334,8 +344,6 @@ class IngestSession:
         `make_record` builds the run from the tally (rows, largest epoch, distinct items,
         health counts); its fingerprint is the tally's rows with the record's content fields.
         """
-        from evalsuite.store._store import IngestStored, _run_row
-
         if self.close_writes():
             raise UsageError(f"run {run_id}: two attempts share an (item_id, epoch)")
         tally = self.tallies.get(run_id) or RunTally(run_id)
@@ -357,5 +365,5 @@ class IngestSession:
             self._conn.execute(attempts.delete().where(attempts.c.run_id == run_id))
             return IngestStored(content_hash, None, existing)
         stored = replace(record, content_hash=content_hash)
-        self._conn.execute(runs.insert().values(**_run_row(stored)))
+        self._conn.execute(runs.insert().values(**run_row(stored)))
         return IngestStored(content_hash, run_id, existing)

@@ -16,43 +16,19 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from evalsuite.store._records import RunRecord, run_from_mapping
+from evalsuite.store._records import RunRecord, run_from_mapping, sqlite_file
 from evalsuite.store._version import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from evalsuite.store._store import Store
 
-__all__ = ["RunKey", "RunReader", "missing_store_message", "sqlite_file"]
+__all__ = ["RunKey", "RunReader"]
 
 _CHUNK = 500
 """Run ids per ``IN (...)`` list: under every SQLite's limit on bound parameters."""
-
-
-def missing_store_message(display_url: str) -> str:
-    """What to say when a command that only reads finds no SQLite store at its path."""
-    return (
-        f"no results store at {display_url}: nothing has been run or ingested into it yet. "
-        "Check --root and EVALSUITE_STORE (a project's own store is "
-        "<root>/.evalsuite/results.sqlite), or store results first with `evalsuite run` or "
-        "`evalsuite ingest`"
-    )
-
-
-def sqlite_file(url: str) -> Path | None:
-    """The database file of a plain ``sqlite:///PATH`` URL; None for any other URL.
-
-    URLs with a driver (``sqlite+pysqlite://``), options (``?``) or escapes (``%``), and
-    in-memory databases, are left to SQLAlchemy.
-    """
-    prefix = "sqlite:///"
-    if not url.startswith(prefix) or any(c in url for c in "?#%"):
-        return None
-    path = url.removeprefix(prefix)
-    return Path(path) if path and path != ":memory:" else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,12 +63,15 @@ from evalsuite.store._bulk import IngestSession
 from evalsuite.store._column_cache import create_triggers
 from evalsuite.store._fingerprint import ATTEMPT_CONTENT_COLUMNS, attempt_table
 from evalsuite.store._migrations import MIGRATIONS
-from evalsuite.store._reader import missing_store_message, sqlite_file
 from evalsuite.store._records import (
     JSON_RUN_FIELDS,
+    IngestStored,
     RunRecord,
     default_store_url,
+    missing_store_message,
     run_from_mapping,
+    run_row,
+    sqlite_file,
 )
 from evalsuite.store._schema import (
     SCHEMA_VERSION,
@@ -91,7 +94,6 @@ __all__ = [
     "BATCH_ROWS",
     "MIGRATIONS",
     "AttemptRecord",
-    "IngestStored",
     "OutcomeRecord",
     "RunRecord",
     "ShardState",
@@ -193,13 +195,6 @@ class OutcomeRecord:
 
 
 _ATTEMPT_FIELDS = tuple(f.name for f in fields(AttemptRecord))
-
-
-def _run_row(record: RunRecord) -> dict[str, Any]:
-    row = {f.name: getattr(record, f.name) for f in fields(RunRecord)}
-    for name in JSON_RUN_FIELDS:
-        row[name] = json.dumps(row[name], sort_keys=True)
-    return row
 
 
 def _run_from_row(row: Any) -> RunRecord:
@@ -338,17 +333,6 @@ class StoreInfo:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (``store info --json``)."""
         return asdict(self) | {"state": self.state}
-
-
-@dataclass(frozen=True, slots=True)
-class IngestStored:
-    """What `Store.add_ingested_run` did with one run's content."""
-
-    content_hash: str
-    run_id: str | None
-    """The new run, or None when the same content was already stored (and not forced)."""
-    existing: tuple[str, ...]
-    """Runs that held the same content before this call, oldest first."""
 
 
 class Store:
@@ -656,7 +640,7 @@ class Store:
 
         def action() -> None:
             with self._tx() as conn:
-                conn.execute(runs.insert().values(**_run_row(record)))
+                conn.execute(runs.insert().values(**run_row(record)))
 
         with self._errors(f"record run {record.run_id}"):
             self._retrying(action)
@@ -673,7 +657,7 @@ class Store:
         Atomic: of several processes creating the same run id at once (the shards of one
         run), one inserts and all get the same stored record back.
         """
-        row = _run_row(record)
+        row = run_row(record)
         dialect = self.engine.dialect.name
 
         def action() -> None:

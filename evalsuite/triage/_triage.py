@@ -35,16 +35,22 @@ import pandas as pd
 
 from evalsuite._core.atomic import atomic_write_text
 from evalsuite._core.layout import Layout
-from evalsuite.audit import AuditOptions, audit_leaks, audit_manifest, declared_action_spaces
-from evalsuite.audit._staging import _stage
+from evalsuite.audit import (
+    AuditOptions,
+    audit_leaks,
+    audit_manifest,
+    declared_action_spaces,
+    stage_candidate,
+)
 from evalsuite.errors import EvalsuiteError, UsageError
-from evalsuite.manifest import KeySpec, load_suite
-from evalsuite.manifest._candidates import (
+from evalsuite.manifest import (
     CANDIDATE_VERSION,
     Candidate,
+    KeySpec,
     candidate_version,
     find_duplicates,
     load_latest,
+    load_suite,
     read_candidates,
 )
 from evalsuite.run import RunSpec, run_suite
@@ -366,7 +372,7 @@ def _play(
     manifest = staged_version.manifest
     with tempfile.TemporaryDirectory(prefix="evalsuite-triage-") as scratch:
         root = Path(scratch)
-        staged = _stage(layout, staged_version, root / "project")
+        staged = stage_candidate(layout, staged_version, root / "project")
         store = Store(f"sqlite:///{root / 'triage.sqlite'}")
         no_keys = KeySpec(key_dir=root / "no-keys")
         try:

@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from evalsuite.analyse._table import Interval
+from evalsuite.analyse import Interval
 from evalsuite.errors import UsageError
 from evalsuite.validity._stats import FloatArray, separation_reliability
 

@@ -16,9 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from evalsuite.analyse._bootstrap import N_RESAMPLES
-from evalsuite.analyse._intervals import check_level
-from evalsuite.analyse._table import Interval
+from evalsuite.analyse import N_RESAMPLES, Interval, check_level
 from evalsuite.errors import InsufficientDataError, UsageError
 from evalsuite.validity._checks import FEW_FOR_P, FEW_MODELS, as_vector, check_n_boot
 from evalsuite.validity._stats import (

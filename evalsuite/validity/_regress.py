@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evalsuite.analyse._table import Interval
+from evalsuite.analyse import Interval
 from evalsuite.validity._stats import (
     FloatArray,
     deming_bootstrap,

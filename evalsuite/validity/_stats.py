@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evalsuite.analyse._table import Interval
+from evalsuite.analyse import Interval
 
 __all__ = [
     "Correlations",

@@ -10,9 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalsuite.analyse._bootstrap import N_RESAMPLES
-from evalsuite.analyse._intervals import check_level
-from evalsuite.analyse._table import Interval
+from evalsuite.analyse import N_RESAMPLES, Interval, check_level
 from evalsuite.errors import InsufficientDataError, UsageError
 from evalsuite.validity._checks import check_n_boot
 from evalsuite.validity._compare import PredictorComparison, compare_predictors

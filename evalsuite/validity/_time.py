@@ -10,8 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from evalsuite.analyse._intervals import check_level
-from evalsuite.analyse._table import Interval
+from evalsuite.analyse import Interval, check_level
 from evalsuite.errors import InsufficientDataError, UsageError
 from evalsuite.validity._checks import FEW_FOR_P, aligned_order, as_vector
 from evalsuite.validity._compare import plain_dict, plain_value

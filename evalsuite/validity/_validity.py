@@ -17,9 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from evalsuite.analyse._bootstrap import N_RESAMPLES
-from evalsuite.analyse._intervals import check_level
-from evalsuite.analyse._table import Interval
+from evalsuite.analyse import N_RESAMPLES, Interval, check_level
 from evalsuite.errors import InsufficientDataError, UsageError
 from evalsuite.validity._checks import (
     aligned_order,

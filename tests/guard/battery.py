@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalsuite._core.layout import Layout
-from evalsuite.holdout import load_index, screen_documents
+from evalsuite.guard import load_index, screen_documents
 from evalsuite.manifest import (
     KeySpec,
     frozen_versions,
