@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -199,3 +200,17 @@ def test_no_package_imports_another_packages_private_module() -> None:
                 if target[1] not in (own, "_core") and private:
                     offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.module}")
     assert offenders == ["analyse/_attempts.py:25 evalsuite.store._health"]
+
+
+def test_numbers_are_formatted_in_one_module() -> None:
+    """Issue 30: `service/_format.py` is the one place a number becomes text. No renderer
+    (report/, cli/, service/) defines its own number formatter beside it."""
+    formatter = re.compile(r"^\s*def _?(fmt|pct|ci|num|percent|signed)\w*\(", re.M)
+    found = [
+        f"{path.relative_to(PACKAGE)}: {m.group(0).strip()}"
+        for package in ("report", "cli", "service")
+        for path in (PACKAGE / package).rglob("*.py")
+        if path.name != "_format.py"
+        for m in formatter.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import click
 from rich.text import Text
 
@@ -26,18 +24,13 @@ from evalsuite.service import (
     AnalysisOptions,
     compare_payload,
     comparison_view,
+    fmt,
     record_gate,
     score_payload,
     score_view,
 )
 
 __all__ = ["compare_cmd", "score_cmd"]
-
-
-def _fmt(value: float | None, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "n/a"
-    return f"{value:.{digits}f}"
 
 
 alpha_option = click.option(
@@ -206,7 +199,7 @@ def compare_cmd(
         exit_after_output(
             GateFailedError(
                 f"non-inferiority gate failed: the one-sided {1 - alpha:.0%} lower bound of the "
-                f"difference ({_fmt(payload['gate']['lower_bound'])}) is not above "
+                f"difference ({fmt(payload['gate']['lower_bound'])}) is not above "
                 f"−{margin} ({payload['gate']['status']})"
             )
         )

@@ -23,6 +23,7 @@ from evalsuite.cli._common import (
 from evalsuite.cli._paths import PathParam
 from evalsuite.cli._run_cmds import open_store
 from evalsuite.errors import UsageError
+from evalsuite.service import fmt
 
 __all__ = ["CSV_COLUMNS", "items_cmd"]
 
@@ -62,10 +63,6 @@ def csv_text(items: list[dict[str, Any]]) -> str:
     return out.getvalue()
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
 def _print(payload: dict[str, Any]) -> None:
     ref = f"{payload['suite']}@{payload['version']}"
     console.print(
@@ -79,13 +76,13 @@ def _print(payload: dict[str, Any]) -> None:
     )
     for m in payload["models"]:
         ability = (
-            f", ability {_fmt(m['ability'], 2)} ± {_fmt(m['ability_sd'], 2)}"
+            f", ability {fmt(m['ability'], 2)} ± {fmt(m['ability_sd'], 2)}"
             if m["ability"] is not None
             else ""
         )
         det = " (deterministic)" if m["deterministic"] else ""
         console.print(
-            f"  {m['model']}{det}: mean {_fmt(m['mean'])} over {m['items']} items{ability}"
+            f"  {m['model']}{det}: mean {fmt(m['mean'])} over {m['items']} items{ability}"
         )
     irt = payload["irt"]
     if irt["fitted"]:
@@ -99,20 +96,20 @@ def _print(payload: dict[str, Any]) -> None:
         console.print(f"2PL IRT: not fitted: {irt['reason']}")
     console.print("saturation watch:")
     for s in payload["strata"]:
-        noise = _fmt(s["noise_floor"], 4) if s["noise_floor"] is not None else "unknown"
+        noise = fmt(s["noise_floor"], 4) if s["noise_floor"] is not None else "unknown"
         verdict = "WATCH: " + "; ".join(s["reasons"]) if s["watch"] else "ok"
         test = s["separation"]
         equal = f", equal-scores test p {test['p_value']:.3g}" if test is not None else ""
         console.print(
-            f"  {s['stratum']}: best {s['best_model']} {_fmt(s['best_score'])}, spread "
-            f"{_fmt(s['spread'], 4)}, noise floor {noise}{equal}: {verdict}"
+            f"  {s['stratum']}: best {s['best_model']} {fmt(s['best_score'])}, spread "
+            f"{fmt(s['spread'], 4)}, noise floor {noise}{equal}: {verdict}"
         )
     counts = payload["flag_counts"]
     console.print("flags: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     flagged = [i for i in payload["items"] if i["flags"]]
     for i in flagged:
         console.print(
-            f"  {i['item_id']} ({i['stratum']}, solve rate {_fmt(i['solve_rate'])}): "
+            f"  {i['item_id']} ({i['stratum']}, solve rate {fmt(i['solve_rate'])}): "
             + "; ".join(f"{f}: {i['flag_reasons'][f]}" for f in i["flags"])
         )
     leak = payload["leak_audit"]

@@ -31,6 +31,7 @@ from evalsuite.cli._common import (
 from evalsuite.cli._grader_views import audit_field, mark
 from evalsuite.errors import InvalidRunError, UsageError
 from evalsuite.manifest import parse_ref
+from evalsuite.service import fmt
 from evalsuite.store import default_store_url
 
 if TYPE_CHECKING:
@@ -68,14 +69,6 @@ def parse_model_args(pairs: tuple[str, ...], flag: str = "-M") -> dict[str, obje
         except json.JSONDecodeError:
             args[key] = value
     return args
-
-
-def _fmt(value: float, digits: int = 3) -> str:
-    return (
-        "n/a"
-        if value is None or (isinstance(value, float) and math.isnan(value))
-        else (f"{value:.{digits}f}")
-    )
 
 
 def _ledger_note(ctx: Context, suite: str | None, split: str | None) -> None:
@@ -436,7 +429,7 @@ def run_cmd(
             if summary is not None
             else "mean over scored and limit attempts"
         )
-        console.print(f"  {mean_label}: {_fmt(result.mean)}")
+        console.print(f"  {mean_label}: {fmt(result.mean)}")
         limits = ", ".join(f"{k} {v}" for k, v in health.limits_by_type.items())
         console.print(
             f"  harness: {health.planned} planned, {health.scored} scored, {health.limits} "
@@ -585,13 +578,13 @@ def _print_adaptive(summary: dict[str, Any]) -> None:
     ci = summary["ci"]
     console.print(
         f"  adaptive ({summary['method']}): {summary['calls']} of {summary['budget']} attempts "
-        f"in {len(rounds)} round(s); suite score {_fmt(summary['estimate'])} "
-        f"[{_fmt(ci[0])}, {_fmt(ci[1])}] at {summary['level']:.0%}"
+        f"in {len(rounds)} round(s); suite score {fmt(summary['estimate'])} "
+        f"[{fmt(ci[0])}, {fmt(ci[1])}] at {summary['level']:.0%}"
     )
     for r in rounds:
         console.print(
             f"    round {r['round']}: {r['attempts']} attempts on {r['items']} items → "
-            f"[{_fmt(r['ci'][0])}, {_fmt(r['ci'][1])}]"
+            f"[{fmt(r['ci'][0])}, {fmt(r['ci'][1])}]"
         )
     console.print(f"  stopped: {summary['stop_reason']}")
 
@@ -636,7 +629,7 @@ def _print_shard(result: RunResult) -> None:
     console.print(
         f"  this shard's share: {health.planned} attempts, {health.scored} scored, "
         f"{health.limits} limits, {health.harness_errors} harness errors "
-        f"({health.error_rate:.1%}); mean {_fmt(result.mean)}"
+        f"({health.error_rate:.1%}); mean {fmt(result.mean)}"
         if health.planned
         else f"  this shard's share is empty: the run has fewer attempts than shards "
         f"({planned} planned), so none fell to shard {result.shard}"

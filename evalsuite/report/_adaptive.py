@@ -10,13 +10,15 @@ for the report and renders it as Markdown (the HTML is the template include
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from evalsuite._core.layout import Layout
 from evalsuite.errors import IntegrityError
-from evalsuite.service import adaptive_file  # defined once, where score reads it too
+from evalsuite.service import (
+    adaptive_file,  # defined once, where score reads it too
+    fmt,
+)
 from evalsuite.store import Store
 
 __all__ = ["adaptive_file", "adaptive_sections", "md_adaptive"]
@@ -54,12 +56,6 @@ def adaptive_sections(
     return sections
 
 
-def _num(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{value:.{digits}f}"
-
-
 def md_adaptive(sections: Sequence[dict[str, Any]]) -> list[str]:
     """Markdown lines of the section (none without adaptive runs)."""
     if not sections:
@@ -70,8 +66,8 @@ def md_adaptive(sections: Sequence[dict[str, Any]]) -> list[str]:
         lines += [
             f"### {s['run_id']}",
             "",
-            f"Method `{s['method']}` at {s['level']:.0%}: suite score {_num(s['estimate'])} "
-            f"[{_num(s['ci'][0])}, {_num(s['ci'][1])}]; {s['calls']} of {s['budget']} "
+            f"Method `{s['method']}` at {s['level']:.0%}: suite score {fmt(s['estimate'])} "
+            f"[{fmt(s['ci'][0])}, {fmt(s['ci'][1])}]; {s['calls']} of {s['budget']} "
             f"attempts on {s['items']} items (per item: min {per_item['min']}, median "
             f"{per_item['median']:g}, max {per_item['max']}).",
             "",
@@ -82,15 +78,15 @@ def md_adaptive(sections: Sequence[dict[str, Any]]) -> list[str]:
         ]
         lines += [
             f"| {r['round']} | {r['attempts']} | {r['items']} | {r['harness_errors']} | "
-            f"{_num(r['estimate'])} | [{_num(r['ci'][0])}, {_num(r['ci'][1])}] | {r['calls']} |"
+            f"{fmt(r['estimate'])} | [{fmt(r['ci'][0])}, {fmt(r['ci'][1])}] | {r['calls']} |"
             for r in s["rounds"]
         ]
         lines.append("")
         if s.get("versus"):
             v = s["versus"]
             lines += [
-                f"Against run {v['run_id']} ({v['method']}: {_num(v['estimate'])} "
-                f"[{_num(v['ci'][0])}, {_num(v['ci'][1])}]): verdict **{v['verdict']}** "
+                f"Against run {v['run_id']} ({v['method']}: {fmt(v['estimate'])} "
+                f"[{fmt(v['ci'][0])}, {fmt(v['ci'][1])}]): verdict **{v['verdict']}** "
                 f"(margin {v['margin']:g}).",
                 "",
             ]

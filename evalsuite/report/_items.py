@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 from evalsuite._core.layout import Layout
 from evalsuite.report._figures import MARKERS, PALETTE, to_svg
+from evalsuite.service import fmt
 from evalsuite.store import Store
 
 __all__ = ["MIN_REPORT_MODELS", "item_figures", "item_map", "items_sections", "md_items"]
@@ -98,12 +99,6 @@ def item_figures(sections: Sequence[dict[str, Any]]) -> dict[str, str]:
     }
 
 
-def _num(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "n/a"
-    return f"{value:.{digits}f}"
-
-
 def md_items(sections: Sequence[dict[str, Any]], figure_files: dict[str, str]) -> list[str]:
     """Markdown lines of the section (none without a suite version enough models ran)."""
     lines: list[str] = []
@@ -145,8 +140,8 @@ def md_items(sections: Sequence[dict[str, Any]], figure_files: dict[str, str]) -
                 "|---|---|---|---|---|---|",
             ]
             lines += [
-                f"| {f['item_id']} | {f['stratum']} | {_num(f['solve_rate'])} | "
-                f"{_num(f['item_rest_r'], 2)} | {', '.join(f['flags'])} | "
+                f"| {f['item_id']} | {f['stratum']} | {fmt(f['solve_rate'])} | "
+                f"{fmt(f['item_rest_r'], 2)} | {', '.join(f['flags'])} | "
                 + "; ".join(f"{k}: {v}" for k, v in f["flag_reasons"].items()).replace("|", "/")
                 + " |"
                 for f in s["flagged"]

@@ -20,7 +20,10 @@ from evalsuite.service import (
     TableView,
     comparison_view,
     fixed_interval_note,
+    fmt,
+    fmt_ci,
     fmt_counts,
+    fmt_pct,
     fmt_signed,
     is_unfinished,
     level_text,
@@ -37,26 +40,6 @@ __all__ = [
 ]
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
-        return "n/a" if value is None else str(value)
-    if not math.isfinite(value):
-        return "n/a"
-    return f"{value:.{digits}f}"
-
-
-def _pct(value: Any) -> str:
-    if not isinstance(value, int | float) or not math.isfinite(value):
-        return "n/a"
-    return f"{value:.1%}"
-
-
-def _ci(ci: Sequence[Any] | None) -> str:
-    if not ci:
-        return "n/a"
-    return f"[{_fmt(ci[0])}, {_fmt(ci[1])}]"
-
-
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("evalsuite.report", "templates"),
@@ -65,9 +48,9 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["fmt"] = _fmt
-    env.filters["pct"] = _pct
-    env.filters["ci"] = _ci
+    env.filters["fmt"] = fmt
+    env.filters["pct"] = fmt_pct
+    env.filters["ci"] = fmt_ci
     return env
 
 
@@ -100,12 +83,12 @@ def _escape_once(seen: dict[Any, str], value: Any) -> str:
 
 
 def _cells(values: list[Any], digits: int) -> list[str]:
-    """`escape(_fmt(value, digits))` of each value; a finite float needs no escaping."""
+    """`escape(fmt(value, digits))` of each value; a finite float needs no escaping."""
     finite = math.isfinite
     return [
         f"{v:.{digits}f}"
         if type(v) is float and finite(v)
-        else str(markupsafe.escape(_fmt(v, digits)))
+        else str(markupsafe.escape(fmt(v, digits)))
         for v in values
     ]
 
@@ -217,7 +200,7 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
                 fmt_counts(h["limits_by_type"], none="–"),
                 h["harness_errors"],
                 fmt_counts(h.get("errors_by_kind"), none="–"),
-                _pct(h["error_rate"]),
+                fmt_pct(h["error_rate"]),
                 state,
             ]
         ],
@@ -250,9 +233,9 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
                     "adaptive (anytime-valid"
                     + ("" if (at := level_text(adaptive["level"])) == level else f", {at}")
                     + ")",
-                    _fmt(adaptive.get("estimate")),
+                    fmt(adaptive.get("estimate")),
                     "–",
-                    _ci(adaptive.get("ci")),
+                    fmt_ci(adaptive.get("ci")),
                     r["overall"]["n_items"],
                     adaptive.get("method"),
                 ]
@@ -263,9 +246,9 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
         + [
             [
                 name + fixed,
-                _fmt(r[key]["mean"]),
-                _fmt(r[key]["se"]),
-                _ci(r[key]["ci"]),
+                fmt(r[key]["mean"]),
+                fmt(r[key]["se"]),
+                fmt_ci(r[key]["ci"]),
                 r[key]["n_items"],
                 r[key]["method"],
             ]
@@ -274,10 +257,10 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
         ]
         + [
             [
-                f"stratum {s['stratum']} (w {_fmt(s['weight'], 2)})",
-                _fmt(s["mean"]),
-                _fmt(s["se"]),
-                _ci(s["ci"]),
+                f"stratum {s['stratum']} (w {fmt(s['weight'], 2)})",
+                fmt(s["mean"]),
+                fmt(s["se"]),
+                fmt_ci(s["ci"]),
                 s["n_items"],
                 s["method"],
             ]
@@ -290,9 +273,9 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
             [
                 [
                     s["name"],
-                    _fmt(s["mean"]),
-                    _fmt(s["se"]),
-                    _ci(s["ci"]),
+                    fmt(s["mean"]),
+                    fmt(s["se"]),
+                    fmt_ci(s["ci"]),
                     s["n_items"],
                     s["n_missing"],
                 ]
@@ -311,12 +294,12 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
         ],
         [
             [
-                _fmt(rel.get("icc1")),
-                _fmt(rel.get("icc1k")),
-                _fmt(rel.get("flip_rate")),
-                _fmt(rel.get("noise_floor")),
-                _fmt(rel.get("mde")),
-                _fmt(rel.get("k_recommended")),
+                fmt(rel.get("icc1")),
+                fmt(rel.get("icc1k")),
+                fmt(rel.get("flip_rate")),
+                fmt(rel.get("noise_floor")),
+                fmt(rel.get("mde")),
+                fmt(rel.get("k_recommended")),
             ]
         ],
     )
@@ -327,8 +310,8 @@ def _md_run(r: dict[str, Any], level: str) -> list[str]:
         lines += _md_table(
             ["k", *ks],
             [
-                ["pass@k", *[_fmt(r["pass_at_k"][k]) for k in ks]],
-                ["pass^k", *[_fmt(r["pass_hat_k"][k]) for k in ks]],
+                ["pass@k", *[fmt(r["pass_at_k"][k]) for k in ks]],
+                ["pass^k", *[fmt(r["pass_hat_k"][k]) for k in ks]],
                 ["items", *[r.get("pass_k_n_items", {}).get(k, "–") for k in ks]],
             ],
         )
@@ -368,7 +351,7 @@ def _md_health(sections: Sequence[dict[str, Any]]) -> list[str]:
                     r["model"],
                     r["attempts"],
                     r["harness_errors"],
-                    _pct(r["harness_error_rate"]),
+                    fmt_pct(r["harness_error_rate"]),
                     fmt_counts(r["limits_by_type"], none="–"),
                 ]
                 for r in h["runs"]
@@ -450,7 +433,7 @@ def _md_provenance(r: dict[str, Any]) -> list[str]:
             if r.get("adaptive")
             else f"; epochs {r['epochs']}"
         )
-        + f"; seed {_fmt(r['seed'])}",
+        + f"; seed {fmt(r['seed'])}",
         f"- started {r['started_at']}, finished {r['finished_at'] or 'n/a'}",
         "",
     ]

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     )
     from evalsuite.service._audit import audit_fields
     from evalsuite.service._completeness import Completeness, run_completeness
-    from evalsuite.service._format import fmt_counts, fmt_signed
+    from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_pct, fmt_signed
     from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
     from evalsuite.service._payloads import (
         COMPARE_COLUMNS,
@@ -87,6 +87,9 @@ else:
             "._format": (
                 "fmt_counts",
                 "fmt_signed",
+                "fmt",
+                "fmt_ci",
+                "fmt_pct",
             ),
         },
     )
@@ -106,7 +109,10 @@ __all__ = [
     "compare_payload",
     "comparison_view",
     "fixed_interval_note",
+    "fmt",
+    "fmt_ci",
     "fmt_counts",
+    "fmt_pct",
     "fmt_signed",
     "guard_view",
     "import_local_gates",

@@ -28,7 +28,8 @@ from evalsuite.analyse._paired import _exact_sign_flip, _sign_flip_null, sign_fl
 from evalsuite.errors import UsageError
 from evalsuite.report import AnalysisOptions, build_report, compare_payload, score_payload
 from evalsuite.report._build import item_rows
-from evalsuite.report._render import _fmt, _item_rows
+from evalsuite.report._render import _item_rows
+from evalsuite.service import fmt
 from evalsuite.store import AttemptRecord, RunRecord, Store
 from tests.analyse import reference_analysis as reference
 
@@ -269,7 +270,7 @@ def template_env() -> jinja2.Environment:
     env = jinja2.Environment(
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
     )
-    env.filters["fmt"] = _fmt
+    env.filters["fmt"] = fmt
     return env
 
 
