@@ -394,7 +394,14 @@ def test_the_freeze_audit_plays_every_blind_policy_to_0_on_every_version_2_strat
     checks = {c["check"] + (f"/{c['policy']}" if c["policy"] else ""): c for c in family["checks"]}
     assert checks["oracle"]["status"] == "passed"
     failed = {label for label, c in checks.items() if c["status"] == "failed"}
-    assert failed == {"shortcut"}, failed
+    # the kit declares its reference agents: their generated copies pass stale-cache items too
+    assert failed == {
+        "shortcut",
+        "redteam/copy_oracle_order@baseline",
+        "redteam/copy_oracle_order@improved",
+        "redteam/kitchen_sink@baseline",
+        "redteam/kitchen_sink@improved",
+    }, failed
     assert {
         s.split(" :: ")[0]
         for s in checks["shortcut"]["strata"]
