@@ -40,6 +40,14 @@ nothing but ``created_at`` tells the surviving contact of a merge (which record 
 has an order, carries a noisy name or an odd date format is drawn at random). Its item ids
 are new (``records-v2-0001``: version 1's holdout ids stay in version 1's vault). Version 1's
 items are generated exactly as before (`generate_items(1)`).
+
+Its second pass decides everything from the records: a delivery date is the day of the
+``delivered`` event in the order's carrier tracking (a request states no date, or a wrong
+one); a merge also decides the survivor's address, e-mail and phone (each by its own field of
+the two records: ``address_updated_at``, ``email_verified``, ``phone_confirmed_at``), written
+to the survivor after the merge; a case is named through its order on an account with ten or
+more open cases; and `spread_of` gives each item of a stratum its own shape of answer (town,
+rank, choices, delay), so a procedure copied from one item fails on the others.
 """
 
 import itertools
