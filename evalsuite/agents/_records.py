@@ -289,13 +289,53 @@ def merge_duplicates(ep: Episode) -> NoReturn:
         created = [parse_date(str(r["created_at"]), True) or "9999" for r in records]
     else:
         created = [str(r["created_at"]) for r in records]
-    survivor, duplicate = (ids[0], ids[1]) if created[0] <= created[1] else (ids[1], ids[0])
+    first = 0 if created[0] <= created[1] else 1
+    survivor, duplicate = ids[first], ids[1 - first]
+    keep = _kept_values(records[first], records[1 - first], ep.robust)
+    if not keep:
+        ep.write(
+            "merge_contacts",
+            f"Merged {duplicate} into {survivor}.",
+            survivor_id=survivor,
+            duplicate_id=duplicate,
+        )
+    merged = ep.call("merge_contacts", survivor_id=survivor, duplicate_id=duplicate)
+    if merged.error is not None:
+        ep.finish(f"The merge was refused: {merged.error}.")
     ep.write(
-        "merge_contacts",
-        f"Merged {duplicate} into {survivor}.",
-        survivor_id=survivor,
-        duplicate_id=duplicate,
+        "update_record",
+        f"Merged {duplicate} into {survivor}, keeping the duplicate's {', '.join(sorted(keep))}.",
+        kind="contacts",
+        record_id=survivor,
+        fields=keep,
     )
+
+
+def _kept_values(
+    survivor: dict[str, Any], duplicate: dict[str, Any], robust: bool
+) -> dict[str, str]:
+    """The duplicate's values the survivor keeps (records@2.0.0's policy rule 3).
+
+    Its address when updated last, its e-mail when verified, its phone when confirmed last.
+    Records without those fields (version 1) keep nothing: the merge alone.
+    """
+    keep: dict[str, str] = {}
+
+    def later(key: str) -> bool:
+        if robust:
+            mine = parse_date(str(survivor.get(key, "")), True) or ""
+            theirs = parse_date(str(duplicate.get(key, "")), True) or ""
+        else:  # the raw strings: right only where both are ISO dates
+            mine, theirs = str(survivor.get(key, "")), str(duplicate.get(key, ""))
+        return theirs > mine
+
+    if "address_updated_at" in duplicate and later("address_updated_at"):
+        keep.update({k: str(v) for k, v in dict(duplicate.get("address") or {}).items()})
+    if duplicate.get("email_verified") is True and survivor.get("email_verified") is not True:
+        keep["email"] = str(duplicate.get("email", ""))
+    if "phone_confirmed_at" in duplicate and later("phone_confirmed_at"):
+        keep["phone"] = str(duplicate.get("phone", ""))
+    return keep
 
 
 def update_order_status(ep: Episode) -> NoReturn:
@@ -325,6 +365,11 @@ def update_order_status(ep: Episode) -> NoReturn:
     order = ep.read("orders", order_id)
     if order.get("status") == "delivered" and (delivered is None or order.get("delivered_on")):
         ep.finish(f"Order {order_id} is already marked delivered.")
+    if "tracking" in order:  # records@2.0.0: the date is the carrier's, never the request's
+        scans = [e for e in order.get("tracking") or [] if e.get("event") == "delivered"]
+        if not scans:
+            ep.finish(f"The tracking of {order_id} shows no delivery.")
+        delivered = str(scans[-1].get("at", ""))[:10]
     fields = {"status": "delivered"}
     if delivered is not None:
         fields["delivered_on"] = delivered

@@ -40,8 +40,17 @@ nothing but ``created_at`` tells the surviving contact of a merge (which record 
 has an order, carries a noisy name or an odd date format is drawn at random). Its item ids
 are new (``records-v2-0001``: version 1's holdout ids stay in version 1's vault). Version 1's
 items are generated exactly as before (`generate_items(1)`).
+
+Its second pass decides everything from the records: a delivery date is the day of the
+``delivered`` event in the order's carrier tracking (a request states no date, or a wrong
+one); a merge also decides the survivor's address, e-mail and phone (each by its own field of
+the two records: ``address_updated_at``, ``email_verified``, ``phone_confirmed_at``), written
+to the survivor after the merge; a case is named through its order on an account with ten or
+more open cases; and `spread_of` gives each item of a stratum its own shape of answer (town,
+rank, choices, delay), so a procedure copied from one item fails on the others.
 """
 
+import itertools
 import json
 import random
 import sys
@@ -550,8 +559,70 @@ BUILDERS = {
 
 
 # ---- version 2: requests that give nothing away by position, order, wording or length ----------
+EVENT_HOURS = {
+    "label created": (8, 12),
+    "collected": (12, 18),
+    "in transit": (6, 22),
+    "delivery attempted": (9, 18),
+    "out for delivery": (6, 9),
+    "delivered": (10, 19),
+}
+MERGE_CHOICES = ("address", "email", "phone")
+"""What a version 2 merge decides besides its direction, each by its own field of the two
+records: the newer address (``address_updated_at``), the verified e-mail (``email_verified``),
+the phone confirmed last (``phone_confirmed_at``)."""
+
+
 class WorldV2(World):
-    """Version 2's world: a case's subject is drawn, not the first one unused."""
+    """Version 2's world: a case's subject is drawn, not the first one unused; every contact
+    carries the dates and flags a merge decides by, every order its carrier tracking; `spread`
+    is what the item's stratum assigns it (`spread_of`: the new town, the target's rank, the
+    merge's choices), so no two items of a stratum share the shape of their answer."""
+
+    def __init__(self, rng: random.Random, number: int, spread: dict[str, Any]) -> None:
+        self.spread = spread
+        super().__init__(rng, number)
+
+    def add_contact(
+        self, account: dict[str, Any], name: str | None = None, created: str | None = None
+    ) -> dict[str, Any]:
+        contact = super().add_contact(account, name, created)
+        contact["address_updated_at"] = self.day(10, 900)
+        contact["email_verified"] = self.rng.random() < 0.5
+        contact["phone_confirmed_at"] = self.day(10, 900)
+        return contact
+
+    def add_order(self, account: dict[str, Any], status: str) -> dict[str, Any]:
+        order = super().add_order(account, status)
+        placed = date.fromisoformat(order["placed_at"])
+        delivered = None
+        if order["delivered_on"]:
+            late = placed + timedelta(days=self.rng.randrange(2, 16))
+            delivered = min(late, self.today - timedelta(days=1))
+            order["delivered_on"] = delivered.isoformat()
+        order["tracking"] = self.tracking(placed, delivered, shipped=status != "processing")
+        return order
+
+    def tracking(
+        self, placed: date, delivered: date | None, *, shipped: bool = True
+    ) -> list[dict[str, str]]:
+        """The carrier's scan events of an order, oldest first (timestamps, not dates)."""
+        days = [("label created", placed)]
+        if shipped:
+            days += [("collected", placed + timedelta(days=1))]
+            days += [("in transit", placed + timedelta(days=2))]
+        if delivered is not None:
+            if (delivered - placed).days > 3 and self.rng.random() < 0.4:
+                days.append(("delivery attempted", delivered - timedelta(days=1)))
+            days += [("out for delivery", delivered), ("delivered", delivered)]
+        events = []
+        for event, day in days:
+            if day > self.today:
+                break
+            low, high = EVENT_HOURS[event]
+            hour, minute = self.rng.randrange(low, high), self.rng.randrange(60)
+            events.append({"at": f"{day.isoformat()}T{hour:02d}:{minute:02d}", "event": event})
+        return events
 
     def add_case(
         self, account: dict[str, Any], order: dict[str, Any] | None = None
@@ -573,6 +644,57 @@ class WorldV2(World):
         self.source["cases"][case["id"]] = case
         return case
 
+    def swap_ids(self, kind: str, one: str, other: str) -> None:
+        """Swap the ids of two records of `kind` (and every reference to them)."""
+        table = self.source[kind]
+        a, b = table.pop(one), table.pop(other)
+        a["id"], b["id"] = other, one
+        table[other], table[one] = a, b
+        field = {"contacts": "contact_id", "cases": "case_id"}[kind]
+        for records in self.source.values():
+            for record in records.values():
+                if record.get(field) == one:
+                    record[field] = other
+                elif record.get(field) == other:
+                    record[field] = one
+
+
+def spread_of(version: int) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Per stratum, what each of its items is assigned (version 2): a distinct new town (a
+    fix_address item), a distinct rank of the target among the account's open cases (a
+    close_case item), a distinct combination of a merge's four binary choices (whether the
+    survivor has the lower id; whether it takes the duplicate's address, e-mail, phone), and
+    which of a merge's two records the request names (each on half the stratum's items), a
+    distinct number of days between an order's placing and its delivery (2 to 21). A
+    procedure copied from one item of a stratum (the audit's structural copies of a reference
+    agent's episodes) then writes another town, picks another case, or makes another choice on
+    every other item of the stratum; and each merge choice is balanced within the stratum."""
+    rng = random.Random(f"{SEEDS[version]}:spread")
+    combos = [
+        dict(zip(("lower_survives", *MERGE_CHOICES), bits, strict=True))
+        for bits in itertools.product((False, True), repeat=4)
+    ]
+    spread = {}
+    for intent in INTENTS:
+        for condition in CONDITIONS:
+            cities = rng.sample(CITIES, PER_STRATUM)
+            ranks = rng.sample(range(PER_STRATUM), PER_STRATUM)
+            merges = rng.sample(combos, PER_STRATUM)
+            half = ["survivor", "duplicate"] * (PER_STRATUM // 2)
+            named = rng.sample(half, len(half))
+            delays = rng.sample(range(2, 22), PER_STRATUM)
+            spread[intent, condition] = [
+                {
+                    "city": cities[k],
+                    "rank": ranks[k],
+                    "merge": merges[k],
+                    "named": named[k],
+                    "delay": delays[k],
+                }
+                for k in range(PER_STRATUM)
+            ]
+    return spread
+
 
 def _say(rng: random.Random, *templates: str, **facts: str) -> tuple[str, int]:
     """One of `templates`, drawn, filled in with `facts`; and which one (recorded)."""
@@ -587,16 +709,28 @@ def _order_of(world: World, contact: dict[str, Any]) -> dict[str, Any]:
     return order
 
 
+def _new_address(world: WorldV2, old: dict[str, str]) -> dict[str, str]:
+    """A new address in the town the stratum assigns (distinct within the stratum)."""
+    city, area = world.spread["city"]
+    new = world.address()
+    new["city"] = city
+    new["postcode"] = f"{area}{world.rng.randrange(1, 20)} {new['postcode'].split()[1]}"
+    if old["city"] == city:  # the contact lived elsewhere before
+        other, other_area = world.rng.choice([c for c in CITIES if c[0] != city])
+        old["city"] = other
+        old["postcode"] = f"{other_area}{world.rng.randrange(1, 20)} {old['postcode'].split()[1]}"
+    return new
+
+
 def fix_address_v2(
-    world: World, condition: str
+    world: WorldV2, condition: str
 ) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """The contact is named through another record (its order, its case) or by e-mail and
-    name: the request never names the contact's id, and any contact of the account may be it."""
+    name: the request never names the contact's id, and any contact of the account may be it.
+    The new town is the one the stratum assigns the item (`spread_of`)."""
     rng = world.rng
     contact = rng.choice(world.contacts_of(world.account))
-    new = world.address()
-    while new["city"] == contact["address"]["city"]:
-        new = world.address()
+    new = _new_address(world, contact["address"])
     ops = [{"op": "update", "kind": "contacts", "id": contact["id"], "fields": new}]
     plain = f"{new['line1']}, {new['city']}, {new['postcode']}"
     who = f"{contact['name']} <{contact['email']}>"
@@ -647,33 +781,63 @@ def fix_address_v2(
     return body, ops, {"template": template, "named": by}
 
 
+def _merge_choices(
+    world: WorldV2, survivor: dict[str, Any], duplicate: dict[str, Any], choice: dict[str, bool]
+) -> dict[str, str]:
+    """Set the fields a merge's three choices turn on (the record whose value is kept has the
+    later date, or the verified flag); the duplicate's values the survivor is to take."""
+    for what, key in (("address", "address_updated_at"), ("phone", "phone_confirmed_at")):
+        days = sorted(world.day(10, 700) for _ in range(2))
+        while days[0] == days[1]:
+            days = sorted(world.day(10, 700) for _ in range(2))
+        kept, other = (duplicate, survivor) if choice[what] else (survivor, duplicate)
+        kept[key], other[key] = days[1], days[0]
+    duplicate["email_verified"], survivor["email_verified"] = choice["email"], not choice["email"]
+    fields: dict[str, str] = {}
+    if choice["address"]:
+        fields.update(duplicate["address"])
+    if choice["email"]:
+        fields["email"] = duplicate["email"]
+    if choice["phone"]:
+        fields["phone"] = duplicate["phone"]
+    return fields
+
+
 def merge_duplicates_v2(
-    world: World, condition: str
+    world: WorldV2, condition: str
 ) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
-    """At most one of the two records is named, and which one is drawn; nothing but
-    ``created_at`` tells the survivor (the blank phone, the extra order, a noisy name and the
-    odd date formats fall on either record)."""
+    """At most one of the two records is named, and which one is drawn; only ``created_at``
+    tells the survivor (the extra order, a noisy name and the odd date formats fall on either
+    record). The survivor then keeps, of the two records', the address updated last, the
+    verified e-mail and the phone confirmed last, each written to it after the merge when the
+    duplicate's is the one to keep: which ones, and whether the survivor has the lower id, the
+    stratum assigns (`spread_of`: four binary choices, a distinct combination per item)."""
     rng = world.rng
     account = world.account
+    choice = world.spread["merge"]
     name = world.person(accented=condition == "messy" and rng.random() < 0.6)
     older_day = world.day(700, 1400)
     newer_day = world.day(30, 300)
-    if rng.random() < 0.5:
-        survivor = world.add_contact(account, name=name, created=older_day)
-        duplicate = world.add_contact(account, name=name, created=newer_day)
-    else:
-        duplicate = world.add_contact(account, name=name, created=newer_day)
-        survivor = world.add_contact(account, name=name, created=older_day)
+    survivor = world.add_contact(account, name=name, created=older_day)
+    duplicate = world.add_contact(account, name=name, created=newer_day)
+    if (survivor["id"] < duplicate["id"]) != choice["lower_survives"]:
+        world.swap_ids("contacts", survivor["id"], duplicate["id"])
     pair = {"survivor": survivor, "duplicate": duplicate}
-    rng.choice([survivor, duplicate])["phone"] = ""
     world.add_order(account, "processing")["contact_id"] = rng.choice([survivor, duplicate])["id"]
-    ops = [{"op": "merge", "survivor": survivor["id"], "duplicate": duplicate["id"]}]
-    named = rng.choice(["survivor", "duplicate"])
+    fields = _merge_choices(world, survivor, duplicate, choice)
+    ops: list[dict[str, Any]] = [
+        {"op": "merge", "survivor": survivor["id"], "duplicate": duplicate["id"]}
+    ]
+    if fields:
+        ops.append({"op": "update", "kind": "contacts", "id": survivor["id"], "fields": fields})
+    takes = [what for what in MERGE_CHOICES if choice[what]]
+    named = world.spread["named"]
     one = pair[named]["id"]
-    surface: dict[str, Any] = {"named": named}
+    surface: dict[str, Any] = {"named": named, "takes": takes}
     if condition == "messy":
-        for record in (survivor, duplicate):  # both in odd formats: neither marks the duplicate
-            record["created_at"] = messy_date(rng, record["created_at"])
+        for record in (survivor, duplicate):  # every date in odd formats: none marks a record
+            for key in ("created_at", "address_updated_at", "phone_confirmed_at"):
+                record[key] = messy_date(rng, record[key])
         noisy = rng.choice([survivor, duplicate])
         noisy["name"] = mojibake(name) if name != mojibake(name) else f"  {name.upper()} "
         first, second = (survivor, duplicate) if named == "survivor" else (duplicate, survivor)
@@ -708,7 +872,7 @@ def merge_duplicates_v2(
             name=name,
             account=account["id"],
         )
-        return body, ops, {"template": template, "named": None}
+        return body, ops, {**surface, "template": template, "named": None}
     note = " (a merge was attempted before; check it held)" if condition == "stale_cache" else ""
     body, template = _say(
         rng,
@@ -727,22 +891,37 @@ def merge_duplicates_v2(
 
 
 def update_order_status_v2(
-    world: World, condition: str
+    world: WorldV2, condition: str
 ) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
-    """The order is named through its case, or by the account and the day it was placed."""
+    """The order is named through its case, or by the account and the day it was placed; the
+    request states no delivery date, or the customer's recollection or the carrier's estimate,
+    never the date delivered: that is only in the order's tracking (its ``delivered`` event)."""
     rng = world.rng
     account = world.account
     order = world.add_order(account, "shipped")
-    delivered = date.fromisoformat(order["placed_at"]) + timedelta(days=rng.randrange(2, 5))
+    taken = {o["placed_at"] for o in world.orders_of(account) if o is not order}
+    while True:  # delivered 1-19 days ago, the stratum's delay (2-21 days) after it was placed
+        delivered = world.today - timedelta(days=rng.randrange(1, 20))
+        placed = delivered - timedelta(days=world.spread["delay"])
+        if not {placed.isoformat(), delivered.isoformat()} & taken:
+            break
+    order["placed_at"] = placed.isoformat()
+    order["tracking"] = world.tracking(placed, delivered)
     on = delivered.isoformat()
     fields = {"status": "delivered", "delivered_on": on}
     ops = [{"op": "update", "kind": "orders", "id": order["id"], "fields": fields}]
+    wrong = delivered + timedelta(days=rng.choice([-3, -2, -1, 1, 2, 3]))
+    if wrong <= placed or wrong > world.today:
+        wrong = delivered + timedelta(days=1) if wrong <= placed else delivered - timedelta(days=1)
+    said = rng.choice(["none", "think", "estimate"])
     by = rng.choice(["case", "placed"]) if condition != "slow_tool" else "placed"
     case = world.add_case(account, order) if by == "case" else None
-    if condition == "stale_cache":
-        world.cache_stale("orders", order, fields)
+    if condition == "stale_cache":  # an earlier edit marked it delivered on the wrong day
+        old = {"status": "delivered", "delivered_on": wrong.isoformat()}
+        world.cache_stale("orders", order, {**old, "tracking": order["tracking"][:-2]})
     elif condition == "clean" and rng.random() < 0.5:
         world.cache_fresh("orders", order)
+    surface = {"named": by, "said": said}
     if condition == "messy":
         if case is not None:
             ref = f"the parcel for case {messy_ref(rng, case['id'])}"
@@ -751,56 +930,78 @@ def update_order_status_v2(
                 f"acct {messy_ref(rng, account['id'])}'s order from "
                 f"{messy_date(rng, order['placed_at'])}"
             )
+        note = {
+            "none": "",
+            "think": f" (cust thinks {messy_date(rng, wrong.isoformat())})",
+            "estimate": f" (carrier eta was {messy_date(rng, wrong.isoformat())})",
+        }[said]
         body, template = _say(
             rng,
-            "carrier says {ref} got delivered {on}, can you update the order",
-            "delivered {on} per carrier: {ref}. pls update the order",
+            "customer says {ref} got delivered{note}, can you update the order from the tracking",
+            "delivered apparently{note}: {ref}. pls update the order per the tracking",
             ref=ref,
-            on=messy_date(rng, on),
+            note=note,
         )
-        return body, ops, {"template": template, "named": by}
+        return body, ops, {**surface, "template": template}
     if condition == "slow_tool":
         world.scan_rows["orders"] = LARGE
     if case is not None:
         ref = f"the order of case {case['id']}"
     else:
         ref = f"the order placed on {order['placed_at']} by account {account['id']}"
+    note = {
+        "none": "",
+        "think": f" (they think it came on {wrong.isoformat()})",
+        "estimate": f" (the carrier's estimate was {wrong.isoformat()})",
+    }[said]
     tail = " (no order number to hand)" if condition == "slow_tool" else ""
     body, template = _say(
         rng,
-        "The carrier confirms that {ref} was delivered on {on}{tail}. Please update the order.",
-        "Delivered on {on}, the carrier confirms: {ref}{tail}. Please update the order.",
+        "The customer says {ref} was delivered{note}{tail}. Please update the order from the "
+        "carrier's tracking on it.",
+        "Delivered, the customer says{note}: {ref}{tail}. Please update the order per the "
+        "carrier's tracking.",
         ref=ref,
-        on=on,
+        note=note,
         tail=tail,
     )
-    return body, ops, {"template": template, "named": by}
+    return body, ops, {**surface, "template": template}
 
 
-def close_case_v2(world: World, condition: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
-    """The case is named by its order, or by the account and its subject: never by its id."""
+def close_case_v2(
+    world: WorldV2, condition: str
+) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    """The case is named through its order (never by its id) on a busy account: 10 to 12 open
+    cases, the target's rank among them (by id, as a search lists them) the one the stratum
+    assigns (`spread_of`); finding it takes the case whose ``order_id`` is the order."""
     rng = world.rng
     account = world.account
     status = rng.choice(["delivered", "refunded", "cancelled", "replaced"])
+    others = world.orders_of(account)
     order = world.add_order(account, status)
+    for _ in range(PER_STRATUM + rng.randrange(0, 3) - 3):
+        world.add_case(account, rng.choice(others))
     case = world.add_case(account, order)
+    open_ids = sorted(
+        c["id"]
+        for c in world.source["cases"].values()
+        if c["account_id"] == account["id"] and c["status"] == "open"
+    )
+    ranked = open_ids[world.spread["rank"]]
+    if ranked != case["id"]:
+        world.swap_ids("cases", case["id"], ranked)
     ops = [{"op": "close", "case": case["id"], "resolution": status}]
-    by = rng.choice(["order", "subject"]) if condition != "slow_tool" else "subject"
     if condition == "messy":
         order["status"] = rng.choice(
             [f"{status.capitalize()} ", status.upper(), f"{status} (per carrier)", f" {status}"]
         )
-        if by == "order":
-            ref = f"the case re order {messy_ref(rng, order['id'])}"
-        else:
-            ref = f"acct {messy_ref(rng, account['id'])} case about {case['subject'].upper()}"
         body, template = _say(
             rng,
-            "{ref} can be closed now, right resolution pls",
-            "pls close {ref} with the right resolution, its done",
-            ref=ref,
+            "the case re order {ref} can be closed now, right resolution pls",
+            "pls close the case about order {ref} with the right resolution, its done",
+            ref=messy_ref(rng, order["id"]),
         )
-        return body, ops, {"template": template, "named": by}
+        return body, ops, {"template": template, "named": "order"}
     if condition == "clean" and rng.random() < 0.5:
         world.cache_fresh("orders", order)
     elif condition == "stale_cache":
@@ -810,27 +1011,74 @@ def close_case_v2(world: World, condition: str) -> tuple[str, list[dict[str, Any
         world.cache_stale("orders", order, {"status": wrong})
     elif condition == "slow_tool":
         world.scan_rows["cases"] = LARGE
-    if by == "order":
-        ref = f"the open case about order {order['id']}"
-    else:
-        ref = f"the open case on account {account['id']} about '{case['subject']}'"
     tail = " (no case number to hand)" if condition == "slow_tool" else ""
     body, template = _say(
         rng,
-        "{Ref} is finished{tail}. Close it with the right resolution per the policy.",
-        "Please close a finished case with the right resolution per the policy: {ref}{tail}.",
-        ref=ref,
-        Ref=ref[0].upper() + ref[1:],
+        "The open case about order {order} is finished{tail}. Close it with the right "
+        "resolution per the policy.",
+        "Please close a finished case with the right resolution per the policy: the open case "
+        "about order {order}{tail}.",
+        order=order["id"],
         tail=tail,
     )
-    return body, ops, {"template": template, "named": by}
+    return body, ops, {"template": template, "named": "order"}
 
 
-def reconcile_v2(world: World, condition: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
-    """Version 1's reconciliation (the balance is only in the ledger), in drawn wording."""
+def _ledger_totals(world: World, account: dict[str, Any]) -> tuple[Decimal, Decimal]:
+    """An account's balance by the ledger (an entry posted twice counted once) and the
+    careless total (counted twice)."""
+    seen: set[str] = set()
+    total = careless = Decimal(0)
+    for entry in sorted(world.source["ledger"].values(), key=lambda e: e["id"]):
+        if entry["account_id"] != account["id"]:
+            continue
+        value = Decimal(
+            entry["amount"].replace("£", "").replace("GBP", "").replace(",", "").strip()
+        )
+        signed = value if entry["kind"] == "invoice" else -value
+        careless += signed
+        if entry["reference"] not in seen:
+            seen.add(entry["reference"])
+            total += signed
+    return total, careless
+
+
+def reconcile_v2(
+    world: WorldV2, condition: str
+) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    """Version 1's reconciliation (the balance is only in the ledger), in drawn wording; a
+    stale cached copy holds the careless total (an entry posted twice counted twice), never
+    the right balance (version 1's stale copy held it: copied into the source, it passed)."""
     rng = world.rng
-    body, ops = reconcile(world, condition)
     account = world.account
+    for entry in [e for e in world.source["ledger"].values() if e["account_id"] == account["id"]]:
+        del world.source["ledger"][entry["id"]]
+    count = (
+        rng.randrange(PAGE_SIZE + 3, 2 * PAGE_SIZE)
+        if condition == "messy"
+        else (rng.randrange(4, PAGE_SIZE - 1))
+    )
+    entries = [
+        world.add_entry(account, "invoice" if i % 3 != 2 else "payment") for i in range(count)
+    ]
+    if condition == "messy":
+        for entry in entries:
+            entry["amount"] = messy_amount(rng, entry["amount"])
+    if condition in ("messy", "stale_cache"):
+        twin = rng.choice(entries[: min(PAGE_SIZE - 1, len(entries))])
+        copy = world.add_entry(account, twin["kind"], twin["amount"])
+        copy["reference"], copy["posted_at"] = twin["reference"], twin["posted_at"]
+    total, careless = _ledger_totals(world, account)
+    right = money(total)
+    wrong = money(total + Decimal(rng.choice([-1, 1]) * rng.randrange(500, 40000)) / 100)
+    account["balance"] = wrong
+    ops = [{"op": "update", "kind": "accounts", "id": account["id"], "fields": {"balance": right}}]
+    if condition == "stale_cache":
+        world.cache_stale("accounts", account, {"balance": money(careless)})
+    elif condition == "clean" and rng.random() < 0.5:
+        world.cache_fresh("accounts", account)
+    elif condition == "slow_tool":
+        world.scan_rows["ledger"] = LARGE
     ask = rng.choice(
         [
             "Please reconcile its balance against the ledger.",
@@ -875,16 +1123,23 @@ BUILDERS_V2 = {
 
 
 def build_item(
-    rng: random.Random, intent: str, condition: str, number: int, version: int = 1
+    rng: random.Random,
+    intent: str,
+    condition: str,
+    number: int,
+    version: int = 1,
+    spread: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One item record (id, input, target, metadata, canary) of family version `version`."""
+    """One item record (id, input, target, metadata, canary) of family version `version`
+    (`spread`: what its stratum assigns a version 2 item, `spread_of`)."""
     surface: dict[str, Any] | None = None
     if version == 1:
-        world = World(rng, number)
+        world: World = World(rng, number)
         body, operations = BUILDERS[intent](world, condition)
     else:
-        world = WorldV2(rng, number)
-        body, operations, surface = BUILDERS_V2[intent](world, condition)
+        world2 = WorldV2(rng, number, spread or {})
+        body, operations, surface = BUILDERS_V2[intent](world2, condition)
+        world = world2
     initial = world.initial_state()
     metadata: dict[str, Any] = {
         "intent": intent,
@@ -909,10 +1164,17 @@ def generate_items(version: int = 1) -> list[dict[str, Any]]:
     plan = [(i, c) for i in INTENTS for c in CONDITIONS for _ in range(PER_STRATUM)]
     numbers = list(range(1, len(plan) + 1))
     rng.shuffle(numbers)
-    items = [
-        build_item(rng, intent, cond, n, version)
-        for (intent, cond), n in zip(plan, numbers, strict=True)
-    ]
+    if version == 1:
+        items = [
+            build_item(rng, intent, cond, n, version)
+            for (intent, cond), n in zip(plan, numbers, strict=True)
+        ]
+    else:
+        spread = spread_of(version)
+        items = [
+            build_item(rng, intent, cond, n, version, spread[intent, cond][k % PER_STRATUM])
+            for k, ((intent, cond), n) in enumerate(zip(plan, numbers, strict=True))
+        ]
     return sorted(items, key=lambda item: item["id"])
 
 

@@ -36,11 +36,34 @@ Records desk policy
    contacts) where you can: a broad search of a large table times out. Results are paginated.
 """
 
-SYSTEM_PROMPT = (
-    "You are an operations assistant on the records desk. Carry out the request in the next "
-    "message with the tools, following the policy below exactly. When you are done, finish "
-    "with a one-line summary without a tool call.\n\n" + POLICY
+POLICY_V2 = POLICY.replace(
+    "3. Duplicate contacts: the contact created first survives; merge the later one into it.\n",
+    "3. Duplicate contacts: the contact created first survives; merge the later one into it.\n"
+    "   The survivor then keeps, of the two records, the address updated last\n"
+    "   (address_updated_at), the verified e-mail (email_verified) and the phone confirmed\n"
+    "   last (phone_confirmed_at): where the duplicate's is the one to keep, write it to the\n"
+    "   survivor with update_record.\n",
+).replace(
+    '4. A delivered order gets status "delivered" and delivered_on, the delivery date '
+    "(YYYY-MM-DD).\n",
+    '4. A delivered order gets status "delivered" and delivered_on, the day of the\n'
+    '   "delivered" event in the order\'s carrier tracking (YYYY-MM-DD). A date in the\n'
+    "   request (what the customer remembers, the carrier's estimate) is not the record.\n",
 )
+"""Version 2's policy (records@2.0.0): rule 3 adds a merge's three choices, rule 4 takes the
+delivery date from the order's tracking. Version 1's text (`POLICY`) is unchanged."""
+
+
+def _system_prompt(policy: str) -> str:
+    return (
+        "You are an operations assistant on the records desk. Carry out the request in the next "
+        "message with the tools, following the policy below exactly. When you are done, finish "
+        "with a one-line summary without a tool call.\n\n" + policy
+    )
+
+
+SYSTEM_PROMPT = _system_prompt(POLICY)
+SYSTEM_PROMPT_V2 = _system_prompt(POLICY_V2)
 
 
 @solver
@@ -84,14 +107,27 @@ def leak_secrets(payload: dict[str, Any]) -> list[str]:
     out (a balance, which duplicate survives, a case's resolution) stays secret, wherever it
     shows, the request included.
     """
+    return _secrets(payload, GIVEN_FIELDS)
+
+
+def _secrets(payload: dict[str, Any], fields: dict[str, frozenset[str]]) -> list[str]:
     target = json.loads(str(payload["target"]))
-    given = GIVEN_FIELDS.get(str(target.get("intent")), frozenset())
+    given = fields.get(str(target.get("intent")), frozenset())
     secrets = []
     for op in target.get("operations", []):
         if "fields" in op:
             op = {**op, "fields": {k: v for k, v in op["fields"].items() if k not in given}}
         secrets.append(json.dumps(op, sort_keys=True))
     return secrets or [str(payload["target"])]
+
+
+GIVEN_FIELDS_V2: dict[str, frozenset[str]] = {"fix_address": GIVEN_FIELDS["fix_address"]}
+"""Version 2: a request states the new address only; a delivery date is the tracking's."""
+
+
+def leak_secrets_v2(payload: dict[str, Any]) -> list[str]:
+    """`leak_secrets` for version 2, whose requests state no delivery date (`GIVEN_FIELDS_V2`)."""
+    return _secrets(payload, GIVEN_FIELDS_V2)
 
 
 V2_PREFIX = "records-v2-"
@@ -129,6 +165,23 @@ BLIND = [
 """Blind policies (issue 29): they act on the request's text alone, by position."""
 
 
+MERGE_PROBES = [
+    Probe(
+        "merge_defaults",
+        scripted.merge_defaults,
+        "merging the right way round and keeping the survivor's values (the tool's defaults)",
+        when=scripted.merge_takes,
+    ),
+    Probe(
+        "merge_flipped_choices",
+        scripted.merge_flipped_choices,
+        "merging the right way round with every other choice of the merge the wrong way",
+        when=scripted.is_merge,
+    ),
+]
+"""Version 2's merge probes: the direction right, the other choices wrong (issue 29)."""
+
+
 def records_kit(task: Callable[..., Task], version: int, limits: Limits) -> Family:
     """The kit of one version of records_desk (the same policies for every version)."""
     return Family(
@@ -160,7 +213,8 @@ def records_kit(task: Callable[..., Task], version: int, limits: Limits) -> Fami
                 "deciding from a stale cached copy",
                 when=scripted.stale,
             ),
+            *(MERGE_PROBES if version >= 2 else []),
         ],
         leak_surface=leak_surface,
-        leak_secrets=leak_secrets,
+        leak_secrets=leak_secrets if version == 1 else leak_secrets_v2,
     )

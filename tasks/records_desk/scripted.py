@@ -170,6 +170,50 @@ def close_named_case(ep: Episode) -> str:
     return "Closed the case."
 
 
+# ---- version 2's merge probes: the direction right, the other choices wrong ---------------------
+CHOICE_FIELDS = {"address": ("line1", "city", "postcode"), "email": ("email",), "phone": ("phone",)}
+"""A version 2 merge's choices and the contact fields each writes (generate.MERGE_CHOICES)."""
+
+
+def is_merge(metadata: Any) -> bool:
+    return bool(metadata.get("intent") == "merge_duplicates")
+
+
+def merge_takes(metadata: Any) -> bool:
+    """Version 2 merges whose survivor keeps at least one of the duplicate's values."""
+    return is_merge(metadata) and bool((metadata.get("surface") or {}).get("takes"))
+
+
+def _merge_op(ep: Episode) -> dict[str, Any]:
+    return next(op for op in _ops(ep) if op["op"] == "merge")
+
+
+def merge_defaults(ep: Episode) -> str:
+    """The merge the right way round, and nothing else: the survivor keeps its own values."""
+    op = _merge_op(ep)
+    ep.call("merge_contacts", survivor_id=op["survivor"], duplicate_id=op["duplicate"])
+    return "Merged."
+
+
+def merge_flipped_choices(ep: Episode) -> str:
+    """The merge the right way round, then every other choice the wrong way: the duplicate's
+    values the target leaves are written to the survivor, the ones it takes are not."""
+    op = _merge_op(ep)
+    takes = set((ep.metadata.get("surface") or {}).get("takes") or [])
+    duplicate = _initial(ep)["source"]["contacts"][op["duplicate"]]
+    fields: dict[str, str] = {}
+    for choice, names in CHOICE_FIELDS.items():
+        if choice not in takes:
+            for name in names:
+                fields[name] = str(
+                    duplicate["address"][name] if choice == "address" else duplicate[name]
+                )
+    ep.call("merge_contacts", survivor_id=op["survivor"], duplicate_id=op["duplicate"])
+    if fields:
+        ep.call("update_record", kind="contacts", record_id=op["survivor"], fields=fields)
+    return "Merged, keeping the better values."
+
+
 # ---- exploit probes -----------------------------------------------------------------------------
 def claim_success(ep: Episode) -> str:
     """Say it is done, with the expected values, and do nothing."""

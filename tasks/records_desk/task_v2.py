@@ -40,9 +40,10 @@ tools = submodule("tools")
 verifier = submodule("verifier")
 scripted = submodule("scripted")
 kit = submodule("kit")
-SYSTEM_PROMPT = kit.SYSTEM_PROMPT
+SYSTEM_PROMPT = kit.SYSTEM_PROMPT_V2
+"""Version 2's policy (`kit.POLICY_V2`): a merge's three choices, the tracking's date."""
 leak_surface = kit.leak_surface
-leak_secrets = kit.leak_secrets
+leak_secrets = kit.leak_secrets_v2
 
 
 @task

@@ -32,6 +32,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Any
 
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
@@ -47,6 +48,7 @@ from evalsuite.agents._common import (
     build_output,
     read_conversation,
 )
+from evalsuite.agents._records import ANY_DATE, parse_date
 from evalsuite.agents._support_parse import (
     new_address,
     order_ref,
@@ -612,6 +614,222 @@ def copy_first_result(play: Play) -> str:
         )
         return "Updated."
     return "Nothing to do."
+
+
+# records@2.0.0 (issue 29): a merge decides its direction and three more choices (the newer
+# address, the verified e-mail, the phone confirmed last), each by its own field; a delivery
+# date is the tracking's; a case is found among ten or more open cases of its account. The
+# policies below find the records a request turns on and then guess each decision.
+MERGE_FIELDS = {"address": ("line1", "city", "postcode"), "email": ("email",), "phone": ("phone",)}
+
+
+def _record(found: Any) -> dict[str, Any]:
+    return dict(found.get("record") or {}) if isinstance(found, dict) else {}
+
+
+def _account_pair(play: Play) -> list[dict[str, Any]]:
+    """The person's two contacts on the named account, as an indexed search lists them, each
+    read (their dates and flags are never looked at)."""
+    account = _ref(_body(play), "A", 4)
+    if account is None:
+        return []
+    found = play.data("search_records", kind="contacts", account_id=account)
+    results = found.get("results", []) if isinstance(found, dict) else []
+    names = [" ".join(str(r.get("name", "")).split()).casefold() for r in results]
+    twice = [n for n in names if n and names.count(n) > 1]
+    pair = [r for r, n in zip(results, names, strict=True) if n in twice[:1]]
+    if len(pair) < 2:  # a noisy name: any two of the account's contacts
+        pair = results
+    return [
+        _record(play.data("get_record", kind="contacts", record_id=str(r["id"]))) for r in pair[:2]
+    ]
+
+
+def _merge_taking(play: Play, keep: dict[str, Any], other: dict[str, Any], takes: str) -> str:
+    """Merge `other` into `keep`, then write `other`'s values of the choices `takes` names."""
+    if not keep.get("id") or not other.get("id"):
+        return "I could not find the duplicate."
+    play.call("merge_contacts", survivor_id=str(keep["id"]), duplicate_id=str(other["id"]))
+    fields: dict[str, str] = {}
+    for choice in takes.split("+") if takes else []:
+        for name in MERGE_FIELDS[choice]:
+            source = other.get("address", {}) if choice == "address" else other
+            fields[name] = str(source.get(name, ""))
+    if fields:
+        play.call("update_record", kind="contacts", record_id=str(keep["id"]), fields=fields)
+    return f"Merged {other['id']} into {keep['id']}."
+
+
+def _merge_guess(rule: str, takes: str) -> PolicyFn:
+    def guess(play: Play) -> str:
+        if rule == "named":  # the contacts the request names (ids, e-mails), first survives
+            named = _contacts_named(play)
+            if len(named) < 2:
+                return "I could not find two contacts."
+            pair = [
+                _record(play.data("get_record", kind="contacts", record_id=c)) for c, _ in named[:2]
+            ]
+        else:
+            pair = _account_pair(play)
+            if len(pair) < 2:
+                return "I could not find the duplicate."
+            if rule == "lexical":
+                pair = sorted(pair, key=lambda r: str(r.get("id")))
+            elif rule == "second":
+                pair = pair[::-1]
+        return _merge_taking(play, pair[0], pair[1], takes)
+
+    return guess
+
+
+def _register_merge_guesses() -> None:
+    where = {
+        "listed": "the contact an account search lists first",
+        "second": "the contact an account search lists second",
+        "lexical": "the smaller contact id",
+        "named": "the contact the request names first",
+    }
+    for rule, takes in (
+        ("listed", "address+email+phone"),
+        ("listed", "address"),
+        ("listed", "email"),
+        ("listed", "phone"),
+        ("listed", "address+email"),
+        ("second", "address+email+phone"),
+        ("second", "phone"),
+        ("lexical", "address+email+phone"),
+        ("named", "address+email+phone"),
+    ):
+        fn = _merge_guess(rule, takes)
+        fn.__name__ = f"merge_{rule}_takes_{takes.replace('+', '_')}"
+        fn.__doc__ = (
+            f"{where[rule].capitalize()} survives and takes the other's {takes.replace('+', ', ')} "
+            "(no date or flag read)."
+        )
+        policy("records")(fn)
+
+
+_register_merge_guesses()
+
+
+def _order_of_request(play: Play) -> dict[str, Any]:
+    """The order a delivery request names: through its case, or by the account and the day it
+    was placed (an indexed search of the account's orders); read through the cache."""
+    body = _body(play)
+    case = _ref(body, "K", 4)
+    if case is not None:
+        order = str(_record(play.data("get_record", kind="cases", record_id=case)).get("order_id"))
+        return _record(play.data("get_record", kind="orders", record_id=order))
+    placed = re.search(rf"(?:placed on|order from) ({ANY_DATE})", body)
+    account = _ref(body, "A", 4)
+    day = parse_date(placed.group(1), True) if placed else None
+    if account is None or day is None:
+        return {}
+    found = play.data("search_records", kind="orders", account_id=account)
+    for row in found.get("results", []) if isinstance(found, dict) else []:
+        if row.get("placed_at") == day:
+            return _record(play.data("get_record", kind="orders", record_id=str(row["id"])))
+    return {}
+
+
+def _deliver(play: Play, order: dict[str, Any], day: str | None) -> str:
+    if not order.get("id") or not day:
+        return "I could not find the order."
+    fields = {"status": "delivered", "delivered_on": day}
+    play.call("update_record", kind="orders", record_id=str(order["id"]), fields=fields)
+    return f"Order {order['id']} is marked delivered."
+
+
+def _is_delivery(body: str) -> bool:
+    return "deliver" in body.casefold() and "resolution" not in body.casefold()
+
+
+@policy("records")
+def deliver_on_stated_date(play: Play) -> str:
+    """Find the order, mark it delivered on the date the request states (none: the day it was
+    placed); the tracking never read."""
+    body = _body(play)
+    if not _is_delivery(body):
+        return "Not a delivery."
+    order = _order_of_request(play)
+    dates = [parse_date(d, True) for d in re.findall(ANY_DATE, body)]
+    stated = [d for d in dates if d and d != order.get("placed_at")]
+    return _deliver(play, order, stated[-1] if stated else order.get("placed_at"))
+
+
+@policy("records")
+def deliver_placed_plus_3(play: Play) -> str:
+    """Find the order, mark it delivered three days after it was placed (no tracking read)."""
+    if not _is_delivery(_body(play)):
+        return "Not a delivery."
+    order = _order_of_request(play)
+    placed = parse_date(str(order.get("placed_at", "")), True)
+    day = (date.fromisoformat(placed) + timedelta(days=3)).isoformat() if placed else None
+    return _deliver(play, order, day)
+
+
+@policy("records")
+def deliver_today(play: Play) -> str:
+    """Find the order, mark it delivered on the request's own date (its header)."""
+    if not _is_delivery(_body(play)):
+        return "Not a delivery."
+    today = re.search(r"opened (\d{4}-\d{2}-\d{2})", play.prompt)
+    return _deliver(play, _order_of_request(play), today.group(1) if today else None)
+
+
+@policy("records")
+def deliver_as_cached(play: Play) -> str:
+    """Find the order, mark it delivered on the date its (cached) copy shows, never refreshed."""
+    if not _is_delivery(_body(play)):
+        return "Not a delivery."
+    order = _order_of_request(play)
+    return _deliver(play, order, order.get("delivered_on") or order.get("placed_at"))
+
+
+def _close_guess(play: Play, pick: Callable[[list[dict[str, Any]]], dict[str, Any]]) -> str:
+    body = _body(play)
+    if "resolution" not in body.casefold():
+        return "Not a case."
+    order_id = _ref(body, "O", 6)
+    if order_id is None:
+        return "No order named."
+    order = _record(play.data("get_record", kind="orders", record_id=order_id))
+    account = str(order.get("account_id", ""))
+    found = play.data("search_records", kind="cases", account_id=account, status="open")
+    results = found.get("results", []) if isinstance(found, dict) else []
+    if not results:
+        return "No open case."
+    status = re.sub(r"[^a-z ]", "", str(order.get("status", "")).casefold()).split()
+    case = str(pick(results).get("id"))
+    play.call("close_case", case_id=case, resolution=status[0] if status else "delivered")
+    return f"Closed {case}."
+
+
+@policy("records")
+def close_first_open_case(play: Play) -> str:
+    """Close the account's first open case (as a search lists it) with the named order's
+    status: the case is never matched to the order."""
+    return _close_guess(play, lambda rows: rows[0])
+
+
+@policy("records")
+def close_last_open_case(play: Play) -> str:
+    """Close the last open case of the search's first page with the named order's status."""
+    return _close_guess(play, lambda rows: rows[-1])
+
+
+@policy("records")
+def reconcile_copy_cache(play: Play) -> str:
+    """Write the balance the account's cached copy shows into the source (never the ledger)."""
+    body = _body(play)
+    account = _ref(body, "A", 4)
+    if account is None or "balance" not in body.casefold():
+        return "No account named."
+    balance = str(
+        _record(play.data("get_record", kind="accounts", record_id=account)).get("balance")
+    )
+    play.call("update_record", kind="accounts", record_id=account, fields={"balance": balance})
+    return "Reconciled."
 
 
 @policy("records", "reckless", must_fail=("close_case/stale_cache",))

@@ -156,3 +156,43 @@ def play(policy: Callable[[Any], str], item: dict[str, Any]) -> Outcome:
             limit = limit or slow
             results.append(ToolResult(step.function, step.arguments, text, error))
     return Outcome(item, state, limit)
+
+
+def play_redteam(name: str, item: dict[str, Any], system: str | None = None) -> Outcome:
+    """Play red-team policy `name` (tests/redteam/cheap_models.py) on `item` without inspect:
+    the conversation the provider would see (the prompt, its calls and their results)."""
+    from evalsuite.agents._common import NextCall, Replay, read_conversation
+    from tests.redteam import cheap_models
+
+    policy = cheap_models.POLICIES[name]
+    state = env.fresh_runtime(item["metadata"]["initial_state"])
+    records = env.Records(state)
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content=system or TASK.SYSTEM_PROMPT),
+        ChatMessageUser(content=item["input"]),
+    ]
+    tools = [ToolInfo(name=name, description=name) for name in TOOL_NAMES]
+    limit = False
+    for _ in range(60):
+        conversation = read_conversation(messages, tools)
+        try:
+            policy.fn(cheap_models.Play(conversation, Replay(conversation.results)))
+            break
+        except NextCall as step:
+            call = ToolCall(
+                id=f"c{len(messages)}", function=step.function, arguments=dict(step.arguments)
+            )
+        except Exception:  # a final answer (`Done`) or the policy's own slip: its failure
+            break
+        messages.append(ChatMessageAssistant(content="", tool_calls=[call]))
+        text, error, slow = _call(records, call.function, call.arguments)
+        limit = limit or slow
+        messages.append(
+            ChatMessageTool(
+                content=text,
+                tool_call_id=call.id,
+                function=call.function,
+                error=ToolCallError("unknown", error) if error else None,
+            )
+        )
+    return Outcome(item, state, limit)

@@ -23,8 +23,10 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import tomllib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
+from datetime import date
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ import pytest
 
 from evalsuite._core.seeds import derive_seed
 from tests.helpers import Project, json_out
+from tests.redteam import cheap_models
 from tests.tasks.records_helpers import (
     ROOT,
     TASK,
@@ -41,6 +44,7 @@ from tests.tasks.records_helpers import (
     dev_items_v2,
     generate,
     play,
+    play_redteam,
     scripted,
     simulate,
     stratum,
@@ -72,8 +76,9 @@ def all_items(version: int) -> tuple[dict[str, Any], ...]:
 
 
 def _op(item: dict[str, Any]) -> dict[str, Any]:
+    """The item's first operation (a version 2 merge may add an update of its survivor)."""
     ops = json.loads(item["target"])["operations"]
-    assert len(ops) == 1
+    assert len(ops) == 1 or (ops[0]["op"] == "merge" and len(ops) == 2), ops
     return dict(ops[0])
 
 
@@ -252,10 +257,10 @@ def test_only_created_at_tells_the_survivor_of_a_version_2_merge() -> None:
         right, decided = v1[rule]
         assert decided > 0 and right == decided, (rule, v1[rule])
     # version 2: each is a coin flip, right on about half the merges and wrong on the rest
+    for rule in ("the contact with an odd date format is the duplicate",):
+        assert rule not in v2  # every date of a messy merge is in an odd format
+    assert "the contact without a phone survives" not in v2  # both have a phone
     for rule, (right, decided) in v2.items():
-        if rule == "the contact with an odd date format is the duplicate":
-            assert decided == 0  # both dates of a messy merge are in odd formats
-            continue
         assert decided >= 10, (rule, decided)
         assert CHANCE_BAND[0] <= right / decided <= CHANCE_BAND[1], (rule, right, decided)
 
@@ -285,6 +290,150 @@ def test_version_2_draws_and_records_what_a_request_names() -> None:
         )
         < 15
     )
+
+
+# ---- version 2's decisions: a merge's choices, the tracking's date, no answer shared ------------
+CHOICES = {"address": ("line1", "city", "postcode"), "email": ("email",), "phone": ("phone",)}
+
+
+def _iso(text: str) -> str:
+    (day,) = surface.named_dates(text)
+    return str(day)
+
+
+def _takes(item: dict[str, Any]) -> frozenset[str]:
+    """The choices a merge's target takes from the duplicate (the survivor's update)."""
+    ops = json.loads(item["target"])["operations"]
+    fields = set(ops[1]["fields"]) if len(ops) == 2 else set()
+    return frozenset(c for c, names in CHOICES.items() if fields >= set(names))
+
+
+def _merges(version: int = 2) -> list[dict[str, Any]]:
+    return [i for i in all_items(version) if i["metadata"]["intent"] == "merge_duplicates"]
+
+
+def test_a_version_2_merge_takes_each_value_by_its_field_and_a_guess_is_right_on_an_eighth() -> (
+    None
+):
+    """Each choice follows its field (the address updated last, the verified e-mail, the phone
+    confirmed last) and nothing else; a fixed set of choices with a guessed direction is right
+    on at most about an eighth of the merges."""
+    merges = _merges()
+    for item in merges:
+        op = _op(item)
+        contacts = item["metadata"]["initial_state"]["source"]["contacts"]
+        s, d = contacts[op["survivor"]], contacts[op["duplicate"]]
+        expected = set()
+        if _iso(d["address_updated_at"]) > _iso(s["address_updated_at"]):
+            expected.add("address")
+        if d["email_verified"]:
+            assert not s["email_verified"]
+            expected.add("email")
+        if _iso(d["phone_confirmed_at"]) > _iso(s["phone_confirmed_at"]):
+            expected.add("phone")
+        assert _takes(item) == expected == set(item["metadata"]["surface"]["takes"]), item["id"]
+        ops = json.loads(item["target"])["operations"]
+        if expected:  # written to the survivor: the duplicate's values, field by field
+            record = {**d, **d["address"]}
+            assert ops[1]["fields"] == {n: record[n] for c in expected for n in CHOICES[c]}
+    for choice in CHOICES:  # each choice balanced: taken on about half the merges
+        taken = sum(choice in _takes(i) for i in merges)
+        assert 0.35 <= taken / len(merges) <= 0.65, (choice, taken)
+    subsets = Counter(_takes(i) for i in merges)
+    lower = Counter(
+        (_takes(i), _op(i)["survivor"] < _op(i)["duplicate"]) for i in merges
+    )  # one guessed direction (the lower id survives, or the higher) with one fixed set
+    assert max(subsets.values()) / len(merges) <= 0.25, subsets
+    assert max(lower.values()) / len(merges) <= 0.125, lower
+
+
+def test_no_two_items_of_a_version_2_stratum_share_the_shape_of_their_answer() -> None:
+    """A copy of one item's procedure fails on every other item of its stratum: each
+    fix_address item writes its own town, each close_case item's case has its own rank among
+    the account's open cases, each merge its own combination of direction and choices."""
+    shapes: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for item in all_items(2):
+        meta, op = item["metadata"], _op(item)
+        source = meta["initial_state"]["source"]
+        if meta["intent"] == "fix_address":
+            shape: Any = op["fields"]["city"]
+        elif meta["intent"] == "close_case":
+            case = source["cases"][op["case"]]
+            open_ids = sorted(
+                c
+                for c, r in source["cases"].items()
+                if r["account_id"] == case["account_id"] and r["status"] == "open"
+            )
+            assert len(open_ids) >= 10
+            shape = open_ids.index(op["case"])
+        elif meta["intent"] == "merge_duplicates":
+            shape = (op["survivor"] < op["duplicate"], _takes(item))
+        else:
+            continue
+        shapes[meta["intent"], meta["condition"]].append(shape)
+    assert len(shapes) == 12
+    for stratum_, found in shapes.items():
+        assert len(set(found)) == len(found) == 10, (stratum_, found)
+
+
+def test_the_delivery_date_is_only_in_the_orders_tracking() -> None:
+    """No version 2 request states the date delivered (a stated date is the customer's
+    recollection or the carrier's estimate, always another day); the order's tracking has it
+    in a ``delivered`` event; a stale cached copy shows another day; the day it was placed
+    plus any fixed number of days is right on at most one item of a stratum."""
+    said = Counter()
+    plus: Counter[int] = Counter()
+    for item in all_items(2):
+        if item["metadata"]["intent"] != "update_order_status":
+            continue
+        op = _op(item)
+        state = item["metadata"]["initial_state"]
+        order = state["source"]["orders"][op["id"]]
+        on = op["fields"]["delivered_on"]
+        assert on not in surface.named_dates(surface.request_body(item["input"]))
+        scans = [e for e in order["tracking"] if e["event"] == "delivered"]
+        assert [e["at"][:10] for e in scans] == [on] and order["delivered_on"] is None
+        cached = state["cache"].get(f"orders/{op['id']}")
+        if cached is not None:  # a fresh copy (the source's), or a stale one dated wrongly
+            assert cached["record"]["delivered_on"] != on
+            stale = item["metadata"]["condition"] == "stale_cache"
+            assert stale == (cached["record"]["status"] == "delivered")
+        said[item["metadata"]["surface"]["said"]] += 1
+        plus[(date.fromisoformat(on) - date.fromisoformat(order["placed_at"])).days] += 1
+    assert set(said) == {"none", "think", "estimate"}
+    assert max(plus.values()) / sum(plus.values()) <= 0.1, plus  # one item per stratum
+
+
+def test_a_stale_cached_account_never_holds_the_balance_to_write() -> None:
+    for item in all_items(2):
+        if item["metadata"]["intent"] != "reconcile":
+            continue
+        op = _op(item)
+        cached = item["metadata"]["initial_state"]["cache"].get(f"accounts/{op['id']}")
+        if cached is not None:
+            assert cached["record"]["balance"] != op["fields"]["balance"], item["id"]
+
+
+def _weighted(by_stratum: dict[str, list[float]]) -> float:
+    weights = tomllib.loads((ROOT / "tasks" / "records.toml").read_text())["weights"]
+    return sum(weights[f"records_desk/{s}"] * sum(v) / len(v) for s, v in by_stratum.items())
+
+
+def test_every_cheap_red_team_policy_scores_at_most_3_percent_on_version_2s_dev_items() -> None:
+    """Every cheap policy of tests/redteam/cheap_models.py's records section (and the
+    generic ones), played offline on the conversation the provider sees: at most 0.03 of the
+    dev items, unweighted and weighted by the suite's deployment weights. (The same through
+    `evalsuite run` on a local freeze: docs/design/red-team.md.)"""
+    scores = {}
+    for name in cheap_models.schedule("records"):
+        by_stratum: dict[str, list[float]] = defaultdict(list)
+        for item in dev_items_v2():
+            by_stratum[stratum(item)].append(play_redteam(name, item, TASK_V2.SYSTEM_PROMPT).score)
+        mean = sum(sum(v) for v in by_stratum.values()) / len(dev_items_v2())
+        scores[name] = (round(mean, 3), round(_weighted(by_stratum), 3))
+    cheap = {n: s for n, s in scores.items() if cheap_models.POLICIES[n].kind == "cheap"}
+    assert len(cheap) >= 25
+    assert all(max(s) <= 0.03 for s in cheap.values()), scores
 
 
 # ---- the items and the kit ----------------------------------------------------------------------
@@ -327,13 +476,21 @@ def test_every_scripted_policy_scores_as_the_kit_says_on_every_version_2_dev_ite
 
 def test_version_2_keeps_version_1s_task_apart_from_its_items() -> None:
     assert (TASK_V2.VERSION, TASK_V2.FAMILY.version, TASK.FAMILY.version) == (2, 2, 1)
-    assert TASK_V2.LIMITS == TASK.LIMITS and TASK_V2.SYSTEM_PROMPT == TASK.SYSTEM_PROMPT
+    assert TASK_V2.LIMITS == TASK.LIMITS and TASK.SYSTEM_PROMPT == TASK.kit.SYSTEM_PROMPT
+    # version 2's policy adds a merge's three choices and the tracking's date; version 1's
+    # prompt is unchanged (records@1.0.0 keeps running it)
+    assert TASK_V2.SYSTEM_PROMPT == TASK.kit.SYSTEM_PROMPT_V2 != TASK.SYSTEM_PROMPT
+    assert "email_verified" in TASK_V2.SYSTEM_PROMPT and "email_verified" not in TASK.SYSTEM_PROMPT
+    assert {p.name for p in TASK_V2.FAMILY.probes} - {p.name for p in TASK.FAMILY.probes} == {
+        "merge_defaults",
+        "merge_flipped_choices",
+    }
     assert [d.on_timeout for d in TASK_V2.FAMILY.tools] == [d.on_timeout for d in TASK.FAMILY.tools]
     assert TASK_V2.tools is TASK.tools  # one package: the very same tools module
 
 
 SEED = 11
-MEASURED_V2 = {"baseline": 0.29, "improved": 0.93}
+MEASURED_V2 = {"baseline": 0.25, "improved": 0.93}
 """Dev-split means on version 2 (seed 11, one epoch; offline simulation)."""
 
 
@@ -360,16 +517,16 @@ def _table() -> None:  # pragma: no cover - a report for people
 
 
 # ---- through the real runner --------------------------------------------------------------------
-@pytest.mark.slow  # a full dev audit of version 2 (every policy on 100 items): about 2.5 min
+@pytest.mark.slow  # a full dev audit of version 2 with its reference agents: about 2 to 3 min
 def test_the_freeze_audit_plays_every_blind_policy_to_0_on_every_version_2_stratum(
     tmp_path: Path,
 ) -> None:
     """A throwaway project with version 2's items only, frozen, then audited (every kit
-    policy through the real runner, tools and verifier): each blind policy passes no item of
-    any stratum, the oracle every item. The audit still fails version 2 on one check, the
-    shortcut detector (`update_order_status`: the delivery date is the date next to the
-    request's wording), which keeps records@2.0.0 unfrozen (docs/design/records-desk.md,
-    "Not frozen yet")."""
+    policy, the generated red team, the reference agents' copies and the shortcut detector,
+    through the real runner, tools and verifier): the audit passes entirely; each blind policy
+    passes no item of any stratum, nor does any policy generated from the oracle's or a
+    reference agent's episodes (`copy_oracle_order@baseline`, `kitchen_sink@improved`, ...);
+    the oracle passes every item."""
     root = tmp_path / "project"
     shutil.copytree(
         ROOT / "tasks" / "records_desk",
@@ -389,30 +546,21 @@ def test_the_freeze_audit_plays_every_blind_policy_to_0_on_every_version_2_strat
     frozen = project.invoke("freeze", "records", "--version", "1.0.0")
     assert frozen.exit_code == 0, frozen.stderr
     result = project.invoke("audit", "records@1.0.0", "--graders", "--json")
-    assert result.exit_code == 3, result.stderr
+    assert result.exit_code == 0, result.stderr
     (family,) = json_out(result)["graders"]["families"]
     checks = {c["check"] + (f"/{c['policy']}" if c["policy"] else ""): c for c in family["checks"]}
     assert checks["oracle"]["status"] == "passed"
     failed = {label for label, c in checks.items() if c["status"] == "failed"}
-    # the kit declares its reference agents: their generated copies pass stale-cache items too
-    assert failed == {
-        "shortcut",
-        "redteam/copy_oracle_order@baseline",
-        "redteam/copy_oracle_order@improved",
-        "redteam/kitchen_sink@baseline",
-        "redteam/kitchen_sink@improved",
-    }, failed
-    assert {
-        s.split(" :: ")[0]
-        for s in checks["shortcut"]["strata"]
-        if checks["shortcut"]["strata"][s].get("failed")
-    } <= {
-        "records_desk/update_order_status/*",
-        "records_desk/update_order_status/clean",
-        "records_desk/update_order_status/slow_tool",
-        "records_desk/update_order_status/messy",
-        "records_desk/update_order_status/stale_cache",
-    }
+    assert failed == set(), failed
+    assert checks["shortcut"]["status"] == "passed"
+    generated = {label for label in checks if label.startswith("redteam/")}
+    for variant in ("copy_oracle_order", "kitchen_sink", "blind_oracle_order"):
+        assert {f"redteam/{variant}@baseline", f"redteam/{variant}@improved"} <= generated
+    for label in generated:
+        check = checks[label]
+        assert check["status"] == "passed", label
+        assert all(s.get("passed", 0) == 0 for s in check["strata"].values()), label
+    assert family["redteam"]["best"]["mean"] == 0.0, family["redteam"]
     for policy in TASK_V2.kit.BLIND:
         check = checks[f"trivial/{policy.name}"]
         assert check["status"] == "passed" and check["counts"] == {"items": 100, "passed": 0}
