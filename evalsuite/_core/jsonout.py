@@ -11,9 +11,17 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, TypeAlias
 
-__all__ = ["dumps_json", "jsonable"]
+__all__ = ["JsonObject", "dumps_json", "jsonable"]
+
+JsonObject: TypeAlias = dict[str, object]
+"""A JSON object as a result's ``to_dict()`` writes it for ``--json`` and report.json.
+
+It is an output format, never a payload between layers: layers pass typed results (frozen
+dataclasses) and read their attributes; only a renderer or a file writer sees a JsonObject
+(docs/architecture.md, "Results between layers").
+"""
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 """Types the C encoder writes exactly as the indenting encoder does (subclasses excepted)."""
