@@ -134,6 +134,20 @@ def _later_hashes(layout: Layout, manifest: Manifest) -> dict[str, str] | None:
     return {i.id: i.hash for i in latest.items}
 
 
+def _new_candidates(layout: Layout, manifest: Manifest, unfrozen: set[str]) -> set[str]:
+    """The ids of `unfrozen` (in tasks/, not in `manifest`) that no other frozen version of the
+    suite holds either: a version's retired items kept in tasks/ for an older version's dev
+    split (records@1.0.0's beside records@2.0.0's) are not new candidates."""
+    if not unfrozen:
+        return unfrozen
+    for version in frozen_versions(layout, manifest.suite):
+        if version != manifest.version:
+            unfrozen = unfrozen - {
+                i.id for i in load_manifest(layout, manifest.suite, version).items
+            }
+    return unfrozen
+
+
 def _current_dev(
     layout: Layout, suite: SuiteConfig, manifest: Manifest, report: VerifyReport
 ) -> tuple[list[LoadedItem], dict[str, str], set[str]]:
@@ -227,8 +241,9 @@ def _check_dev(layout: Layout, manifest: Manifest, report: VerifyReport) -> None
             f"item source {deleted[family]} of family {family!r} is missing: {count} dev "
             "item(s) can no longer be verified; restore it from version control"
         )
-    for item_id in sorted(set(current) - set(split_of)):
-        report.candidates.append(item_id)
+    report.candidates.extend(
+        sorted(_new_candidates(layout, manifest, set(current) - set(split_of)))
+    )
     for item_id in sorted(set(current) & {i for i, s in split_of.items() if s == "holdout"}):
         report.items.append(
             ItemProblem(item_id, "holdout", "leaked", "holdout item found in tasks/ in plaintext")

@@ -139,3 +139,23 @@ def test_family_version_bump_without_freeze_is_reported(frozen: Project) -> None
     result = frozen.invoke("verify", "demo")
     assert result.exit_code == 3
     assert "family 'fam' has version 2" in result.stdout
+
+
+def test_an_item_an_older_version_holds_is_not_a_new_candidate(tmp_path: Path) -> None:
+    """A retired dev item kept in tasks/ for the older version's dev split (records@1.0.0's
+    beside records@2.0.0's) is in a manifest: verify of the newer version does not call it
+    new; an item no version holds still is."""
+    project = make_project(tmp_path)
+    assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 0
+    records = project.read_items()
+    kept = records[0]
+    retired = project.invoke("freeze", "demo", "--version", "1.1.0", "--retire", kept["id"])
+    assert retired.exit_code == 0, retired.stderr
+    assert kept["id"] not in {r["id"] for r in project.read_items()}
+    new = {"id": "brand-new", "input": "x", "target": "y", "metadata": {"op": "add"}}
+    write_jsonl(project.items_path(), [*project.read_items(), kept, new])
+    result = project.invoke("verify", "demo@1.1.0", "--json")
+    report = json_out(result)["suites"][0]
+    assert report["candidates"] == ["brand-new"]
+    older = project.invoke("verify", "demo@1.0.0", "--json")
+    assert older.exit_code == 0, older.stdout

@@ -125,13 +125,39 @@ def sweep(
     return by_policy(rows, schedule), seconds
 
 
-def problems(scores: dict[str, PolicyScore]) -> list[str]:
-    """What breaks issue 29's bar: a cheap policy above 3%, a reckless one passing a stratum
-    where acting is forbidden, any attempt the harness could not score."""
+SAMPLE_ALPHA = 0.05
+"""On a sample of the dev items (one per stratum), a cheap policy is flagged when its passes
+would happen with probability below this for a policy that passes 3% of the family: one pass
+in 20 items (0.05) is what a 3% policy gets 46% of the time, so a sample's mean above 0.03 is
+no evidence. The full sweep (slow) and each family's offline sweep over every dev item
+(e.g. tests/tasks/test_records_v2.py) hold the 3% bar itself."""
+
+
+def sample_bar(n_items: int) -> int:
+    """The fewest passes in `n_items` that a policy passing 3% of the family reaches with
+    probability below `SAMPLE_ALPHA`."""
+    from scipy.stats import binom
+
+    k = 1
+    while binom.sf(k - 1, n_items, THRESHOLD) >= SAMPLE_ALPHA:
+        k += 1
+    return k
+
+
+def problems(scores: dict[str, PolicyScore], *, sample: bool = False) -> list[str]:
+    """What breaks issue 29's bar: a cheap policy above 3% (on a `sample` of the dev items:
+    more passes than a 3% policy plausibly gets, `sample_bar`), a reckless one passing a
+    stratum where acting is forbidden, any attempt the harness could not score."""
     found = []
     for name, score in scores.items():
         policy = cheap_models.POLICIES[name]
-        if policy.kind == "cheap" and score.mean > THRESHOLD:
+        n_items = sum(n for _, n in score.strata.values())
+        passes = round(sum(mean * n for mean, n in score.strata.values()))
+        if policy.kind != "cheap":
+            pass
+        elif sample and passes >= sample_bar(n_items):
+            found.append(f"{name}: {passes} of {n_items} sampled items (a 3% policy: p < 0.05)")
+        elif not sample and score.mean > THRESHOLD:
             found.append(f"{name}: {score.mean:.3f} > {THRESHOLD}")
         for stratum, (mean, _) in score.strata.items():
             inside = stratum.partition("/")[2]
@@ -142,10 +168,17 @@ def problems(scores: dict[str, PolicyScore]) -> list[str]:
     return found
 
 
-def judge(suite: str, version: str, scores: dict[str, PolicyScore], seconds: float) -> None:
+def judge(
+    suite: str,
+    version: str,
+    scores: dict[str, PolicyScore],
+    seconds: float,
+    *,
+    sample: bool = False,
+) -> None:
     shown = f"{suite}@{version} ({seconds:.0f} s)\n{table(scores)}"
     sys.stdout.write(shown + "\n")  # the scores, in the test's output (-s, or on failure)
-    found = problems(scores)
+    found = problems(scores, sample=sample)
     if not found:
         return
     audit, _ = read_audit_file(Layout(REPO), suite, version)
@@ -176,7 +209,16 @@ def test_the_latest_version_holds_one_item_per_stratum(project: Project, suite: 
     if suite == "repair":
         items, policies = items[:2], FAST_REPAIR
     scores, seconds = sweep(project, suite, manifest.version, items, policies)
-    judge(suite, manifest.version, scores, seconds)
+    judge(suite, manifest.version, scores, seconds, sample=True)
+
+
+def test_the_sample_bar_is_what_a_3_percent_policy_rarely_reaches() -> None:
+    from scipy.stats import binom
+
+    assert sample_bar(20) == 3  # 1 pass in 20: p = 0.46 for a 3% policy; 3 passes: p = 0.021
+    assert binom.sf(sample_bar(20) - 1, 20, THRESHOLD) < SAMPLE_ALPHA
+    assert binom.sf(sample_bar(20) - 2, 20, THRESHOLD) >= SAMPLE_ALPHA
+    assert sample_bar(100) > THRESHOLD * 100  # the bar is never below the 3% mean itself
 
 
 @pytest.mark.slow
