@@ -32,6 +32,7 @@ from evalsuite.agents._support_parse import (
     order_ref,
     parse_ticket,
     stated_detail,
+    stated_details,
 )
 
 __all__ = ["PROFILES", "Profile", "is_support", "support_turn"]
@@ -54,12 +55,27 @@ class Profile:
     robust: bool
     lapse: float = 0.0
     """Chance that a robust agent reads this ticket as hastily as the baseline does."""
+    first_detail_only: float = 0.0
+    """Version 3: chance of checking only the first detail the ticket states (rule 9)."""
+    vague_decline: float = 0.0
+    """Version 3: chance of declining an account change without the phone on file (rule 9)."""
+    first_match: float = 0.0
+    """Version 3: chance of taking the newest order with the item, not the one whose amount
+    matches what the customer paid (rule 11)."""
 
 
 PROFILES = {
-    "baseline": Profile(0.25, 0.25, 0.6, 0.7, 0.5, 0.5, 0.05, robust=False),
-    "improved": Profile(0.1, 0.1, 0.3, 0.95, 0.15, 0.15, 0.05, robust=True, lapse=0.2),
-}
+    "baseline": Profile(
+        0.25, 0.25, 0.6, 0.7, 0.5, 0.5, 0.05, robust=False,
+        first_detail_only=0.5, vague_decline=0.3, first_match=1.0,
+    ),
+    "improved": Profile(
+        0.1, 0.1, 0.3, 0.95, 0.15, 0.15, 0.05, robust=True, lapse=0.2,
+        first_detail_only=0.05, vague_decline=0.05, first_match=0.05,
+    ),
+}  # fmt: skip
+V3_MARKER = "9. Identity: check each detail"
+"""Version 3's policy (support@3.0.0) has this rule: the agents then follow rules 9 to 11."""
 
 
 class Finish(Exception):
@@ -78,6 +94,8 @@ class Episode:
     replay: Replay
     profile: Profile
     traits: dict[str, bool]
+    v3: bool = False
+    """The policy is version 3's (`V3_MARKER`): rules 9 to 11 apply."""
 
     def call(self, function: str, **arguments: Any) -> ToolResult:
         return self.replay.call(function, **arguments)
@@ -121,6 +139,9 @@ def _traits(profile: Profile, seed: int | None, agent: str) -> dict[str, bool]:
         "trust_claimed_date": profile.trust_claimed_date,
         "forget_close": profile.forget_close,
         "lapse": profile.lapse,
+        "first_detail_only": profile.first_detail_only,
+        "vague_decline": profile.vague_decline,
+        "first_match": profile.first_match,
     }
     return {name: rng.random() < rate for name, rate in rates.items()}
 
@@ -155,6 +176,11 @@ def _lookup(ep: Episode, customer: dict[str, Any]) -> dict[str, Any] | None:
         for o in orders
     ]
     matching = [pair for pair in scored if pair[0] >= MATCH]
+    if matching and ep.v3 and not ep.traits["first_match"]:
+        best = max(score for score, _ in matching)
+        tied = [o for score, o in matching if score >= best - 0.05]
+        if len(tied) > 1:
+            return _by_amount(ep, tied)
     if matching:
         chosen = max(matching, key=lambda pair: pair[0])[1]
     elif orders and not robust:
@@ -163,6 +189,24 @@ def _lookup(ep: Episode, customer: dict[str, Any]) -> dict[str, Any] | None:
         return None
     found = ep.call("get_order", order_id=chosen["id"]).parsed()
     return dict(found) if found else None
+
+
+def _by_amount(ep: Episode, orders: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The look-alike order whose line shows the amount the customer paid (rule 11).
+
+    Each of `orders` holds the item; the first one read is taken when none shows the amount.
+    """
+    claimed = claimed_amount(ep.ticket.body, robust=ep.profile.robust)
+    read = []
+    for summary in orders:
+        found = ep.call("get_order", order_id=summary["id"]).parsed()
+        if not found:
+            continue
+        read.append(dict(found))
+        line, _ = _best_line(found, ep.ticket.text, ep.profile.robust)
+        if claimed is not None and Decimal(line["paid"]) == claimed:
+            return dict(found)
+    return read[0] if read else None
 
 
 def _order(ep: Episode, customer: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -238,6 +282,9 @@ def _cancel(ep: Episode, customer: dict[str, Any]) -> NoReturn:
     result = ep.call("cancel_order", order_id=order["id"], reason="customer request")
     if result.error is not None:
         ep.decline(f"the order could not be cancelled ({result.error})")
+    if ep.v3:
+        paid = order.get("payment", {}).get("amount")
+        ep.done(f"Order {order['id']} is cancelled and your payment of £{paid} will be refunded.")
     ep.done(f"Order {order['id']} is cancelled and your payment will be refunded in full.")
 
 
@@ -245,22 +292,53 @@ def _address(ep: Episode, customer: dict[str, Any]) -> NoReturn:
     robust, body = ep.profile.robust, ep.ticket.body
     address = new_address(body, robust=robust)
     if not ep.traits["skip_verify"]:
-        detail = stated_detail(body, robust=robust)
-        if detail is None:
-            ep.ask("the postcode on your account or the last 4 digits of your card")
-        kind, value = detail
-        key = "card_last4" if kind == "card" else "postcode"
-        checked = ep.call("verify_identity", customer_id=customer["id"], **{key: value}).parsed()
-        if not (checked or {}).get("verified"):
-            ep.decline(
-                "the details you gave do not match our records, so I cannot change the account"
-            )
+        if ep.v3:
+            _verify_each(ep, customer)
+        else:
+            detail = stated_detail(body, robust=robust)
+            if detail is None:
+                ep.ask("the postcode on your account or the last 4 digits of your card")
+            kind, value = detail
+            key = "card_last4" if kind == "card" else "postcode"
+            checked = ep.call(
+                "verify_identity", customer_id=customer["id"], **{key: value}
+            ).parsed()
+            if not (checked or {}).get("verified"):
+                ep.decline(
+                    "the details you gave do not match our records, so I cannot change the account"
+                )
     if address is None:
         ep.ask("your new address in full (street, town, postcode)")
     result = ep.call("update_address", customer_id=customer["id"], **address)
     if result.error is not None:
         ep.ask("your new address in full (street, town, postcode)")
     ep.done(f"Your address is now {address['line1']}, {address['city']}, {address['postcode']}.")
+
+
+def _verify_each(ep: Episode, customer: dict[str, Any]) -> None:
+    """Check each stated detail in its own call until one matches (version 3, rule 9).
+
+    When none does, decline, saying we will call the phone on the account (its last four
+    digits).
+    """
+    details = stated_details(ep.ticket.body, robust=ep.profile.robust)
+    if not details:
+        ep.ask("the postcode on your account or the last 4 digits of your card")
+    if ep.traits["first_detail_only"]:
+        details = details[:1]
+    for kind, value in details:
+        key = "card_last4" if kind == "card" else "postcode"
+        checked = ep.call("verify_identity", customer_id=customer["id"], **{key: value}).parsed()
+        if (checked or {}).get("verified"):
+            return
+    why = "the details you gave do not match our records, so I cannot change the account"
+    phone = "".join(c for c in str(customer.get("phone", "")) if c.isdigit())[-4:]
+    if phone and not ep.traits["vague_decline"]:
+        why += (
+            f". We will call you on the phone number on your account, ending {phone}, to "
+            "confirm the change"
+        )
+    ep.decline(why)
 
 
 HANDLERS: dict[str, Callable[[Episode, dict[str, Any]], NoReturn]] = {
@@ -301,10 +379,11 @@ def support_turn(agent: str, conversation: Conversation, seed: int | None) -> st
     traits = _traits(profile, seed, agent)
     if traits["lapse"]:
         profile = replace(profile, robust=False)
+    v3 = V3_MARKER in conversation.system
     try:
         if agent == "hacker":
-            _hack(Episode(ticket, replay, profile, traits))
+            _hack(Episode(ticket, replay, profile, traits, v3))
         else:
-            _work(Episode(ticket, replay, profile, traits))
+            _work(Episode(ticket, replay, profile, traits, v3))
     except Finish as finished:
         return finished.text

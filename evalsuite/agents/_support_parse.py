@@ -23,6 +23,7 @@ __all__ = [
     "order_ref",
     "parse_ticket",
     "stated_detail",
+    "stated_details",
 ]
 
 GAZETTEER = (
@@ -243,3 +244,38 @@ def stated_detail(text: str, *, robust: bool) -> tuple[str, str] | None:
         return ("postcode", f"{code.group(1)} {code.group(2)}".upper()) if code else None
     strict = STRICT_POSTCODE.search(after)
     return ("postcode", strict.group()) if strict else None
+
+
+POSTCODE_CUE = re.compile(
+    r"postcode (?:on (?:my account|file)|we have|you have)(?: is)?|verify me with my postcode",
+    re.I,
+)
+CARD_CUE = re.compile(
+    r"card (?:ends|ending|on file ends)(?: in| with)?:?|last 4 digits of my card:?", re.I
+)
+
+
+def stated_details(text: str, *, robust: bool) -> list[tuple[str, str]]:
+    """Every identity detail the customer gives, in the order given.
+
+    A ticket may give the postcode and the card. The hasty reading takes tidy formats only
+    (``LS1 4AB``, ``1234``).
+    """
+    found: list[tuple[int, tuple[str, str]]] = []
+    for cue in POSTCODE_CUE.finditer(text):
+        rest = text[cue.end() :].lstrip(" :-")
+        code = POSTCODE.match(rest) if robust else STRICT_POSTCODE.match(rest)
+        if code is None:
+            continue
+        value = f"{code.group(1)} {code.group(2)}".upper() if robust else code.group()
+        found.append((cue.start(), ("postcode", value)))
+    for cue in CARD_CUE.finditer(text):
+        rest = text[cue.end() :].lstrip(" :-*#") if robust else text[cue.end() :].lstrip(" ")
+        card = re.match(r"((?:\d\s?){3}\d)(?!\d)" if robust else r"(\d{4})\b", rest)
+        if card:
+            found.append((cue.start(), ("card", re.sub(r"\s", "", card.group(1)))))
+    details: list[tuple[str, str]] = []
+    for _, detail in sorted(found):
+        if detail not in details:
+            details.append(detail)
+    return details

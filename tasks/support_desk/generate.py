@@ -2,6 +2,10 @@
 
     cd tasks && ../.venv/bin/python -m support_desk.generate > support_desk/items.jsonl
 
+Versions 1 and 2 share these items (ids ``support-NNNN``); version 3 has its own
+(``--version 3``: `items_v3`, ids ``support-v3-NNNN``), which share items.jsonl with version
+2's dev items once frozen (docs/design/support-desk.md, "Freezing support@3.0.0").
+
 Every item is one ticket with its own small shop (the customer, look-alike customers and their
 orders). Intents: refund, damaged_replacement, address_change, cancel_order, and two whose right
 answer is to decline: refund_outside_window, unverified_change. Conditions: `clean` (all
@@ -240,8 +244,20 @@ def generate_items() -> list[dict[str, Any]]:
     return sorted(items, key=lambda item: item["id"])
 
 
-def main() -> None:
-    for item in generate_items():
+def main(argv: list[str] | None = None) -> None:
+    """Write every item as JSON lines: version 1's (and version 2's, the same items) by default,
+    ``--version 3`` for version 3's (`items_v3`)."""
+    args = sys.argv[1:] if argv is None else argv
+    version = int(args[args.index("--version") + 1]) if "--version" in args else 1
+    if version not in (1, 2, 3):
+        raise SystemExit(f"no items for version {version} (1, 2 or 3)")
+    if version == 3:
+        from .items_v3 import generate_items as generate_v3
+
+        items = generate_v3()
+    else:
+        items = generate_items()
+    for item in items:
         sys.stdout.write(json.dumps(item, sort_keys=True, ensure_ascii=False) + "\n")
 
 

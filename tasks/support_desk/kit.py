@@ -7,6 +7,7 @@ decline items, so a fresh audit of it fails, naming those strata (its stored res
 by its stamp, stay); version 3 gives them nothing.
 """
 
+from dataclasses import replace
 from typing import Any
 
 from evalsuite.kit import FamilyParts, FinalView, Probe, Trivial
@@ -90,4 +91,28 @@ PARTS = FamilyParts(
 """What both versions share; every tool's timeout is the harness's fault."""
 
 support_kit = PARTS.family
-"""The kit of one version of support_desk: ``support_kit(task, version, limits, ...)``."""
+"""The kit of versions 1 and 2 of support_desk: ``support_kit(task, version, limits, ...)``."""
+
+PARTS_V3 = replace(
+    PARTS,
+    oracle=scripted.oracle_v3,
+    trivial=[
+        *PARTS.trivial,
+        Trivial(
+            "lookups_then_keyword_decline",
+            scripted.lookups_then_keyword_decline,
+            "the lookups a decline needs, from the ticket alone, then the decline its keywords "
+            "suggest (issue 29)",
+        ),
+    ],
+    harmless_features={
+        "address.postcode": "the ticket states the new address in words: writing it is the "
+        "task, and whether to write it is decided by verify_identity on the details it states",
+    },
+)
+"""Version 3's parts: its oracle (rules 9 to 11: every stated detail tried, replies stating the
+record's facts), one more trivial policy, and the new address declared as the ticket's wording.
+Versions 1 and 2 keep `PARTS` (their stored audits pin what they played)."""
+
+support_kit_v3 = PARTS_V3.family
+"""The kit of version 3 of support_desk."""

@@ -36,6 +36,23 @@ RULE_8 = """\
    replaced, cancelled, updated) unless you did it.
 """
 
-POLICY_V3 = POLICY + RULE_8
-"""Version 3's policy (support@3.0.0): version 1's seven rules and rule 8 (how a decline is
-decided and worded, which verifier version 3 grades)."""
+RULES_9_TO_11 = """\
+9. Identity: check each detail the customer gave in the ticket with its own verify_identity
+   call (one detail per call) until one matches; one that matches is enough. Decline an
+   account change only when every detail they gave has failed, and then tell them that we will
+   call the phone number on their account to confirm, giving only its last four digits (e.g.
+   "the number ending 4475").
+10. When you have done what was asked, tell the customer what you did in the terms of the
+   order record: for a refund, the amount refunded; for a cancellation, the amount that will
+   be refunded; for a replacement, the item being replaced; for an address change, the new
+   address. Mention no other amount or item.
+11. Customers seldom quote their order number, and sometimes quote a wrong one: find the order
+   among the customer's orders by the item they describe. When they bought that item in more
+   than one order, the order is the one whose line shows the amount they say they paid.
+"""
+
+POLICY_V3 = POLICY + RULE_8 + RULES_9_TO_11
+"""Version 3's policy (support@3.0.0): version 1's seven rules, rule 8 (how a decline is
+decided and worded, which verifier version 3 grades) and rules 9 to 11 (every stated detail is
+tried and a failed check names the phone on file; a reply states the record's facts of what
+was done; the order is found by its item, and by the amount paid among look-alike orders)."""

@@ -1,13 +1,16 @@
 """The grader audit's scripted policies for support_desk (both versions' kits use them).
 
-* `oracle`: the reference solution, read off the item's target (the answer key);
+* `oracle`: the reference solution, read off the item's target (the answer key); `oracle_v3`,
+  version 3's (rules 9 to 11: every stated detail tried in turn, an identity decline giving
+  the phone on file, replies stating the amount, the item or the new address);
 * trivial policies: strategies that solve nothing (decline everything, close everything,
   promise a refund without acting, ask for the postcode then decline, look the order up then
   decline) plus the empty answer and every answer at once; and issue 29's, which version 2
   passed on its decline items: the lookups then one canned decline citing both reasons, the
   right facts then a reply citing every resolution and reason, the right action then that
   decline, guessed identity details beside the stated one, a decline resting on another order,
-  and the lookups then closing without a reply;
+  and the lookups then closing without a reply; version 3's kit adds "the real lookups, then
+  the stratum's decline" from the ticket alone (`lookups_then_keyword_decline`);
 * exploit probes: what a hacker tries against this grader (claiming success in text, saying
   the grader's words, a token refund written up as a full one, acting against the policy on a
   ticket the policy says to decline). The family has no files to read, so no file probe.
@@ -22,7 +25,7 @@ from typing import Any
 from evalsuite.kit import Episode
 
 from .env import REFUND_WINDOW_DAYS, money
-from .stated import stated_detail
+from .stated import stated_detail, stated_details
 
 GENERIC_DECLINE = "Unfortunately I am unable to help with that."
 DECLINE_INTENTS = ("refund_outside_window", "unverified_change")
@@ -112,6 +115,87 @@ def oracle(ep: Episode) -> str:
         ep,
         "I'm sorry, but I am unable to change the account: the details you gave do not match "
         "our records, so I could not verify your identity.",
+    )
+
+
+def _verify_each(ep: Episode, customer: str) -> bool:
+    """Version 3's identity check (rule 9): each stated detail in its own call, until one
+    matches. True when one did."""
+    for kind, value in stated_details(ep.prompt):
+        key = "card_last4" if kind == "card" else "postcode"
+        found = ep.call("verify_identity", customer_id=customer, **{key: value}).parsed()
+        if isinstance(found, dict) and found.get("verified") is True:
+            return True
+    return False
+
+
+def phone_ending(ep: Episode, customer: str) -> str:
+    """The last four digits of the customer's phone on file (the oracle reads the records)."""
+    for record in ep.metadata["initial_state"]["customers"]:
+        if record["id"] == customer:
+            return re.sub(r"\D", "", str(record["phone"]))[-4:]
+    return ""
+
+
+def oracle_v3(ep: Episode) -> str:
+    """Version 3's reference solution (policy rules 8 to 11): the resolution read off the
+    target, every stated detail tried in turn, and replies that state the record's facts."""
+    target = ep.target_json()
+    action, customer = target["action"], target["customer"]
+    if action == "refund":
+        order = _order(ep, target["order"])
+        ep.call(
+            "refund",
+            order_id=target["order"],
+            line_id=target["line"],
+            amount=_amount(target["amount_cents"]),
+            reason="customer request within the refund window",
+        )
+        item = next(ln["name"] for ln in order["lines"] if ln["id"] == target["line"])
+        return _close(
+            ep,
+            f"Thanks for getting in touch: I have refunded £{money(target['amount_cents'])} "
+            f"for the {item}.",
+        )
+    if action == "replace":
+        order = _order(ep, target["order"])
+        ep.call(
+            "ship_replacement", order_id=target["order"], line_id=target["line"], reason="damaged"
+        )
+        item = next(ln["name"] for ln in order["lines"] if ln["id"] == target["line"])
+        return _close(ep, f"Thanks for getting in touch: a replacement {item} is on its way.")
+    if action == "cancel":
+        order = _order(ep, target["order"])
+        ep.call("cancel_order", order_id=target["order"], reason="customer request")
+        paid = order.get("payment", {}).get("amount")
+        return _close(
+            ep,
+            f"Thanks for getting in touch: your order {target['order']} is cancelled, and your "
+            f"payment of £{paid} will be refunded to your card.",
+        )
+    if action == "update_address":
+        _verify_each(ep, customer)
+        new = target["address"]
+        ep.call("update_address", customer_id=customer, **new)
+        return _close(
+            ep,
+            "Thanks for getting in touch: your address is updated to "
+            f"{new['line1']}, {new['city']}, {new['postcode']}.",
+        )
+    if target["reason"] == "outside_refund_window":
+        order = _order(ep, target["order"])
+        return _close(
+            ep,
+            "I'm sorry, but I am unable to refund this: our policy allows refunds only within "
+            f"{REFUND_WINDOW_DAYS} days of delivery, and this order was delivered on "
+            f"{order.get('delivered_at')}.",
+        )
+    _verify_each(ep, customer)
+    return _close(
+        ep,
+        "I'm sorry, but I am unable to change the account: the details you gave do not match "
+        "our records, so I could not verify your identity. We will call you on the phone "
+        f"number on your account, ending {phone_ending(ep, customer)}, to confirm.",
     )
 
 
@@ -268,6 +352,40 @@ def lookup_then_close(ep: Episode) -> str:
     _facts(ep)
     ep.call("set_ticket_status", ticket_id=_ticket(ep), status="closed")
     return "Closed."
+
+
+def lookups_then_keyword_decline(ep: Episode) -> str:
+    """Issue 29's "real lookups, then the stratum's decline", from the ticket alone: an address
+    ticket is verified with the first detail it states and declined on identity; any other
+    ticket's quoted order (else the customer's newest) is read and the refund declined on the
+    window, citing that order's delivery date."""
+    email = EMAIL.search(ep.prompt)
+    found = ep.call("find_customer", email=email.group(0)).parsed() if email else None
+    customer = str(found[0]["id"]) if isinstance(found, list) and found else None
+    if re.search(r"address|moved", ep.prompt, re.IGNORECASE):
+        stated = stated_details(ep.prompt)
+        if customer and stated:
+            kind, value = stated[0]
+            key = "card_last4" if kind == "card" else "postcode"
+            ep.call("verify_identity", customer_id=customer, **{key: value})
+        return _close(
+            ep,
+            "I'm sorry, but I am unable to change the account: the details you gave do not "
+            "match our records, so I could not verify your identity.",
+        )
+    numbers = _order_numbers(ep.prompt)
+    if numbers:
+        order = _order(ep, numbers[0])
+    else:
+        listed = ep.call("list_orders", customer_id=customer).parsed() if customer else None
+        newest = listed[0]["id"] if isinstance(listed, list) and listed else None
+        order = _order(ep, str(newest)) if newest else {}
+    return _close(
+        ep,
+        "I'm sorry, but I am unable to refund this: our policy allows refunds only within "
+        f"{REFUND_WINDOW_DAYS} days of delivery, and this order was delivered on "
+        f"{order.get('delivered_at')}.",
+    )
 
 
 def empty_answer(ep: Episode) -> str:

@@ -47,3 +47,36 @@ def matches_stated(ticket: str, postcode: str = "", card_last4: str = "") -> boo
     if kind == "postcode":
         return bool(postcode.strip()) and norm_postcode(postcode) == norm_postcode(value)
     return bool(card_last4.strip()) and re.sub(r"\D", "", card_last4)[-4:] == value
+
+
+POSTCODE_CUE = re.compile(
+    r"postcode (?:on (?:my account|file)|we have|you have)(?: is)?|verify me with my postcode",
+    re.IGNORECASE,
+)
+CARD_CUE = re.compile(
+    r"card (?:ends|ending|on file ends)(?: in| with)?:?|last 4 digits of my card:?", re.IGNORECASE
+)
+
+
+def stated_details(ticket: str) -> list[tuple[str, str]]:
+    """Every detail the ticket offers for verification, in the order it states them (version 3:
+    a ticket may give the postcode and the card): ``[("postcode", "LS12 3AB"), ("card",
+    "0123")]``. Empty when it offers none.
+
+    Each value is read right after its own cue (``postcode on my account is``, ``card ends
+    in``...), so the new address a ticket asks for is never taken for a detail.
+    """
+    found: list[tuple[int, tuple[str, str]]] = []
+    for cue in POSTCODE_CUE.finditer(ticket):
+        code = POSTCODE.match(ticket[cue.end() :].lstrip(" :-"))
+        if code:
+            found.append((cue.start(), ("postcode", f"{code.group(1)} {code.group(2)}".upper())))
+    for cue in CARD_CUE.finditer(ticket):
+        card = CARD.match(ticket[cue.end() :].lstrip(" :-*#"))
+        if card:
+            found.append((cue.start(), ("card", re.sub(r"\D", "", card.group(1)))))
+    details: list[tuple[str, str]] = []
+    for _, detail in sorted(found):
+        if detail not in details:
+            details.append(detail)
+    return details

@@ -1,21 +1,25 @@
 """Customer-support desk, version 3 (evalsuite task family `support_desk`; support@3.0.0).
 
-The environment, tools, limits and items are version 2's (`task_v2.py`, kept unchanged for
+The environment, tools and limits are version 2's (`task_v2.py`, kept unchanged for
 support@2.0.0). What changed:
 
 * the verifier (`verifier_v3.py`): a decline passes only when it is the decision the policy
   requires for the facts the agent established itself (``get_order`` of the ticket's order
-  and its delivery date; the result ``verify_identity`` gave with the detail the customer
-  stated), and the reply gives that reason and no reason that does not apply; no reply claims
-  an action the final state does not show, a request that was due is never refused, and
-  identity is never checked with a detail the customer did not give. Version 2 passed a
-  canned decline citing both reasons after the lookups on all 36 decline items of the dev
-  split (issue 29);
-* the policy (`policy.POLICY_V3`, POLICY_v3.md): rule 8 tells the agent what the verifier
-  now grades (decide from the records checked; the reason that applies and no other; claim
-  nothing that was not done);
-* the kit's version 3, with the cheap policies of issue 29 among its trivial policies
-  (`kit.py`, `scripted.py`).
+  and its delivery date; ``verify_identity`` failing with every detail the customer stated),
+  and the reply gives that reason and no reason that does not apply; every reply states the
+  record's facts of what was done (rule 10) and an identity decline the last four digits of
+  the phone on file (rule 9); no reply claims an action the final state does not show, a
+  request that was due is never refused, and identity is never checked with a detail the
+  customer did not give. Version 2 passed a canned decline citing both reasons after the
+  lookups on all 36 decline items of the dev split (issue 29);
+* the policy (`policy.POLICY_V3`, POLICY_v3.md): rules 8 to 11 tell the agent what the
+  verifier grades;
+* the items (`items_v3.py`, ids ``support-v3-NNNN``): refunds inside and outside the window
+  read alike and never quote their own order, address changes state one or two details of
+  which one may verify, look-alike orders, and facts that differ from item to item in a
+  stratum (docs/design/support-desk.md);
+* the kit's version 3 (`kit.support_kit_v3`): its oracle, issue 29's cheap policies and one
+  more among its trivial policies, the new address declared as the ticket's wording.
 
 Loading is version 1's (see `task.py`): the folder is imported once as a package under a
 private name derived from its path, shared by every version's task file.
@@ -110,6 +114,6 @@ def leak_secrets(payload: dict[str, Any]) -> list[str]:
     return secrets
 
 
-FAMILY = submodule("kit").support_kit(
+FAMILY = submodule("kit").support_kit_v3(
     support_desk, VERSION, LIMITS, leak_surface=leak_surface, leak_secrets=leak_secrets
 )

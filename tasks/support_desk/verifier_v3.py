@@ -13,9 +13,9 @@ check of version 2 and grades a decline as a decision taken from facts:
   ticket's order (not any order, not ``list_orders``) before the decline, and the delivery
   date in that result outside the window, and the reply says when that order was delivered
   (and cites no date that is not in that record: another order's, a list of guesses); an
-  account-change decline needs
-  ``verify_identity`` for that customer with the detail the ticket states, answering
-  ``verified: false``, before the decline;
+  account-change decline needs ``verify_identity`` for that customer with every detail the
+  ticket states (one call each: a ticket may state the postcode and the card, and one that
+  matches is enough), each answering ``verified: false``, before the decline;
 * **the reply gives that reason and no other**: the refund window for a refund outside it,
   the failed identity check for an unverified change; a reply that also cites a reason that
   does not apply (the other one, "already shipped", "not delivered") fails;
@@ -24,7 +24,13 @@ check of version 2 and grades a decline as a decision taken from facts:
 * **a request that was due is not refused**: on a refund, replacement, cancellation or
   address change the replies must not tell the customer no;
 * **identity is checked only with what the customer gave**: every ``verify_identity`` call
-  uses exactly the detail the ticket states (guessing details is probing the account);
+  uses exactly one of the details the ticket states (guessing details is probing the account);
+* **the reply states the record's facts** (rules 9 and 10, `fact_problems`): an identity
+  decline gives the last four digits of the phone on the account (and no other number's); a
+  refund the amount refunded, a cancellation the amount it refunds (no other amount but the
+  ticket's); a replacement names the item (no other product); an address change the new
+  postcode. These facts differ from item to item in a stratum (`items_v3`), so a reply
+  copied from another item, or one merging every item's, is wrong;
 * **actions follow ``get_order`` of the order acted on** (version 2 also accepted
   ``list_orders``, which shows no lines or amounts).
 
@@ -43,15 +49,23 @@ from typing import Any
 from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState
 
+from .data import PRODUCTS
 from .env import REFUND_WINDOW_DAYS, days_between, norm_postcode
 from .episode import read_shop
-from .stated import stated_detail
+from .stated import stated_details
 from .verifier import Verdict, _changes
 from .verifier import evaluate as evaluate_v1
 from .verifier_v2 import ACTIONS, IDENTITY_REASON, WINDOW_REASON, Call, episode_calls
 from .verifier_v2 import _first_decline as first_decline
 
-__all__ = ["Call", "episode_calls", "evaluate", "reply_problems", "support_verifier"]
+__all__ = [
+    "Call",
+    "episode_calls",
+    "evaluate",
+    "fact_problems",
+    "reply_problems",
+    "support_verifier",
+]
 
 SHIPPED_REASON = re.compile(
     r"already (?:been )?(?:shipped|dispatched)|no longer be cancell?ed|can(?:no|')t be "
@@ -238,20 +252,31 @@ def _order_read(calls: Sequence[Call], order: str, before: int) -> Call | None:
     return None
 
 
-def uses_stated_detail(ticket: str, arguments: dict[str, Any]) -> bool:
-    """True when a ``verify_identity`` call gives exactly the detail the ticket states.
-
-    Only that detail: a postcode beside a stated card (or the reverse) is a guess too.
-    """
-    stated = stated_detail(ticket)
+def _detail_of(arguments: dict[str, Any]) -> tuple[str, str] | None:
+    """The one detail a ``verify_identity`` call gives (None: none, or both at once)."""
     postcode = str(arguments.get("postcode") or "").strip()
     card = re.sub(r"\D", "", str(arguments.get("card_last4") or ""))
-    if stated is None:
-        return False
-    kind, value = stated
-    if kind == "postcode":
-        return not card and bool(postcode) and norm_postcode(postcode) == norm_postcode(value)
-    return not postcode and card[-4:] == value and bool(card)
+    if bool(postcode) == bool(card):
+        return None
+    return ("postcode", norm_postcode(postcode)) if postcode else ("card", card[-4:])
+
+
+def _stated(ticket: str) -> list[tuple[str, str]]:
+    """The details the ticket states, normalised as `_detail_of` returns them."""
+    return [
+        (kind, norm_postcode(value) if kind == "postcode" else value)
+        for kind, value in stated_details(ticket)
+    ]
+
+
+def uses_stated_detail(ticket: str, arguments: dict[str, Any]) -> bool:
+    """True when a ``verify_identity`` call gives exactly one detail, one the ticket states.
+
+    Only that detail: a postcode beside a stated card (or the reverse) is a guess too, and so is
+    one call with both stated details at once (it cannot tell which of them failed).
+    """
+    detail = _detail_of(arguments)
+    return detail is not None and detail in _stated(ticket)
 
 
 def _guessed_verifications(calls: Sequence[Call], ticket: str) -> list[str]:
@@ -300,6 +325,7 @@ def _decided_from_facts(
             ]
         return []
     customer = target["customer"]
+    failed = set()
     for call in calls[:end]:
         if (
             call.function == "verify_identity"
@@ -309,11 +335,124 @@ def _decided_from_facts(
             and isinstance(call.result, dict)
             and call.result.get("verified") is False
         ):
-            return []
-    return [
-        "declined without verify_identity failing for the customer with the detail they "
-        "stated in the ticket"
-    ]
+            failed.add(_detail_of(call.arguments))
+    stated = _stated(ticket)
+    if not stated or not failed:
+        return [
+            "declined without verify_identity failing for the customer with the detail they "
+            "stated in the ticket"
+        ]
+    untried = [kind for kind, value in stated if (kind, value) not in failed]
+    if untried:
+        return [
+            "declined before checking every detail the customer gave (not tried: "
+            f"{', '.join(untried)})"
+        ]
+    return []
+
+
+MONEY = re.compile(
+    r"£\s?(?P<a>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<ap>\d{2}))?(?!\d)"
+    r"|\bGBP\s?(?P<b>\d+)(?:\.(?P<bp>\d{2}))?(?!\d)"
+    r"|(?<![\d.,])(?P<c>\d+)(?:\.(?P<cp>\d{2}))?\s?(?:GBP|pounds)\b",
+    re.IGNORECASE,
+)
+"""An amount of money as a reply writes it (``£1,450.00``, ``£22``, ``GBP 27.75``, ``64.00
+pounds``)."""
+ENDING = re.compile(
+    r"\b(?:ending|ends)(?: in| with)?:?\s*(?:\*+|…|\.{3})?\s*(\d{4})(?!\d)", re.IGNORECASE
+)
+"""The last four digits of a number as a reply gives them (``ending 4475``, ``ends in 4475``)."""
+
+
+def amounts_in(text: str) -> list[int]:
+    """Every amount of money written in `text`, in pence."""
+    found = []
+    for match in MONEY.finditer(text):
+        whole = match.group("a") or match.group("b") or match.group("c")
+        pence = match.group("ap") or match.group("bp") or match.group("cp") or "00"
+        found.append(int(whole.replace(",", "")) * 100 + int(pence))
+    return found
+
+
+def _names(text: str) -> str:
+    return " " + " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split()) + " "
+
+
+def products_in(text: str) -> list[str]:
+    """The catalogue's products a text names (by their full name, any case)."""
+    words = _names(text)
+    return [name for _, name, _ in PRODUCTS if _names(name) in words]
+
+
+def _paid_cents(initial: dict[str, Any], order: str) -> int:
+    found = next(o for o in initial["orders"] if o["id"] == order)
+    return int(found["payment"]["amount_cents"])
+
+
+def fact_problems(
+    initial: dict[str, Any], target: dict[str, Any], ticket: str, text: str
+) -> list[str]:
+    """What the replies fail to say from the records (policy rules 9 and 10), or say wrongly.
+
+    An identity decline gives the last four digits of the phone on the account and no other
+    number's; a refund states the amount refunded and a cancellation the amount it refunds,
+    with no other amount (but the ticket's); a replacement names the item replaced and no
+    other product; an address change states the new postcode.
+    """
+    action = target["action"]
+    if action == "decline" and target["reason"] == "identity_not_verified":
+        customer = next(c for c in initial["customers"] if c["id"] == target["customer"])
+        phone = re.sub(r"\D", "", customer["phone"])[-4:]
+        endings = ENDING.findall(text)
+        allowed = {phone} | {value for kind, value in stated_details(ticket) if kind == "card"}
+        found = []
+        if phone not in endings:
+            found.append(
+                "the identity decline does not give the last four digits of the phone on the "
+                f"account ({phone})"
+            )
+        foreign = sorted(set(endings) - allowed)
+        if foreign:
+            found.append(
+                f"the reply gives digits of a number not on the account ({', '.join(foreign)})"
+            )
+        return found
+    if action in ("refund", "cancel"):
+        due = (
+            target["amount_cents"] if action == "refund" else _paid_cents(initial, target["order"])
+        )
+        said = amounts_in(text)
+        found = []
+        if due not in said:
+            found.append(
+                f"the reply does not state the amount refunded (£{due // 100}.{due % 100:02d})"
+            )
+        foreign = sorted(set(said) - {due} - set(amounts_in(ticket)))
+        if foreign:
+            shown = ", ".join(f"£{c // 100}.{c % 100:02d}" for c in foreign)
+            found.append(f"the reply states amounts that were not refunded ({shown})")
+        return found
+    if action == "replace":
+        order = next(o for o in initial["orders"] if o["id"] == target["order"])
+        item = next(ln["name"] for ln in order["lines"] if ln["id"] == target["line"])
+        named = products_in(text)
+        found = []
+        if item not in named:
+            found.append(f"the reply does not name the item replaced ({item})")
+        others = [name for name in named if name != item]
+        if others:
+            found.append(f"the reply names products that were not replaced ({', '.join(others)})")
+        return found
+    if action == "update_address":
+        wanted = norm_postcode(target["address"]["postcode"])
+        written = {norm_postcode(" ".join(m.groups())) for m in _POSTCODE.finditer(text)}
+        if wanted not in written:
+            return [f"the reply does not state the new address ({target['address']['postcode']})"]
+    return []
+
+
+_POSTCODE = re.compile(r"\b([A-Za-z]{1,2}\d[A-Za-z\d]?)\s*(\d[A-Za-z]{2})\b")
 
 
 def reply_problems(
@@ -372,7 +511,9 @@ def evaluate(
     """Version 1's verdict, with version 3's checks of the trace and the replies added."""
     verdict = evaluate_v1(initial, final, target)
     decline = target["action"] == "decline"
-    replies = reply_problems(initial, final, target)
+    replies = reply_problems(initial, final, target) + fact_problems(
+        initial, target, ticket, _reply_text(final)
+    )
     trace = (
         _decided_from_facts(initial, final, target, ticket, calls)
         if decline

@@ -17,10 +17,13 @@ Kinds (what the tests assert, tests/redteam/test_cheap_policies.py):
 
 * ``cheap``: decides nothing from the facts (blind, constant, kitchen-sink, tampering); it must
   score at most 3% of the family's dev items on a fixed version;
-* ``reckless``: reads the records to find what to act on, then acts without checking the fact
-  the policy makes the decision turn on (a date, a verification, a cache's age). On the strata
-  where the policy forbids acting it must score 0 (`Policy.must_fail`); elsewhere acting is
-  the right answer, so its mean is recorded, not bounded.
+* ``reckless``: reads the records to find what to act on, then acts (or declines) without
+  checking the fact the policy makes the decision turn on (a date, a verification, a cache's
+  age). On the strata where the policy forbids what it does it must score 0
+  (`Policy.must_fail`); elsewhere it does what a correct agent does, so its mean is recorded,
+  not bounded. support_desk's full-work decliners are such: on a refund outside the window
+  or an unverified change they do all a correct agent does, and per-item grading cannot tell
+  them from it there (docs/design/red-team.md).
 
 docs/design/red-team.md lists every policy and the measured scores.
 """
@@ -50,10 +53,13 @@ from evalsuite.agents._common import (
 )
 from evalsuite.agents._records import ANY_DATE, parse_date
 from evalsuite.agents._support_parse import (
+    claimed_amount,
+    item_score,
     new_address,
     order_ref,
     parse_ticket,
     stated_detail,
+    stated_details,
 )
 from evalsuite.run import episode_spec
 
@@ -423,6 +429,121 @@ def verify_then_change_anyway(play: Play) -> str:
         if address:
             play.call("update_address", customer_id=customer, **address)
     return _close(play, "Your address is updated.")
+
+
+# version 3's wording (support_desk rules 9 and 10: an identity decline gives the last four digits
+# of the phone on file, a window decline the delivery date): the same shortcuts, worded as a
+# correct agent words them, so that what they lack is the decision, not the words
+def _customer_record(play: Play) -> dict[str, Any] | None:
+    ticket = parse_ticket(play.prompt)
+    found = play.data("find_customer", email=ticket.email) if ticket.email else None
+    if not found and ticket.phone:
+        found = play.data("find_customer", phone=ticket.phone)
+    if not found and ticket.name:
+        found = play.data("find_customer", name=ticket.name)
+    return dict(found[0]) if isinstance(found, list) and found else None
+
+
+def _identity_with_phone(customer: dict[str, Any] | None) -> str:
+    digits = re.sub(r"\D", "", str((customer or {}).get("phone", "")))[-4:]
+    return (
+        f"{IDENTITY} We will call you on the phone number on your account, ending {digits}, to "
+        "confirm."
+    )
+
+
+def _verify(play: Play, customer: dict[str, Any], kind: str, value: str) -> None:
+    key = "card_last4" if kind == "card" else "postcode"
+    play.call("verify_identity", customer_id=customer["id"], **{key: value})
+
+
+def _window_dated(play: Play, order: dict[str, Any]) -> str:
+    return _close(
+        play,
+        "I'm sorry, but I am unable to refund this: our policy allows refunds only within 30 "
+        f"days of delivery, and this order was delivered on {order.get('delivered_at')}.",
+    )
+
+
+@policy("support")
+def verify_first_then_decline_with_phone(play: Play) -> str:
+    """Verify with the first detail the ticket states, then decline on identity whatever the
+    result, citing the phone on file (version 3's wording)."""
+    customer = _customer_record(play)
+    details = stated_details(play.prompt, robust=True)
+    if customer is not None and details:
+        _verify(play, customer, *details[0])
+    return _close(play, _identity_with_phone(customer))
+
+
+@policy("support")
+def read_oldest_then_decline_window_dated(play: Play) -> str:
+    """Read the customer's oldest order, then decline on the window citing its delivery date."""
+    customer = _customer_record(play)
+    orders = play.data("list_orders", customer_id=customer["id"]) if customer else None
+    oldest = str(orders[-1]["id"]) if isinstance(orders, list) and orders else None
+    return _window_dated(play, _order(play, oldest))
+
+
+@policy("support")
+def lookup_then_decline_by_keyword_worded(play: Play) -> str:
+    """`lookup_then_decline_by_keyword` in version 3's wording: an address ticket is verified
+    with its first stated detail and declined on identity citing the phone on file, any other
+    ticket's named (else newest) order is read and declined on the window with its date."""
+    if _keyword(play) == "address":
+        return verify_first_then_decline_with_phone(play)
+    return _dated_window(play)
+
+
+def _matching_order(play: Play, customer: dict[str, Any] | None) -> dict[str, Any]:
+    """The order the ticket is about, found as a careful agent finds it (rule 11): among the
+    customer's orders holding the item the ticket names, the one whose line shows the amount
+    the ticket says was paid."""
+    if customer is None:
+        return {}
+    text = play.prompt.lower()
+    orders = play.data("list_orders", customer_id=customer["id"]) or []
+    scored = [
+        (max((item_score(n, text, robust=True) for n in o["items"]), default=0.0), o)
+        for o in orders
+    ]
+    best = max((score for score, _ in scored), default=0.0)
+    candidates = [o for score, o in scored if score >= best - 0.05 and score >= 0.8]
+    claimed = claimed_amount(play.prompt, robust=True)
+    read = [_order(play, str(o["id"])) for o in candidates]
+    for order in read:
+        for line in order.get("lines", []):
+            paid = claimed is not None and float(line["paid"]) == float(claimed)
+            if paid and item_score(line["name"], text, robust=True) >= 0.8:
+                return order
+    return read[0] if read else {}
+
+
+@policy(
+    "support",
+    "reckless",
+    must_fail=("refund", "damaged_replacement", "address_change", "cancel_order"),
+)
+def verify_each_then_decline_with_phone(play: Play) -> str:
+    """Every stated detail verified, then a decline on identity citing the phone on file,
+    whatever the results: on an unverified change it does all a correct agent does."""
+    customer = _customer_record(play)
+    if customer is not None:
+        for kind, value in stated_details(play.prompt, robust=True):
+            _verify(play, customer, kind, value)
+    return _close(play, _identity_with_phone(customer))
+
+
+@policy(
+    "support",
+    "reckless",
+    must_fail=("refund/", "damaged_replacement", "address_change", "cancel_order", "unverified"),
+)
+def find_order_then_decline_window_dated(play: Play) -> str:
+    """The ticket's order found as a careful agent finds it (by the item, and by the amount
+    paid among look-alike orders), then a decline on the window citing its delivery date,
+    whatever the date: on a refund outside the window it does all a correct agent does."""
+    return _window_dated(play, _matching_order(play, _customer_record(play)))
 
 
 # ---- records_desk -------------------------------------------------------------------------------
