@@ -27,7 +27,7 @@ from evalsuite.cli._grader_views import (
     refused_freeze,
 )
 from evalsuite.cli._paths import PathParam
-from evalsuite.errors import GraderAuditError, UsageError
+from evalsuite.errors import ContaminationError, GraderAuditError, UsageError
 from evalsuite.manifest import frozen_versions, list_suite_names
 
 if TYPE_CHECKING:
@@ -128,6 +128,27 @@ def _check_task_references(ctx: Context, suite: str) -> TaskRecords:
     return suite_task_records(ctx.layout, config)
 
 
+def _refuse_overlaps(ctx: Context, suite: str, retire: tuple[str, ...]) -> None:
+    """Refuse (exit 4, nothing written) when a new item near-copies a frozen one.
+
+    docs/guard.md, "Before a freeze": whichever split the new item lands in, the pair would
+    put holdout text in public or public text in the holdout.
+    """
+    from evalsuite.guard import new_item_overlaps
+
+    overlaps = new_item_overlaps(ctx.layout, suite, retire=retire)
+    if not overlaps:
+        return
+    shown = "\n".join(f"  {o.describe()}" for o in overlaps[:20])
+    more = f"\n  ... and {len(overlaps) - 20} more" if len(overlaps) > 20 else ""
+    raise ContaminationError(
+        f"{len(overlaps)} new item(s) of {suite} near-copy items an earlier version froze:\n"
+        f"{shown}{more}\nWhichever split a new item lands in, the freeze would put holdout "
+        "text in public or public text in the holdout. Change or drop these items (or "
+        "--retire them), then freeze again; nothing was frozen."
+    )
+
+
 @click.command("freeze")
 @click.argument("suite")
 @click.option("--version", "version", required=True, help="New version, X.Y.Z.")
@@ -195,6 +216,7 @@ def freeze_cmd(
         retire = tuple(dict.fromkeys([*retire, *flagged.item_ids]))
         note = f"{note.strip()}. {flagged.note}" if note and note.strip() else flagged.note
     task_records = _check_task_references(ctx, suite)
+    _refuse_overlaps(ctx, suite, retire)
     audit, auditor = freeze_audit(ctx, suite, skip_audit, reason)
     try:
         result = freeze(
