@@ -39,7 +39,7 @@ else:
                 "GuardOptions",
                 "GuardReport",
                 "guard",
-    "new_item_overlaps",
+                "new_item_overlaps",
                 "screen_sources",
             ),
             "._index": (
