@@ -184,6 +184,7 @@ def test_arith_1_0_0_relies_on_default_limits(shipped: Project) -> None:
         ("repair@2.0.0", "passed"),
         ("records@1.0.0", "failed"),
         ("records@2.0.0", "passed"),
+        ("records@2.1.0", "passed"),
         ("support@1.0.0", "failed"),
         ("arith@1.0.0", "failed"),
     ],
@@ -211,6 +212,7 @@ def test_every_shipped_version_carries_its_audit(ref: str, state: str) -> None:
         "repair@2.0.0",
         "records@1.0.0",
         "records@2.0.0",
+        "records@2.1.0",
         "support@2.0.0",
     ],
 )
