@@ -31,13 +31,12 @@ from evalsuite.cli._common import (
     print_top_errors,
 )
 from evalsuite.cli._grader_views import audit_field, mark
-from evalsuite.errors import InvalidRunError, UsageError
-from evalsuite.manifest import parse_ref
+from evalsuite.errors import UsageError
 from evalsuite.service import fmt
 from evalsuite.store import default_store_url
 
 if TYPE_CHECKING:
-    from evalsuite.manifest import Manifest, ManifestSummary
+    from evalsuite.manifest import ManifestSummary
     from evalsuite.report import Completeness
     from evalsuite.run import RunResult
     from evalsuite.service import (
@@ -512,7 +511,7 @@ def run_cmd(
             request,
             layout=ctx.layout,
             keys=ctx.keys(governance.key_file),
-            store=open_store(ctx),
+            store=lambda: open_store(ctx),  # opened once the request is checked
             run_adaptive=run_adaptive,
             hard_stop=stop_now,
             stop_within_s=_stop_within(),
@@ -804,23 +803,6 @@ batches (docs/scale.md).
 """
 
 
-def _ingest_suite(ctx: Context, suite_ref: str | None, split: str | None) -> Manifest | None:
-    """The frozen manifest ``ingest --suite`` attaches to (``--split`` needs it)."""
-    from evalsuite.manifest import load_manifest
-
-    if suite_ref is None:
-        if split is not None:
-            raise UsageError("--split applies with --suite SUITE@X.Y.Z only")
-        return None
-    name, version = parse_ref(suite_ref)
-    if version is None:
-        raise UsageError(f"--suite needs the exact frozen version, e.g. {name}@1.0.0")
-    return load_manifest(ctx.layout, name, version)
-
-
-_CSV_TARGETS = ("model", "item_id", "epoch", "score", "stratum", "outcome", "limit_type")
-
-
 @click.command("ingest", help=_INGEST_HELP)
 @click.argument("path", metavar="PATH")
 @click.option("--format", "fmt", type=click.Choice(["inspect", "csv", "parquet"]), required=True)
@@ -891,61 +873,22 @@ def ingest_cmd(
     as_json: bool,
 ) -> None:
     """Store results produced elsewhere as runs (the help text is `_INGEST_HELP`)."""
-    from evalsuite.run import CsvOptions, ingest_inspect, ingest_table, is_url
+    from evalsuite.service import IngestRequest, column_mapping, ingest_results
 
-    suite = _ingest_suite(ctx, suite_ref, split)
-    if fmt != "inspect" and is_url(path):
-        raise UsageError(
-            f"--format {fmt} reads a local file, not a URL ({path}); copy the file to this "
-            "machine first (inspect logs, --format inspect, may be read from any fsspec URL)"
-        )
-
-    if fmt == "inspect":
-        if columns or model or ignore_columns or epoch_base != "1":
-            raise UsageError(
-                "--column, --ignore-column, --model and --epoch-base apply to --format csv "
-                "and --format parquet only"
-            )
-        store = open_store(ctx)
-        report = ingest_inspect(
-            path,
-            store,
-            root=ctx.layout.root,
-            error_threshold=error_threshold,
-            again=again,
-            suite=suite,
-            split=split,
-        )
-    else:
-        mapping: dict[str, str] = {}
-        for pair in columns:
-            target, sep, source = pair.partition("=")
-            if not sep or target not in _CSV_TARGETS or not source:
-                raise UsageError(
-                    f"--column expects TARGET=NAME with TARGET one of {', '.join(_CSV_TARGETS)} "
-                    f"and NAME a column of the file (got {pair!r}), e.g. --column item_id=task_id"
-                )
-            if target in mapping:
-                raise UsageError(f"--column maps {target} twice ({mapping[target]}, {source})")
-            mapping[target] = source
-        options = CsvOptions(
-            columns=mapping,
-            model=model,
-            epoch_base=1 if epoch_base == "1" else 0,
-            error_threshold=error_threshold,
-            ignore=ignore_columns,
-        )
-        store = open_store(ctx)
-        report = ingest_table(
-            Path(path),
-            store,
-            root=ctx.layout.root,
-            options=options,
-            fmt="parquet" if fmt == "parquet" else "csv",
-            again=again,
-            suite=suite,
-            split=split,
-        )
+    request = IngestRequest(
+        path=path,
+        format="inspect" if fmt == "inspect" else ("csv" if fmt == "csv" else "parquet"),
+        columns=column_mapping(columns),
+        ignore_columns=ignore_columns,
+        model=model,
+        epoch_base=1 if epoch_base == "1" else 0,
+        error_threshold=error_threshold,
+        again=again,
+        suite=suite_ref,
+        split="dev" if split is not None else None,
+    )
+    outcome = ingest_results(request, layout=ctx.layout, store=lambda: open_store(ctx))
+    report = outcome.report
     if as_json:
         emit_json(
             {
@@ -980,16 +923,5 @@ def ingest_cmd(
                 f"skipped {s.model} from {s.source}: the same content is already stored as "
                 f"run {', '.join(s.existing_run_ids)} (pass --again to store it anyway)"
             )
-    if report.invalid:
-        listed = "; ".join(
-            f"{r.run_id} ({r.model}: {r.error_rate:.1%} harness errors > {r.error_threshold:.0%})"
-            for r in report.invalid
-        )
-        exit_after_output(
-            InvalidRunError(
-                f"{len(report.invalid)} ingested run(s) are invalid: {listed}. They are stored "
-                "and flagged, and comparisons refuse them. Fix the harness that produced these "
-                "results and ingest its new results, or pass --error-threshold if this share "
-                "of harness errors is acceptable for your purpose"
-            )
-        )
+    if outcome.invalid is not None:
+        exit_after_output(outcome.invalid)

@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     from evalsuite.service._completeness import Completeness, run_completeness
     from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_pct, fmt_signed
     from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
+    from evalsuite.service._ingest import (
+        CSV_TARGETS,
+        IngestOutcome,
+        IngestRequest,
+        column_mapping,
+        ingest_results,
+    )
     from evalsuite.service._payloads import (
         COMPARE_COLUMNS,
         AnalysisOptions,
@@ -86,6 +93,13 @@ else:
                 "run_facts",
                 "score_payload",
             ),
+            "._ingest": (
+                "CSV_TARGETS",
+                "IngestOutcome",
+                "IngestRequest",
+                "column_mapping",
+                "ingest_results",
+            ),
             "._run": (
                 "AdaptiveOptions",
                 "AdaptiveRunner",
@@ -128,6 +142,7 @@ else:
 
 __all__ = [
     "COMPARE_COLUMNS",
+    "CSV_TARGETS",
     "AdaptiveOptions",
     "AdaptiveRunner",
     "AnalysisOptions",
@@ -136,6 +151,8 @@ __all__ = [
     "FaultOptions",
     "GovernanceOptions",
     "HarnessOptions",
+    "IngestOutcome",
+    "IngestRequest",
     "InspectOptions",
     "ModelOptions",
     "PlannedRun",
@@ -150,6 +167,7 @@ __all__ = [
     "audit_fields",
     "audit_view",
     "check_comparable",
+    "column_mapping",
     "compare_payload",
     "comparison_view",
     "execute_run",
@@ -161,6 +179,7 @@ __all__ = [
     "fmt_signed",
     "guard_view",
     "import_local_gates",
+    "ingest_results",
     "is_unfinished",
     "level_text",
     "plan_run",

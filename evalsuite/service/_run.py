@@ -409,7 +409,7 @@ def execute_run(
     *,
     layout: Layout,
     keys: KeySpec,
-    store: Store,
+    store: Store | Callable[[], Store],
     run_adaptive: AdaptiveRunner | None = None,
     hard_stop: Callable[[RunInterrupted], None] | None = None,
     stop_within_s: float | None = None,
@@ -421,7 +421,8 @@ def execute_run(
         layout: The project.
         keys: Where the vault key is (``request.governance.key_file`` is the caller's to
             put in it).
-        store: The results store every attempt goes into.
+        store: The results store every attempt goes into, or a function that opens it:
+            called once the request is checked, so that a refused request makes no store.
         run_adaptive: Runs an adaptive request round by round (required for one).
         hard_stop: Ends the process when inspect does not stop within `stop_within_s`
             seconds of SIGINT or SIGTERM (docs/design/run-limits.md).
@@ -436,6 +437,8 @@ def execute_run(
 
     planned = plan_run(request)
     within = STOP_WITHIN_S if stop_within_s is None else stop_within_s
+    if callable(store):
+        store = store()
     if planned.rule is not None:
         if run_adaptive is None:
             raise UsageError(
