@@ -21,6 +21,12 @@ if TYPE_CHECKING:
     from evalsuite.service._audit import audit_fields
     from evalsuite.service._completeness import Completeness, run_completeness
     from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_pct, fmt_signed
+    from evalsuite.service._freeze import (
+        FreezeOutcome,
+        FreezeRefused,
+        FreezeRequest,
+        freeze_suite,
+    )
     from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
     from evalsuite.service._ingest import (
         CSV_TARGETS,
@@ -93,6 +99,12 @@ else:
                 "run_facts",
                 "score_payload",
             ),
+            "._freeze": (
+                "FreezeOutcome",
+                "FreezeRefused",
+                "FreezeRequest",
+                "freeze_suite",
+            ),
             "._ingest": (
                 "CSV_TARGETS",
                 "IngestOutcome",
@@ -149,6 +161,9 @@ __all__ = [
     "Column",
     "Completeness",
     "FaultOptions",
+    "FreezeOutcome",
+    "FreezeRefused",
+    "FreezeRequest",
     "GovernanceOptions",
     "HarnessOptions",
     "IngestOutcome",
@@ -177,6 +192,7 @@ __all__ = [
     "fmt_counts",
     "fmt_pct",
     "fmt_signed",
+    "freeze_suite",
     "guard_view",
     "import_local_gates",
     "ingest_results",
