@@ -487,7 +487,6 @@ def run_cmd(
     recorded in the run's spec (docs/design/foreign-tasks.md, "Run options"). Task arguments
     are frozen with the suite; -T sets only those a family lists in run_args.
     """
-    from evalsuite.cli._adaptive_cmd import run_adaptive
     from evalsuite.service import RunRequest, execute_run
 
     request = RunRequest(
@@ -512,13 +511,24 @@ def run_cmd(
             layout=ctx.layout,
             keys=ctx.keys(governance.key_file),
             store=lambda: open_store(ctx),  # opened once the request is checked
-            run_adaptive=run_adaptive,
+            run_adaptive=_run_adaptive,
             hard_stop=stop_now,
             stop_within_s=_stop_within(),
         )
     _print_run(ctx, outcome, as_json=as_json)
     if outcome.invalid is not None:
         exit_after_output(outcome.invalid)
+
+
+def _run_adaptive(*args: Any, **kwargs: Any) -> tuple[RunResult, dict[str, Any]]:
+    """The adaptive runner `execute_run` is given (`evalsuite.cli._adaptive_cmd`).
+
+    Imported only when an adaptive run calls it: its statistics import scipy, which a
+    planned run never needs (docs/design/run-speed.md).
+    """
+    from evalsuite.cli._adaptive_cmd import run_adaptive
+
+    return run_adaptive(*args, **kwargs)
 
 
 def _print_run(ctx: Context, outcome: RunOutcome, *, as_json: bool) -> None:
