@@ -7,6 +7,11 @@ Usage::
     view.to_dict()                   # the ``compare --json`` payload, with the headline
 
 See docs/design/result-model.md.
+
+Use cases take a typed request and return a typed outcome; the command line parses argv into
+the request and renders the outcome: `execute_run` (`RunRequest`, one dataclass per group of
+`run`'s options; `plan_run` checks it without running), `ingest_results` (`IngestRequest`),
+`freeze_suite` (`FreezeRequest`; a failing grader audit raises `FreezeRefused`).
 """
 
 from typing import TYPE_CHECKING
