@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
@@ -15,23 +13,15 @@ from evalsuite.cli._common import (
     Context,
     console,
     emit_json,
+    err_console,
     handle_errors,
     json_option,
     key_file_option,
     pass_context,
 )
-from evalsuite.cli._grader_views import (
-    freeze_audit,
-    freeze_audit_payload,
-    print_freeze_audit,
-    refused_freeze,
-)
+from evalsuite.cli._grader_views import print_freeze_audit, refused_freeze
 from evalsuite.cli._paths import PathParam
-from evalsuite.errors import ContaminationError, GraderAuditError, UsageError
 from evalsuite.manifest import frozen_versions, list_suite_names
-
-if TYPE_CHECKING:
-    from evalsuite.manifest import TaskRecords
 
 # `freeze` imports its stage inside the command: `suites` does not need it (start-up,
 # docs/scale.md). `verify` lives in `_verify_cmd`, which imports no rich (docs/design/startup.md).
@@ -109,46 +99,6 @@ def suites_cmd(ctx: Context, as_json: bool) -> None:
         console.print(table)
 
 
-def _check_task_references(ctx: Context, suite: str) -> TaskRecords:
-    """Find every family's task the way `run` will, and read the datasets of item-less ones.
-
-    manifest/ cannot do this itself: it never imports inspect.
-    """
-    from evalsuite.manifest import TASK_REFERENCE_FORMS, load_suite
-    from evalsuite.run import check_family_scoring, load_task_function, suite_task_records
-
-    config = load_suite(ctx.layout, suite)
-    hint = (
-        f"Fix the family's `task` or `task_args` in {config.path_hint} ({TASK_REFERENCE_FORMS}); "
-        "nothing was frozen."
-    )
-    for family in config.families:
-        function = load_task_function(ctx.layout, config.name, family, hint=hint)
-        check_family_scoring(function, family, suite=config.name)
-    return suite_task_records(ctx.layout, config)
-
-
-def _refuse_overlaps(ctx: Context, suite: str, retire: tuple[str, ...]) -> None:
-    """Refuse (exit 4, nothing written) when a new item near-copies a frozen one.
-
-    docs/guard.md, "Before a freeze": whichever split the new item lands in, the pair would
-    put holdout text in public or public text in the holdout.
-    """
-    from evalsuite.guard import new_item_overlaps
-
-    overlaps = new_item_overlaps(ctx.layout, suite, retire=retire)
-    if not overlaps:
-        return
-    shown = "\n".join(f"  {o.describe()}" for o in overlaps[:20])
-    more = f"\n  ... and {len(overlaps) - 20} more" if len(overlaps) > 20 else ""
-    raise ContaminationError(
-        f"{len(overlaps)} new item(s) of {suite} near-copy items an earlier version froze:\n"
-        f"{shown}{more}\nWhichever split a new item lands in, the freeze would put holdout "
-        "text in public or public text in the holdout. Change or drop these items (or "
-        "--retire them), then freeze again; nothing was frozen."
-    )
-
-
 @click.command("freeze")
 @click.argument("suite")
 @click.option("--version", "version", required=True, help="New version, X.Y.Z.")
@@ -204,55 +154,29 @@ def freeze_cmd(
     is given, which the manifest and the changelog record. Each family's tools are hashed
     into the manifest (action space).
     """
-    from evalsuite.manifest import freeze
+    from evalsuite.manifest import parse_flags
+    from evalsuite.service import FreezeRefused, FreezeRequest, freeze_suite
 
-    flagged = None
-    if (retire_flagged is None) != (flag is None):
-        raise UsageError("--retire-flagged FILE and --flag F[,F...] go together")
-    if retire_flagged is not None and flag is not None:
-        from evalsuite.manifest import flagged_retirements, parse_flags
-
-        flagged = flagged_retirements(ctx.layout, suite, retire_flagged, parse_flags(flag))
-        retire = tuple(dict.fromkeys([*retire, *flagged.item_ids]))
-        note = f"{note.strip()}. {flagged.note}" if note and note.strip() else flagged.note
-    task_records = _check_task_references(ctx, suite)
-    _refuse_overlaps(ctx, suite, retire)
-    audit, auditor = freeze_audit(ctx, suite, skip_audit, reason)
+    request = FreezeRequest(
+        suite=suite,
+        version=version,
+        note=note,
+        retire=retire,
+        retire_flagged=retire_flagged,
+        flags=tuple(parse_flags(flag)) if flag is not None else None,
+        skip_audit=skip_audit,
+        reason=reason,
+    )
     try:
-        result = freeze(
-            ctx.layout,
-            suite,
-            version,
-            keys=ctx.keys(key_file),
-            now=datetime.now(UTC),
-            note=note,
-            retire=retire,
-            task_records=task_records,
-            audit=audit,
+        outcome = freeze_suite(
+            request, layout=ctx.layout, keys=ctx.keys(key_file), notify=err_console.print
         )
-    except GraderAuditError as exc:
-        refused_freeze(exc, auditor, as_json)
-    m = result.manifest
-    payload = {
-        "suite": m.suite,
-        "version": m.version,
-        "status": result.status,
-        "bump": result.bump,
-        "manifest_hash": m.manifest_hash,
-        "manifest": str(result.path.relative_to(ctx.layout.root)),
-        "n_dev": len(m.items_by_split("dev")),
-        "n_holdout": len(m.items_by_split("holdout")),
-        "strata": m.strata(),
-        "diff": m.diff.model_dump(),
-        "parent": m.parent.model_dump() if m.parent else None,
-        "removed_from_sources": result.removed_from_sources,
-        "removed_files": result.removed_files,
-        "key": result.key_source,
-        "retired_flagged": flagged.item_ids if flagged is not None else [],
-        "note": m.note,
-    }
-    audit_payload = freeze_audit_payload(m, auditor)
-    payload["audit"] = audit_payload
+    except FreezeRefused as refused:
+        refused_freeze(refused.error, refused.audit, as_json)
+    m = outcome.result.manifest
+    result = outcome.result
+    payload = outcome.to_dict()
+    audit_payload = outcome.audit_dict()
     if as_json:
         emit_json(payload)
         return

@@ -7,6 +7,11 @@ Usage::
     view.to_dict()                   # the ``compare --json`` payload, with the headline
 
 See docs/design/result-model.md.
+
+Use cases take a typed request and return a typed outcome; the command line parses argv into
+the request and renders the outcome: `execute_run` (`RunRequest`, one dataclass per group of
+`run`'s options; `plan_run` checks it without running), `ingest_results` (`IngestRequest`),
+`freeze_suite` (`FreezeRequest`; a failing grader audit raises `FreezeRefused`).
 """
 
 from typing import TYPE_CHECKING
@@ -21,7 +26,20 @@ if TYPE_CHECKING:
     from evalsuite.service._audit import audit_fields
     from evalsuite.service._completeness import Completeness, run_completeness
     from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_pct, fmt_signed
+    from evalsuite.service._freeze import (
+        FreezeOutcome,
+        FreezeRefused,
+        FreezeRequest,
+        freeze_suite,
+    )
     from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
+    from evalsuite.service._ingest import (
+        CSV_TARGETS,
+        IngestOutcome,
+        IngestRequest,
+        column_mapping,
+        ingest_results,
+    )
     from evalsuite.service._payloads import (
         COMPARE_COLUMNS,
         AnalysisOptions,
@@ -29,6 +47,22 @@ if TYPE_CHECKING:
         compare_payload,
         run_facts,
         score_payload,
+    )
+    from evalsuite.service._run import (
+        AdaptiveOptions,
+        AdaptiveRunner,
+        FaultOptions,
+        GovernanceOptions,
+        HarnessOptions,
+        InspectOptions,
+        ModelOptions,
+        PlannedRun,
+        RunOutcome,
+        RunPlan,
+        RunRequest,
+        ShardOptions,
+        execute_run,
+        plan_run,
     )
     from evalsuite.service._stage_views import audit_view, guard_view, validity_view
     from evalsuite.service._views import (
@@ -70,6 +104,35 @@ else:
                 "run_facts",
                 "score_payload",
             ),
+            "._freeze": (
+                "FreezeOutcome",
+                "FreezeRefused",
+                "FreezeRequest",
+                "freeze_suite",
+            ),
+            "._ingest": (
+                "CSV_TARGETS",
+                "IngestOutcome",
+                "IngestRequest",
+                "column_mapping",
+                "ingest_results",
+            ),
+            "._run": (
+                "AdaptiveOptions",
+                "AdaptiveRunner",
+                "FaultOptions",
+                "GovernanceOptions",
+                "HarnessOptions",
+                "InspectOptions",
+                "ModelOptions",
+                "PlannedRun",
+                "RunOutcome",
+                "RunPlan",
+                "RunRequest",
+                "ShardOptions",
+                "execute_run",
+                "plan_run",
+            ),
             "._stage_views": (
                 "audit_view",
                 "guard_view",
@@ -96,28 +159,51 @@ else:
 
 __all__ = [
     "COMPARE_COLUMNS",
+    "CSV_TARGETS",
+    "AdaptiveOptions",
+    "AdaptiveRunner",
     "AnalysisOptions",
     "Column",
     "Completeness",
+    "FaultOptions",
+    "FreezeOutcome",
+    "FreezeRefused",
+    "FreezeRequest",
+    "GovernanceOptions",
+    "HarnessOptions",
+    "IngestOutcome",
+    "IngestRequest",
+    "InspectOptions",
+    "ModelOptions",
+    "PlannedRun",
     "ResultView",
+    "RunOutcome",
+    "RunPlan",
+    "RunRequest",
+    "ShardOptions",
     "TableView",
     "adaptive_file",
     "adaptive_summary",
     "audit_fields",
     "audit_view",
     "check_comparable",
+    "column_mapping",
     "compare_payload",
     "comparison_view",
+    "execute_run",
     "fixed_interval_note",
     "fmt",
     "fmt_ci",
     "fmt_counts",
     "fmt_pct",
     "fmt_signed",
+    "freeze_suite",
     "guard_view",
     "import_local_gates",
+    "ingest_results",
     "is_unfinished",
     "level_text",
+    "plan_run",
     "record_gate",
     "recorded_gate",
     "run_completeness",
