@@ -20,7 +20,14 @@ if TYPE_CHECKING:
     )
     from evalsuite.service._audit import audit_fields
     from evalsuite.service._completeness import Completeness, run_completeness
-    from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_pct, fmt_signed
+    from evalsuite.service._format import (
+        fmt,
+        fmt_ci,
+        fmt_counts,
+        fmt_pct,
+        fmt_signed,
+        fmt_time,
+    )
     from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
     from evalsuite.service._payloads import (
         COMPARE_COLUMNS,
@@ -29,6 +36,13 @@ if TYPE_CHECKING:
         compare_payload,
         run_facts,
         score_payload,
+    )
+    from evalsuite.service._scorecard import (
+        Badge,
+        Scorecard,
+        ScorecardRow,
+        ScorecardRun,
+        scorecard,
     )
     from evalsuite.service._stage_views import audit_view, guard_view, validity_view
     from evalsuite.service._views import (
@@ -70,6 +84,13 @@ else:
                 "run_facts",
                 "score_payload",
             ),
+            "._scorecard": (
+                "Badge",
+                "Scorecard",
+                "ScorecardRow",
+                "ScorecardRun",
+                "scorecard",
+            ),
             "._stage_views": (
                 "audit_view",
                 "guard_view",
@@ -90,6 +111,7 @@ else:
                 "fmt",
                 "fmt_ci",
                 "fmt_pct",
+                "fmt_time",
             ),
         },
     )
@@ -97,9 +119,13 @@ else:
 __all__ = [
     "COMPARE_COLUMNS",
     "AnalysisOptions",
+    "Badge",
     "Column",
     "Completeness",
     "ResultView",
+    "Scorecard",
+    "ScorecardRow",
+    "ScorecardRun",
     "TableView",
     "adaptive_file",
     "adaptive_summary",
@@ -114,6 +140,7 @@ __all__ = [
     "fmt_counts",
     "fmt_pct",
     "fmt_signed",
+    "fmt_time",
     "guard_view",
     "import_local_gates",
     "is_unfinished",
@@ -125,5 +152,6 @@ __all__ = [
     "run_label",
     "score_payload",
     "score_view",
+    "scorecard",
     "validity_view",
 ]
