@@ -2,19 +2,24 @@
 
 Reading order: alerts, the title, the headline, the gate, the tables (essential columns only
 unless ``--wide``, so they fit 100 columns), further facts, then the caveats, once each.
+A comparison is led by its scorecard row (`print_scorecard`), the report's first screen.
 """
 
 from __future__ import annotations
 
 import click
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from evalsuite._core.display import printable
-from evalsuite.service import ResultView, TableView
+from evalsuite.service import Badge, ResultView, Scorecard, TableView
 
-__all__ = ["print_table_view", "print_view", "wide_option"]
+__all__ = ["print_scorecard", "print_table_view", "print_view", "wide_option"]
+
+BADGE_STYLES = {"good": "bold green", "bad": "bold red", "warn": "bold yellow", "neutral": "dim"}
+"""How a scorecard badge's tone is shown in a terminal."""
 
 wide_option = click.option(
     "--wide",
@@ -54,3 +59,56 @@ def print_view(out: Console, view: ResultView, *, wide: bool = False) -> None:
         out.print(Text("caveats:", style="bold"))
         for caveat in view.caveats:
             out.print(Text(printable(f"- {caveat}", keep_lines=True)))
+
+
+def _badge(badge: Badge) -> Text:
+    return Text(printable(badge.label), style=BADGE_STYLES.get(badge.tone, ""))
+
+
+def print_scorecard(out: Console, card: Scorecard) -> None:
+    """The scorecard as a table, one row per comparison, badges coloured by tone.
+
+    The same rows as the report's first screen (`evalsuite.service.scorecard`), within 100
+    columns: the difference above its interval, names folded rather than cut. Nothing is
+    printed when there is no comparison. Plain text: a model name is never read as markup.
+    """
+    if not card.rows:
+        return
+    table = Table(
+        title="scorecard",
+        title_justify="left",
+        title_style="bold",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    # a run's name is read whole (up to 22 characters); the suite wraps at its spaces
+    names = max(len(r.label) for row in card.rows for r in (row.baseline, row.candidate))
+    suite = max(len(word) for row in card.rows for word in row.suite.split())
+    for i, column in enumerate(card.columns):
+        table.add_column(
+            column.name,
+            justify="right" if column.numeric else "left",
+            overflow="fold",
+            no_wrap=i >= 3,  # the difference and the badges keep their lines whole
+            min_width=min(names, 22) if i in (1, 2) else None,
+            max_width=max(suite, 10) if i == 0 else None,
+        )
+    for row in card.rows:
+        weighted = " weighted" if row.basis == "deployment-weighted" else ""
+        difference = (
+            row.difference
+            if row.difference_text == row.difference
+            else f"{row.difference}{weighted}\n{row.interval}"
+        )
+        table.add_row(
+            Text(printable(row.suite)),
+            Text(printable(row.baseline.label)),
+            Text(printable(row.candidate.label)),
+            Text(printable(difference, keep_lines=True)),
+            _badge(row.gate),
+            _badge(row.validity),
+            _badge(row.audit),
+        )
+    out.print(table, width=min(out.width, 100))
