@@ -65,12 +65,81 @@ def _badge(badge: Badge) -> Text:
     return Text(printable(badge.label), style=BADGE_STYLES.get(badge.tone, ""))
 
 
+SCORECARD_WIDTH = 100
+"""The scorecard keeps to 100 columns, as every table does without ``--wide``."""
+
+
+def _scorecard_cells(card: Scorecard) -> list[tuple[str, ...]]:
+    """Each row's cells as text; the difference above its interval (two short lines)."""
+    rows = []
+    for row in card.rows:
+        weighted = " weighted" if row.basis == "deployment-weighted" else ""
+        difference = (
+            row.difference
+            if row.difference_text == row.difference
+            else f"{row.difference}{weighted}\n{row.interval}"
+        )
+        rows.append(
+            (
+                row.suite,
+                row.baseline.label,
+                row.candidate.label,
+                difference,
+                row.gate.label,
+                row.validity.label,
+                row.audit.label,
+            )
+        )
+    return rows
+
+
+def _widths(cells: list[tuple[str, ...]], headers: list[str]) -> list[int]:
+    """Each column's width, so that the scorecard fits `SCORECARD_WIDTH` columns.
+
+    A column starts at its widest line, its header's included. While the table is too wide,
+    the widest column that can still wrap at a space gives one column (the suite and the
+    badges before the difference and the names; a header wraps at its spaces too). Only when
+    every cell is down to its longest word do the names, then the suite, fold inside a word
+    (never cut).
+    """
+    n = len(headers)
+    natural = [
+        max(
+            max(len(line) for row in cells for line in row[i].splitlines() or [""]),
+            len(headers[i]),
+        )
+        for i in range(n)
+    ]
+    least = [
+        min(natural[i], max(len(word) for row in cells for word in row[i].split() or [""]))
+        for i in range(n)
+    ]
+    least = [max(w, max(len(word) for word in headers[i].split())) for i, w in enumerate(least)]
+    # the difference's two lines stay whole (its header may wrap)
+    least[3] = max(len(line) for row in cells for line in row[3].splitlines() or [""])
+    budget = SCORECARD_WIDTH - 2 * (n - 1)  # two spaces between two columns
+    widths = list(natural)
+    order = [0, 4, 5, 6, 3, 1, 2]  # who gives first, among columns equally wide
+    while sum(widths) > budget:
+        can = [i for i in order if widths[i] > least[i]]
+        if not can:
+            break
+        widths[max(can, key=lambda i: widths[i])] -= 1
+    while sum(widths) > budget:  # still too wide: fold the names, then the suite, in a word
+        can = [i for i in (1, 2) if widths[i] > 8] or [i for i in (0,) if widths[i] > 8]
+        if not can:
+            break
+        widths[max(can, key=lambda i: widths[i])] -= 1
+    return widths
+
+
 def print_scorecard(out: Console, card: Scorecard) -> None:
     """The scorecard as a table, one row per comparison, badges coloured by tone.
 
     The same rows as the report's first screen (`evalsuite.service.scorecard`), within 100
-    columns: the difference above its interval, names folded rather than cut. Nothing is
-    printed when there is no comparison. Plain text: a model name is never read as markup.
+    columns: the difference above its interval, cells wrapped at their spaces (a word longer
+    than its column is folded, never cut). Nothing is printed when there is no comparison.
+    Plain text: a model name is never read as markup.
     """
     if not card.rows:
         return
@@ -83,32 +152,22 @@ def print_scorecard(out: Console, card: Scorecard) -> None:
         pad_edge=False,
         collapse_padding=True,
     )
-    # a run's name is read whole (up to 22 characters); the suite wraps at its spaces
-    names = max(len(r.label) for row in card.rows for r in (row.baseline, row.candidate))
-    suite = max(len(word) for row in card.rows for word in row.suite.split())
-    for i, column in enumerate(card.columns):
+    cells = _scorecard_cells(card)
+    widths = _widths(cells, [c.name for c in card.columns])
+    for column, width in zip(card.columns, widths, strict=True):
         table.add_column(
             column.name,
             justify="right" if column.numeric else "left",
             overflow="fold",
-            no_wrap=i >= 3,  # the difference and the badges keep their lines whole
-            min_width=min(names, 22) if i in (1, 2) else None,
-            max_width=max(suite, 10) if i == 0 else None,
+            width=width,
         )
-    for row in card.rows:
-        weighted = " weighted" if row.basis == "deployment-weighted" else ""
-        difference = (
-            row.difference
-            if row.difference_text == row.difference
-            else f"{row.difference}{weighted}\n{row.interval}"
-        )
+    badges = [(r.gate, r.validity, r.audit) for r in card.rows]
+    for row, (gate, validity, audit) in zip(cells, badges, strict=True):
         table.add_row(
-            Text(printable(row.suite)),
-            Text(printable(row.baseline.label)),
-            Text(printable(row.candidate.label)),
-            Text(printable(difference, keep_lines=True)),
-            _badge(row.gate),
-            _badge(row.validity),
-            _badge(row.audit),
+            *(Text(printable(cell, keep_lines=True)) for cell in row[:4]),
+            _badge(gate),
+            _badge(validity),
+            _badge(audit),
         )
-    out.print(table, width=min(out.width, 100))
+    out.print(table, width=min(out.width, SCORECARD_WIDTH))
+    out.print()  # a blank line between the scorecard and what follows
