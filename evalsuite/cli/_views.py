@@ -71,7 +71,7 @@ SCORECARD_WIDTH = 100
 
 def _scorecard_cells(card: Scorecard) -> list[tuple[str, ...]]:
     """Each row's cells as text; the difference above its interval (two short lines)."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for row in card.rows:
         weighted = " weighted" if row.basis == "deployment-weighted" else ""
         difference = (
