@@ -97,10 +97,9 @@ def _widths(cells: list[tuple[str, ...]], headers: list[str]) -> list[int]:
     """Each column's width, so that the scorecard fits `SCORECARD_WIDTH` columns.
 
     A column starts at its widest line, its header's included. While the table is too wide,
-    the widest column that can still wrap at a space gives one column (the suite and the
-    badges before the difference and the names; a header wraps at its spaces too). Only when
-    every cell is down to its longest word do the names, then the suite, fold inside a word
-    (never cut).
+    columns give, down to their longest word, in this order: the suite, the badges, the
+    difference's header, the names (a cell wraps at its spaces). Only when every cell is down
+    to its longest word do the names, then the suite, fold inside a word (never cut).
     """
     n = len(headers)
     natural = [
@@ -119,12 +118,9 @@ def _widths(cells: list[tuple[str, ...]], headers: list[str]) -> list[int]:
     least[3] = max(len(line) for row in cells for line in row[3].splitlines() or [""])
     budget = SCORECARD_WIDTH - 2 * (n - 1)  # two spaces between two columns
     widths = list(natural)
-    order = [0, 4, 5, 6, 3, 1, 2]  # who gives first, among columns equally wide
-    while sum(widths) > budget:
-        can = [i for i in order if widths[i] > least[i]]
-        if not can:
-            break
-        widths[max(can, key=lambda i: widths[i])] -= 1
+    for i in (0, 4, 5, 6, 3, 1, 2):  # who gives first: the suite, the badges, the header
+        while sum(widths) > budget and widths[i] > least[i]:
+            widths[i] -= 1
     while sum(widths) > budget:  # still too wide: fold the names, then the suite, in a word
         can = [i for i in (1, 2) if widths[i] > 8] or [i for i in (0,) if widths[i] > 8]
         if not can:
