@@ -228,7 +228,7 @@ class _Comparison:
     skipped: str | None = None
 
 
-def _number(value: Any) -> float | None:
+def _finite(value: Any) -> float | None:
     return float(value) if is_number(value) else None
 
 
@@ -287,11 +287,11 @@ def _read_comparison(payload: Mapping[str, Any]) -> _Comparison:
         candidate=run("candidate"),
         suite=_suite_ref(payload["runs"]["candidate"]),
         level=float(payload.get("level", 0.95)),
-        diff=_number(diff),
+        diff=_finite(diff),
         ci=_interval(ci),
         basis=basis,
         gate_status=gate.get("status") if gate else None,
-        gate_margin=_number(gate.get("margin")) if gate else None,
+        gate_margin=_finite(gate.get("margin")) if gate else None,
         weighted_gate_status=weighted_gate.get("status") if weighted_gate else None,
         headline=headline,
         gate_line=str(gate_line) if gate_line else None,
