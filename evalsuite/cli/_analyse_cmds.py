@@ -18,7 +18,7 @@ from evalsuite.cli._common import (
     seed_option,
 )
 from evalsuite.cli._run_cmds import open_store
-from evalsuite.cli._views import print_view, wide_option
+from evalsuite.cli._views import print_scorecard, print_view, wide_option
 from evalsuite.errors import GateFailedError, UsageError
 from evalsuite.service import (
     AnalysisOptions,
@@ -28,6 +28,7 @@ from evalsuite.service import (
     record_gate,
     score_payload,
     score_view,
+    scorecard,
 )
 
 __all__ = ["compare_cmd", "score_cmd"]
@@ -194,6 +195,7 @@ def compare_cmd(
     if as_json:
         emit_json(view.to_dict())
     else:
+        print_scorecard(console, scorecard([view.to_dict()]))  # the answer at a glance first
         print_view(console, view, wide=wide)
     if payload.get("gate") and not payload["gate"]["passed"]:
         exit_after_output(

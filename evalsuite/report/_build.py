@@ -34,10 +34,12 @@ from evalsuite.service import (
     AnalysisOptions,
     compare_payload,
     comparison_view,
+    fmt_time,
     is_unfinished,
     recorded_gate,
     score_payload,
     score_view,
+    scorecard,
 )
 from evalsuite.store import Store
 
@@ -251,7 +253,7 @@ def _comparisons(
             continue
         if payload.get("gate"):
             payload["gate"]["source"] = (
-                f"asked in compare at {recorded['asked_at']}"
+                f"asked in compare at {fmt_time(recorded['asked_at'])}"
                 if recorded is not None
                 else "asked in report --margin"
             )
@@ -384,6 +386,8 @@ def build_report(
         "validity": validity,
         "notes": notes,
         "summary": headlines,
+        # the first screen: one row per comparison (docs/design/result-model.md)
+        "scorecard": scorecard(comparisons).to_dict(),
     }
     figures = {
         "strata": to_svg(strata_forest(runs), "Score per stratum with confidence intervals"),

@@ -17,6 +17,7 @@ from evalsuite.report._build import ReportData
 from evalsuite.report._items import md_items
 from evalsuite.service import (
     ResultView,
+    Scorecard,
     TableView,
     comparison_view,
     fixed_interval_note,
@@ -25,8 +26,10 @@ from evalsuite.service import (
     fmt_counts,
     fmt_pct,
     fmt_signed,
+    fmt_time,
     is_unfinished,
     level_text,
+    scorecard,
     validity_view,
 )
 
@@ -51,6 +54,7 @@ def _environment() -> jinja2.Environment:
     env.filters["fmt"] = fmt
     env.filters["pct"] = fmt_pct
     env.filters["ci"] = fmt_ci
+    env.filters["time"] = fmt_time
     return env
 
 
@@ -127,6 +131,11 @@ def _views(payload: dict[str, Any]) -> list[ResultView | None]:
     return [None if "skipped" in c else comparison_view(c) for c in payload["comparisons"]]
 
 
+def _scorecard(payload: dict[str, Any]) -> Scorecard:
+    """The report's scorecard, from the comparisons it holds (`evalsuite.service.scorecard`)."""
+    return scorecard(payload["comparisons"])
+
+
 def _run_diffs(payload: dict[str, Any]) -> dict[str, str]:
     """Candidate run id -> its unweighted difference from its baseline, with the baseline."""
     out = {}
@@ -143,6 +152,7 @@ def render_html(report: ReportData) -> str:
     template = _environment().get_template("report.html.j2")
     return template.render(
         p=report.payload,
+        card=_scorecard(report.payload),
         views=_views(report.payload),
         run_diffs=_run_diffs(report.payload),
         validity_views=[validity_view(v) for v in report.payload.get("validity") or []],
@@ -395,9 +405,27 @@ def render_view_html(view: ResultView) -> str:
     return template.render(view=view)
 
 
+def _md_scorecard(card: Scorecard) -> list[str]:
+    """The scorecard as a Markdown table (a badge is its label; a bad one in bold)."""
+    if not card.rows:
+        return []
+    table = card.table()
+    bold = [
+        tuple(
+            f"**{cell}**" if badge is not None and badge.tone == "bad" else cell
+            for cell, badge in zip(
+                row, (None, None, None, None, r.gate, r.validity, r.audit), strict=True
+            )
+        )
+        for row, r in zip(table.rows, card.rows, strict=True)
+    ]
+    return _md_table([c.name for c in table.columns], bold)
+
+
 def _md_answer(p: dict[str, Any], figure_files: dict[str, str]) -> list[str]:
-    """The first screen: one sentence per comparison, its gate, its forest plot."""
+    """The first screen: the scorecard, then per comparison its sentence, gate and plot."""
     lines = ["## Answer", ""]
+    lines += _md_scorecard(_scorecard(p))
     if not p["comparisons"]:
         lines += [f"**{s}**" for s in p["summary"]]
         return [*lines, "", "Gate: none (a gate needs two runs of one suite).", ""]
@@ -405,7 +433,7 @@ def _md_answer(p: dict[str, Any], figure_files: dict[str, str]) -> list[str]:
         if "skipped" in c:
             lines += [f"- {c['candidate']} vs {c['baseline']}: not compared ({c['skipped']})", ""]
             continue
-        lines += [f"**{c['headline']}**", ""]
+        lines += [c["headline"], ""]
         lines += [
             f"Gate: {c['gate_line']}."
             if c.get("gate_line")
@@ -434,7 +462,7 @@ def _md_provenance(r: dict[str, Any]) -> list[str]:
             else f"; epochs {r['epochs']}"
         )
         + f"; seed {fmt(r['seed'])}",
-        f"- started {r['started_at']}, finished {r['finished_at'] or 'n/a'}",
+        f"- started {fmt_time(r['started_at'])}, finished {fmt_time(r['finished_at'])}",
         "",
     ]
 
@@ -466,7 +494,7 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
     lines = [
         f"# {_title(p)}",
         "",
-        f"Generated {p['generated_at']} by evalsuite "
+        f"Generated {fmt_time(p['generated_at'])} by evalsuite "
         f"{p['evalsuite_version']}; {level} intervals; analysis seed {p['analysis_seed']}.",
         "",
     ]

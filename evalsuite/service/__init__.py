@@ -25,7 +25,14 @@ if TYPE_CHECKING:
     )
     from evalsuite.service._audit import audit_fields
     from evalsuite.service._completeness import Completeness, run_completeness
-    from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_pct, fmt_signed
+    from evalsuite.service._format import (
+        fmt,
+        fmt_ci,
+        fmt_counts,
+        fmt_pct,
+        fmt_signed,
+        fmt_time,
+    )
     from evalsuite.service._freeze import (
         FreezeOutcome,
         FreezeRefused,
@@ -63,6 +70,13 @@ if TYPE_CHECKING:
         ShardOptions,
         execute_run,
         plan_run,
+    )
+    from evalsuite.service._scorecard import (
+        Badge,
+        Scorecard,
+        ScorecardRow,
+        ScorecardRun,
+        scorecard,
     )
     from evalsuite.service._stage_views import audit_view, guard_view, validity_view
     from evalsuite.service._views import (
@@ -133,6 +147,13 @@ else:
                 "execute_run",
                 "plan_run",
             ),
+            "._scorecard": (
+                "Badge",
+                "Scorecard",
+                "ScorecardRow",
+                "ScorecardRun",
+                "scorecard",
+            ),
             "._stage_views": (
                 "audit_view",
                 "guard_view",
@@ -153,6 +174,7 @@ else:
                 "fmt",
                 "fmt_ci",
                 "fmt_pct",
+                "fmt_time",
             ),
         },
     )
@@ -163,6 +185,7 @@ __all__ = [
     "AdaptiveOptions",
     "AdaptiveRunner",
     "AnalysisOptions",
+    "Badge",
     "Column",
     "Completeness",
     "FaultOptions",
@@ -180,6 +203,9 @@ __all__ = [
     "RunOutcome",
     "RunPlan",
     "RunRequest",
+    "Scorecard",
+    "ScorecardRow",
+    "ScorecardRun",
     "ShardOptions",
     "TableView",
     "adaptive_file",
@@ -197,6 +223,7 @@ __all__ = [
     "fmt_counts",
     "fmt_pct",
     "fmt_signed",
+    "fmt_time",
     "freeze_suite",
     "guard_view",
     "import_local_gates",
@@ -211,5 +238,6 @@ __all__ = [
     "run_label",
     "score_payload",
     "score_view",
+    "scorecard",
     "validity_view",
 ]
