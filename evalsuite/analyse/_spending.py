@@ -25,7 +25,6 @@ boundaries with the published tables and with a Monte-Carlo check of the alpha t
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -51,7 +50,7 @@ _GRID = 801
 """Points of the integration grid over each look's continuation region."""
 
 
-def _check_times(times: Sequence[float]) -> npt.NDArray[np.float64]:
+def _check_times(times: npt.ArrayLike) -> npt.NDArray[np.float64]:
     t = np.asarray(times, dtype=float)
     if t.ndim != 1 or t.size == 0:
         raise UsageError("group-sequential boundaries need at least one look")
@@ -120,7 +119,7 @@ class _Recursion:
 
 
 def gs_boundaries(
-    times: Sequence[float], alpha: float = 0.05, shape: Shape = "obrien_fleming"
+    times: npt.ArrayLike, alpha: float = 0.05, shape: Shape = "obrien_fleming"
 ) -> npt.NDArray[np.float64]:
     """Two-sided Z boundaries ``c_1..c_K`` spending alpha by the Lan-DeMets `shape`.
 
@@ -155,7 +154,7 @@ def gs_boundaries(
 
 
 def crossing_probability(
-    boundaries: Sequence[float], times: Sequence[float], drift: float = 0.0
+    boundaries: npt.ArrayLike, times: npt.ArrayLike, drift: float = 0.0
 ) -> float:
     """P(|Z_k| >= c_k at some look) when ``E[S_k] = drift * t_k`` (0: the alpha spent).
 
