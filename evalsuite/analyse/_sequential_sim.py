@@ -109,6 +109,15 @@ class ComparisonOutcome:
     budget: int
     truth: float
     """The true mean difference of the suite's items."""
+    look: int
+    """The look the sequential run stopped at (1-based)."""
+    looks: int
+    """The looks its design plans."""
+
+    @property
+    def interim(self) -> bool:
+        """The sequential run stopped at a look before the last."""
+        return self.look < self.looks
 
     @property
     def early(self) -> bool:
@@ -156,4 +165,7 @@ def simulate_comparison(
             used[item] += k
         seq.observe(scores)
     truth = float(np.mean(suite.p + lift * (1 - suite.p) - suite.p))
-    return ComparisonOutcome(fixed, str(seq.verdict), seq.calls, seq.budget, truth)
+    planned = int(design.look_sizes(n).size)
+    return ComparisonOutcome(
+        fixed, str(seq.verdict), seq.calls, seq.budget, truth, len(seq.looks), planned
+    )
