@@ -2,8 +2,9 @@
 
 Usage::
 
-    payload = compare_payload(store, baseline, candidate, AnalysisOptions(), layout=layout)
-    view = comparison_view(payload)  # rendered by the CLI, Markdown and HTML alike
+    result = compare(store, baseline, candidate, AnalysisOptions(), layout=layout)
+    result.diff, result.ci           # a typed result (ComparisonResult; score: ScoreResult)
+    view = comparison_view(result)   # rendered by the CLI, Markdown and HTML alike
     view.to_dict()                   # the ``compare --json`` payload, with the headline
 
 See docs/design/result-model.md.
@@ -19,6 +20,12 @@ if TYPE_CHECKING:
         level_text,
     )
     from evalsuite.service._audit import audit_fields
+    from evalsuite.service._compare import (
+        CommonItems,
+        ComparisonResult,
+        compare,
+        compare_payload,
+    )
     from evalsuite.service._completeness import Completeness, run_completeness
     from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_pct, fmt_signed
     from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
@@ -26,10 +33,10 @@ if TYPE_CHECKING:
         COMPARE_COLUMNS,
         AnalysisOptions,
         check_comparable,
-        compare_payload,
         run_facts,
-        score_payload,
     )
+    from evalsuite.service._results import AuditInfo, RunFacts
+    from evalsuite.service._score import ScoreResult, score, score_payload
     from evalsuite.service._stage_views import audit_view, guard_view, validity_view
     from evalsuite.service._views import (
         Column,
@@ -66,10 +73,11 @@ else:
                 "COMPARE_COLUMNS",
                 "AnalysisOptions",
                 "check_comparable",
-                "compare_payload",
                 "run_facts",
-                "score_payload",
             ),
+            "._compare": ("CommonItems", "ComparisonResult", "compare", "compare_payload"),
+            "._results": ("AuditInfo", "RunFacts"),
+            "._score": ("ScoreResult", "score", "score_payload"),
             "._stage_views": (
                 "audit_view",
                 "guard_view",
@@ -97,15 +105,21 @@ else:
 __all__ = [
     "COMPARE_COLUMNS",
     "AnalysisOptions",
+    "AuditInfo",
     "Column",
+    "CommonItems",
+    "ComparisonResult",
     "Completeness",
     "ResultView",
+    "RunFacts",
+    "ScoreResult",
     "TableView",
     "adaptive_file",
     "adaptive_summary",
     "audit_fields",
     "audit_view",
     "check_comparable",
+    "compare",
     "compare_payload",
     "comparison_view",
     "fixed_interval_note",
@@ -123,6 +137,7 @@ __all__ = [
     "run_completeness",
     "run_facts",
     "run_label",
+    "score",
     "score_payload",
     "score_view",
     "validity_view",

@@ -4,6 +4,7 @@ import json
 import re
 from html import unescape
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -251,22 +252,25 @@ def test_each_run_is_compared_with_its_own_suites_first_run(monkeypatch) -> None
 
     def fake_compare(store, baseline, candidate, options, **kwargs):  # type: ignore[no-untyped-def]
         pairs.append((baseline, candidate))
-        return {"baseline": baseline, "candidate": candidate}
+        return SimpleNamespace(baseline=baseline, candidate=candidate, gate=None)
 
-    monkeypatch.setattr(_build, "compare_payload", fake_compare)
+    monkeypatch.setattr(_build, "compare", fake_compare)
     runs = [
-        {"run_id": "s-base", "suite": "support", "version": "2.0.0"},
-        {"run_id": "r-base", "suite": "repair", "version": "1.0.0"},
-        {"run_id": "s-new", "suite": "support", "version": "2.0.0"},
-        {"run_id": "r-new", "suite": "repair", "version": "1.0.0"},
-        {"run_id": "ingested", "suite": None, "version": None},
+        SimpleNamespace(run_id=run_id, run=SimpleNamespace(suite=suite))
+        for run_id, suite in (
+            ("s-base", "support"),
+            ("r-base", "repair"),
+            ("s-new", "support"),
+            ("r-new", "repair"),
+            ("ingested", None),
+        )
     ]
     out = _build._comparisons(
         None,  # type: ignore[arg-type]
-        runs,
+        runs,  # type: ignore[arg-type]
         _build.AnalysisOptions(),
         layout=None,  # type: ignore[arg-type]
         allow_partial=False,
     )
     assert pairs == [("s-base", "s-new"), ("r-base", "r-new"), ("s-base", "ingested")]
-    assert [c["candidate"] for c in out] == ["s-new", "r-new", "ingested"]
+    assert [c.candidate for c in out] == ["s-new", "r-new", "ingested"]
