@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         check_comparable,
         run_facts,
     )
+    from evalsuite.service._project import Project, open_project
     from evalsuite.service._results import AuditInfo, RunFacts
     from evalsuite.service._score import ScoreResult, score, score_payload
     from evalsuite.service._stage_views import audit_view, guard_view, validity_view
@@ -58,6 +59,7 @@ else:
                 "adaptive_summary",
                 "fixed_interval_note",
                 "level_text",
+                "open_project",
             ),
             "._audit": ("audit_fields",),
             "._completeness": (
@@ -76,6 +78,7 @@ else:
                 "run_facts",
             ),
             "._compare": ("CommonItems", "ComparisonResult", "compare", "compare_payload"),
+            "._project": ("Project", "open_project"),
             "._results": ("AuditInfo", "RunFacts"),
             "._score": ("ScoreResult", "score", "score_payload"),
             "._stage_views": (
@@ -110,6 +113,7 @@ __all__ = [
     "CommonItems",
     "ComparisonResult",
     "Completeness",
+    "Project",
     "ResultView",
     "RunFacts",
     "ScoreResult",
@@ -132,6 +136,7 @@ __all__ = [
     "import_local_gates",
     "is_unfinished",
     "level_text",
+    "open_project",
     "record_gate",
     "recorded_gate",
     "run_completeness",
