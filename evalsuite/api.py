@@ -8,7 +8,7 @@ prints `score_view` of the very `ScoreResult` that `score(RUN)` returns; ``--jso
 
     es.score("RUN").mean                       # 0.823
     c = es.compare("BASELINE", "CANDIDATE", margin=0.02)
-    c.diff, c.ci, c.verdict, c.gate.status     # +0.224, (0.133, 0.314), ...
+    c.diff, c.interval, c.verdict, c.gate.status     # +0.224, (0.133, 0.314), ...
     es.make_report(["BASELINE", "CANDIDATE"], out="reports/rc1")
 
 The project is found as the command finds it: `root` (the command's ``--root``), else the
@@ -84,7 +84,7 @@ def score(
         model_corr: Assumed true-score correlation of a second model, for the pilot MDE.
 
     Returns:
-        The `ScoreResult` the command renders: ``.mean``, ``.ci``, ``.weighted_mean``,
+        The `ScoreResult` the command renders: ``.mean``, ``.interval``, ``.weighted_mean``,
         ``.valid``, ``.estimates`` (strata, pass@k, reliability), ``.harness``, ``.notes``;
         ``.to_dict()`` is ``score --json`` without the view's sentences.
 
@@ -128,7 +128,7 @@ def compare(  # noqa: PLR0913 - the options of `evalsuite compare`, one each
             required.
 
     Returns:
-        The `ComparisonResult` the command renders: ``.diff``, ``.ci``, ``.p_value``,
+        The `ComparisonResult` the command renders: ``.diff``, ``.interval``, ``.p_value``,
         ``.verdict``, ``.gate``, ``.weighted``, ``.comparison`` (strata, MDE), ``.notes``.
 
     Raises:

@@ -55,7 +55,7 @@ def test_score_is_the_result_the_command_renders(reported: Reported) -> None:
     assert _json(score_view(result).to_dict()) == cli
     assert _json(result.to_dict()) == {k: v for k, v in cli.items() if k not in VIEW_FIELDS}
     assert result.mean == cli["overall"]["mean"]
-    assert list(result.ci) == cli["overall"]["ci"]
+    assert list(result.interval) == cli["overall"]["ci"]
     assert (result.run_id, result.model, result.valid) == (cli["run_id"], cli["model"], True)
     # a unique prefix of the id is enough, as for the command
     prefix = reported.candidate[:-1]
@@ -84,7 +84,7 @@ def test_compare_is_the_result_the_command_renders(reported: Reported) -> None:
     cli = json_out(project.invoke("compare", reported.baseline, reported.candidate, "--json"))
     assert _json(comparison_view(result).to_dict()) == cli
     assert (result.baseline, result.candidate) == (reported.baseline, reported.candidate)
-    assert result.diff == cli["diff"] and list(result.ci) == cli["ci"]
+    assert result.diff == cli["diff"] and list(result.interval) == cli["ci"]
     assert result.verdict == cli["verdict"] and result.gate is None
     # a gate: judged, not recorded in the store (the command records the one it is asked)
     gated = es.compare(reported.baseline, reported.candidate, root=project.root, margin=0.05)

@@ -3,7 +3,7 @@
 Usage::
 
     result = compare(store, baseline, candidate, AnalysisOptions(), layout=layout)
-    result.diff, result.ci           # a typed result (ComparisonResult; score: ScoreResult)
+    result.diff, result.interval          # a typed result (ComparisonResult; score: ScoreResult)
     view = comparison_view(result)   # rendered by the CLI, Markdown and HTML alike
     view.to_dict()                   # the ``compare --json`` payload, with the headline
 

@@ -152,7 +152,7 @@ class ComparisonResult:
         return self.comparison.diff
 
     @property
-    def ci(self) -> tuple[float, float]:
+    def interval(self) -> tuple[float, float]:
         """The t interval of `diff` at `level` (NaN ends when undefined)."""
         ci = self.comparison.test.ci
         return (ci.low, ci.high)

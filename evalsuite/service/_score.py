@@ -104,7 +104,7 @@ class ScoreResult:
         return self.estimates.overall.mean
 
     @property
-    def ci(self) -> tuple[float, float]:
+    def interval(self) -> tuple[float, float]:
         """The interval of `mean` at `level` (NaN ends when undefined)."""
         ci = self.estimates.overall.ci
         return (ci.low, ci.high)
