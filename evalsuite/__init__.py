@@ -55,22 +55,23 @@ if TYPE_CHECKING:
         score,
     )
 else:
-    from evalsuite._core.lazy import lazy_exports
-
-    # the version is read from the installed package's metadata on first use, not at
-    # import: importlib.metadata costs every command's start-up (docs/scale.md)
-    __getattr__, __dir__ = lazy_exports(
-        __name__,
-        {
-            "._core.version": ("__version__",),
-            ".api": (
-                "ComparisonResult",
-                "Project",
-                "ScoreResult",
-                "compare",
-                "make_report",
-                "open_project",
-                "score",
-            ),
-        },
+    # each name is imported on first use (PEP 562), not at import: the API loads the
+    # analyses, and importlib.metadata (the version) costs every command's start-up
+    # (docs/scale.md). Not `evalsuite._core.lazy`: `evalsuite._core`'s own imports would
+    # make ``import evalsuite`` three times slower.
+    _WHERE = {"__version__": "evalsuite._core.version"} | dict.fromkeys(
+        (n for n in __all__ if n != "__version__"), "evalsuite.api"
     )
+
+    def __getattr__(name: str) -> object:
+        module = _WHERE.get(name)
+        if module is None:
+            raise AttributeError(f"module 'evalsuite' has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(_WHERE))
