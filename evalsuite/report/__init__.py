@@ -53,10 +53,9 @@ else:
             "evalsuite.service._payloads": (
                 "AnalysisOptions",
                 "check_comparable",
-                "compare_payload",
                 "run_facts",
-                "score_payload",
             ),
+            "evalsuite.service": ("compare_payload", "score_payload"),
             "._render": (
                 "render_html",
                 "render_markdown",

@@ -12,8 +12,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from evalsuite import __version__
 from evalsuite._core.layout import Layout
+from evalsuite._core.version import __version__
 from evalsuite.analyse import ItemTable, item_table
 from evalsuite.errors import EvalsuiteError, UsageError
 from evalsuite.manifest import load_manifest
@@ -32,28 +32,49 @@ from evalsuite.report._items import item_figures, items_sections
 from evalsuite.report._validity import validity_sections
 from evalsuite.service import (
     AnalysisOptions,
-    compare_payload,
+    ComparisonResult,
+    ScoreResult,
+    compare,
     comparison_view,
     fmt_time,
     is_unfinished,
     recorded_gate,
-    score_payload,
+    score,
     score_view,
     scorecard,
 )
 from evalsuite.store import Store
 
-__all__ = ["REPORT_FORMAT", "ReportData", "build_report", "item_rows"]
+__all__ = ["REPORT_FORMAT", "NotCompared", "ReportData", "build_report", "item_rows"]
 
 REPORT_FORMAT = "evalsuite-report/1"
 
 
 @dataclass(frozen=True, slots=True)
+class NotCompared:
+    """A pair of runs the report could not compare, and why."""
+
+    baseline: str
+    candidate: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"baseline", "candidate", "skipped"}`` (report.json's field names)."""
+        return {"baseline": self.baseline, "candidate": self.candidate, "skipped": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
 class ReportData:
-    """The report's numbers (`payload`, JSON-ready) and its figures (name -> SVG)."""
+    """The report's numbers (`payload`, JSON-ready) and its figures (name -> SVG).
+
+    `scores` and `comparisons` are the typed results behind ``payload["runs"]`` and
+    ``payload["comparisons"]`` (same order): the renderers build their views from them.
+    """
 
     payload: dict[str, Any]
     figures: dict[str, str] = field(default_factory=dict)
+    scores: tuple[ScoreResult, ...] = ()
+    comparisons: tuple[ComparisonResult | NotCompared, ...] = ()
 
 
 def _id_codes(ids: pd.Series) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]:
@@ -196,21 +217,21 @@ def _manifest_facts(layout: Layout, run: dict[str, Any]) -> dict[str, Any] | Non
 
 def _comparisons(
     store: Store,
-    runs: list[dict[str, Any]],
+    runs: Sequence[ScoreResult],
     options: AnalysisOptions,
     *,
     layout: Layout,
     allow_partial: bool,
     frames: Mapping[str, pd.DataFrame] | None = None,
     tables: Mapping[str, ItemTable] | None = None,
-) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+) -> list[ComparisonResult | NotCompared]:
+    out: list[ComparisonResult | NotCompared] = []
     # each suite's first run is the baseline of its later runs; a run ingested without a
     # suite is compared with the report's first run, item by item id
-    baselines: dict[Any, dict[str, Any]] = {runs[0].get("suite"): runs[0]}
+    baselines: dict[str | None, ScoreResult] = {runs[0].run.suite: runs[0]}
     pairs = []
     for run in runs[1:]:
-        suite = run.get("suite")
+        suite = run.run.suite
         if not suite:
             pairs.append((runs[0], run))
         elif suite in baselines:
@@ -223,41 +244,36 @@ def _comparisons(
         recorded = (
             None
             if options.margin is not None
-            else recorded_gate(store, baseline["run_id"], candidate["run_id"], layout=layout)
+            else recorded_gate(store, baseline.run_id, candidate.run_id, layout=layout)
         )
         pair_options = options if recorded is None else replace(options, margin=recorded["margin"])
         try:
-            payload = compare_payload(
+            result = compare(
                 store,
-                baseline["run_id"],
-                candidate["run_id"],
+                baseline.run_id,
+                candidate.run_id,
                 pair_options,
                 allow_invalid=True,
                 allow_partial=allow_partial,
                 layout=layout,
                 attempts=None
                 if frames is None
-                else (frames[baseline["run_id"]], frames[candidate["run_id"]]),
+                else (frames[baseline.run_id], frames[candidate.run_id]),
                 tables=None
                 if tables is None
-                else (tables[baseline["run_id"]], tables[candidate["run_id"]]),
+                else (tables[baseline.run_id], tables[candidate.run_id]),
             )
         except EvalsuiteError as exc:
-            out.append(
-                {
-                    "baseline": baseline["run_id"],
-                    "candidate": candidate["run_id"],
-                    "skipped": str(exc),
-                }
-            )
+            out.append(NotCompared(baseline.run_id, candidate.run_id, str(exc)))
             continue
-        if payload.get("gate"):
-            payload["gate"]["source"] = (
-                f"asked in compare at {fmt_time(recorded['asked_at'])}"
+        if result.gate is not None:
+            result = replace(
+                result,
+                gate_source=f"asked in compare at {fmt_time(recorded['asked_at'])}"
                 if recorded is not None
-                else "asked in report --margin"
+                else "asked in report --margin",
             )
-        out.append(payload)
+        out.append(result)
     return out
 
 
@@ -301,6 +317,7 @@ def build_report(
             )
         seen.add(record.run_id)
     runs = []
+    scores: list[ScoreResult] = []
     frames: dict[str, pd.DataFrame] = {}
     tables: dict[str, ItemTable] = {}
     store.cache_columns([r.run_id for r in records])  # runs never read: two at once
@@ -308,7 +325,7 @@ def build_report(
         frames[record.run_id] = store.attempt_columns(record.run_id)  # read once per run
         # checked and aggregated once per run: the score and the comparisons share it
         tables[record.run_id] = item_table(frames[record.run_id], planned=record.planned)
-        payload = score_payload(
+        result = score(
             store,
             record.run_id,
             options,
@@ -316,6 +333,8 @@ def build_report(
             attempts=frames[record.run_id],
             table=tables[record.run_id],
         )
+        scores.append(result)
+        payload: dict[str, Any] = result.to_dict()
         payload |= {
             "model_args": record.model_args,
             "seed": record.seed,
@@ -327,9 +346,9 @@ def build_report(
             "manifest": _manifest_facts(layout, payload),
         }
         runs.append(payload)
-    comparisons = _comparisons(
+    compared = _comparisons(
         store,
-        runs,
+        scores,
         options,
         layout=layout,
         allow_partial=allow_partial,
@@ -339,7 +358,10 @@ def build_report(
     if validity is None:
         validity = validity_sections(store, runs, options, layout=layout)
     # each comparison with its view's sentences (headline, gate line, caveats)
-    comparisons = [c if "skipped" in c else comparison_view(c).to_dict() for c in comparisons]
+    comparisons = [
+        c.to_dict() if isinstance(c, NotCompared) else comparison_view(c).to_dict()
+        for c in compared
+    ]
     headlines = [c["headline"] for c in comparisons if "headline" in c]
     headlines += [
         f"{c['candidate']} vs {c['baseline']}: not compared ({c['skipped']})"
@@ -347,7 +369,7 @@ def build_report(
         if "skipped" in c
     ]
     if not headlines:  # nothing compared: each run's own answer
-        headlines = [score_view(r).headline for r in runs]
+        headlines = [score_view(r).headline for r in scores]
     canaries = sorted({r["manifest"]["canary"] for r in runs if r["manifest"]})
     notes = []
     if any(r["manifest"] is None for r in runs):
@@ -413,4 +435,6 @@ def build_report(
             figures[f"answer_{i}"] = to_svg(
                 comparison_forest(comparison, strata=False), "Paired difference"
             )
-    return ReportData(payload=payload, figures=figures)
+    return ReportData(
+        payload=payload, figures=figures, scores=tuple(scores), comparisons=tuple(compared)
+    )

@@ -2,8 +2,9 @@
 
 Usage::
 
-    payload = compare_payload(store, baseline, candidate, AnalysisOptions(), layout=layout)
-    view = comparison_view(payload)  # rendered by the CLI, Markdown and HTML alike
+    result = compare(store, baseline, candidate, AnalysisOptions(), layout=layout)
+    result.diff, result.interval          # a typed result (ComparisonResult; score: ScoreResult)
+    view = comparison_view(result)   # rendered by the CLI, Markdown and HTML alike
     view.to_dict()                   # the ``compare --json`` payload, with the headline
 
 See docs/design/result-model.md.
@@ -24,6 +25,12 @@ if TYPE_CHECKING:
         level_text,
     )
     from evalsuite.service._audit import audit_fields
+    from evalsuite.service._compare import (
+        CommonItems,
+        ComparisonResult,
+        compare,
+        compare_payload,
+    )
     from evalsuite.service._completeness import Completeness, run_completeness
     from evalsuite.service._format import (
         fmt,
@@ -51,10 +58,10 @@ if TYPE_CHECKING:
         COMPARE_COLUMNS,
         AnalysisOptions,
         check_comparable,
-        compare_payload,
         run_facts,
-        score_payload,
     )
+    from evalsuite.service._project import Project, open_project
+    from evalsuite.service._results import AuditInfo, RunFacts
     from evalsuite.service._run import (
         AdaptiveOptions,
         AdaptiveRunner,
@@ -71,6 +78,7 @@ if TYPE_CHECKING:
         execute_run,
         plan_run,
     )
+    from evalsuite.service._score import ScoreResult, score, score_payload
     from evalsuite.service._scorecard import (
         Badge,
         Scorecard,
@@ -99,6 +107,7 @@ else:
                 "adaptive_summary",
                 "fixed_interval_note",
                 "level_text",
+                "open_project",
             ),
             "._audit": ("audit_fields",),
             "._completeness": (
@@ -114,9 +123,7 @@ else:
                 "COMPARE_COLUMNS",
                 "AnalysisOptions",
                 "check_comparable",
-                "compare_payload",
                 "run_facts",
-                "score_payload",
             ),
             "._freeze": (
                 "FreezeOutcome",
@@ -154,6 +161,10 @@ else:
                 "ScorecardRun",
                 "scorecard",
             ),
+            "._compare": ("CommonItems", "ComparisonResult", "compare", "compare_payload"),
+            "._project": ("Project", "open_project"),
+            "._results": ("AuditInfo", "RunFacts"),
+            "._score": ("ScoreResult", "score", "score_payload"),
             "._stage_views": (
                 "audit_view",
                 "guard_view",
@@ -185,8 +196,11 @@ __all__ = [
     "AdaptiveOptions",
     "AdaptiveRunner",
     "AnalysisOptions",
+    "AuditInfo",
     "Badge",
     "Column",
+    "CommonItems",
+    "ComparisonResult",
     "Completeness",
     "FaultOptions",
     "FreezeOutcome",
@@ -199,10 +213,13 @@ __all__ = [
     "InspectOptions",
     "ModelOptions",
     "PlannedRun",
+    "Project",
     "ResultView",
+    "RunFacts",
     "RunOutcome",
     "RunPlan",
     "RunRequest",
+    "ScoreResult",
     "Scorecard",
     "ScorecardRow",
     "ScorecardRun",
@@ -214,6 +231,7 @@ __all__ = [
     "audit_view",
     "check_comparable",
     "column_mapping",
+    "compare",
     "compare_payload",
     "comparison_view",
     "execute_run",
@@ -230,12 +248,14 @@ __all__ = [
     "ingest_results",
     "is_unfinished",
     "level_text",
+    "open_project",
     "plan_run",
     "record_gate",
     "recorded_gate",
     "run_completeness",
     "run_facts",
     "run_label",
+    "score",
     "score_payload",
     "score_view",
     "scorecard",

@@ -21,12 +21,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from evalsuite.service._compare import ComparisonResult
 from evalsuite.service._format import NA, fmt_ci, fmt_signed, is_number
 from evalsuite.service._views import (
     Column,
     TableView,
-    _has_weights,
-    _suite_ref,
     comparison_view,
     is_unfinished,
 )
@@ -238,6 +237,13 @@ def _interval(value: Any) -> tuple[float, float] | None:
     return None
 
 
+def _suite_of(run: Mapping[str, Any]) -> str:
+    """``suite@version split`` of a run's facts (JSON form), as the comparison view names it."""
+    if not run.get("suite"):
+        return "ingested runs (no manifest)"
+    return f"{run['suite']}@{run['version']} {run.get('split') or ''}".rstrip()
+
+
 def _read_comparison(payload: Mapping[str, Any]) -> _Comparison:
     """The scorecard's fields of one comparison payload: the ONLY reader of a payload here.
 
@@ -254,11 +260,12 @@ def _read_comparison(payload: Mapping[str, Any]) -> _Comparison:
             headline=f"{cand} vs {base}: not compared ({payload['skipped']})",
             skipped=str(payload["skipped"]),
         )
-    if "headline" not in payload:  # the bare payload: its view words the sentences
-        view = comparison_view(payload)
-        headline, gate_line = view.headline, view.gate_line
-    else:
-        headline, gate_line = str(payload["headline"]), payload.get("gate_line")
+    if "headline" not in payload:
+        raise TypeError(
+            "a scorecard reads a comparison's view (`comparison_view(result).to_dict()`) or "
+            "its typed `ComparisonResult`, not the bare payload: the view words its sentences"
+        )
+    headline, gate_line = str(payload["headline"]), payload.get("gate_line")
     audit = payload.get("audit") or {}
 
     def run(role: str) -> _Run:
@@ -276,7 +283,7 @@ def _read_comparison(payload: Mapping[str, Any]) -> _Comparison:
 
     weighted = payload.get("weighted") or {}
     diff, ci, basis = payload.get("diff"), payload.get("ci"), "overall"
-    if _has_weights(weighted):
+    if weighted and weighted.get("weights"):
         basis = "unweighted"
         if is_number(weighted.get("diff")):
             diff, ci, basis = weighted["diff"], weighted.get("ci"), "deployment-weighted"
@@ -285,7 +292,7 @@ def _read_comparison(payload: Mapping[str, Any]) -> _Comparison:
     return _Comparison(
         baseline=run("baseline"),
         candidate=run("candidate"),
-        suite=_suite_ref(payload["runs"]["candidate"]),
+        suite=_suite_of(payload["runs"]["candidate"]),
         level=float(payload.get("level", 0.95)),
         diff=_finite(diff),
         ci=_interval(ci),
@@ -378,14 +385,17 @@ def _audit_badge(c: _Comparison) -> Badge:
     return Badge(f"baseline {states[0][0]} · candidate {states[1][0]}", tone, both)
 
 
-def scorecard(comparisons: Iterable[Mapping[str, Any]]) -> Scorecard:
+def scorecard(comparisons: Iterable[Mapping[str, Any] | ComparisonResult]) -> Scorecard:
     """The scorecard of `comparisons` (comparison payloads, in the order they are shown).
 
     Runs are named by model where the model name is unique among the runs of the same suite
     in the scorecard (the suite column tells the suites apart), else by run id: two runs of
     one model on one suite (run-to-run noise, a rerun) are told apart by their ids.
     """
-    read = [_read_comparison(c) for c in comparisons]
+    read = [
+        _read_comparison(comparison_view(c).to_dict() if isinstance(c, ComparisonResult) else c)
+        for c in comparisons
+    ]
     labels = _labels(read)
     rows = []
     for c in read:

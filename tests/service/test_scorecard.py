@@ -15,7 +15,6 @@ import pytest
 from evalsuite.service import (
     AnalysisOptions,
     Scorecard,
-    compare_payload,
     comparison_view,
     scorecard,
 )
@@ -152,14 +151,19 @@ def test_a_pair_not_compared_is_a_row_that_says_so() -> None:
     assert row.sentence == "r2 vs r1: not compared (different suites)"
 
 
-def test_built_from_the_real_payload_and_its_view_alike(tmp_path: Path) -> None:
+def test_built_from_the_typed_result_and_its_view_alike(tmp_path: Path) -> None:
+    from evalsuite.service import compare
+
     (tmp_path / ".evalsuite").mkdir()
     store = _store(tmp_path, weights=WEIGHTS)
     options = AnalysisOptions(seed=1, margin=0.05)
-    payload = compare_payload(store, "run-a", "run-b", options, allow_invalid=True)
-    view = comparison_view(payload)
-    bare, viewed = scorecard([payload]), scorecard([view.to_dict()])
-    assert bare == viewed  # the bare payload is worded by its view, as the report's is
+    result = compare(store, "run-a", "run-b", options, allow_invalid=True)
+    payload = result.to_dict()
+    view = comparison_view(result)
+    typed, viewed = scorecard([result]), scorecard([view.to_dict()])
+    assert typed == viewed  # the typed result is worded by its view, as the report's is
+    with pytest.raises(TypeError, match="bare payload"):
+        scorecard([payload])
     row = viewed.rows[0]
     assert (row.baseline.label, row.candidate.label) == ("base-model", "cand-model")
     assert row.sentence == view.headline and row.gate_line == view.gate_line
