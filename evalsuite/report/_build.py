@@ -28,13 +28,16 @@ from evalsuite.report._figures import (
     validity_scatter,
 )
 from evalsuite.report._health import environment_health
-from evalsuite.report._items import item_figures, items_sections
+from evalsuite.report._items import item_figures
 from evalsuite.report._validity import validity_sections
 from evalsuite.service import (
     AnalysisOptions,
+    ResultView,
     compare_payload,
     comparison_view,
     is_unfinished,
+    item_sections,
+    items_view,
     recorded_gate,
     score_payload,
     score_view,
@@ -48,10 +51,15 @@ REPORT_FORMAT = "evalsuite-report/1"
 
 @dataclass(frozen=True, slots=True)
 class ReportData:
-    """The report's numbers (`payload`, JSON-ready) and its figures (name -> SVG)."""
+    """The report's numbers (`payload`, JSON-ready) and its figures (name -> SVG).
+
+    `item_views`: the view of each item-analysis section (``payload["item_analysis"]``), which
+    the Markdown and HTML renderers lay out.
+    """
 
     payload: dict[str, Any]
     figures: dict[str, str] = field(default_factory=dict)
+    item_views: tuple[ResultView, ...] = ()
 
 
 def _id_codes(ids: pd.Series) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]:
@@ -355,6 +363,7 @@ def build_report(
             "hashes are unknown"
         )
     health = environment_health(layout, runs, frames)
+    item_results = item_sections(store, layout, runs, level=options.level)
     payload = {
         "format": REPORT_FORMAT,
         "generated_at": (now or datetime.now(UTC)).isoformat(),
@@ -370,7 +379,7 @@ def build_report(
         "partial_runs": [r["run_id"] for r in runs if r["partial"]],
         "environment_health": health,
         "adaptive": adaptive_sections(layout, runs, store),
-        "item_analysis": items_sections(store, layout, runs, level=options.level),
+        "item_analysis": [section.section_dict() for section in item_results],
         "unaudited_runs": [
             {"run_id": r["run_id"], "marker": r["audit"]["marker"], "suite": r["suite"]}
             | {"version": r["version"], "detail": r["audit"]["detail"]}
@@ -409,4 +418,8 @@ def build_report(
             figures[f"answer_{i}"] = to_svg(
                 comparison_forest(comparison, strata=False), "Paired difference"
             )
-    return ReportData(payload=payload, figures=figures)
+    return ReportData(
+        payload=payload,
+        figures=figures,
+        item_views=tuple(items_view(section) for section in item_results),
+    )

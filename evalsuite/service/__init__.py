@@ -22,6 +22,15 @@ if TYPE_CHECKING:
     from evalsuite.service._completeness import Completeness, run_completeness
     from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_pct, fmt_signed
     from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
+    from evalsuite.service._items import (
+        ITEMS_CSV_COLUMNS,
+        MIN_REPORT_MODELS,
+        ItemsResult,
+        item_sections,
+        items,
+        items_csv,
+        items_view,
+    )
     from evalsuite.service._payloads import (
         COMPARE_COLUMNS,
         AnalysisOptions,
@@ -62,6 +71,15 @@ else:
                 "record_gate",
                 "recorded_gate",
             ),
+            "._items": (
+                "ITEMS_CSV_COLUMNS",
+                "MIN_REPORT_MODELS",
+                "ItemsResult",
+                "item_sections",
+                "items",
+                "items_csv",
+                "items_view",
+            ),
             "._payloads": (
                 "COMPARE_COLUMNS",
                 "AnalysisOptions",
@@ -96,9 +114,12 @@ else:
 
 __all__ = [
     "COMPARE_COLUMNS",
+    "ITEMS_CSV_COLUMNS",
+    "MIN_REPORT_MODELS",
     "AnalysisOptions",
     "Column",
     "Completeness",
+    "ItemsResult",
     "ResultView",
     "TableView",
     "adaptive_file",
@@ -117,6 +138,10 @@ __all__ = [
     "guard_view",
     "import_local_gates",
     "is_unfinished",
+    "item_sections",
+    "items",
+    "items_csv",
+    "items_view",
     "level_text",
     "record_gate",
     "recorded_gate",
