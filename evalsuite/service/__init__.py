@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     from evalsuite.service._completeness import Completeness, run_completeness
     from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_pct, fmt_signed
     from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
+    from evalsuite.service._governance import (
+        GovernanceCheck,
+        check_governance,
+        store_label,
+        stored_runs,
+    )
+    from evalsuite.service._holdout import HoldoutStatus, holdout_status, holdout_status_view
     from evalsuite.service._items import (
         ITEMS_CSV_COLUMNS,
         MIN_REPORT_MODELS,
@@ -40,6 +47,14 @@ if TYPE_CHECKING:
         score_payload,
     )
     from evalsuite.service._stage_views import audit_view, guard_view, validity_view
+    from evalsuite.service._verify import (
+        AuditCheck,
+        VerifiedSuite,
+        VerifyResult,
+        verify,
+        verify_audit,
+        verify_view,
+    )
     from evalsuite.service._views import (
         Column,
         ResultView,
@@ -70,6 +85,21 @@ else:
                 "import_local_gates",
                 "record_gate",
                 "recorded_gate",
+            ),
+            "._governance": (
+                "GovernanceCheck",
+                "check_governance",
+                "store_label",
+                "stored_runs",
+            ),
+            "._holdout": ("HoldoutStatus", "holdout_status", "holdout_status_view"),
+            "._verify": (
+                "AuditCheck",
+                "VerifiedSuite",
+                "VerifyResult",
+                "verify",
+                "verify_audit",
+                "verify_view",
             ),
             "._items": (
                 "ITEMS_CSV_COLUMNS",
@@ -117,16 +147,22 @@ __all__ = [
     "ITEMS_CSV_COLUMNS",
     "MIN_REPORT_MODELS",
     "AnalysisOptions",
+    "AuditCheck",
     "Column",
     "Completeness",
+    "GovernanceCheck",
+    "HoldoutStatus",
     "ItemsResult",
     "ResultView",
     "TableView",
+    "VerifiedSuite",
+    "VerifyResult",
     "adaptive_file",
     "adaptive_summary",
     "audit_fields",
     "audit_view",
     "check_comparable",
+    "check_governance",
     "compare_payload",
     "comparison_view",
     "fixed_interval_note",
@@ -136,6 +172,8 @@ __all__ = [
     "fmt_pct",
     "fmt_signed",
     "guard_view",
+    "holdout_status",
+    "holdout_status_view",
     "import_local_gates",
     "is_unfinished",
     "item_sections",
@@ -150,5 +188,10 @@ __all__ = [
     "run_label",
     "score_payload",
     "score_view",
+    "store_label",
+    "stored_runs",
     "validity_view",
+    "verify",
+    "verify_audit",
+    "verify_view",
 ]

@@ -12,12 +12,14 @@ from typing import Any
 
 __all__ = [
     "fmt",
+    "fmt_bytes",
     "fmt_ci",
     "fmt_counts",
     "fmt_mb",
     "fmt_p",
     "fmt_pct",
     "fmt_signed",
+    "fmt_time",
     "is_number",
 ]
 
@@ -80,3 +82,27 @@ def fmt_counts(counts: Mapping[str, Any] | None, *, none: str = "none") -> str:
 def fmt_mb(n_bytes: Any) -> str:
     """A byte count in megabytes with one decimal (``12.3 MB``); ``n/a`` when unknown."""
     return f"{n_bytes / 1e6:.1f} MB" if is_number(n_bytes) else NA
+
+
+def fmt_bytes(n_bytes: Any) -> str:
+    """A size in binary units (``512 B``, ``1.5 KiB``, ``12.3 MiB``); ``n/a`` when unknown."""
+    if not is_number(n_bytes):
+        return NA
+    size = float(n_bytes)
+    for unit in ("B", "KiB", "MiB"):
+        if abs(size) < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
+
+
+def fmt_time(iso: Any) -> str:
+    """An ISO 8601 time to the minute (``2026-01-01 12:34``, its zone dropped); ``n/a`` if none.
+
+    Text that is not such a time is shown as it is.
+    """
+    if not iso or not isinstance(iso, str):
+        return NA
+    if len(iso) >= 16 and iso[4] == "-" and iso[10] in "T ":
+        return iso[:10] + " " + iso[11:16]
+    return iso
