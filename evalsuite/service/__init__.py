@@ -20,7 +20,15 @@ if TYPE_CHECKING:
     )
     from evalsuite.service._audit import audit_fields
     from evalsuite.service._completeness import Completeness, run_completeness
-    from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_pct, fmt_signed
+    from evalsuite.service._format import (
+        fmt,
+        fmt_bytes,
+        fmt_ci,
+        fmt_counts,
+        fmt_pct,
+        fmt_signed,
+        fmt_time,
+    )
     from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
     from evalsuite.service._governance import (
         GovernanceCheck,
@@ -47,6 +55,7 @@ if TYPE_CHECKING:
         score_payload,
     )
     from evalsuite.service._stage_views import audit_view, guard_view, validity_view
+    from evalsuite.service._store import store_info, store_info_view
     from evalsuite.service._verify import (
         AuditCheck,
         VerifiedSuite,
@@ -93,6 +102,7 @@ else:
                 "stored_runs",
             ),
             "._holdout": ("HoldoutStatus", "holdout_status", "holdout_status_view"),
+            "._store": ("store_info", "store_info_view"),
             "._verify": (
                 "AuditCheck",
                 "VerifiedSuite",
@@ -133,6 +143,8 @@ else:
                 "score_view",
             ),
             "._format": (
+                "fmt_bytes",
+                "fmt_time",
                 "fmt_counts",
                 "fmt_signed",
                 "fmt",
@@ -167,10 +179,12 @@ __all__ = [
     "comparison_view",
     "fixed_interval_note",
     "fmt",
+    "fmt_bytes",
     "fmt_ci",
     "fmt_counts",
     "fmt_pct",
     "fmt_signed",
+    "fmt_time",
     "guard_view",
     "holdout_status",
     "holdout_status_view",
@@ -188,6 +202,8 @@ __all__ = [
     "run_label",
     "score_payload",
     "score_view",
+    "store_info",
+    "store_info_view",
     "store_label",
     "stored_runs",
     "validity_view",
