@@ -44,15 +44,22 @@ def _line(text: str, **style: object) -> None:
     click.echo(click.style(text, **style) if style else text)  # type: ignore[arg-type]
 
 
-def echo_view(view: ResultView, *, wide: bool = False, title: bool = True) -> None:
-    """`view` in reading order as plain text (styles only on a terminal that shows them)."""
+def echo_view(
+    view: ResultView, *, wide: bool = False, title: bool = True, headline: bool = True
+) -> None:
+    """`view` in reading order as plain text (styles only on a terminal that shows them).
+
+    A listing whose table is its answer (`runs`) leaves out the title and the headline, so that
+    its first line is the table's header (grep and pipe friendly).
+    """
     for alert in view.alerts:
         _line(alert, fg="red", bold=True)
     if title:
         _line(view.title, bold=True)
-    _line(view.headline)
+    if headline:
+        _line(view.headline)
     for table in view.tables:
-        echo_table_view(table, wide=wide)
+        echo_table_view(table, wide=wide, title=title)
     for fact in view.facts:
         _line(fact)
     if view.caveats:

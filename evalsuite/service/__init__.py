@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         run_facts,
         score_payload,
     )
+    from evalsuite.service._runs import RUNS_SHOWN, RunListing, RunsResult, list_runs, runs_view
     from evalsuite.service._stage_views import audit_view, guard_view, validity_view
     from evalsuite.service._store import store_info, store_info_view
     from evalsuite.service._verify import (
@@ -102,6 +103,7 @@ else:
                 "stored_runs",
             ),
             "._holdout": ("HoldoutStatus", "holdout_status", "holdout_status_view"),
+            "._runs": ("RUNS_SHOWN", "RunListing", "RunsResult", "list_runs", "runs_view"),
             "._store": ("store_info", "store_info_view"),
             "._verify": (
                 "AuditCheck",
@@ -158,6 +160,7 @@ __all__ = [
     "COMPARE_COLUMNS",
     "ITEMS_CSV_COLUMNS",
     "MIN_REPORT_MODELS",
+    "RUNS_SHOWN",
     "AnalysisOptions",
     "AuditCheck",
     "Column",
@@ -166,6 +169,8 @@ __all__ = [
     "HoldoutStatus",
     "ItemsResult",
     "ResultView",
+    "RunListing",
+    "RunsResult",
     "TableView",
     "VerifiedSuite",
     "VerifyResult",
@@ -195,11 +200,13 @@ __all__ = [
     "items_csv",
     "items_view",
     "level_text",
+    "list_runs",
     "record_gate",
     "recorded_gate",
     "run_completeness",
     "run_facts",
     "run_label",
+    "runs_view",
     "score_payload",
     "score_view",
     "store_info",
