@@ -9,6 +9,7 @@ docs/design/startup.md). Only what changed is checked in full.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,7 +25,42 @@ from evalsuite.cli._common import (
 from evalsuite.cli._plain import echo_view
 from evalsuite.errors import IntegrityError, UsageError
 
+if TYPE_CHECKING:
+    from evalsuite._core.layout import Layout
+
 __all__ = ["verify_cmd"]
+
+
+def _action_space(
+    layout: Layout,
+    suite: str,
+    version: str,
+    families: list[dict[str, Any]],
+    *,
+    use_cache: bool,
+    environment: list[bytes],
+) -> tuple[list[str], list[str]]:
+    """The families' tools against their manifest (`evalsuite.service.ActionSpaceCheck`).
+
+    Through the runner (inspect), which the service layer does not import; only a version
+    whose agreement is not recorded for this exact content loads its tasks.
+    """
+    from evalsuite.manifest import load_manifest
+    from evalsuite.run import (
+        agreements_recorded,
+        environment_digest,
+        verified_action_space_problems,
+    )
+
+    recorded = [f for f in families if f.get("tools") is not None]
+    if use_cache and recorded and not environment:
+        environment.append(environment_digest(layout))
+    if use_cache and agreements_recorded(
+        layout, suite, families, environment=environment[0] if environment else None
+    ):
+        return [], []
+    manifest = load_manifest(layout, suite, version)
+    return verified_action_space_problems(layout, manifest, use_cache=use_cache)
 
 
 @click.command("verify")
@@ -71,6 +107,7 @@ def verify_cmd(
         ctx.keys(key_file),
         ctx.key_dir,
         ctx.store_url,
+        _action_space,
         None if ref is None else [parse_ref(ref)],
         skip_holdout=skip_holdout,
         use_cache=not no_cache,

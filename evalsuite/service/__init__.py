@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from evalsuite.service._stage_views import audit_view, guard_view, validity_view
     from evalsuite.service._store import store_info, store_info_view
     from evalsuite.service._verify import (
+        ActionSpaceCheck,
         AuditCheck,
         VerifiedSuite,
         VerifyResult,
@@ -106,6 +107,7 @@ else:
             "._runs": ("RUNS_SHOWN", "RunListing", "RunsResult", "list_runs", "runs_view"),
             "._store": ("store_info", "store_info_view"),
             "._verify": (
+                "ActionSpaceCheck",
                 "AuditCheck",
                 "VerifiedSuite",
                 "VerifyResult",
@@ -161,6 +163,7 @@ __all__ = [
     "ITEMS_CSV_COLUMNS",
     "MIN_REPORT_MODELS",
     "RUNS_SHOWN",
+    "ActionSpaceCheck",
     "AnalysisOptions",
     "AuditCheck",
     "Column",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.service._governance import check_governance, stored_runs
@@ -23,7 +23,15 @@ if TYPE_CHECKING:
     from evalsuite._core.layout import Layout
     from evalsuite.manifest import AuditStatus, KeySpec, VerifyReport
 
-__all__ = ["AuditCheck", "VerifiedSuite", "VerifyResult", "verify", "verify_audit", "verify_view"]
+__all__ = [
+    "ActionSpaceCheck",
+    "AuditCheck",
+    "VerifiedSuite",
+    "VerifyResult",
+    "verify",
+    "verify_audit",
+    "verify_view",
+]
 
 CANDIDATES_SHOWN = 10
 """New candidate items named in the terminal before "..." (``--json`` lists every one)."""
@@ -87,9 +95,31 @@ class VerifyResult:
         return {"ok": self.ok, "suites": [s.to_dict() for s in self.suites]}
 
 
+class ActionSpaceCheck(Protocol):
+    """Checks that a version's families' tools still hash as its manifest recorded.
+
+    The check loads the families' tasks through the runner (inspect), which the service
+    layer does not import: the command passes it in (`evalsuite.cli`'s `verify`).
+    Returns (families whose tools cannot be loaded, families whose tools drifted).
+    `environment` holds the digest's shared part once computed (one per command).
+    """
+
+    def __call__(
+        self,
+        layout: Layout,
+        suite: str,
+        version: str,
+        families: list[dict[str, Any]],
+        *,
+        use_cache: bool,
+        environment: list[bytes],
+    ) -> tuple[list[str], list[str]]: ...
+
+
 def verify_audit(
     layout: Layout,
     report: VerifyReport,
+    action_space: ActionSpaceCheck,
     *,
     use_cache: bool = True,
     environment: list[bytes] | None = None,
@@ -99,12 +129,7 @@ def verify_audit(
     `environment` holds the action-space digest's shared part once computed (one per
     command: the files under tasks/ are hashed once, not once per suite).
     """
-    from evalsuite.manifest import audit_status, load_manifest, load_manifest_summary
-    from evalsuite.run import (
-        agreements_recorded,
-        environment_digest,
-        verified_action_space_problems,
-    )
+    from evalsuite.manifest import audit_status, load_manifest_summary
 
     if report.version is None:
         return None
@@ -116,29 +141,25 @@ def verify_audit(
     report.problems.extend(status.problems)
     families = summary.record()["families"]
     recorded = [f["name"] for f in families if f.get("tools") is not None]
-    unloadable: list[str] = []
-    drift: list[str] = []
-    shared = environment if environment is not None else []
-    if use_cache and recorded and not shared:
-        shared.append(environment_digest(layout))
-    if not (
-        use_cache
-        and agreements_recorded(
-            layout, summary.suite, families, environment=shared[0] if shared else None
-        )
-    ):
-        manifest = load_manifest(layout, report.suite, report.version)
-        unloadable, drift = verified_action_space_problems(layout, manifest, use_cache=use_cache)
+    unloadable, drift = action_space(
+        layout,
+        report.suite,
+        report.version,
+        families,
+        use_cache=use_cache,
+        environment=environment if environment is not None else [],
+    )
     report.problems.extend(unloadable + drift)
     space = "DRIFTED" if drift else ("agrees" if recorded else "not recorded")
     return AuditCheck(status, space)
 
 
-def verify(
+def verify(  # noqa: PLR0913 - the project, its action-space check, then the options
     layout: Layout,
     keys: KeySpec,
     key_dir: Path,
     store_url: str | None,
+    action_space: ActionSpaceCheck,
     targets: list[tuple[str, str | None]] | None = None,
     *,
     skip_holdout: bool = False,
@@ -147,7 +168,8 @@ def verify(
     """Verify each (suite, version) of `targets` (None: the latest of every frozen suite).
 
     A version None is the suite's latest. `store_url` is ``$EVALSUITE_STORE`` (None: the
-    project's default store, read only if it exists); `key_dir` holds the ledgers' anchors.
+    project's default store, read only if it exists); `key_dir` holds the ledgers' anchors;
+    `action_space` checks the families' tools (`ActionSpaceCheck`).
     """
     from evalsuite.manifest import VerifyCache, frozen_versions, list_suite_names
     from evalsuite.manifest import verify as verify_version
@@ -172,7 +194,10 @@ def verify(
     return VerifyResult(
         tuple(
             VerifiedSuite(
-                report, verify_audit(layout, report, use_cache=use_cache, environment=environment)
+                report,
+                verify_audit(
+                    layout, report, action_space, use_cache=use_cache, environment=environment
+                ),
             )
             for report in reports
         )

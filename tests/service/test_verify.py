@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from evalsuite._core.layout import Layout
+from evalsuite.cli._verify_cmd import _action_space  # the runner's check, passed in by the CLI
 from evalsuite.errors import IntegrityError, NotFoundError
 from evalsuite.manifest import KeySpec
 from evalsuite.service import (
@@ -40,7 +41,7 @@ def frozen(tmp_path: Path) -> Project:
 def _verify(project: Project, targets: list[tuple[str, str | None]] | None = None) -> VerifyResult:
     layout = Layout(project.root)
     keys = KeySpec(key_dir=project.key_dir, key_file=None, project=project.root)
-    return verify(layout, keys, project.key_dir, project.store_url, targets)
+    return verify(layout, keys, project.key_dir, project.store_url, _action_space, targets)
 
 
 def test_verify_returns_a_typed_result_and_one_view(frozen: Project) -> None:
