@@ -7,10 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 from rich.text import Text
 
-from evalsuite._core.display import printable
 from evalsuite.cli._common import (
     Context,
     console,
@@ -27,8 +25,8 @@ from evalsuite.cli._grader_views import (
     refused_freeze,
 )
 from evalsuite.cli._paths import PathParam
+from evalsuite.cli._views import print_view
 from evalsuite.errors import GraderAuditError, UsageError
-from evalsuite.manifest import frozen_versions, list_suite_names
 
 if TYPE_CHECKING:
     from evalsuite.manifest import TaskRecords
@@ -39,74 +37,19 @@ if TYPE_CHECKING:
 __all__ = ["freeze_cmd", "suites_cmd"]
 
 
-def _suite_summary(ctx: Context, name: str) -> dict[str, object]:
-    # summaries, not the pydantic models: `suites` starts at once (docs/design/startup.md)
-    from evalsuite.manifest import load_manifest_summary, load_suite_summary
-
-    suite = load_suite_summary(ctx.layout, name)
-    versions = []
-    for version in frozen_versions(ctx.layout, name):
-        manifest = load_manifest_summary(ctx.layout, name, version, check_hash=False)
-        versions.append(
-            {
-                "version": manifest.version,
-                "manifest_hash": manifest.manifest_hash,
-                "frozen_at": manifest.frozen_at,
-                "n_items": manifest.n_items,
-                "n_dev": manifest.count("dev"),
-                "n_holdout": manifest.count("holdout"),
-                "strata": manifest.strata(),
-                "weights": manifest.weights,
-            }
-        )
-    return {
-        "suite": name,
-        "description": suite.description,
-        "families": list(suite.families),
-        "versions": versions,
-    }
-
-
 @click.command("suites")
 @json_option
 @pass_context
 @handle_errors
 def suites_cmd(ctx: Context, as_json: bool) -> None:
     """List suites in tasks/ with their frozen versions and item counts per split and stratum."""
-    summaries = [_suite_summary(ctx, name) for name in list_suite_names(ctx.layout)]
+    from evalsuite.service import list_suites, suites_view
+
+    view = suites_view(list_suites(ctx.layout), tasks=str(ctx.layout.tasks))
     if as_json:
-        emit_json({"suites": summaries})
-        return
-    if not summaries:
-        console.print(f"no suites in {ctx.layout.tasks} (add tasks/<suite>.toml)")
-        return
-    for summary in summaries:
-        console.print(Text(f"{summary['suite']}: {summary['description']}", style="bold"))
-        versions = summary["versions"]
-        if not isinstance(versions, list) or not versions:
-            console.print("  not frozen yet")
-            continue
-        table = Table("version", "stratum", "dev", "holdout", "weight", "manifest")
-        for v in versions:
-            for stratum, counts in v["strata"].items():
-                table.add_row(
-                    v["version"],
-                    Text(printable(stratum)),
-                    str(counts["dev"]),
-                    str(counts["holdout"]),
-                    f"{v['weights'].get(stratum, float('nan')):.3f}",
-                    v["manifest_hash"][:19],
-                )
-            table.add_row(
-                v["version"],
-                Text("all", style="bold"),
-                str(v["n_dev"]),
-                str(v["n_holdout"]),
-                "1.000",
-                v["manifest_hash"][:19],
-                end_section=True,
-            )
-        console.print(table)
+        emit_json(view.to_dict())
+    else:
+        print_view(console, view)
 
 
 def _check_task_references(ctx: Context, suite: str) -> TaskRecords:

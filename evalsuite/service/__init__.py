@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from evalsuite.service._runs import RUNS_SHOWN, RunListing, RunsResult, list_runs, runs_view
     from evalsuite.service._stage_views import audit_view, guard_view, validity_view
     from evalsuite.service._store import store_info, store_info_view
+    from evalsuite.service._suites import SuiteSummary, SuiteVersion, list_suites, suites_view
     from evalsuite.service._verify import (
         ActionSpaceCheck,
         AuditCheck,
@@ -106,6 +107,7 @@ else:
             "._holdout": ("HoldoutStatus", "holdout_status", "holdout_status_view"),
             "._runs": ("RUNS_SHOWN", "RunListing", "RunsResult", "list_runs", "runs_view"),
             "._store": ("store_info", "store_info_view"),
+            "._suites": ("SuiteSummary", "SuiteVersion", "list_suites", "suites_view"),
             "._verify": (
                 "ActionSpaceCheck",
                 "AuditCheck",
@@ -174,6 +176,8 @@ __all__ = [
     "ResultView",
     "RunListing",
     "RunsResult",
+    "SuiteSummary",
+    "SuiteVersion",
     "TableView",
     "VerifiedSuite",
     "VerifyResult",
@@ -204,6 +208,7 @@ __all__ = [
     "items_view",
     "level_text",
     "list_runs",
+    "list_suites",
     "record_gate",
     "recorded_gate",
     "run_completeness",
@@ -216,6 +221,7 @@ __all__ = [
     "store_info_view",
     "store_label",
     "stored_runs",
+    "suites_view",
     "validity_view",
     "verify",
     "verify_audit",
