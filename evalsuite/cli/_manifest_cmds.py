@@ -5,10 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.table import Table
 from rich.text import Text
 
-from evalsuite._core.display import printable
 from evalsuite.cli._common import (
     Context,
     console,
@@ -21,40 +19,12 @@ from evalsuite.cli._common import (
 )
 from evalsuite.cli._grader_views import print_freeze_audit, refused_freeze
 from evalsuite.cli._paths import PathParam
-from evalsuite.manifest import frozen_versions, list_suite_names
+from evalsuite.cli._views import print_view
 
 # `freeze` imports its stage inside the command: `suites` does not need it (start-up,
 # docs/scale.md). `verify` lives in `_verify_cmd`, which imports no rich (docs/design/startup.md).
 
 __all__ = ["freeze_cmd", "suites_cmd"]
-
-
-def _suite_summary(ctx: Context, name: str) -> dict[str, object]:
-    # summaries, not the pydantic models: `suites` starts at once (docs/design/startup.md)
-    from evalsuite.manifest import load_manifest_summary, load_suite_summary
-
-    suite = load_suite_summary(ctx.layout, name)
-    versions = []
-    for version in frozen_versions(ctx.layout, name):
-        manifest = load_manifest_summary(ctx.layout, name, version, check_hash=False)
-        versions.append(
-            {
-                "version": manifest.version,
-                "manifest_hash": manifest.manifest_hash,
-                "frozen_at": manifest.frozen_at,
-                "n_items": manifest.n_items,
-                "n_dev": manifest.count("dev"),
-                "n_holdout": manifest.count("holdout"),
-                "strata": manifest.strata(),
-                "weights": manifest.weights,
-            }
-        )
-    return {
-        "suite": name,
-        "description": suite.description,
-        "families": list(suite.families),
-        "versions": versions,
-    }
 
 
 @click.command("suites")
@@ -63,40 +33,13 @@ def _suite_summary(ctx: Context, name: str) -> dict[str, object]:
 @handle_errors
 def suites_cmd(ctx: Context, as_json: bool) -> None:
     """List suites in tasks/ with their frozen versions and item counts per split and stratum."""
-    summaries = [_suite_summary(ctx, name) for name in list_suite_names(ctx.layout)]
+    from evalsuite.service import list_suites, suites_view
+
+    view = suites_view(list_suites(ctx.layout), tasks=str(ctx.layout.tasks))
     if as_json:
-        emit_json({"suites": summaries})
-        return
-    if not summaries:
-        console.print(f"no suites in {ctx.layout.tasks} (add tasks/<suite>.toml)")
-        return
-    for summary in summaries:
-        console.print(Text(f"{summary['suite']}: {summary['description']}", style="bold"))
-        versions = summary["versions"]
-        if not isinstance(versions, list) or not versions:
-            console.print("  not frozen yet")
-            continue
-        table = Table("version", "stratum", "dev", "holdout", "weight", "manifest")
-        for v in versions:
-            for stratum, counts in v["strata"].items():
-                table.add_row(
-                    v["version"],
-                    Text(printable(stratum)),
-                    str(counts["dev"]),
-                    str(counts["holdout"]),
-                    f"{v['weights'].get(stratum, float('nan')):.3f}",
-                    v["manifest_hash"][:19],
-                )
-            table.add_row(
-                v["version"],
-                Text("all", style="bold"),
-                str(v["n_dev"]),
-                str(v["n_holdout"]),
-                "1.000",
-                v["manifest_hash"][:19],
-                end_section=True,
-            )
-        console.print(table)
+        emit_json(view.to_dict())
+    else:
+        print_view(console, view)
 
 
 @click.command("freeze")

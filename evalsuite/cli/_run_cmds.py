@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 from rich.text import Text
 
-from evalsuite._core.display import printable
 from evalsuite.cli._common import (
     Context,
     GroupedCommand,
@@ -32,12 +31,10 @@ from evalsuite.cli._common import (
 )
 from evalsuite.cli._grader_views import audit_field, mark
 from evalsuite.errors import UsageError
-from evalsuite.service import fmt
+from evalsuite.service import RUNS_SHOWN, fmt
 from evalsuite.store import default_store_url
 
 if TYPE_CHECKING:
-    from evalsuite.manifest import ManifestSummary
-    from evalsuite.report import Completeness
     from evalsuite.run import RunResult
     from evalsuite.service import (
         AdaptiveOptions,
@@ -50,7 +47,7 @@ if TYPE_CHECKING:
         RunPlan,
         ShardOptions,
     )
-    from evalsuite.store import RunRecord, Store
+    from evalsuite.store import Store
 
 __all__ = ["ingest_cmd", "open_store", "parse_model_args", "run_cmd", "runs_cmd"]
 
@@ -639,12 +636,6 @@ def _print_shard(result: RunResult) -> None:
     )
 
 
-RUNS_SHOWN = 50
-"""Runs `evalsuite runs` shows by default (the newest); ``--all`` or ``--limit N`` for others."""
-
-_RUNS_HEADER = ("run", "suite", "split", "model", "epochs", "items", "status", "health", "started")
-
-
 @click.command("runs")
 @click.option("--suite", default=None, help="Only runs of this suite.")
 @click.option(
@@ -667,104 +658,18 @@ def runs_cmd(
     The table shows the newest 50 runs and says how many there are; --all shows every run,
     --limit N the newest N. --json lists every run unless --limit N is given.
     """
-    from evalsuite.service import run_completeness
-    from evalsuite.store import RunReader, missing_store_message
+    from evalsuite.cli._plain import echo_view
+    from evalsuite.service import list_runs, runs_view
 
     if show_all and limit is not None:
         raise UsageError("--all and --limit N exclude each other: give one of them")
     newest = None if show_all or (as_json and limit is None) else (limit or RUNS_SHOWN)
-    reader = RunReader(ctx.store_url or default_store_url(ctx.layout.state))
-    records = reader.runs(suite=suite, newest=newest)
-    full = newest is None or len(records) < newest
-    total = len(records) if full else reader.count(suite=suite)
-    manifests: dict[tuple[str, str], ManifestSummary | None] = {}
-    completeness = {r.run_id: run_completeness(r, ctx.layout, manifests=manifests) for r in records}
-    versions = dict.fromkeys((r.suite, r.version) for r in records)  # each read once
-    audits = {(suite_, version): audit_field(ctx, suite_, version) for suite_, version in versions}
-    top_error = reader.top_error_reasons([r.run_id for r in records if r.error_rate])
+    result = list_runs(ctx.layout, ctx.store_url, suite=suite, newest=newest)
     if as_json:
-        emit_json(
-            [
-                {
-                    "run_id": r.run_id,
-                    "suite": r.suite,
-                    "version": r.version,
-                    "split": r.split,
-                    "model": r.model,
-                    "valid": r.valid,
-                    "started_at": r.started_at,
-                    "status": r.status,
-                    "epochs": r.epochs,
-                    "planned": r.planned,
-                    "error_rate": r.error_rate,
-                    "source": r.source,
-                    "top_error": (
-                        {"reason": top_error[r.run_id][0], "count": top_error[r.run_id][1]}
-                        if r.run_id in top_error
-                        else None
-                    ),
-                    **completeness[r.run_id].to_dict(),
-                    "audit": audits[(r.suite, r.version)]["status"],
-                }
-                for r in records
-            ]
-        )
+        emit_json(result.to_list())
         return
-    if not records:
-        click.echo("no runs stored yet" if suite is None else f"no runs of suite {suite} stored")
-        if reader.missing:
-            click.echo(missing_store_message(reader.display_url))
-        return
-    rows = [_runs_row(r, completeness[r.run_id], audits[(r.suite, r.version)]) for r in records]
-    click.echo(_columns([_RUNS_HEADER, *rows]))
-    if len(records) < total:
-        which = f"runs of suite {suite}" if suite else "runs"
-        click.echo(
-            f"{len(records):,} of {total:,} {which} shown (the newest); --all shows every run, "
-            "--limit N the newest N"
-        )
-    for r in records:
-        if r.run_id in top_error:
-            reason, count = top_error[r.run_id]
-            console.print(
-                f"{r.run_id}: most frequent harness error ({count}×): {reason[:160]}"
-                f" (`evalsuite score {r.run_id}` says what to do)"
-            )
-
-
-def _runs_row(r: RunRecord, c: Completeness, audit: dict[str, object]) -> tuple[str, ...]:
-    """One run's cells in `evalsuite runs`."""
-    health = "n/a" if r.valid is None else ("valid" if r.valid else "INVALID")
-    items = str(c.n_items_run) + (f"/{c.n_items_split}" if c.n_items_split else "")
-    return (
-        printable(r.run_id),
-        printable(f"{r.suite}@{r.version}") if r.suite else "(ingested)",
-        r.split or "-",
-        printable(r.model),
-        str(r.epochs),
-        items + (" PARTIAL" if c.partial else ""),
-        r.status,
-        health + _audit_tag(audit),
-        r.started_at[:19],
-    )
-
-
-def _columns(rows: list[tuple[str, ...]]) -> str:
-    """Rows as left-aligned columns, one line per row, never wrapped (grep and pipe friendly).
-
-    Plain text rather than a rich table: rich measures and wraps every cell, which took
-    seconds for a store of thousands of runs (docs/scale.md, "Start-up").
-    """
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    )
-
-
-def _audit_tag(audit: dict[str, object]) -> str:
-    """A run's health cell: its suite version's audit marker, when it has one."""
-    return f" · {audit['marker']}" if audit.get("marker") else ""
+    # the table is the answer: its header is the first line (the headline only without runs)
+    echo_view(runs_view(result), wide=True, title=False, headline=not result.runs)
 
 
 _INGEST_HELP = """Store results produced elsewhere (inspect logs, a CSV or Parquet file) as runs.

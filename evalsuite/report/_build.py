@@ -28,16 +28,19 @@ from evalsuite.report._figures import (
     validity_scatter,
 )
 from evalsuite.report._health import environment_health
-from evalsuite.report._items import item_figures, items_sections
+from evalsuite.report._items import item_figures
 from evalsuite.report._validity import validity_sections
 from evalsuite.service import (
     AnalysisOptions,
     ComparisonResult,
+    ResultView,
     ScoreResult,
     compare,
     comparison_view,
     fmt_time,
     is_unfinished,
+    item_sections,
+    items_view,
     recorded_gate,
     score,
     score_view,
@@ -69,12 +72,15 @@ class ReportData:
 
     `scores` and `comparisons` are the typed results behind ``payload["runs"]`` and
     ``payload["comparisons"]`` (same order): the renderers build their views from them.
+    `item_views`: the view of each item-analysis section (``payload["item_analysis"]``), which
+    the Markdown and HTML renderers lay out.
     """
 
     payload: dict[str, Any]
     figures: dict[str, str] = field(default_factory=dict)
     scores: tuple[ScoreResult, ...] = ()
     comparisons: tuple[ComparisonResult | NotCompared, ...] = ()
+    item_views: tuple[ResultView, ...] = ()
 
 
 def _id_codes(ids: pd.Series) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]:
@@ -379,6 +385,7 @@ def build_report(
             "hashes are unknown"
         )
     health = environment_health(layout, runs, frames)
+    item_results = item_sections(store, layout, runs, level=options.level)
     payload = {
         "format": REPORT_FORMAT,
         "generated_at": (now or datetime.now(UTC)).isoformat(),
@@ -394,7 +401,7 @@ def build_report(
         "partial_runs": [r["run_id"] for r in runs if r["partial"]],
         "environment_health": health,
         "adaptive": adaptive_sections(layout, runs, store),
-        "item_analysis": items_sections(store, layout, runs, level=options.level),
+        "item_analysis": [section.section_dict() for section in item_results],
         "unaudited_runs": [
             {"run_id": r["run_id"], "marker": r["audit"]["marker"], "suite": r["suite"]}
             | {"version": r["version"], "detail": r["audit"]["detail"]}
@@ -436,5 +443,9 @@ def build_report(
                 comparison_forest(comparison, strata=False), "Paired difference"
             )
     return ReportData(
-        payload=payload, figures=figures, scores=tuple(scores), comparisons=tuple(compared)
+        payload=payload,
+        figures=figures,
+        scores=tuple(scores),
+        comparisons=tuple(compared),
+        item_views=tuple(items_view(section) for section in item_results),
     )

@@ -14,7 +14,6 @@ from evalsuite._core.atomic import atomic_write_text
 from evalsuite._core.jsonout import dumps_json
 from evalsuite.report._adaptive import md_adaptive
 from evalsuite.report._build import NotCompared, ReportData
-from evalsuite.report._items import md_items
 from evalsuite.service import (
     ResultView,
     RunFacts,
@@ -160,6 +159,7 @@ def render_html(report: ReportData) -> str:
         figures=report.figures,
         title=_title(report.payload),
         item_rows=_item_rows(report.payload),
+        item_views=report.item_views,
     )
 
 
@@ -353,6 +353,16 @@ def _md_comparisons(report: ReportData, figure_files: dict[str, str]) -> list[st
     return lines
 
 
+def _md_items(views: Sequence[ResultView], figure_files: dict[str, str]) -> list[str]:
+    """The item-analysis sections: each `items_view`, its item map after it."""
+    lines: list[str] = []
+    for i, view in enumerate(views):
+        lines += view_markdown(view, heading="##")
+        if f"items_{i}" in figure_files:
+            lines += [f"![item map]({figure_files[f'items_{i}']})", ""]
+    return lines
+
+
 def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
     """The report as Markdown, in the HTML's order: the answer first, provenance last."""
     p = report.payload
@@ -395,7 +405,7 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
     lines += _md_comparisons(report, figure_files)
     lines += _md_health(p.get("environment_health") or [])
     lines += md_adaptive(p.get("adaptive") or [])
-    lines += md_items(p.get("item_analysis") or [], figure_files)
+    lines += _md_items(report.item_views, figure_files)
     for result in report.scores:
         lines += _md_run(result)
     for name, path in figure_files.items():

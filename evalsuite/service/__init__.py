@@ -24,16 +24,22 @@ if TYPE_CHECKING:
         fixed_interval_note,
         level_text,
     )
-    from evalsuite.service._audit import audit_fields
+    from evalsuite.service._audit import (
+        audit_fields,
+    )
     from evalsuite.service._compare import (
         CommonItems,
         ComparisonResult,
         compare,
         compare_payload,
     )
-    from evalsuite.service._completeness import Completeness, run_completeness
+    from evalsuite.service._completeness import (
+        Completeness,
+        run_completeness,
+    )
     from evalsuite.service._format import (
         fmt,
+        fmt_bytes,
         fmt_ci,
         fmt_counts,
         fmt_pct,
@@ -46,7 +52,22 @@ if TYPE_CHECKING:
         FreezeRequest,
         freeze_suite,
     )
-    from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
+    from evalsuite.service._gates import (
+        import_local_gates,
+        record_gate,
+        recorded_gate,
+    )
+    from evalsuite.service._governance import (
+        GovernanceCheck,
+        check_governance,
+        store_label,
+        stored_runs,
+    )
+    from evalsuite.service._holdout import (
+        HoldoutStatus,
+        holdout_status,
+        holdout_status_view,
+    )
     from evalsuite.service._ingest import (
         CSV_TARGETS,
         IngestOutcome,
@@ -54,14 +75,29 @@ if TYPE_CHECKING:
         column_mapping,
         ingest_results,
     )
+    from evalsuite.service._items import (
+        ITEMS_CSV_COLUMNS,
+        MIN_REPORT_MODELS,
+        ItemsResult,
+        item_sections,
+        items,
+        items_csv,
+        items_view,
+    )
     from evalsuite.service._payloads import (
         COMPARE_COLUMNS,
         AnalysisOptions,
         check_comparable,
         run_facts,
     )
-    from evalsuite.service._project import Project, open_project
-    from evalsuite.service._results import AuditInfo, RunFacts
+    from evalsuite.service._project import (
+        Project,
+        open_project,
+    )
+    from evalsuite.service._results import (
+        AuditInfo,
+        RunFacts,
+    )
     from evalsuite.service._run import (
         AdaptiveOptions,
         AdaptiveRunner,
@@ -78,7 +114,18 @@ if TYPE_CHECKING:
         execute_run,
         plan_run,
     )
-    from evalsuite.service._score import ScoreResult, score, score_payload
+    from evalsuite.service._runs import (
+        RUNS_SHOWN,
+        RunListing,
+        RunsResult,
+        list_runs,
+        runs_view,
+    )
+    from evalsuite.service._score import (
+        ScoreResult,
+        score,
+        score_payload,
+    )
     from evalsuite.service._scorecard import (
         Badge,
         Scorecard,
@@ -86,7 +133,30 @@ if TYPE_CHECKING:
         ScorecardRun,
         scorecard,
     )
-    from evalsuite.service._stage_views import audit_view, guard_view, validity_view
+    from evalsuite.service._stage_views import (
+        audit_view,
+        guard_view,
+        validity_view,
+    )
+    from evalsuite.service._store import (
+        store_info,
+        store_info_view,
+    )
+    from evalsuite.service._suites import (
+        SuiteSummary,
+        SuiteVersion,
+        list_suites,
+        suites_view,
+    )
+    from evalsuite.service._verify import (
+        ActionSpaceCheck,
+        AuditCheck,
+        VerifiedSuite,
+        VerifyResult,
+        verify,
+        verify_audit,
+        verify_view,
+    )
     from evalsuite.service._views import (
         Column,
         ResultView,
@@ -107,23 +177,26 @@ else:
                 "adaptive_summary",
                 "fixed_interval_note",
                 "level_text",
-                "open_project",
             ),
             "._audit": ("audit_fields",),
+            "._compare": (
+                "CommonItems",
+                "ComparisonResult",
+                "compare",
+                "compare_payload",
+            ),
             "._completeness": (
                 "Completeness",
                 "run_completeness",
             ),
-            "._gates": (
-                "import_local_gates",
-                "record_gate",
-                "recorded_gate",
-            ),
-            "._payloads": (
-                "COMPARE_COLUMNS",
-                "AnalysisOptions",
-                "check_comparable",
-                "run_facts",
+            "._format": (
+                "fmt",
+                "fmt_bytes",
+                "fmt_ci",
+                "fmt_counts",
+                "fmt_pct",
+                "fmt_signed",
+                "fmt_time",
             ),
             "._freeze": (
                 "FreezeOutcome",
@@ -131,12 +204,51 @@ else:
                 "FreezeRequest",
                 "freeze_suite",
             ),
+            "._gates": (
+                "import_local_gates",
+                "record_gate",
+                "recorded_gate",
+            ),
+            "._governance": (
+                "GovernanceCheck",
+                "check_governance",
+                "store_label",
+                "stored_runs",
+            ),
+            "._holdout": (
+                "HoldoutStatus",
+                "holdout_status",
+                "holdout_status_view",
+            ),
             "._ingest": (
                 "CSV_TARGETS",
                 "IngestOutcome",
                 "IngestRequest",
                 "column_mapping",
                 "ingest_results",
+            ),
+            "._items": (
+                "ITEMS_CSV_COLUMNS",
+                "MIN_REPORT_MODELS",
+                "ItemsResult",
+                "item_sections",
+                "items",
+                "items_csv",
+                "items_view",
+            ),
+            "._payloads": (
+                "COMPARE_COLUMNS",
+                "AnalysisOptions",
+                "check_comparable",
+                "run_facts",
+            ),
+            "._project": (
+                "Project",
+                "open_project",
+            ),
+            "._results": (
+                "AuditInfo",
+                "RunFacts",
             ),
             "._run": (
                 "AdaptiveOptions",
@@ -154,6 +266,18 @@ else:
                 "execute_run",
                 "plan_run",
             ),
+            "._runs": (
+                "RUNS_SHOWN",
+                "RunListing",
+                "RunsResult",
+                "list_runs",
+                "runs_view",
+            ),
+            "._score": (
+                "ScoreResult",
+                "score",
+                "score_payload",
+            ),
             "._scorecard": (
                 "Badge",
                 "Scorecard",
@@ -161,14 +285,29 @@ else:
                 "ScorecardRun",
                 "scorecard",
             ),
-            "._compare": ("CommonItems", "ComparisonResult", "compare", "compare_payload"),
-            "._project": ("Project", "open_project"),
-            "._results": ("AuditInfo", "RunFacts"),
-            "._score": ("ScoreResult", "score", "score_payload"),
             "._stage_views": (
                 "audit_view",
                 "guard_view",
                 "validity_view",
+            ),
+            "._store": (
+                "store_info",
+                "store_info_view",
+            ),
+            "._suites": (
+                "SuiteSummary",
+                "SuiteVersion",
+                "list_suites",
+                "suites_view",
+            ),
+            "._verify": (
+                "ActionSpaceCheck",
+                "AuditCheck",
+                "VerifiedSuite",
+                "VerifyResult",
+                "verify",
+                "verify_audit",
+                "verify_view",
             ),
             "._views": (
                 "Column",
@@ -179,23 +318,20 @@ else:
                 "run_label",
                 "score_view",
             ),
-            "._format": (
-                "fmt_counts",
-                "fmt_signed",
-                "fmt",
-                "fmt_ci",
-                "fmt_pct",
-                "fmt_time",
-            ),
         },
     )
 
 __all__ = [
     "COMPARE_COLUMNS",
     "CSV_TARGETS",
+    "ITEMS_CSV_COLUMNS",
+    "MIN_REPORT_MODELS",
+    "RUNS_SHOWN",
+    "ActionSpaceCheck",
     "AdaptiveOptions",
     "AdaptiveRunner",
     "AnalysisOptions",
+    "AuditCheck",
     "AuditInfo",
     "Badge",
     "Column",
@@ -206,30 +342,40 @@ __all__ = [
     "FreezeOutcome",
     "FreezeRefused",
     "FreezeRequest",
+    "GovernanceCheck",
     "GovernanceOptions",
     "HarnessOptions",
+    "HoldoutStatus",
     "IngestOutcome",
     "IngestRequest",
     "InspectOptions",
+    "ItemsResult",
     "ModelOptions",
     "PlannedRun",
     "Project",
     "ResultView",
     "RunFacts",
+    "RunListing",
     "RunOutcome",
     "RunPlan",
     "RunRequest",
+    "RunsResult",
     "ScoreResult",
     "Scorecard",
     "ScorecardRow",
     "ScorecardRun",
     "ShardOptions",
+    "SuiteSummary",
+    "SuiteVersion",
     "TableView",
+    "VerifiedSuite",
+    "VerifyResult",
     "adaptive_file",
     "adaptive_summary",
     "audit_fields",
     "audit_view",
     "check_comparable",
+    "check_governance",
     "column_mapping",
     "compare",
     "compare_payload",
@@ -237,6 +383,7 @@ __all__ = [
     "execute_run",
     "fixed_interval_note",
     "fmt",
+    "fmt_bytes",
     "fmt_ci",
     "fmt_counts",
     "fmt_pct",
@@ -244,10 +391,18 @@ __all__ = [
     "fmt_time",
     "freeze_suite",
     "guard_view",
+    "holdout_status",
+    "holdout_status_view",
     "import_local_gates",
     "ingest_results",
     "is_unfinished",
+    "item_sections",
+    "items",
+    "items_csv",
+    "items_view",
     "level_text",
+    "list_runs",
+    "list_suites",
     "open_project",
     "plan_run",
     "record_gate",
@@ -255,9 +410,18 @@ __all__ = [
     "run_completeness",
     "run_facts",
     "run_label",
+    "runs_view",
     "score",
     "score_payload",
     "score_view",
     "scorecard",
+    "store_info",
+    "store_info_view",
+    "store_label",
+    "stored_runs",
+    "suites_view",
     "validity_view",
+    "verify",
+    "verify_audit",
+    "verify_view",
 ]

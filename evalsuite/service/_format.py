@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "fmt",
+    "fmt_bytes",
     "fmt_ci",
     "fmt_counts",
     "fmt_mb",
@@ -83,6 +84,18 @@ def fmt_counts(counts: Mapping[str, Any] | None, *, none: str = "none") -> str:
 def fmt_mb(n_bytes: Any) -> str:
     """A byte count in megabytes with one decimal (``12.3 MB``); ``n/a`` when unknown."""
     return f"{n_bytes / 1e6:.1f} MB" if is_number(n_bytes) else NA
+
+
+def fmt_bytes(n_bytes: Any) -> str:
+    """A size in binary units (``512 B``, ``1.5 KiB``, ``12.3 MiB``); ``n/a`` when unknown."""
+    if not is_number(n_bytes):
+        return NA
+    size = float(n_bytes)
+    for unit in ("B", "KiB", "MiB"):
+        if abs(size) < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
 
 
 _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
