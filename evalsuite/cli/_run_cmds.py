@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.text import Text
@@ -29,9 +29,10 @@ from evalsuite.cli._common import (
     print_top_errors,
 )
 from evalsuite.cli._grader_views import audit_field, mark
+from evalsuite.cli._views import print_view
 from evalsuite.errors import InvalidRunError, UsageError
 from evalsuite.manifest import parse_ref
-from evalsuite.service import fmt
+from evalsuite.service import adaptive_view, fmt
 from evalsuite.store import default_store_url
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from evalsuite.manifest import Manifest, ManifestSummary
     from evalsuite.report import Completeness
     from evalsuite.run import RunResult, RunSpec, Shard
+    from evalsuite.service import AdaptiveResult
     from evalsuite.store import RunRecord, Store
 
 __all__ = ["ingest_cmd", "open_store", "parse_model_args", "run_cmd", "runs_cmd"]
@@ -404,7 +406,7 @@ def run_cmd(
     audit = audit_field(ctx, result.run.suite, result.run.version)
     _ledger_note(ctx, result.run.suite, result.run.split)
     if as_json:
-        emit_json(result.to_dict() | {"audit": audit} | ({"adaptive": summary} if summary else {}))
+        emit_json(result.to_dict() | {"audit": audit} | _adaptive_json(summary))
     elif not result.run_complete:
         _print_shard(result)
     else:
@@ -416,7 +418,7 @@ def run_cmd(
         # an adaptive run has no fixed epochs: it says its rounds, and its plain attempt mean
         # is named apart from the adaptive estimate printed below it
         plan = (
-            f"adaptive, {len(summary['rounds'])} round(s)"
+            f"adaptive, {len(summary.rounds)} round(s)"
             if summary is not None
             else f"{result.run.epochs} epoch(s)"
         )
@@ -438,7 +440,7 @@ def run_cmd(
         )
         print_top_errors([g.to_dict() for g in health.top_errors or ()])
         if summary is not None:
-            _print_adaptive(summary)
+            print_view(console, adaptive_view(summary))
     if not health.valid and result.run_complete:  # a shard's share alone judges nothing
         exit_after_output(
             InvalidRunError(
@@ -460,8 +462,8 @@ def _execute(
     run_id: str | None,
     shard: Shard | None,
     hard_stop: Callable[[RunInterrupted], None],
-) -> tuple[RunResult, dict[str, Any] | None]:
-    """Run `spec`: adaptively under `rule`, or as planned (the adaptive summary, or None).
+) -> tuple[RunResult, AdaptiveResult | None]:
+    """Run `spec`: adaptively under `rule`, or as planned (what the adaptive run found, or None).
 
     After SIGINT or SIGTERM inspect gets ``$EVALSUITE_STOP_WITHIN`` seconds (default 5) to
     stop; then the run is recorded as interrupted and `hard_stop` ends the process
@@ -497,6 +499,11 @@ def _execute(
         stop_within_s=_stop_within(),
     )
     return result, None
+
+
+def _adaptive_json(found: AdaptiveResult | None) -> dict[str, object]:
+    """`run --json`'s ``adaptive`` field: the adaptive run's view as JSON (none: no field)."""
+    return {} if found is None else {"adaptive": adaptive_view(found).to_dict()}
 
 
 def _stop_within() -> float:
@@ -570,23 +577,6 @@ def _adaptive_rule(
         max_calls=max_calls,
         seed=seed,
     )
-
-
-def _print_adaptive(summary: dict[str, Any]) -> None:
-    """An adaptive run's rounds, intervals and why it stopped."""
-    rounds = summary["rounds"]
-    ci = summary["ci"]
-    console.print(
-        f"  adaptive ({summary['method']}): {summary['calls']} of {summary['budget']} attempts "
-        f"in {len(rounds)} round(s); suite score {fmt(summary['estimate'])} "
-        f"[{fmt(ci[0])}, {fmt(ci[1])}] at {summary['level']:.0%}"
-    )
-    for r in rounds:
-        console.print(
-            f"    round {r['round']}: {r['attempts']} attempts on {r['items']} items → "
-            f"[{fmt(r['ci'][0])}, {fmt(r['ci'][1])}]"
-        )
-    console.print(f"  stopped: {summary['stop_reason']}")
 
 
 def _generate_config(

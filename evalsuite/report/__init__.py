@@ -9,7 +9,6 @@ Usage::
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from evalsuite.report._adaptive import adaptive_file
     from evalsuite.report._build import REPORT_FORMAT, ReportData, build_report, item_rows
     from evalsuite.report._render import (
         render_html,
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from evalsuite.service import (
         AnalysisOptions,
         Completeness,
+        adaptive_file,
         check_comparable,
         compare_payload,
         run_completeness,
@@ -73,7 +73,7 @@ else:
                 "validity_section",
                 "validity_sections",
             ),
-            "._adaptive": ("adaptive_file",),
+            "evalsuite.service": ("adaptive_file",),
         },
     )
 

@@ -17,7 +17,6 @@ from evalsuite._core.layout import Layout
 from evalsuite.analyse import ItemTable, item_table
 from evalsuite.errors import EvalsuiteError, UsageError
 from evalsuite.manifest import load_manifest
-from evalsuite.report._adaptive import adaptive_sections
 from evalsuite.report._figures import (
     comparison_forest,
     pass_k_curves,
@@ -32,6 +31,7 @@ from evalsuite.report._items import item_figures, items_sections
 from evalsuite.report._validity import validity_sections
 from evalsuite.service import (
     AnalysisOptions,
+    adaptive_result,
     compare_payload,
     comparison_view,
     is_unfinished,
@@ -369,7 +369,11 @@ def build_report(
         "unfinished_runs": [r["run_id"] for r in runs if is_unfinished(r)],
         "partial_runs": [r["run_id"] for r in runs if r["partial"]],
         "environment_health": health,
-        "adaptive": adaptive_sections(layout, runs, store),
+        "adaptive": [  # each adaptive run's result, as the store keeps it
+            adaptive_result(store, layout, r["run_id"]).to_dict()
+            for r in runs
+            if (r.get("spec") or {}).get("adaptive")
+        ],
         "item_analysis": items_sections(store, layout, runs, level=options.level),
         "unaudited_runs": [
             {"run_id": r["run_id"], "marker": r["audit"]["marker"], "suite": r["suite"]}

@@ -18,6 +18,13 @@ if TYPE_CHECKING:
         fixed_interval_note,
         level_text,
     )
+    from evalsuite.service._adaptive_result import (
+        AdaptiveResult,
+        AdaptiveRound,
+        AdaptiveVersus,
+        adaptive_result,
+        adaptive_view,
+    )
     from evalsuite.service._audit import audit_fields
     from evalsuite.service._completeness import Completeness, run_completeness
     from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_pct, fmt_signed
@@ -29,6 +36,15 @@ if TYPE_CHECKING:
         compare_payload,
         run_facts,
         score_payload,
+    )
+    from evalsuite.service._run_adaptive import (
+        AdaptiveRunResult,
+        AdaptiveTarget,
+        RoundRunner,
+        RoundStep,
+        item_weights,
+        run_adaptive,
+        versus_results,
     )
     from evalsuite.service._stage_views import audit_view, guard_view, validity_view
     from evalsuite.service._views import (
@@ -51,6 +67,22 @@ else:
                 "adaptive_summary",
                 "fixed_interval_note",
                 "level_text",
+            ),
+            "._adaptive_result": (
+                "AdaptiveResult",
+                "AdaptiveRound",
+                "AdaptiveVersus",
+                "adaptive_result",
+                "adaptive_view",
+            ),
+            "._run_adaptive": (
+                "AdaptiveRunResult",
+                "AdaptiveTarget",
+                "RoundRunner",
+                "RoundStep",
+                "item_weights",
+                "run_adaptive",
+                "versus_results",
             ),
             "._audit": ("audit_fields",),
             "._completeness": (
@@ -96,13 +128,22 @@ else:
 
 __all__ = [
     "COMPARE_COLUMNS",
+    "AdaptiveResult",
+    "AdaptiveRound",
+    "AdaptiveRunResult",
+    "AdaptiveTarget",
+    "AdaptiveVersus",
     "AnalysisOptions",
     "Column",
     "Completeness",
     "ResultView",
+    "RoundRunner",
+    "RoundStep",
     "TableView",
     "adaptive_file",
+    "adaptive_result",
     "adaptive_summary",
+    "adaptive_view",
     "audit_fields",
     "audit_view",
     "check_comparable",
@@ -117,13 +158,16 @@ __all__ = [
     "guard_view",
     "import_local_gates",
     "is_unfinished",
+    "item_weights",
     "level_text",
     "record_gate",
     "recorded_gate",
+    "run_adaptive",
     "run_completeness",
     "run_facts",
     "run_label",
     "score_payload",
     "score_view",
     "validity_view",
+    "versus_results",
 ]

@@ -14,6 +14,7 @@ __all__ = [
     "fmt",
     "fmt_ci",
     "fmt_counts",
+    "fmt_g",
     "fmt_mb",
     "fmt_p",
     "fmt_pct",
@@ -80,3 +81,8 @@ def fmt_counts(counts: Mapping[str, Any] | None, *, none: str = "none") -> str:
 def fmt_mb(n_bytes: Any) -> str:
     """A byte count in megabytes with one decimal (``12.3 MB``); ``n/a`` when unknown."""
     return f"{n_bytes / 1e6:.1f} MB" if is_number(n_bytes) else NA
+
+
+def fmt_g(value: Any) -> str:
+    """A number in as few digits as it needs (``0.02``, ``3``, ``2.5``); ``n/a`` when undefined."""
+    return f"{value:g}" if is_number(value) else NA
