@@ -17,13 +17,6 @@ if TYPE_CHECKING:
         render_view_markdown,
         write_report,
     )
-    from evalsuite.report._validity import (
-        latest_outcomes,
-        read_scores_file,
-        suite_scores,
-        validity_section,
-        validity_sections,
-    )
     from evalsuite.service import (
         AnalysisOptions,
         Completeness,
@@ -66,13 +59,6 @@ else:
                 "render_view_markdown",
                 "write_report",
             ),
-            "._validity": (
-                "latest_outcomes",
-                "read_scores_file",
-                "suite_scores",
-                "validity_section",
-                "validity_sections",
-            ),
             "evalsuite.service": ("adaptive_file",),
         },
     )
@@ -87,8 +73,6 @@ __all__ = [
     "check_comparable",
     "compare_payload",
     "item_rows",
-    "latest_outcomes",
-    "read_scores_file",
     "render_html",
     "render_markdown",
     "render_view_html",
@@ -96,8 +80,5 @@ __all__ = [
     "run_completeness",
     "run_facts",
     "score_payload",
-    "suite_scores",
-    "validity_section",
-    "validity_sections",
     "write_report",
 ]

@@ -28,7 +28,6 @@ from evalsuite.report._figures import (
 )
 from evalsuite.report._health import environment_health
 from evalsuite.report._items import item_figures, items_sections
-from evalsuite.report._validity import validity_sections
 from evalsuite.service import (
     AnalysisOptions,
     adaptive_result,
@@ -38,6 +37,7 @@ from evalsuite.service import (
     recorded_gate,
     score_payload,
     score_view,
+    validity_results,
 )
 from evalsuite.store import Store
 
@@ -280,7 +280,7 @@ def build_report(
             a suite is compared with the first run, by item id.
         options: Level, alpha, analysis seed and gate margin (recorded in the report).
         validity: Validity sections to include (default: every outcome metric recorded for
-            the runs' suite versions, see `validity_sections`); ``[]`` for none.
+            the runs' suite versions, see `service.validity_results`); ``[]`` for none.
         now: Generation time.
         allow_partial: Compare partial runs (``run --limit``) too; by default a comparison
             involving one is listed as not compared. Partial runs are always flagged, and
@@ -335,7 +335,7 @@ def build_report(
         tables=tables,
     )
     if validity is None:
-        validity = validity_sections(store, runs, options, layout=layout)
+        validity = [v.to_dict() for v in validity_results(store, runs, options, layout=layout)]
     # each comparison with its view's sentences (headline, gate line, caveats)
     comparisons = [c if "skipped" in c else comparison_view(c).to_dict() for c in comparisons]
     headlines = [c["headline"] for c in comparisons if "headline" in c]

@@ -47,6 +47,17 @@ if TYPE_CHECKING:
         versus_results,
     )
     from evalsuite.service._stage_views import audit_view, guard_view, validity_view
+    from evalsuite.service._validity_report import (
+        ValidityPoint,
+        ValidityResult,
+        ValidityRuns,
+        ValidityTimePoint,
+        latest_outcomes,
+        read_scores_file,
+        suite_scores,
+        validity_report,
+        validity_results,
+    )
     from evalsuite.service._views import (
         Column,
         ResultView,
@@ -107,6 +118,17 @@ else:
                 "guard_view",
                 "validity_view",
             ),
+            "._validity_report": (
+                "ValidityPoint",
+                "ValidityResult",
+                "ValidityRuns",
+                "ValidityTimePoint",
+                "latest_outcomes",
+                "read_scores_file",
+                "suite_scores",
+                "validity_report",
+                "validity_results",
+            ),
             "._views": (
                 "Column",
                 "ResultView",
@@ -140,6 +162,10 @@ __all__ = [
     "RoundRunner",
     "RoundStep",
     "TableView",
+    "ValidityPoint",
+    "ValidityResult",
+    "ValidityRuns",
+    "ValidityTimePoint",
     "adaptive_file",
     "adaptive_result",
     "adaptive_summary",
@@ -159,7 +185,9 @@ __all__ = [
     "import_local_gates",
     "is_unfinished",
     "item_weights",
+    "latest_outcomes",
     "level_text",
+    "read_scores_file",
     "record_gate",
     "recorded_gate",
     "run_adaptive",
@@ -168,6 +196,9 @@ __all__ = [
     "run_label",
     "score_payload",
     "score_view",
+    "suite_scores",
+    "validity_report",
+    "validity_results",
     "validity_view",
     "versus_results",
 ]

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_mb, is_number
+from evalsuite.service._validity_report import ValidityResult
 from evalsuite.service._views import Column, ResultView, TableView, dedupe
 
 __all__ = ["audit_view", "guard_view", "validity_view"]
@@ -135,8 +136,13 @@ def _validity_headline(p: Mapping[str, Any]) -> str:
     )
 
 
-def validity_view(p: Mapping[str, Any]) -> ResultView:
-    """The view of a ``validity report --json`` payload (`report.validity_section`)."""
+def validity_view(result: ValidityResult | Mapping[str, Any]) -> ResultView:
+    """The view of a `validity_report` result.
+
+    Also of its JSON form (``validity report --json``), which is what a report keeps in its
+    payload (report.json) and renders from.
+    """
+    p: Mapping[str, Any] = result.to_dict() if isinstance(result, ValidityResult) else result
     split = f", {p['split']} split" if p.get("split") else ""
     title = (
         f"predictive validity for {p['metric']} ({p['source']}{split}; {p['n_models']} models "
