@@ -26,9 +26,11 @@ if TYPE_CHECKING:
         adaptive_view,
     )
     from evalsuite.service._audit import audit_fields
+    from evalsuite.service._audit_report import AuditResult
     from evalsuite.service._completeness import Completeness, run_completeness
     from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_pct, fmt_signed
     from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
+    from evalsuite.service._guard_report import guard_report
     from evalsuite.service._payloads import (
         COMPARE_COLUMNS,
         AnalysisOptions,
@@ -96,6 +98,7 @@ else:
                 "versus_results",
             ),
             "._audit": ("audit_fields",),
+            "._audit_report": ("AuditResult",),
             "._completeness": (
                 "Completeness",
                 "run_completeness",
@@ -129,6 +132,7 @@ else:
                 "validity_report",
                 "validity_results",
             ),
+            "._guard_report": ("guard_report",),
             "._views": (
                 "Column",
                 "ResultView",
@@ -156,6 +160,7 @@ __all__ = [
     "AdaptiveTarget",
     "AdaptiveVersus",
     "AnalysisOptions",
+    "AuditResult",
     "Column",
     "Completeness",
     "ResultView",
@@ -181,6 +186,7 @@ __all__ = [
     "fmt_counts",
     "fmt_pct",
     "fmt_signed",
+    "guard_report",
     "guard_view",
     "import_local_gates",
     "is_unfinished",
