@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         versus_results,
     )
     from evalsuite.service._stage_views import audit_view, guard_view, validity_view
+    from evalsuite.service._triage_view import triage_view
     from evalsuite.service._validity_report import (
         ValidityPoint,
         ValidityResult,
@@ -133,6 +134,7 @@ else:
                 "validity_results",
             ),
             "._guard_report": ("guard_report",),
+            "._triage_view": ("triage_view",),
             "._views": (
                 "Column",
                 "ResultView",
@@ -203,6 +205,7 @@ __all__ = [
     "score_payload",
     "score_view",
     "suite_scores",
+    "triage_view",
     "validity_report",
     "validity_results",
     "validity_view",

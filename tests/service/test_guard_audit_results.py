@@ -29,6 +29,7 @@ from evalsuite.service import (
     audit_view,
     guard_report,
     guard_view,
+    triage_view,
     validity_view,
 )
 from tests.helpers import Project
@@ -117,3 +118,47 @@ def test_terminal_and_markdown_carry_the_same_numbers(index: int) -> None:
     # and the JSON carries the same sentences
     payload = json.loads(dumps_json(view.to_dict()))
     assert payload["headline"] == view.headline
+
+
+# ----------------------------------------------------------------------------- triage
+
+TRIAGE: dict[str, object] = {
+    "suite": "arith",
+    "against": "arith@2.0.0",
+    "funnel": {"candidates": 3, "keep": 1, "fix": 1, "drop": 1},
+    "reasons": {"unsolvable": 1, "duplicate": 1},
+    "items": [
+        {"item_id": "c-1", "family": "arith", "stratum": "add", "verdict": "keep",
+         "reasons": [], "agents": {"baseline": 0.5}, "models": {}},
+        {"item_id": "c-2", "family": "arith", "stratum": "add", "verdict": "fix",
+         "reasons": [{"reason": "unsolvable", "detail": "the oracle scores 0"}],
+         "agents": {}, "models": {}},
+        {"item_id": "c-3", "family": "arith", "stratum": "mul", "verdict": "drop",
+         "reasons": [{"reason": "duplicate", "detail": "same input text as item a-7"}],
+         "agents": {}, "models": {}},
+    ],
+    "sources": {"audit": "the grader audit on 3 candidates"},
+    "options": {"agents": [], "epochs": 2, "seed": 0, "runs": []},
+}  # fmt: skip
+
+
+class _Result:
+    def to_dict(self) -> dict[str, object]:
+        return dict(TRIAGE)
+
+
+def test_triage_view_of_the_result_keeps_its_json_and_adds_the_sentences() -> None:
+    view = triage_view(_Result(), kept_file="kept.jsonl")
+    assert view == triage_view(TRIAGE | {"kept_file": "kept.jsonl"})
+    assert view.headline == (
+        "triage of 3 candidate(s) for arith (against arith@2.0.0): 1 keep, 1 fix, 1 drop."
+    )
+    assert "funnel: 3 candidates -> 1 kept" in view.facts
+    assert "wrote 1 kept item(s) to kept.jsonl" in view.facts
+    payload = view.to_dict()
+    assert set(TRIAGE) | {"kept_file"} <= set(payload) and payload["kept_file"] == "kept.jsonl"
+    assert [r[3] for r in view.tables[0].rows] == ["keep", "fix", "drop"]
+    buffer = io.StringIO()
+    print_view(Console(file=buffer, width=400, color_system=None), view)
+    markdown = render_view_markdown(view)
+    assert sorted(NUMBER.findall(buffer.getvalue())) == sorted(NUMBER.findall(markdown))
