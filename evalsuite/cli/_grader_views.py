@@ -17,7 +17,7 @@ from evalsuite._core.layout import Layout
 from evalsuite.cli._common import Context, console, emit_json, err_console, exit_after_output
 from evalsuite.cli._views import print_view
 from evalsuite.errors import GraderAuditError
-from evalsuite.service import audit_view
+from evalsuite.service import AuditResult, audit_view
 
 if TYPE_CHECKING:
     from evalsuite.audit import GraderAudit
@@ -33,7 +33,7 @@ __all__ = [
 
 def print_grader_audit(result: Mapping[str, Any]) -> None:
     """The results of `audit --graders`: its view, one table per family, failures first."""
-    print_view(console, audit_view({"graders": result}))
+    print_view(console, audit_view(AuditResult(graders=dict(result))))
 
 
 def _status(layout: Layout, suite: str | None, version: str | None) -> tuple[str, str, str | None]:

@@ -8,7 +8,6 @@ import json
 import math
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -30,14 +29,16 @@ from evalsuite.cli._common import (
     print_top_errors,
 )
 from evalsuite.cli._grader_views import audit_field, mark
+from evalsuite.cli._views import print_view
 from evalsuite.errors import UsageError
-from evalsuite.service import RUNS_SHOWN, fmt
+from evalsuite.service import RUNS_SHOWN, adaptive_view, fmt
 from evalsuite.store import default_store_url
 
 if TYPE_CHECKING:
     from evalsuite.run import RunResult
     from evalsuite.service import (
         AdaptiveOptions,
+        AdaptiveResult,
         FaultOptions,
         GovernanceOptions,
         HarnessOptions,
@@ -517,7 +518,7 @@ def run_cmd(
         exit_after_output(outcome.invalid)
 
 
-def _run_adaptive(*args: Any, **kwargs: Any) -> tuple[RunResult, dict[str, Any]]:
+def _run_adaptive(*args: Any, **kwargs: Any) -> tuple[RunResult, AdaptiveResult]:
     """The adaptive runner `execute_run` is given (`evalsuite.cli._adaptive_cmd`).
 
     Imported only when an adaptive run calls it: its statistics import scipy, which a
@@ -535,8 +536,7 @@ def _print_run(ctx: Context, outcome: RunOutcome, *, as_json: bool) -> None:
     audit = audit_field(ctx, result.run.suite, result.run.version)
     _ledger_note(ctx, result.run.suite, result.run.split)
     if as_json:
-        adaptive = {"adaptive": dict(summary)} if summary else {}
-        emit_json(result.to_dict() | {"audit": audit} | adaptive)
+        emit_json(result.to_dict() | {"audit": audit} | _adaptive_json(summary))
     elif not result.run_complete:
         _print_shard(result)
     else:
@@ -548,7 +548,7 @@ def _print_run(ctx: Context, outcome: RunOutcome, *, as_json: bool) -> None:
         # an adaptive run has no fixed epochs: it says its rounds, and its plain attempt mean
         # is named apart from the adaptive estimate printed below it
         plan = (
-            f"adaptive, {len(summary['rounds'])} round(s)"
+            f"adaptive, {len(summary.rounds)} round(s)"
             if summary is not None
             else f"{result.run.epochs} epoch(s)"
         )
@@ -570,7 +570,12 @@ def _print_run(ctx: Context, outcome: RunOutcome, *, as_json: bool) -> None:
         )
         print_top_errors([g.to_dict() for g in health.top_errors or ()])
         if summary is not None:
-            _print_adaptive(summary)
+            print_view(console, adaptive_view(summary))
+
+
+def _adaptive_json(found: AdaptiveResult | None) -> dict[str, object]:
+    """`run --json`'s ``adaptive`` field: the adaptive run's view as JSON (none: no field)."""
+    return {} if found is None else {"adaptive": adaptive_view(found).to_dict()}
 
 
 def _stop_within() -> float:
@@ -591,23 +596,6 @@ def _stop_within() -> float:
             "unset it"
         )
     return value
-
-
-def _print_adaptive(summary: Mapping[str, Any]) -> None:
-    """An adaptive run's rounds, intervals and why it stopped."""
-    rounds = summary["rounds"]
-    ci = summary["ci"]
-    console.print(
-        f"  adaptive ({summary['method']}): {summary['calls']} of {summary['budget']} attempts "
-        f"in {len(rounds)} round(s); suite score {fmt(summary['estimate'])} "
-        f"[{fmt(ci[0])}, {fmt(ci[1])}] at {summary['level']:.0%}"
-    )
-    for r in rounds:
-        console.print(
-            f"    round {r['round']}: {r['attempts']} attempts on {r['items']} items → "
-            f"[{fmt(r['ci'][0])}, {fmt(r['ci'][1])}]"
-        )
-    console.print(f"  stopped: {summary['stop_reason']}")
 
 
 def _print_shard(result: RunResult) -> None:

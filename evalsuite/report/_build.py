@@ -17,7 +17,6 @@ from evalsuite._core.version import __version__
 from evalsuite.analyse import ItemTable, item_table
 from evalsuite.errors import EvalsuiteError, UsageError
 from evalsuite.manifest import load_manifest
-from evalsuite.report._adaptive import adaptive_sections
 from evalsuite.report._figures import (
     comparison_forest,
     pass_k_curves,
@@ -29,12 +28,12 @@ from evalsuite.report._figures import (
 )
 from evalsuite.report._health import environment_health
 from evalsuite.report._items import item_figures
-from evalsuite.report._validity import validity_sections
 from evalsuite.service import (
     AnalysisOptions,
     ComparisonResult,
     ResultView,
     ScoreResult,
+    adaptive_result,
     compare,
     comparison_view,
     fmt_time,
@@ -45,6 +44,7 @@ from evalsuite.service import (
     score,
     score_view,
     scorecard,
+    validity_results,
 )
 from evalsuite.store import Store
 
@@ -304,7 +304,7 @@ def build_report(
             a suite is compared with the first run, by item id.
         options: Level, alpha, analysis seed and gate margin (recorded in the report).
         validity: Validity sections to include (default: every outcome metric recorded for
-            the runs' suite versions, see `validity_sections`); ``[]`` for none.
+            the runs' suite versions, see `service.validity_results`); ``[]`` for none.
         now: Generation time.
         allow_partial: Compare partial runs (``run --limit``) too; by default a comparison
             involving one is listed as not compared. Partial runs are always flagged, and
@@ -362,7 +362,7 @@ def build_report(
         tables=tables,
     )
     if validity is None:
-        validity = validity_sections(store, runs, options, layout=layout)
+        validity = [v.to_dict() for v in validity_results(store, runs, options, layout=layout)]
     # each comparison with its view's sentences (headline, gate line, caveats)
     comparisons = [
         c.to_dict() if isinstance(c, NotCompared) else comparison_view(c).to_dict()
@@ -400,7 +400,11 @@ def build_report(
         "unfinished_runs": [r["run_id"] for r in runs if is_unfinished(r)],
         "partial_runs": [r["run_id"] for r in runs if r["partial"]],
         "environment_health": health,
-        "adaptive": adaptive_sections(layout, runs, store),
+        "adaptive": [  # each adaptive run's result, as the store keeps it
+            adaptive_result(store, layout, r["run_id"]).to_dict()
+            for r in runs
+            if (r.get("spec") or {}).get("adaptive")
+        ],
         "item_analysis": [section.section_dict() for section in item_results],
         "unaudited_runs": [
             {"run_id": r["run_id"], "marker": r["audit"]["marker"], "suite": r["suite"]}

@@ -12,14 +12,15 @@ import markupsafe
 
 from evalsuite._core.atomic import atomic_write_text
 from evalsuite._core.jsonout import dumps_json
-from evalsuite.report._adaptive import md_adaptive
 from evalsuite.report._build import NotCompared, ReportData
 from evalsuite.service import (
+    AdaptiveResult,
     ResultView,
     RunFacts,
     Scorecard,
     ScoreResult,
     TableView,
+    adaptive_view,
     comparison_view,
     fmt,
     fmt_ci,
@@ -147,6 +148,21 @@ def _run_diffs(payload: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def _adaptive_views(payload: dict[str, Any]) -> list[ResultView]:
+    """The view of each adaptive run (the payload's ``adaptive``: each run's result as JSON)."""
+    return [adaptive_view(AdaptiveResult.from_dict(s)) for s in payload.get("adaptive") or []]
+
+
+def _md_adaptive(views: Sequence[ResultView]) -> list[str]:
+    """The "Adaptive runs" section: each adaptive run's view, as `run` prints it."""
+    if not views:
+        return []
+    lines = ["## Adaptive runs", ""]
+    for view in views:
+        lines += view_markdown(view, heading="###")
+    return lines
+
+
 def render_html(report: ReportData) -> str:
     """One self-contained HTML page: inline CSS and inline SVG figures, no network fetches."""
     template = _environment().get_template("report.html.j2")
@@ -156,6 +172,7 @@ def render_html(report: ReportData) -> str:
         views=_views(report),
         run_diffs=_run_diffs(report.payload),
         validity_views=[validity_view(v) for v in report.payload.get("validity") or []],
+        adaptive_views=_adaptive_views(report.payload),
         figures=report.figures,
         title=_title(report.payload),
         item_rows=_item_rows(report.payload),
@@ -404,7 +421,7 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
     lines += [f"> {note}" for note in p["notes"]] + ([""] if p["notes"] else [])
     lines += _md_comparisons(report, figure_files)
     lines += _md_health(p.get("environment_health") or [])
-    lines += md_adaptive(p.get("adaptive") or [])
+    lines += _md_adaptive(_adaptive_views(p))
     lines += _md_items(report.item_views, figure_files)
     for result in report.scores:
         lines += _md_run(result)

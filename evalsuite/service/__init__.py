@@ -24,8 +24,18 @@ if TYPE_CHECKING:
         fixed_interval_note,
         level_text,
     )
+    from evalsuite.service._adaptive_result import (
+        AdaptiveResult,
+        AdaptiveRound,
+        AdaptiveVersus,
+        adaptive_result,
+        adaptive_view,
+    )
     from evalsuite.service._audit import (
         audit_fields,
+    )
+    from evalsuite.service._audit_report import (
+        AuditResult,
     )
     from evalsuite.service._compare import (
         CommonItems,
@@ -62,6 +72,9 @@ if TYPE_CHECKING:
         check_governance,
         store_label,
         stored_runs,
+    )
+    from evalsuite.service._guard_report import (
+        guard_report,
     )
     from evalsuite.service._holdout import (
         HoldoutStatus,
@@ -114,6 +127,15 @@ if TYPE_CHECKING:
         execute_run,
         plan_run,
     )
+    from evalsuite.service._run_adaptive import (
+        AdaptiveRunResult,
+        AdaptiveTarget,
+        RoundRunner,
+        RoundStep,
+        item_weights,
+        run_adaptive,
+        versus_results,
+    )
     from evalsuite.service._runs import (
         RUNS_SHOWN,
         RunListing,
@@ -148,6 +170,20 @@ if TYPE_CHECKING:
         list_suites,
         suites_view,
     )
+    from evalsuite.service._triage_view import (
+        triage_view,
+    )
+    from evalsuite.service._validity_report import (
+        ValidityPoint,
+        ValidityResult,
+        ValidityRuns,
+        ValidityTimePoint,
+        latest_outcomes,
+        read_scores_file,
+        suite_scores,
+        validity_report,
+        validity_results,
+    )
     from evalsuite.service._verify import (
         ActionSpaceCheck,
         AuditCheck,
@@ -178,7 +214,15 @@ else:
                 "fixed_interval_note",
                 "level_text",
             ),
+            "._adaptive_result": (
+                "AdaptiveResult",
+                "AdaptiveRound",
+                "AdaptiveVersus",
+                "adaptive_result",
+                "adaptive_view",
+            ),
             "._audit": ("audit_fields",),
+            "._audit_report": ("AuditResult",),
             "._compare": (
                 "CommonItems",
                 "ComparisonResult",
@@ -215,6 +259,7 @@ else:
                 "store_label",
                 "stored_runs",
             ),
+            "._guard_report": ("guard_report",),
             "._holdout": (
                 "HoldoutStatus",
                 "holdout_status",
@@ -266,6 +311,15 @@ else:
                 "execute_run",
                 "plan_run",
             ),
+            "._run_adaptive": (
+                "AdaptiveRunResult",
+                "AdaptiveTarget",
+                "RoundRunner",
+                "RoundStep",
+                "item_weights",
+                "run_adaptive",
+                "versus_results",
+            ),
             "._runs": (
                 "RUNS_SHOWN",
                 "RunListing",
@@ -300,6 +354,18 @@ else:
                 "list_suites",
                 "suites_view",
             ),
+            "._triage_view": ("triage_view",),
+            "._validity_report": (
+                "ValidityPoint",
+                "ValidityResult",
+                "ValidityRuns",
+                "ValidityTimePoint",
+                "latest_outcomes",
+                "read_scores_file",
+                "suite_scores",
+                "validity_report",
+                "validity_results",
+            ),
             "._verify": (
                 "ActionSpaceCheck",
                 "AuditCheck",
@@ -329,10 +395,16 @@ __all__ = [
     "RUNS_SHOWN",
     "ActionSpaceCheck",
     "AdaptiveOptions",
+    "AdaptiveResult",
+    "AdaptiveRound",
+    "AdaptiveRunResult",
     "AdaptiveRunner",
+    "AdaptiveTarget",
+    "AdaptiveVersus",
     "AnalysisOptions",
     "AuditCheck",
     "AuditInfo",
+    "AuditResult",
     "Badge",
     "Column",
     "CommonItems",
@@ -354,6 +426,8 @@ __all__ = [
     "PlannedRun",
     "Project",
     "ResultView",
+    "RoundRunner",
+    "RoundStep",
     "RunFacts",
     "RunListing",
     "RunOutcome",
@@ -368,10 +442,16 @@ __all__ = [
     "SuiteSummary",
     "SuiteVersion",
     "TableView",
+    "ValidityPoint",
+    "ValidityResult",
+    "ValidityRuns",
+    "ValidityTimePoint",
     "VerifiedSuite",
     "VerifyResult",
     "adaptive_file",
+    "adaptive_result",
     "adaptive_summary",
+    "adaptive_view",
     "audit_fields",
     "audit_view",
     "check_comparable",
@@ -390,6 +470,7 @@ __all__ = [
     "fmt_signed",
     "fmt_time",
     "freeze_suite",
+    "guard_report",
     "guard_view",
     "holdout_status",
     "holdout_status_view",
@@ -397,16 +478,20 @@ __all__ = [
     "ingest_results",
     "is_unfinished",
     "item_sections",
+    "item_weights",
     "items",
     "items_csv",
     "items_view",
+    "latest_outcomes",
     "level_text",
     "list_runs",
     "list_suites",
     "open_project",
     "plan_run",
+    "read_scores_file",
     "record_gate",
     "recorded_gate",
+    "run_adaptive",
     "run_completeness",
     "run_facts",
     "run_label",
@@ -419,9 +504,14 @@ __all__ = [
     "store_info_view",
     "store_label",
     "stored_runs",
+    "suite_scores",
     "suites_view",
+    "triage_view",
+    "validity_report",
+    "validity_results",
     "validity_view",
     "verify",
     "verify_audit",
     "verify_view",
+    "versus_results",
 ]

@@ -17,6 +17,7 @@ __all__ = [
     "fmt_bytes",
     "fmt_ci",
     "fmt_counts",
+    "fmt_g",
     "fmt_mb",
     "fmt_p",
     "fmt_pct",
@@ -125,3 +126,8 @@ def fmt_time(value: Any) -> str:
             return text
     moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
     return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def fmt_g(value: Any) -> str:
+    """A number in as few digits as it needs (``0.02``, ``3``, ``2.5``); ``n/a`` when undefined."""
+    return f"{value:g}" if is_number(value) else NA

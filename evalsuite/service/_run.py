@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from evalsuite.errors import RunInterrupted
     from evalsuite.manifest import KeySpec
     from evalsuite.run import RunResult, RunSpec, Shard
+    from evalsuite.service._adaptive_result import AdaptiveResult
     from evalsuite.store import Store
 
 __all__ = [
@@ -275,7 +276,7 @@ class AdaptiveRunner(Protocol):
         run_id: str | None,
         hard_stop: Callable[[RunInterrupted], None] | None = ...,
         stop_within_s: float | None = ...,
-    ) -> tuple[RunResult, dict[str, Any]]: ...
+    ) -> tuple[RunResult, AdaptiveResult]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,9 +284,9 @@ class RunOutcome:
     """What a run produced: the runner's result and, for an adaptive run, its summary."""
 
     result: RunResult
-    adaptive: Mapping[str, Any] | None = None
-    """The adaptive summary (rounds, intervals, why it stopped) as `run --json`'s
-    ``adaptive``; None for a planned run."""
+    adaptive: AdaptiveResult | None = None
+    """What the adaptive run found (rounds, intervals, why it stopped; `adaptive_view`
+    renders it, `run --json`'s ``adaptive``); None for a planned run."""
 
     @property
     def invalid(self) -> InvalidRunError | None:
