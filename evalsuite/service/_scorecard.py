@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from evalsuite.service._compare import ComparisonResult
 from evalsuite.service._format import NA, fmt_ci, fmt_signed, is_number
 from evalsuite.service._views import (
     Column,
@@ -29,6 +28,9 @@ from evalsuite.service._views import (
     comparison_view,
     is_unfinished,
 )
+
+if TYPE_CHECKING:  # the comparison's module imports the analyses: not at start-up
+    from evalsuite.service._compare import ComparisonResult
 
 __all__ = ["Badge", "Scorecard", "ScorecardRow", "ScorecardRun", "scorecard"]
 
@@ -393,7 +395,7 @@ def scorecard(comparisons: Iterable[Mapping[str, Any] | ComparisonResult]) -> Sc
     one model on one suite (run-to-run noise, a rerun) are told apart by their ids.
     """
     read = [
-        _read_comparison(comparison_view(c).to_dict() if isinstance(c, ComparisonResult) else c)
+        _read_comparison(c if isinstance(c, Mapping) else comparison_view(c).to_dict())
         for c in comparisons
     ]
     labels = _labels(read)
