@@ -1,25 +1,33 @@
-"""Benchmark of adaptive runs: model calls against 5 fixed epochs, and --versus verdicts.
+"""Benchmark of adaptive runs against the best fixed design that makes the same claim (issue 31).
 
-Savings: for each simulated suite (zero-one-inflated Beta difficulty: 30% of items never
-solved, 30% always, the rest Beta(2, 2); and the 50 tau-bench airline tasks with their 4
-recorded GPT-4o trials resampled), one fixed 5-epoch run gives the default interval's
-half-width H; an adaptive run (`evalsuite.analyse._adaptive`) then runs to +-H with its
-confidence sequence. Printed: the mean ratio of attempts (adaptive / fixed, the baseline
-measured in the same run), the share saved, the confidence sequence's coverage of the suite
-score, and beside it the coverage of the naive rule (re-check a fixed-sample t interval of
-the same pseudo-outcomes after every round and stop when it is +-H) on the same suites.
+Suites (`evalsuite.analyse._sequential_sim.SUITES`): Beta(0.5, 0.5) and Beta(2, 2) solve
+rates of 100 and 300 items, 100 items of which 60% are always or never solved (the rest
+Beta(2, 2)), and the 50 tau-bench airline tasks with GPT-4o's 4 recorded trials resampled
+(tests/data/tau_bench, in this repository). Each replicate draws a fresh suite (simulated).
 
-Verdicts: simulated comparisons (100 items, logit shifts 0/1/2 of the mixed items) of an
-adaptive `--versus` run with the full fixed 5-epoch run on the same attempts: of the fixed
-verdicts that are decisive, how many the adaptive run agrees with, leaves undecided or
-contradicts; its mean attempts; and its error rate where the true difference is 0.
+Part 1, sequential comparison (`evalsuite.analyse._sequential`), against the full fixed
+paired design it stands for (both runs 5 epochs on every item, paired t at 0.05), with the
+margin set to that design's MDE (80% power):
+- true difference 2 x MDE: agreement of the verdicts, calls / the full run's;
+- equal models: type-I error (better or worse), "no difference beyond the margin" reached
+  with fewer calls than the full run, and at an interim look (before the last group).
+Every figure has its Monte-Carlo standard error.
 
-Run: ``.venv/bin/python benchmarks/bench_adaptive.py [--reps 100] [--seed 0]``.
+Part 2, `--target-halfwidth` on the suite's items (the current `AdaptiveRun`, betting CS),
+against the best fixed design with the same target and coverage: the oracle fixed design
+with the smallest epochs E whose normal interval of the suite's item mean, with the true
+within-item variances, is +-H (``E = ceil(z^2 mean p(1-p) / (N H^2))``): no real fixed design
+can do better. H is set so that E = 3 on each drawn suite.
+
+Run: ``.venv/bin/python benchmarks/bench_adaptive.py [--reps 2000] [--target-reps 200]
+[--seed 0]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,96 +35,123 @@ import numpy as np
 import pandas as pd
 
 from evalsuite.analyse._adaptive import AdaptiveRule, AdaptiveRun
-from evalsuite.analyse._adaptive_sim import (
-    FIXED_EPOCHS,
-    fixed_halfwidth,
-    inflated_beta_suite,
-    simulate_naive,
-    simulate_versus,
+from evalsuite.analyse._sequential import SequentialDesign
+from evalsuite.analyse._sequential_sim import (
+    SUITES,
+    ComparisonOutcome,
+    fixed_mde,
+    make_suite,
+    simulate_comparison,
 )
 
 TAU = Path(__file__).parents[1] / "tests" / "data" / "tau_bench" / "gpt-4o-airline_trials.csv"
 
 
-def _bernoulli(p: np.ndarray, rng: np.random.Generator) -> Callable[[int], float]:
-    return lambda i: float(rng.random() < p[i])
+def tau_trials() -> list[np.ndarray]:
+    """The 50 tau-bench airline tasks' recorded trials (in this repository)."""
+    frame = pd.read_csv(TAU)
+    return [g["reward"].to_numpy(dtype=float) for _, g in frame.groupby("task_id", sort=True)]
 
 
-def _resample(trials: list[np.ndarray], rng: np.random.Generator) -> Callable[[int], float]:
+def _share(xs: list[bool]) -> str:
+    p = float(np.mean(xs))
+    return f"{p:.3f}±{math.sqrt(p * (1 - p) / len(xs)):.3f}"
+
+
+def _mean(xs: list[float]) -> str:
+    return f"{np.mean(xs):.3f}±{np.std(xs, ddof=1) / math.sqrt(len(xs)):.3f}"
+
+
+def comparisons(
+    name: str, reps: int, seed: int, tau: list[np.ndarray], design: SequentialDesign
+) -> tuple[list[ComparisonOutcome], list[ComparisonOutcome]]:
+    """(2 x MDE outcomes, equal-model outcomes) for suite `name`."""
+    rng = np.random.default_rng(seed)
+    shifted, equal = [], []
+    for rep in range(reps):
+        for out, factor in ((shifted, 2.0), (equal, 0.0)):
+            suite = make_suite(name, rng, tau)
+            mde = fixed_mde(suite, design.epochs)
+            d = SequentialDesign(
+                alpha=design.alpha,
+                looks=design.looks,
+                boundary=design.boundary,
+                margin_boundary=design.margin_boundary,
+                margin=mde,
+                epochs=design.epochs,
+                first_epochs=design.first_epochs,
+                futility=design.futility,
+                seed=rep,
+            )
+            out.append(simulate_comparison(suite, d, rng, delta=factor * mde))
+    return shifted, equal
+
+
+def _attempt(
+    p: np.ndarray, trials: tuple[np.ndarray, ...] | None, rng: np.random.Generator
+) -> Callable[[int], float]:
+    if trials is None:
+        return lambda i: float(rng.random() < p[i])
     return lambda i: float(rng.choice(trials[i]))
 
 
-def _run(
-    trials: list[np.ndarray] | None, n_items: int, reps: int, rng: np.random.Generator
-) -> tuple[float, float, float]:
-    """(attempts / 5 fixed epochs, coverage of the sequence, coverage of the naive rule)."""
-    ratios, covered, naive = [], 0, 0
+def target_halfwidth(name: str, reps: int, seed: int, tau: list[np.ndarray]) -> tuple[str, str]:
+    """(calls / the oracle best fixed design's, coverage of the suite's item mean)."""
+    rng = np.random.default_rng(seed)
+    ratios, covered = [], []
     for rep in range(reps):
-        if trials is None:
-            p = inflated_beta_suite(n_items, rng)
-            draw = _bernoulli(p, rng)
-        else:
-            p = np.array([t.mean() for t in trials])
-            draw = _resample(trials, rng)
-        target = fixed_halfwidth(p, rng)
-        rule = AdaptiveRule(target_halfwidth=target, seed=rep)
-        run = AdaptiveRun(np.full(p.size, 1 / p.size), rule)
-        run.simulate(draw)
+        suite = make_suite(name, rng, tau)
+        n, p = suite.n_items, suite.p
+        h = 1.96 * math.sqrt(float(np.mean(p * (1 - p))) / (n * 3))
+        run = AdaptiveRun(
+            np.full(n, 1 / n), AdaptiveRule(target_halfwidth=h, seed=rep, max_epochs=10)
+        )
+        run.simulate(_attempt(suite.p, suite.trials, rng))
         last = run.rounds[-1]
-        covered += last.lower <= p.mean() <= last.upper
-        ratios.append(run.calls / (FIXED_EPOCHS * p.size))
-        naive += simulate_naive(p, target, rng, seed=rep, attempt=draw).covered
-    return float(np.mean(ratios)), covered / reps, naive / reps
-
-
-def _verdicts(reps: int, rng: np.random.Generator) -> dict[str, float]:
-    out = dict.fromkeys(("decisive", "agree", "undecided", "contradict", "calls"), 0.0)
-    errors = nulls = 0
-    for rep in range(reps):
-        base = inflated_beta_suite(100, rng)
-        clipped = np.clip(base, 1e-3, 1 - 1e-3)
-        shift = (0.0, 1.0, 2.0)[rep % 3]
-        logit = np.log(clipped / (1 - clipped)) + shift
-        cand = np.where((base > 0) & (base < 1), 1 / (1 + np.exp(-logit)), base)
-        got = simulate_versus(cand, base, rng, seed=rep)
-        out["calls"] += got.calls / (FIXED_EPOCHS * 100) / reps
-        if shift == 0.0:
-            nulls += 1
-            errors += got.adaptive in ("better", "worse")
-        if got.fixed == "undecided":
-            continue
-        out["decisive"] += 1
-        out["agree"] += got.adaptive == got.fixed
-        out["undecided"] += got.adaptive not in ("better", "worse")
-        out["contradict"] += got.adaptive in ("better", "worse") and got.adaptive != got.fixed
-    out["null_error_rate"] = errors / max(nulls, 1)
-    return out
+        covered.append(bool(last.lower <= p.mean() <= last.upper))
+        ratios.append(run.calls / (3 * n))
+    return _mean(ratios), _share(covered)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=100)
+    parser.add_argument("--reps", type=int, default=2000)
+    parser.add_argument("--target-reps", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    rng = np.random.default_rng(args.seed)
-    frame = pd.read_csv(TAU)
-    tau = [g["reward"].to_numpy(dtype=float) for _, g in frame.groupby("task_id", sort=True)]
-    print("suite                          attempts/fixed  saved  coverage  naive coverage")
-    for label, trials, n_items in (
-        ("inflated Beta, 100 items", None, 100),
-        ("inflated Beta, 200 items", None, 200),
-        ("tau-bench airline, 50 tasks", tau, 50),
-    ):
-        ratio, coverage, naive = _run(trials, n_items, args.reps, rng)
-        print(f"{label:<30} {ratio:14.3f}  {1 - ratio:5.1%}  {coverage:8.3f}  {naive:14.3f}")
-    v = _verdicts(3 * args.reps, rng)
+    tau = tau_trials()
+    design = SequentialDesign()
+    print(f"sequential comparison: method {design.method}")
+    print(f"{args.reps} replicates per row, seed {args.seed}")
     print(
-        f"--versus vs full 5-epoch run: {int(v['decisive'])} decisive fixed verdicts, "
-        f"{int(v['agree'])} agree ({v['agree'] / max(v['decisive'], 1):.1%}), "
-        f"{int(v['undecided'])} undecided, {int(v['contradict'])} contradict; "
-        f"attempts/fixed {v['calls']:.3f}; error rate with no difference "
-        f"{v['null_error_rate']:.3f} (alpha 0.05)"
+        f"{'suite':<24} {'agree@2MDE':>12} {'calls@2MDE':>12} {'type-I':>12} "
+        f"{'no-diff<full':>12} {'no-diff@int':>12} {'fixed no-diff':>13} {'calls@0':>12}"
     )
+    started = time.perf_counter()
+    for k, name in enumerate(SUITES):
+        shifted, equal = comparisons(name, args.reps, args.seed + k, tau, design)
+        no_diff = [o.sequential == "no_difference_beyond_margin" for o in equal]
+        print(
+            f"{name:<24} {_share([o.agree for o in shifted]):>12} "
+            f"{_mean([o.calls / o.budget for o in shifted]):>12} "
+            f"{_share([o.sequential in ('better', 'worse') for o in equal]):>12} "
+            f"{_share([a and o.early for a, o in zip(no_diff, equal, strict=True)]):>12} "
+            f"{_share([a and o.interim for a, o in zip(no_diff, equal, strict=True)]):>12} "
+            f"{_share([o.fixed == 'no_difference_beyond_margin' for o in equal]):>13} "
+            f"{_mean([o.calls / o.budget for o in equal]):>12}",
+            flush=True,
+        )
+    print(f"({time.perf_counter() - started:.0f} s)")
+    if args.target_reps <= 0:
+        return
+    print(
+        f"\n--target-halfwidth (suite's items, current AdaptiveRun) vs the oracle best fixed "
+        f"design (3 epochs); {args.target_reps} replicates per row, seed {args.seed}"
+    )
+    print(f"{'suite':<24} {'calls/fixed':>12} {'coverage':>12}")
+    for k, name in enumerate(SUITES):
+        ratio, coverage = target_halfwidth(name, args.target_reps, args.seed + 100 + k, tau)
+        print(f"{name:<24} {ratio:>12} {coverage:>12}", flush=True)
 
 
 if __name__ == "__main__":

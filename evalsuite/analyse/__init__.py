@@ -10,6 +10,8 @@ analysis. Interval decisions: docs/design/intervals.md. Public API::
     comparison = compare_runs(baseline, candidate, gate=Gate(margin=0.02), rng=rng)
     rel = reliability(attempts)
     n = items_needed(VarianceComponents(0.0087, 0.177, 0.171), delta=0.03, epochs=3)
+    seq = SequentialComparison(baseline_item_means, SequentialDesign(margin=0.03, seed=7))
+    plan = population_target(pilot_item_means, pilot_epochs, 0.03)   # or an honest refusal
 """
 
 from typing import TYPE_CHECKING
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     from evalsuite.analyse._attempts import ItemTable, item_table
     from evalsuite.analyse._bootstrap import N_RESAMPLES
     from evalsuite.analyse._compare import Comparison, Gate, GateResult, StratumDiff, compare_runs
+    from evalsuite.analyse._estimand import PopulationTarget, estimand_text, population_target
     from evalsuite.analyse._estimates import StratumEstimate, estimate_mean, stratified_mean
     from evalsuite.analyse._intervals import Estimate, check_level
     from evalsuite.analyse._paired import PairedDiff, paired_difference
@@ -27,6 +30,11 @@ if TYPE_CHECKING:
     from evalsuite.analyse._reliability import Reliability, reliability
     from evalsuite.analyse._score import RunScore, score_run
     from evalsuite.analyse._secondary import SecondaryEstimate, secondary_estimates
+    from evalsuite.analyse._sequential import (
+        SequentialComparison,
+        SequentialDesign,
+        SequentialLook,
+    )
     from evalsuite.analyse._table import Interval
     from evalsuite.analyse._weighted_diff import WeightedDiff, weighted_difference
 else:
@@ -93,6 +101,16 @@ else:
                 "Versus",
             ),
             "._bootstrap": ("N_RESAMPLES",),
+            "._sequential": (
+                "SequentialComparison",
+                "SequentialDesign",
+                "SequentialLook",
+            ),
+            "._estimand": (
+                "PopulationTarget",
+                "estimand_text",
+                "population_target",
+            ),
         },
     )
 
@@ -108,9 +126,13 @@ __all__ = [
     "ItemTable",
     "PairedDiff",
     "PassK",
+    "PopulationTarget",
     "Reliability",
     "RunScore",
     "SecondaryEstimate",
+    "SequentialComparison",
+    "SequentialDesign",
+    "SequentialLook",
     "StratumDiff",
     "StratumEstimate",
     "VarianceComponents",
@@ -119,6 +141,7 @@ __all__ = [
     "check_level",
     "compare_runs",
     "epochs_needed",
+    "estimand_text",
     "estimate_mean",
     "item_table",
     "items_needed",
@@ -126,6 +149,7 @@ __all__ = [
     "paired_difference",
     "pass_at_k",
     "pass_hat_k",
+    "population_target",
     "reliability",
     "score_run",
     "secondary_estimates",

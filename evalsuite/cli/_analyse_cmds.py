@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 from rich.text import Text
 
@@ -18,16 +20,17 @@ from evalsuite.cli._common import (
     seed_option,
 )
 from evalsuite.cli._run_cmds import open_store
-from evalsuite.cli._views import print_view, wide_option
+from evalsuite.cli._views import print_scorecard, print_view, wide_option
 from evalsuite.errors import GateFailedError, UsageError
 from evalsuite.service import (
     AnalysisOptions,
-    compare_payload,
+    compare,
     comparison_view,
     fmt,
     record_gate,
-    score_payload,
+    score,
     score_view,
+    scorecard,
 )
 
 __all__ = ["compare_cmd", "score_cmd"]
@@ -72,31 +75,32 @@ def score_cmd(
 ) -> None:
     """Estimates with intervals, per stratum, pass@k, pass^k, reliability and health of RUN."""
     options = AnalysisOptions(level=level, alpha=alpha, seed=seed, model_corr=model_corr)
-    payload = score_payload(open_store(ctx, create=False), run_id, options, layout=ctx.layout)
-    if payload["status"] in ("running", "interrupted"):
+    result = score(open_store(ctx, create=False), run_id, options, layout=ctx.layout)
+    run = result.run
+    if run.unfinished:
         # first, and on stderr: seen even when the numbers go to a file or a pipe
-        still = "was interrupted" if payload["status"] == "interrupted" else "is still running"
+        still = "was interrupted" if run.status == "interrupted" else "is still running"
         err_console.print(
             Text.assemble(
                 ("warning", "bold red"),
-                f": run {payload['run_id']} {still} and is not complete: the numbers that "
+                f": run {run.run_id} {still} and is not complete: the numbers that "
                 "follow are of the attempts stored so far, and the attempts not yet run count "
                 "as harness errors. Comparisons refuse it until it is complete (--allow-partial "
                 "compares it anyway).",
             )
         )
-    elif not payload["valid"]:
+    elif not run.valid:
         # first, and on stderr: seen even when the numbers go to a file or a pipe
         err_console.print(
             Text.assemble(
                 ("warning", "bold red"),
-                f": run {payload['run_id']} is INVALID: "
-                f"{payload['harness']['error_rate']:.1%} harness errors exceed its "
-                f"{payload['error_threshold']:.0%} threshold. The numbers that follow are not "
+                f": run {run.run_id} is INVALID: "
+                f"{result.harness.error_rate:.1%} harness errors exceed its "
+                f"{result.error_threshold:.0%} threshold. The numbers that follow are not "
                 "a measurement of the model; comparisons refuse this run.",
             )
         )
-    view = score_view(payload)
+    view = score_view(result)
     if as_json:
         emit_json(view.to_dict())
     else:
@@ -168,7 +172,7 @@ def compare_cmd(
         raise UsageError("--gate noninferior and --margin D go together")
     options = AnalysisOptions(level=level, alpha=alpha, seed=seed, margin=margin)
     store = open_store(ctx, create=False)
-    payload = compare_payload(
+    result = compare(
         store,
         baseline,
         candidate,
@@ -183,23 +187,25 @@ def compare_cmd(
         # checkout sharing the store, shows the same gate
         record_gate(
             store,
-            payload["baseline"],
-            payload["candidate"],
+            result.baseline,
+            result.candidate,
             kind=gate,
             margin=margin,
             alpha=alpha,
         )
-        payload["gate"]["source"] = "asked in compare"
-    view = comparison_view(payload)
+        result = replace(result, gate_source="asked in compare")
+    view = comparison_view(result)
     if as_json:
         emit_json(view.to_dict())
     else:
+        print_scorecard(console, scorecard([view.to_dict()]))  # the answer at a glance first
         print_view(console, view, wide=wide)
-    if payload.get("gate") and not payload["gate"]["passed"]:
+    outcome = result.gate
+    if outcome is not None and not outcome.passed:
         exit_after_output(
             GateFailedError(
                 f"non-inferiority gate failed: the one-sided {1 - alpha:.0%} lower bound of the "
-                f"difference ({fmt(payload['gate']['lower_bound'])}) is not above "
-                f"−{margin} ({payload['gate']['status']})"
+                f"difference ({fmt(outcome.lower_bound)}) is not above "
+                f"−{margin} ({outcome.status})"
             )
         )

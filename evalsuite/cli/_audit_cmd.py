@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from evalsuite._core.jsonout import JsonObject
 from evalsuite.cli._common import (
     Context,
     console,
@@ -23,7 +24,7 @@ from evalsuite.cli._run_cmds import parse_model_args
 from evalsuite.cli._views import print_view
 from evalsuite.errors import ContaminationError, GraderAuditError, IntegrityError, UsageError
 from evalsuite.manifest import load_manifest, parse_ref
-from evalsuite.service import audit_view
+from evalsuite.service import AuditResult, audit_view
 
 __all__ = ["audit_cmd"]
 
@@ -109,16 +110,16 @@ def audit_cmd(
     if policies_file is not None and not graders:
         raise UsageError("--policies goes with --graders (the team's red-team policies)")
     do_leaks = leaks or not (canary_probe or graders)
-    payload: dict[str, object] = {}
+    found: dict[str, JsonObject] = {}
     failure: Exception | None = None
     if graders:
         options = _GraderOptions(split, purpose, per_stratum, seed, key_file, policies_file)
-        payload["graders"], failure = _graders(ctx, suite, version, options)
+        found["graders"], failure = _graders(ctx, suite, version, options)
     if do_leaks:
         report = audit_leaks(
             ctx.layout, suite, version, keys=ctx.keys(key_file), holdout=not skip_holdout
         )
-        payload["leaks"] = report.to_dict()
+        found["leaks"] = report.to_dict()
         # kept with the version: `evalsuite items` flags the leaky items from it
         store_leak_audit(ctx.layout, report, holdout=not skip_holdout)
         if not report.ok and failure is None:
@@ -137,13 +138,13 @@ def audit_cmd(
                 tries=tries,
                 seed=seed,
             )
-        payload["canary_probe"] = result.to_dict()
+        found["canary_probe"] = result.to_dict()
         if result.memorised and failure is None:
             failure = ContaminationError(
                 f"{model} reproduced the canary of {suite}: the suite (or an export of it) was "
                 "in its training data"
             )
-    view = audit_view(payload)
+    view = audit_view(AuditResult(**found))
     if as_json:
         emit_json(view.to_dict())
     else:
@@ -164,7 +165,7 @@ class _GraderOptions:
 
 def _graders(
     ctx: Context, suite: str, version: str | None, options: _GraderOptions
-) -> tuple[dict[str, object], Exception | None]:
+) -> tuple[JsonObject, Exception | None]:
     from evalsuite.audit import AuditOptions, audit_graders, load_team_policies, store_audit
     from evalsuite.cli._run_cmds import open_store
 
@@ -188,7 +189,7 @@ def _graders(
                 team=team,
             ),
         )
-    result: dict[str, object] = audit.to_dict() | {"content_hash": audit.content_hash()}
+    result: JsonObject = audit.to_dict() | {"content_hash": audit.content_hash()}
     failure: Exception | None = None
     try:
         # a team's own policies are not part of the version's record: printed, never stored

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Context",
+    "GroupedCommand",
     "console",
     "emit_json",
     "err_console",
@@ -39,6 +40,7 @@ __all__ = [
     "json_option",
     "key_file_option",
     "level_option",
+    "option_group",
     "pass_context",
     "path_error_message",
     "seed_option",
@@ -164,6 +166,71 @@ key_file_option = click.option(
     default=None,
     help="Vault key file (default: $EVALSUITE_KEY_DIR/<suite>.key).",
 )
+
+
+HELP_GROUP = "help_group"
+"""The attribute `option_group` sets on each of its options: the heading `--help` puts it under."""
+
+
+def option_group(
+    title: str, into: str, build: Callable[..., object], *options: Callable[[Any], Any]
+) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """Add `options` to a command, shown under `title` in its help, and pass them as one object.
+
+    The command's function receives ``build(**values)`` as its parameter `into` instead of one
+    parameter per option (`values`: each option's value by its parameter name), the way
+    inspect's CLI bundles its options. `build` may raise an `EvalsuiteError` for a malformed
+    value: put the group under `handle_errors` (nearer the function) so that it exits with
+    that error's code. A command shows the headings when made with ``cls=GroupedCommand``.
+    """
+
+    def collect() -> None:  # pragma: no cover - never called: it only gathers the options
+        return None
+
+    gathered: Any = collect
+    for option in reversed(options):
+        gathered = option(gathered)
+    params: list[click.Parameter] = gathered.__click_params__  # application order
+    for param in params:
+        setattr(param, HELP_GROUP, title)
+    names = [param.name for param in params if param.name is not None]
+
+    def decorator(func: Callable[..., R]) -> Callable[..., R]:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> R:
+            values = {name: kwargs.pop(name) for name in names}
+            kwargs[into] = build(**values)
+            return func(*args, **kwargs)
+
+        inner = list(getattr(func, "__click_params__", []))
+        wrapper.__click_params__ = [*inner, *params]  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorator
+
+
+class GroupedCommand(click.Command):
+    """A command whose ``--help`` lists its options under the headings of their `option_group`.
+
+    Options of no group (``--json``, ``--help``, ...) come last, under `other_heading`.
+    """
+
+    other_heading = "Output and other options"
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The options, one headed section per group, in the order the groups are declared."""
+        sections: dict[str, list[tuple[str, str]]] = {}
+        for param in self.get_params(ctx):
+            if not isinstance(param, click.Option):
+                continue  # arguments are in the usage line
+            record = param.get_help_record(ctx)
+            if record is not None:
+                heading = getattr(param, HELP_GROUP, None) or self.other_heading
+                sections.setdefault(heading, []).append(record)
+        other = sections.pop(self.other_heading, None)
+        for heading, rows in [*sections.items(), *([(self.other_heading, other)] if other else [])]:
+            with formatter.section(heading):
+                formatter.write_dl(rows)
 
 
 def emit_json(payload: Any) -> None:

@@ -16,17 +16,14 @@ from rich.text import Text
 from evalsuite._core.layout import Layout
 from evalsuite.cli._common import Context, console, emit_json, err_console, exit_after_output
 from evalsuite.cli._views import print_view
-from evalsuite.errors import GraderAuditError, UsageError
-from evalsuite.service import audit_view
+from evalsuite.errors import GraderAuditError
+from evalsuite.service import AuditResult, audit_view
 
 if TYPE_CHECKING:
-    from evalsuite.audit import FreezeAuditor
-    from evalsuite.manifest import FreezeAudit, Manifest
+    from evalsuite.audit import GraderAudit
 
 __all__ = [
     "audit_field",
-    "freeze_audit",
-    "freeze_audit_payload",
     "mark",
     "print_freeze_audit",
     "print_grader_audit",
@@ -36,7 +33,7 @@ __all__ = [
 
 def print_grader_audit(result: Mapping[str, Any]) -> None:
     """The results of `audit --graders`: its view, one table per family, failures first."""
-    print_view(console, audit_view({"graders": result}))
+    print_view(console, audit_view(AuditResult(graders=dict(result))))
 
 
 def _status(layout: Layout, suite: str | None, version: str | None) -> tuple[str, str, str | None]:
@@ -61,34 +58,9 @@ def mark(ctx: Context, suite: str | None, version: str | None, *, to_stderr: boo
     (err_console if to_stderr else console).print(line)
 
 
-def freeze_audit(
-    ctx: Context, suite: str, skip: bool, reason: str | None
-) -> tuple[FreezeAudit, FreezeAuditor | None]:
-    """What `freeze` records and runs: action spaces, and the audit or its reasoned skip.
-
-    Raises:
-        UsageError: --skip-audit without --reason, or --reason without --skip-audit.
-    """
-    from evalsuite.audit import FreezeAuditor, declared_action_spaces
-    from evalsuite.manifest import FreezeAudit
-
-    if skip and not (reason and reason.strip()):
-        raise UsageError("--skip-audit needs --reason: say why the grader audit is skipped")
-    if reason is not None and not skip:
-        raise UsageError("--reason goes with --skip-audit (why the grader audit is skipped)")
-    tools = declared_action_spaces(ctx.layout, suite)
-    if skip:
-        return FreezeAudit(tools=tools, skip_reason=reason), None
-    auditor = FreezeAuditor(ctx.layout)
-    err_console.print(f"running the grader audit of {suite} (dev split) before freezing ...")
-    return FreezeAudit(tools=tools, run=auditor), auditor
-
-
-def refused_freeze(
-    error: GraderAuditError, auditor: FreezeAuditor | None, as_json: bool
-) -> NoReturn:
+def refused_freeze(error: GraderAuditError, audit: GraderAudit | None, as_json: bool) -> NoReturn:
     """A freeze its grader audit refused: show the audit, then exit 3."""
-    results = auditor.audit.to_dict() if auditor is not None and auditor.audit else None
+    results = audit.to_dict() if audit is not None else None
     if as_json:
         emit_json(
             {"error": type(error).__name__, "message": str(error), "exit_code": 3}
@@ -97,16 +69,6 @@ def refused_freeze(
     elif results is not None:
         print_grader_audit(results)
     exit_after_output(error)
-
-
-def freeze_audit_payload(manifest: Manifest, auditor: FreezeAuditor | None) -> dict[str, Any]:
-    """The ``audit`` field of `freeze --json`."""
-    stamp = manifest.audit
-    payload: dict[str, Any] = stamp.model_dump(mode="json") if stamp else {"status": None}
-    if auditor is not None and auditor.audit is not None:
-        payload["results"] = auditor.audit.to_dict()
-    payload["tools"] = {f.name: f.tools for f in manifest.families}
-    return payload
 
 
 def print_freeze_audit(payload: Mapping[str, Any]) -> None:

@@ -42,14 +42,11 @@ from evalsuite.guard import (
     Format,
     GuardOptions,
     derive_fingerprints,
-    find_sources,
     frozen_suites,
-    load_index,
     read_fingerprints,
-    screen_sources,
 )
 from evalsuite.manifest import FINGERPRINT_FORMAT, frozen_versions, parse_ref
-from evalsuite.service import guard_view
+from evalsuite.service import guard_report, guard_view
 
 if TYPE_CHECKING:
     from evalsuite.manifest import KeySpec, Manifest
@@ -124,11 +121,9 @@ def guard_cmd(
     escaping do not matter. Symbolic links that dangle, loop or leave a named directory are
     skipped and listed. Exit 4 when anything is flagged.
     """
-    index = load_index(ctx.layout, suites)
-    sources, skipped = find_sources(list(paths), fmt)
     options = GuardOptions(field=field, threshold=threshold, batch_bytes=batch_bytes, format=fmt)
     if as_json or no_progress:
-        report = screen_sources(sources, index, options=options, skipped=skipped)
+        report = guard_report(ctx.layout, paths, options=options, suites=suites)
     else:
         columns = (
             TextColumn("screening"),
@@ -138,15 +133,16 @@ def guard_cmd(
             TimeRemainingColumn(),
         )
         with Progress(*columns, console=err_console, transient=True) as progress:
-            task = progress.add_task("guard", total=sum(s.size for s in sources))
-            report = screen_sources(
-                sources,
-                index,
+            task = progress.add_task("guard", total=None)
+            report = guard_report(
+                ctx.layout,
+                paths,
                 options=options,
-                skipped=skipped,
+                suites=suites,
+                total=lambda n: progress.update(task, total=n),
                 advance=lambda n: progress.advance(task, n),
             )
-    view = guard_view(report.to_dict())
+    view = guard_view(report)
     if as_json:
         emit_json(view.to_dict())
     else:

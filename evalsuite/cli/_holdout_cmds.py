@@ -5,10 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import click
-from rich.table import Table
-from rich.text import Text
 
-from evalsuite._core.display import printable
 from evalsuite.cli._common import (
     Context,
     console,
@@ -17,10 +14,10 @@ from evalsuite.cli._common import (
     json_option,
     pass_context,
 )
-from evalsuite.cli._governance import check_governance, stored_runs
-from evalsuite.errors import IntegrityError, NotFoundError, UsageError
-from evalsuite.holdout import anchor_file, budget_status, family_mapping, open_ledger, who
-from evalsuite.manifest import frozen_versions, history_check, load_manifest, parse_ref
+from evalsuite.cli._views import print_view
+from evalsuite.errors import NotFoundError, UsageError
+from evalsuite.holdout import anchor_file, family_mapping, open_ledger, who
+from evalsuite.manifest import frozen_versions, parse_ref
 
 __all__ = ["holdout_group"]
 
@@ -42,69 +39,15 @@ def status_cmd(ctx: Context, ref: str, as_json: bool) -> None:
     the ledger and the results store must hold the same holdout runs, and the manifest hash
     must agree with its changelog line, git history, ledger and store (exit 3 otherwise).
     """
+    from evalsuite.service import holdout_status, holdout_status_view
+
     suite, version = parse_ref(ref)
-    manifest = load_manifest(ctx.layout, suite, version)
-    version = manifest.version
-    history = history_check(ctx.layout, suite, version, manifest.manifest_hash)
-    runs, store = stored_runs(ctx)
-    check = check_governance(ctx, suite, version, manifest.manifest_hash, runs, store)
-    problems = history.problems + check.problems
-    if problems or check.entries is None:
-        raise IntegrityError(
-            f"the holdout record of {suite}@{version} cannot be trusted, so no counts are "
-            f"shown (checked the ledger {check.ledger} and the results store {store}): "
-            + "; ".join(problems)
-        )
-    entries = check.entries
-    status = budget_status(entries, suite=suite, version=version, budget=manifest.holdout_budget)
+    result = holdout_status(ctx.layout, ctx.key_dir, ctx.store_url, suite, version)
+    view = holdout_status_view(result)
     if as_json:
-        emit_json(
-            status.to_dict()
-            | {
-                "ledger_entries": len(entries),
-                "ledger": str(check.ledger),
-                "store": store,
-                "hash_sources": history.sources | check.sources,
-            }
-        )
-        return
-    console.print(
-        Text(
-            f"{suite}@{version}: holdout budget {status.budget} run(s) per model family",
-            style="bold",
-        )
-    )
-    console.print(
-        f"  ledger {check.ledger} ({len(entries)} entries, chain intact) agrees with the "
-        f"results store {store}"
-    )
-    if not status.runs_by_family:
-        console.print("  no holdout runs yet")
-    table = Table("model family", "runs", "remaining", "run ids")
-    for item in status.to_dict()["families"]:
-        remaining = str(item["remaining"]) if item["remaining"] else Text("0 (spent)", style="red")
-        table.add_row(
-            Text(printable(item["model_family"])),
-            str(item["runs"]),
-            remaining,
-            Text(printable(", ".join(item["run_ids"]))),
-        )
-    if status.runs_by_family:
-        console.print(table)
-    for override in status.overrides:
-        console.print(
-            f"  override by run {override['run_id']} ({override['model']}): {override['reason']}"
-        )
-    for change in status.family_changes:
-        console.print(
-            f"  family change: {change['model']} -> {change['model_family']} by {change['user']} "
-            f"at {change['at'][:19]}: {change['reason']}"
-        )
-    for voided in status.voided:
-        console.print(
-            f"  voided access of run {voided['run_id']} ({voided['model']}): the run failed "
-            "before any holdout item reached the model"
-        )
+        emit_json(view.to_dict())
+    else:
+        print_view(console, view)
 
 
 @holdout_group.command("family")

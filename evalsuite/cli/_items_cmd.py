@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -22,101 +18,11 @@ from evalsuite.cli._common import (
 )
 from evalsuite.cli._paths import PathParam
 from evalsuite.cli._run_cmds import open_store
+from evalsuite.cli._views import print_view, wide_option
 from evalsuite.errors import UsageError
-from evalsuite.service import fmt
+from evalsuite.service import ITEMS_CSV_COLUMNS as CSV_COLUMNS
 
 __all__ = ["CSV_COLUMNS", "items_cmd"]
-
-CSV_COLUMNS = (
-    "item_id", "stratum", "models", "planned", "solve_rate", "solve_ci_lo", "solve_ci_hi",
-    "harness_errors", "harness_error_rate", "limits", "limit_rate", "item_rest_r",
-    "item_rest_ci_lo", "item_rest_ci_hi", "irt_a", "irt_a_se", "irt_b", "flip_models",
-    "multi_epoch_models", "flip_expected", "epoch_variance", "noise_variance", "flaky_q",
-    "harness_error_q", "seed_flip_models", "stratum_watched", "flags", "flag_reasons",
-)  # fmt: skip
-"""Columns of ``items --csv`` (one row per item; lists joined by ``;``, reasons as JSON)."""
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
-def csv_text(items: list[dict[str, Any]]) -> str:
-    """The ``--csv`` file's text."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for i in items:
-        row = dict(i)
-        row["solve_ci_lo"], row["solve_ci_hi"] = i["solve_ci"]
-        row["item_rest_ci_lo"], row["item_rest_ci_hi"] = i["item_rest_ci"]
-        row["seed_flip_models"] = ";".join(i["seed_flip_models"])
-        row["flags"] = ";".join(i["flags"])
-        row["flag_reasons"] = json.dumps(i["flag_reasons"], sort_keys=True) if i["flags"] else ""
-        writer.writerow([_cell(row[c]) for c in CSV_COLUMNS])
-    return out.getvalue()
-
-
-def _print(payload: dict[str, Any]) -> None:
-    ref = f"{payload['suite']}@{payload['version']}"
-    console.print(
-        f"{ref}: {payload['n_items']} items, {len(payload['models'])} model(s), "
-        f"{len(payload['runs'])} run(s)"
-        + (
-            f" ({len(payload['left_out'])} run(s) left out, see the notes)"
-            if payload["left_out"]
-            else ""
-        )
-    )
-    for m in payload["models"]:
-        ability = (
-            f", ability {fmt(m['ability'], 2)} ± {fmt(m['ability_sd'], 2)}"
-            if m["ability"] is not None
-            else ""
-        )
-        det = " (deterministic)" if m["deterministic"] else ""
-        console.print(
-            f"  {m['model']}{det}: mean {fmt(m['mean'])} over {m['items']} items{ability}"
-        )
-    irt = payload["irt"]
-    if irt["fitted"]:
-        state = "converged" if irt["converged"] else "NOT converged"
-        console.print(
-            f"2PL IRT: {state} in {irt['iterations']} iterations ({irt['quadrature']}); "
-            f"abilities vs raw scores: "
-            + ", ".join(f"{k} {v:.3f}" for k, v in irt["ability_vs_raw_score"].items())
-        )
-    else:
-        console.print(f"2PL IRT: not fitted: {irt['reason']}")
-    console.print("saturation watch:")
-    for s in payload["strata"]:
-        noise = fmt(s["noise_floor"], 4) if s["noise_floor"] is not None else "unknown"
-        verdict = "WATCH: " + "; ".join(s["reasons"]) if s["watch"] else "ok"
-        test = s["separation"]
-        equal = f", equal-scores test p {test['p_value']:.3g}" if test is not None else ""
-        console.print(
-            f"  {s['stratum']}: best {s['best_model']} {fmt(s['best_score'])}, spread "
-            f"{fmt(s['spread'], 4)}, noise floor {noise}{equal}: {verdict}"
-        )
-    counts = payload["flag_counts"]
-    console.print("flags: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-    flagged = [i for i in payload["items"] if i["flags"]]
-    for i in flagged:
-        console.print(
-            f"  {i['item_id']} ({i['stratum']}, solve rate {fmt(i['solve_rate'])}): "
-            + "; ".join(f"{f}: {i['flag_reasons'][f]}" for f in i["flags"])
-        )
-    leak = payload["leak_audit"]
-    if leak.get("status") == "stored":
-        console.print(f"leak audit: {leak['findings']} finding(s) in {leak['file']}")
-    for note in payload["notes"]:
-        console.print(f"note: {note}")
 
 
 @click.command("items")
@@ -145,6 +51,7 @@ def _print(payload: dict[str, Any]) -> None:
     "Runs not complete (running, interrupted) are never read.",
 )
 @level_option
+@wide_option
 @json_option
 @pass_context
 @handle_errors
@@ -156,6 +63,7 @@ def items_cmd(
     deterministic: tuple[str, ...],
     allow_invalid: bool,
     level: float,
+    wide: bool,
     as_json: bool,
 ) -> None:
     """Item analysis of REF (SUITE@X.Y.Z) over its complete, valid stored runs, with flags.
@@ -164,8 +72,10 @@ def items_cmd(
     flakiness, harness-error and limit rates; flags dead, flaky, harness-suspect,
     negatively-discriminating, leaky. Per stratum: the saturation watch.
     """
-    from evalsuite.items import item_analysis
+    from dataclasses import replace
+
     from evalsuite.manifest import parse_ref
+    from evalsuite.service import items, items_csv, items_view
 
     suite, version = parse_ref(ref)
     if version is None:
@@ -173,23 +83,21 @@ def items_cmd(
             f"name the version: `evalsuite items {suite}@X.Y.Z` (`evalsuite suites` lists the "
             "frozen versions)"
         )
-    analysis = item_analysis(
+    result = items(
         open_store(ctx, create=False),
         ctx.layout,
         suite,
         version,
         level=level,
-        threshold=saturation,
+        saturation=saturation,
         deterministic=deterministic,
         allow_invalid=allow_invalid,
     )
-    payload = analysis.to_dict()
     if csv_file is not None:
-        atomic_write_text(csv_file, csv_text(payload["items"]))
-        payload["csv"] = str(csv_file)
+        atomic_write_text(csv_file, items_csv(result))
+        result = replace(result, csv_file=csv_file)
+    view = items_view(result)
     if as_json:
-        emit_json(payload)
+        emit_json(view.to_dict())
     else:
-        _print(payload)
-        if csv_file is not None:
-            console.print(f"wrote {csv_file}")
+        print_view(console, view, wide=wide)

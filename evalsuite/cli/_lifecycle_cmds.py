@@ -22,6 +22,8 @@ from evalsuite.cli._common import (
     pass_context,
 )
 from evalsuite.cli._paths import PathParam
+from evalsuite.cli._views import print_view
+from evalsuite.service import triage_view
 
 __all__ = ["diff_cmd", "triage_cmd"]
 
@@ -118,37 +120,6 @@ def diff_cmd(ctx: Context, ref_a: str, ref_b: str, as_json: bool) -> None:
     _print_diff(payload)
 
 
-def _print_triage(payload: dict[str, Any]) -> None:
-    funnel = payload["funnel"]
-    console.print(
-        Text(
-            f"triage of {funnel['candidates']} candidate(s) for {payload['suite']}"
-            f" (against {payload['against'] or 'no frozen version'}): "
-            f"{funnel['keep']} keep, {funnel['fix']} fix, {funnel['drop']} drop",
-            style="bold",
-        )
-    )
-    console.print(f"  funnel: {funnel['candidates']} candidates -> {funnel['keep']} kept")
-    for reason, count in payload["reasons"].items():
-        console.print(f"    {reason}: {count}")
-    table = Table("item", "family", "stratum", "verdict", "reasons")
-    for row in payload["items"]:
-        table.add_row(
-            Text(printable(row["item_id"])),
-            Text(printable(row["family"])),
-            Text(printable(row["stratum"])),
-            row["verdict"],
-            Text(
-                printable("; ".join(f"{r['reason']}: {r['detail']}" for r in row["reasons"]) or "-")
-            ),
-        )
-    console.print(table)
-    for source, detail in payload["sources"].items():
-        console.print(f"  {source}: {detail}")
-    if payload.get("kept_file"):
-        console.print(f"  wrote {funnel['keep']} kept item(s) to {payload['kept_file']}")
-
-
 @click.command("triage")
 @click.argument("candidates", type=PathParam(path_type=Path))
 @click.option("--suite", "suite", required=True, help="The suite the candidates are for.")
@@ -224,9 +195,8 @@ def triage_cmd(
     )
     if keep_only is not None:
         result.write_kept(keep_only)
-    payload = result.to_dict()
-    payload["kept_file"] = str(keep_only) if keep_only is not None else None
+    view = triage_view(result, kept_file=str(keep_only) if keep_only is not None else None)
     if as_json:
-        emit_json(payload)
+        emit_json(view.to_dict())
         return
-    _print_triage(payload)
+    print_view(console, view)

@@ -2,69 +2,29 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 from rich.text import Text
 
-from evalsuite._core.display import printable
 from evalsuite.cli._common import (
     Context,
     console,
     emit_json,
+    err_console,
     handle_errors,
     json_option,
     key_file_option,
     pass_context,
 )
-from evalsuite.cli._grader_views import (
-    freeze_audit,
-    freeze_audit_payload,
-    print_freeze_audit,
-    refused_freeze,
-)
+from evalsuite.cli._grader_views import print_freeze_audit, refused_freeze
 from evalsuite.cli._paths import PathParam
-from evalsuite.errors import GraderAuditError, UsageError
-from evalsuite.manifest import frozen_versions, list_suite_names
-
-if TYPE_CHECKING:
-    from evalsuite.manifest import TaskRecords
+from evalsuite.cli._views import print_view
 
 # `freeze` imports its stage inside the command: `suites` does not need it (start-up,
 # docs/scale.md). `verify` lives in `_verify_cmd`, which imports no rich (docs/design/startup.md).
 
 __all__ = ["freeze_cmd", "suites_cmd"]
-
-
-def _suite_summary(ctx: Context, name: str) -> dict[str, object]:
-    # summaries, not the pydantic models: `suites` starts at once (docs/design/startup.md)
-    from evalsuite.manifest import load_manifest_summary, load_suite_summary
-
-    suite = load_suite_summary(ctx.layout, name)
-    versions = []
-    for version in frozen_versions(ctx.layout, name):
-        manifest = load_manifest_summary(ctx.layout, name, version, check_hash=False)
-        versions.append(
-            {
-                "version": manifest.version,
-                "manifest_hash": manifest.manifest_hash,
-                "frozen_at": manifest.frozen_at,
-                "n_items": manifest.n_items,
-                "n_dev": manifest.count("dev"),
-                "n_holdout": manifest.count("holdout"),
-                "strata": manifest.strata(),
-                "weights": manifest.weights,
-            }
-        )
-    return {
-        "suite": name,
-        "description": suite.description,
-        "families": list(suite.families),
-        "versions": versions,
-    }
 
 
 @click.command("suites")
@@ -73,59 +33,13 @@ def _suite_summary(ctx: Context, name: str) -> dict[str, object]:
 @handle_errors
 def suites_cmd(ctx: Context, as_json: bool) -> None:
     """List suites in tasks/ with their frozen versions and item counts per split and stratum."""
-    summaries = [_suite_summary(ctx, name) for name in list_suite_names(ctx.layout)]
+    from evalsuite.service import list_suites, suites_view
+
+    view = suites_view(list_suites(ctx.layout), tasks=str(ctx.layout.tasks))
     if as_json:
-        emit_json({"suites": summaries})
-        return
-    if not summaries:
-        console.print(f"no suites in {ctx.layout.tasks} (add tasks/<suite>.toml)")
-        return
-    for summary in summaries:
-        console.print(Text(f"{summary['suite']}: {summary['description']}", style="bold"))
-        versions = summary["versions"]
-        if not isinstance(versions, list) or not versions:
-            console.print("  not frozen yet")
-            continue
-        table = Table("version", "stratum", "dev", "holdout", "weight", "manifest")
-        for v in versions:
-            for stratum, counts in v["strata"].items():
-                table.add_row(
-                    v["version"],
-                    Text(printable(stratum)),
-                    str(counts["dev"]),
-                    str(counts["holdout"]),
-                    f"{v['weights'].get(stratum, float('nan')):.3f}",
-                    v["manifest_hash"][:19],
-                )
-            table.add_row(
-                v["version"],
-                Text("all", style="bold"),
-                str(v["n_dev"]),
-                str(v["n_holdout"]),
-                "1.000",
-                v["manifest_hash"][:19],
-                end_section=True,
-            )
-        console.print(table)
-
-
-def _check_task_references(ctx: Context, suite: str) -> TaskRecords:
-    """Find every family's task the way `run` will, and read the datasets of item-less ones.
-
-    manifest/ cannot do this itself: it never imports inspect.
-    """
-    from evalsuite.manifest import TASK_REFERENCE_FORMS, load_suite
-    from evalsuite.run import check_family_scoring, load_task_function, suite_task_records
-
-    config = load_suite(ctx.layout, suite)
-    hint = (
-        f"Fix the family's `task` or `task_args` in {config.path_hint} ({TASK_REFERENCE_FORMS}); "
-        "nothing was frozen."
-    )
-    for family in config.families:
-        function = load_task_function(ctx.layout, config.name, family, hint=hint)
-        check_family_scoring(function, family, suite=config.name)
-    return suite_task_records(ctx.layout, config)
+        emit_json(view.to_dict())
+    else:
+        print_view(console, view)
 
 
 @click.command("freeze")
@@ -183,54 +97,29 @@ def freeze_cmd(
     is given, which the manifest and the changelog record. Each family's tools are hashed
     into the manifest (action space).
     """
-    from evalsuite.manifest import freeze
+    from evalsuite.manifest import parse_flags
+    from evalsuite.service import FreezeRefused, FreezeRequest, freeze_suite
 
-    flagged = None
-    if (retire_flagged is None) != (flag is None):
-        raise UsageError("--retire-flagged FILE and --flag F[,F...] go together")
-    if retire_flagged is not None and flag is not None:
-        from evalsuite.manifest import flagged_retirements, parse_flags
-
-        flagged = flagged_retirements(ctx.layout, suite, retire_flagged, parse_flags(flag))
-        retire = tuple(dict.fromkeys([*retire, *flagged.item_ids]))
-        note = f"{note.strip()}. {flagged.note}" if note and note.strip() else flagged.note
-    task_records = _check_task_references(ctx, suite)
-    audit, auditor = freeze_audit(ctx, suite, skip_audit, reason)
+    request = FreezeRequest(
+        suite=suite,
+        version=version,
+        note=note,
+        retire=retire,
+        retire_flagged=retire_flagged,
+        flags=tuple(parse_flags(flag)) if flag is not None else None,
+        skip_audit=skip_audit,
+        reason=reason,
+    )
     try:
-        result = freeze(
-            ctx.layout,
-            suite,
-            version,
-            keys=ctx.keys(key_file),
-            now=datetime.now(UTC),
-            note=note,
-            retire=retire,
-            task_records=task_records,
-            audit=audit,
+        outcome = freeze_suite(
+            request, layout=ctx.layout, keys=ctx.keys(key_file), notify=err_console.print
         )
-    except GraderAuditError as exc:
-        refused_freeze(exc, auditor, as_json)
-    m = result.manifest
-    payload = {
-        "suite": m.suite,
-        "version": m.version,
-        "status": result.status,
-        "bump": result.bump,
-        "manifest_hash": m.manifest_hash,
-        "manifest": str(result.path.relative_to(ctx.layout.root)),
-        "n_dev": len(m.items_by_split("dev")),
-        "n_holdout": len(m.items_by_split("holdout")),
-        "strata": m.strata(),
-        "diff": m.diff.model_dump(),
-        "parent": m.parent.model_dump() if m.parent else None,
-        "removed_from_sources": result.removed_from_sources,
-        "removed_files": result.removed_files,
-        "key": result.key_source,
-        "retired_flagged": flagged.item_ids if flagged is not None else [],
-        "note": m.note,
-    }
-    audit_payload = freeze_audit_payload(m, auditor)
-    payload["audit"] = audit_payload
+    except FreezeRefused as refused:
+        refused_freeze(refused.error, refused.audit, as_json)
+    m = outcome.result.manifest
+    result = outcome.result
+    payload = outcome.to_dict()
+    audit_payload = outcome.audit_dict()
     if as_json:
         emit_json(payload)
         return

@@ -87,5 +87,9 @@ def report_cmd(
     if as_json:
         emit_json(report.payload | {"written": {k: str(v) for k, v in paths.items()}})
         return
+    from evalsuite.cli._views import print_scorecard
+    from evalsuite.service import scorecard
+
+    print_scorecard(console, scorecard(report.payload["comparisons"]))
     for kind, path in paths.items():
         console.print(f"{kind:8s} {path}")

@@ -16,24 +16,15 @@ from evalsuite.cli._common import (
     json_option,
     pass_context,
 )
+from evalsuite.cli._views import print_view
 from evalsuite.errors import StoreError
-from evalsuite.store import SCHEMA_VERSION, Store, StoreInfo, default_store_url
+from evalsuite.store import SCHEMA_VERSION, Store, default_store_url
 
 __all__ = ["store_group"]
 
 
 def _url(ctx: Context) -> str:
     return ctx.store_url or default_store_url(ctx.layout.state)
-
-
-def _size(size: int | None) -> str:
-    if size is None:
-        return "n/a"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024  # type: ignore[assignment]
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 @click.group("store")
@@ -51,26 +42,13 @@ def info_cmd(ctx: Context, as_json: bool) -> None:
     Changes nothing: an older store is reported (with the command that upgrades it), not
     upgraded; a store of a newer schema is reported too.
     """
-    info: StoreInfo = Store(_url(ctx), upgrade=False, refuse_newer=False).info()
+    from evalsuite.service import store_info, store_info_view
+
+    view = store_info_view(store_info(_url(ctx)))
     if as_json:
-        emit_json(info.to_dict())
-        return
-    version = "none (empty)" if info.schema_version is None else str(info.schema_version)
-    console.print(f"store     {info.url} ({info.backend})")
-    console.print(f"schema    version {version}; this evalsuite uses version {SCHEMA_VERSION}")
-    if info.written_by:
-        console.print(f"written   by evalsuite {info.written_by}")
-    console.print(f"holds     {info.runs} runs, {info.attempts} attempts, {info.outcomes} outcomes")
-    console.print(f"size      {_size(info.size_bytes)}")
-    if info.state == "older":
-        console.print(
-            "upgrade   run `evalsuite store upgrade` (any command that writes would upgrade it)"
-        )
-    elif info.state == "newer":
-        console.print(
-            "newer     this evalsuite refuses to use it: upgrade evalsuite to the version that "
-            "wrote it"
-        )
+        emit_json(view.to_dict())
+    else:
+        print_view(console, view)
 
 
 @store_group.command("upgrade")

@@ -141,14 +141,14 @@ def report_cmd(
     wide: bool,
 ) -> None:
     """How well the suite (and each stratum), or each benchmark in --scores, predicted METRIC."""
-    from evalsuite.report import AnalysisOptions, validity_section
+    from evalsuite.service import AnalysisOptions, validity_report
 
     suite = version = None
     if ref is not None:
         suite, version = parse_ref(ref)
         if version is None:
             raise UsageError(f"give the suite version, e.g. {suite}@1.0.0")
-    payload = validity_section(
+    result = validity_report(
         open_store(ctx, create=False),
         metric=metric,
         options=AnalysisOptions(level=level, seed=seed),
@@ -159,7 +159,7 @@ def report_cmd(
         layout=ctx.layout,
         allow_partial=allow_partial,
     )
-    view = validity_view(payload)
+    view = validity_view(result)
     if as_json:
         emit_json(view.to_dict())
     else:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         load_index,
         read_fingerprints,
     )
+    from evalsuite.guard._overlap import FrozenOverlap, new_item_overlaps
     from evalsuite.guard._readers import Format, find_sources
     from evalsuite.guard._screen import (
         DEFAULT_BATCH_BYTES,
@@ -38,6 +39,7 @@ else:
                 "GuardOptions",
                 "GuardReport",
                 "guard",
+                "new_item_overlaps",
                 "screen_sources",
             ),
             "._index": (
@@ -57,6 +59,10 @@ else:
                 "DerivedResult",
                 "derive_fingerprints",
             ),
+            "._overlap": (
+                "FrozenOverlap",
+                "new_item_overlaps",
+            ),
             "._readers": (
                 "Format",
                 "find_sources",
@@ -71,6 +77,7 @@ __all__ = [
     "DerivedResult",
     "FingerprintIndex",
     "Format",
+    "FrozenOverlap",
     "GuardOptions",
     "GuardReport",
     "Hit",
@@ -79,6 +86,7 @@ __all__ = [
     "frozen_suites",
     "guard",
     "load_index",
+    "new_item_overlaps",
     "read_fingerprints",
     "screen_documents",
     "screen_sources",

@@ -135,9 +135,11 @@ def _later_hashes(layout: Layout, manifest: Manifest) -> dict[str, str] | None:
 
 
 def _new_candidates(layout: Layout, manifest: Manifest, unfrozen: set[str]) -> set[str]:
-    """The ids of `unfrozen` (in tasks/, not in `manifest`) that no other frozen version of the
-    suite holds either: a version's retired items kept in tasks/ for an older version's dev
-    split (records@1.0.0's beside records@2.0.0's) are not new candidates."""
+    """The ids of `unfrozen` (in tasks/, not in `manifest`) no other frozen version holds.
+
+    A version's retired items kept in tasks/ for an older version's dev split (records@1.0.0's
+    beside records@2.0.0's) are not new candidates.
+    """
     if not unfrozen:
         return unfrozen
     for version in frozen_versions(layout, manifest.suite):

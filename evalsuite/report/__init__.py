@@ -9,7 +9,6 @@ Usage::
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from evalsuite.report._adaptive import adaptive_file
     from evalsuite.report._build import REPORT_FORMAT, ReportData, build_report, item_rows
     from evalsuite.report._render import (
         render_html,
@@ -18,16 +17,10 @@ if TYPE_CHECKING:
         render_view_markdown,
         write_report,
     )
-    from evalsuite.report._validity import (
-        latest_outcomes,
-        read_scores_file,
-        suite_scores,
-        validity_section,
-        validity_sections,
-    )
     from evalsuite.service import (
         AnalysisOptions,
         Completeness,
+        adaptive_file,
         check_comparable,
         compare_payload,
         run_completeness,
@@ -53,27 +46,16 @@ else:
             "evalsuite.service._payloads": (
                 "AnalysisOptions",
                 "check_comparable",
-                "compare_payload",
                 "run_facts",
-                "score_payload",
             ),
+            "evalsuite.service": ("adaptive_file", "compare_payload", "score_payload"),
             "._render": (
                 "render_html",
                 "render_markdown",
                 "render_view_html",
                 "render_view_markdown",
-                "render_view_html",
-                "render_view_markdown",
                 "write_report",
             ),
-            "._validity": (
-                "latest_outcomes",
-                "read_scores_file",
-                "suite_scores",
-                "validity_section",
-                "validity_sections",
-            ),
-            "._adaptive": ("adaptive_file",),
         },
     )
 
@@ -87,8 +69,6 @@ __all__ = [
     "check_comparable",
     "compare_payload",
     "item_rows",
-    "latest_outcomes",
-    "read_scores_file",
     "render_html",
     "render_markdown",
     "render_view_html",
@@ -96,8 +76,5 @@ __all__ = [
     "run_completeness",
     "run_facts",
     "score_payload",
-    "suite_scores",
-    "validity_section",
-    "validity_sections",
     "write_report",
 ]

@@ -12,12 +12,11 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from evalsuite import __version__
 from evalsuite._core.layout import Layout
+from evalsuite._core.version import __version__
 from evalsuite.analyse import ItemTable, item_table
 from evalsuite.errors import EvalsuiteError, UsageError
 from evalsuite.manifest import load_manifest
-from evalsuite.report._adaptive import adaptive_sections
 from evalsuite.report._figures import (
     comparison_forest,
     pass_k_curves,
@@ -28,30 +27,60 @@ from evalsuite.report._figures import (
     validity_scatter,
 )
 from evalsuite.report._health import environment_health
-from evalsuite.report._items import item_figures, items_sections
-from evalsuite.report._validity import validity_sections
+from evalsuite.report._items import item_figures
 from evalsuite.service import (
     AnalysisOptions,
-    compare_payload,
+    ComparisonResult,
+    ResultView,
+    ScoreResult,
+    adaptive_result,
+    compare,
     comparison_view,
+    fmt_time,
     is_unfinished,
+    item_sections,
+    items_view,
     recorded_gate,
-    score_payload,
+    score,
     score_view,
+    scorecard,
+    validity_results,
 )
 from evalsuite.store import Store
 
-__all__ = ["REPORT_FORMAT", "ReportData", "build_report", "item_rows"]
+__all__ = ["REPORT_FORMAT", "NotCompared", "ReportData", "build_report", "item_rows"]
 
 REPORT_FORMAT = "evalsuite-report/1"
 
 
 @dataclass(frozen=True, slots=True)
+class NotCompared:
+    """A pair of runs the report could not compare, and why."""
+
+    baseline: str
+    candidate: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"baseline", "candidate", "skipped"}`` (report.json's field names)."""
+        return {"baseline": self.baseline, "candidate": self.candidate, "skipped": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
 class ReportData:
-    """The report's numbers (`payload`, JSON-ready) and its figures (name -> SVG)."""
+    """The report's numbers (`payload`, JSON-ready) and its figures (name -> SVG).
+
+    `scores` and `comparisons` are the typed results behind ``payload["runs"]`` and
+    ``payload["comparisons"]`` (same order): the renderers build their views from them.
+    `item_views`: the view of each item-analysis section (``payload["item_analysis"]``), which
+    the Markdown and HTML renderers lay out.
+    """
 
     payload: dict[str, Any]
     figures: dict[str, str] = field(default_factory=dict)
+    scores: tuple[ScoreResult, ...] = ()
+    comparisons: tuple[ComparisonResult | NotCompared, ...] = ()
+    item_views: tuple[ResultView, ...] = ()
 
 
 def _id_codes(ids: pd.Series) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]:
@@ -194,21 +223,21 @@ def _manifest_facts(layout: Layout, run: dict[str, Any]) -> dict[str, Any] | Non
 
 def _comparisons(
     store: Store,
-    runs: list[dict[str, Any]],
+    runs: Sequence[ScoreResult],
     options: AnalysisOptions,
     *,
     layout: Layout,
     allow_partial: bool,
     frames: Mapping[str, pd.DataFrame] | None = None,
     tables: Mapping[str, ItemTable] | None = None,
-) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+) -> list[ComparisonResult | NotCompared]:
+    out: list[ComparisonResult | NotCompared] = []
     # each suite's first run is the baseline of its later runs; a run ingested without a
     # suite is compared with the report's first run, item by item id
-    baselines: dict[Any, dict[str, Any]] = {runs[0].get("suite"): runs[0]}
+    baselines: dict[str | None, ScoreResult] = {runs[0].run.suite: runs[0]}
     pairs = []
     for run in runs[1:]:
-        suite = run.get("suite")
+        suite = run.run.suite
         if not suite:
             pairs.append((runs[0], run))
         elif suite in baselines:
@@ -221,41 +250,36 @@ def _comparisons(
         recorded = (
             None
             if options.margin is not None
-            else recorded_gate(store, baseline["run_id"], candidate["run_id"], layout=layout)
+            else recorded_gate(store, baseline.run_id, candidate.run_id, layout=layout)
         )
         pair_options = options if recorded is None else replace(options, margin=recorded["margin"])
         try:
-            payload = compare_payload(
+            result = compare(
                 store,
-                baseline["run_id"],
-                candidate["run_id"],
+                baseline.run_id,
+                candidate.run_id,
                 pair_options,
                 allow_invalid=True,
                 allow_partial=allow_partial,
                 layout=layout,
                 attempts=None
                 if frames is None
-                else (frames[baseline["run_id"]], frames[candidate["run_id"]]),
+                else (frames[baseline.run_id], frames[candidate.run_id]),
                 tables=None
                 if tables is None
-                else (tables[baseline["run_id"]], tables[candidate["run_id"]]),
+                else (tables[baseline.run_id], tables[candidate.run_id]),
             )
         except EvalsuiteError as exc:
-            out.append(
-                {
-                    "baseline": baseline["run_id"],
-                    "candidate": candidate["run_id"],
-                    "skipped": str(exc),
-                }
-            )
+            out.append(NotCompared(baseline.run_id, candidate.run_id, str(exc)))
             continue
-        if payload.get("gate"):
-            payload["gate"]["source"] = (
-                f"asked in compare at {recorded['asked_at']}"
+        if result.gate is not None:
+            result = replace(
+                result,
+                gate_source=f"asked in compare at {fmt_time(recorded['asked_at'])}"
                 if recorded is not None
-                else "asked in report --margin"
+                else "asked in report --margin",
             )
-        out.append(payload)
+        out.append(result)
     return out
 
 
@@ -280,7 +304,7 @@ def build_report(
             a suite is compared with the first run, by item id.
         options: Level, alpha, analysis seed and gate margin (recorded in the report).
         validity: Validity sections to include (default: every outcome metric recorded for
-            the runs' suite versions, see `validity_sections`); ``[]`` for none.
+            the runs' suite versions, see `service.validity_results`); ``[]`` for none.
         now: Generation time.
         allow_partial: Compare partial runs (``run --limit``) too; by default a comparison
             involving one is listed as not compared. Partial runs are always flagged, and
@@ -299,6 +323,7 @@ def build_report(
             )
         seen.add(record.run_id)
     runs = []
+    scores: list[ScoreResult] = []
     frames: dict[str, pd.DataFrame] = {}
     tables: dict[str, ItemTable] = {}
     store.cache_columns([r.run_id for r in records])  # runs never read: two at once
@@ -306,7 +331,7 @@ def build_report(
         frames[record.run_id] = store.attempt_columns(record.run_id)  # read once per run
         # checked and aggregated once per run: the score and the comparisons share it
         tables[record.run_id] = item_table(frames[record.run_id], planned=record.planned)
-        payload = score_payload(
+        result = score(
             store,
             record.run_id,
             options,
@@ -314,6 +339,8 @@ def build_report(
             attempts=frames[record.run_id],
             table=tables[record.run_id],
         )
+        scores.append(result)
+        payload: dict[str, Any] = result.to_dict()
         payload |= {
             "model_args": record.model_args,
             "seed": record.seed,
@@ -325,9 +352,9 @@ def build_report(
             "manifest": _manifest_facts(layout, payload),
         }
         runs.append(payload)
-    comparisons = _comparisons(
+    compared = _comparisons(
         store,
-        runs,
+        scores,
         options,
         layout=layout,
         allow_partial=allow_partial,
@@ -335,9 +362,12 @@ def build_report(
         tables=tables,
     )
     if validity is None:
-        validity = validity_sections(store, runs, options, layout=layout)
+        validity = [v.to_dict() for v in validity_results(store, runs, options, layout=layout)]
     # each comparison with its view's sentences (headline, gate line, caveats)
-    comparisons = [c if "skipped" in c else comparison_view(c).to_dict() for c in comparisons]
+    comparisons = [
+        c.to_dict() if isinstance(c, NotCompared) else comparison_view(c).to_dict()
+        for c in compared
+    ]
     headlines = [c["headline"] for c in comparisons if "headline" in c]
     headlines += [
         f"{c['candidate']} vs {c['baseline']}: not compared ({c['skipped']})"
@@ -345,7 +375,7 @@ def build_report(
         if "skipped" in c
     ]
     if not headlines:  # nothing compared: each run's own answer
-        headlines = [score_view(r).headline for r in runs]
+        headlines = [score_view(r).headline for r in scores]
     canaries = sorted({r["manifest"]["canary"] for r in runs if r["manifest"]})
     notes = []
     if any(r["manifest"] is None for r in runs):
@@ -355,6 +385,7 @@ def build_report(
             "hashes are unknown"
         )
     health = environment_health(layout, runs, frames)
+    item_results = item_sections(store, layout, runs, level=options.level)
     payload = {
         "format": REPORT_FORMAT,
         "generated_at": (now or datetime.now(UTC)).isoformat(),
@@ -369,8 +400,12 @@ def build_report(
         "unfinished_runs": [r["run_id"] for r in runs if is_unfinished(r)],
         "partial_runs": [r["run_id"] for r in runs if r["partial"]],
         "environment_health": health,
-        "adaptive": adaptive_sections(layout, runs, store),
-        "item_analysis": items_sections(store, layout, runs, level=options.level),
+        "adaptive": [  # each adaptive run's result, as the store keeps it
+            adaptive_result(store, layout, r["run_id"]).to_dict()
+            for r in runs
+            if (r.get("spec") or {}).get("adaptive")
+        ],
+        "item_analysis": [section.section_dict() for section in item_results],
         "unaudited_runs": [
             {"run_id": r["run_id"], "marker": r["audit"]["marker"], "suite": r["suite"]}
             | {"version": r["version"], "detail": r["audit"]["detail"]}
@@ -384,6 +419,8 @@ def build_report(
         "validity": validity,
         "notes": notes,
         "summary": headlines,
+        # the first screen: one row per comparison (docs/design/result-model.md)
+        "scorecard": scorecard(comparisons).to_dict(),
     }
     figures = {
         "strata": to_svg(strata_forest(runs), "Score per stratum with confidence intervals"),
@@ -409,4 +446,10 @@ def build_report(
             figures[f"answer_{i}"] = to_svg(
                 comparison_forest(comparison, strata=False), "Paired difference"
             )
-    return ReportData(payload=payload, figures=figures)
+    return ReportData(
+        payload=payload,
+        figures=figures,
+        scores=tuple(scores),
+        comparisons=tuple(compared),
+        item_views=tuple(items_view(section) for section in item_results),
+    )

@@ -12,21 +12,25 @@ import markupsafe
 
 from evalsuite._core.atomic import atomic_write_text
 from evalsuite._core.jsonout import dumps_json
-from evalsuite.report._adaptive import md_adaptive
-from evalsuite.report._build import ReportData
-from evalsuite.report._items import md_items
+from evalsuite.report._build import NotCompared, ReportData
 from evalsuite.service import (
+    AdaptiveResult,
     ResultView,
+    RunFacts,
+    Scorecard,
+    ScoreResult,
     TableView,
+    adaptive_view,
     comparison_view,
-    fixed_interval_note,
     fmt,
     fmt_ci,
     fmt_counts,
     fmt_pct,
     fmt_signed,
+    fmt_time,
     is_unfinished,
-    level_text,
+    score_view,
+    scorecard,
     validity_view,
 )
 
@@ -51,6 +55,7 @@ def _environment() -> jinja2.Environment:
     env.filters["fmt"] = fmt
     env.filters["pct"] = fmt_pct
     env.filters["ci"] = fmt_ci
+    env.filters["time"] = fmt_time
     return env
 
 
@@ -122,9 +127,14 @@ def _item_rows(payload: dict[str, Any]) -> markupsafe.Markup:
     return markupsafe.Markup("".join([template % row for row in zip(*columns, strict=True)]))
 
 
-def _views(payload: dict[str, Any]) -> list[ResultView | None]:
-    """The view of each comparison (None: not compared), built from the report's payload."""
-    return [None if "skipped" in c else comparison_view(c) for c in payload["comparisons"]]
+def _views(report: ReportData) -> list[ResultView | None]:
+    """The view of each comparison (None: not compared), built from its typed result."""
+    return [None if isinstance(c, NotCompared) else comparison_view(c) for c in report.comparisons]
+
+
+def _scorecard(payload: dict[str, Any]) -> Scorecard:
+    """The report's scorecard, from the comparisons it holds (`evalsuite.service.scorecard`)."""
+    return scorecard(payload["comparisons"])
 
 
 def _run_diffs(payload: dict[str, Any]) -> dict[str, str]:
@@ -138,17 +148,35 @@ def _run_diffs(payload: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def _adaptive_views(payload: dict[str, Any]) -> list[ResultView]:
+    """The view of each adaptive run (the payload's ``adaptive``: each run's result as JSON)."""
+    return [adaptive_view(AdaptiveResult.from_dict(s)) for s in payload.get("adaptive") or []]
+
+
+def _md_adaptive(views: Sequence[ResultView]) -> list[str]:
+    """The "Adaptive runs" section: each adaptive run's view, as `run` prints it."""
+    if not views:
+        return []
+    lines = ["## Adaptive runs", ""]
+    for view in views:
+        lines += view_markdown(view, heading="###")
+    return lines
+
+
 def render_html(report: ReportData) -> str:
     """One self-contained HTML page: inline CSS and inline SVG figures, no network fetches."""
     template = _environment().get_template("report.html.j2")
     return template.render(
         p=report.payload,
-        views=_views(report.payload),
+        card=_scorecard(report.payload),
+        views=_views(report),
         run_diffs=_run_diffs(report.payload),
         validity_views=[validity_view(v) for v in report.payload.get("validity") or []],
+        adaptive_views=_adaptive_views(report.payload),
         figures=report.figures,
         title=_title(report.payload),
         item_rows=_item_rows(report.payload),
+        item_views=report.item_views,
     )
 
 
@@ -158,164 +186,24 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]
     return [*lines, ""]
 
 
-def _validity_word(r: dict[str, Any]) -> str:
+def _validity_word(run: RunFacts) -> str:
     """A run's validity as the report shows it: yes, NO, or not judged (not complete)."""
-    if is_unfinished(r):
-        return f"not judged ({r['status']})"
-    return "yes" if r["valid"] else "NO"
+    if is_unfinished(run):
+        return f"not judged ({run.status})"
+    return "yes" if run.valid else "NO"
 
 
-def _md_run(r: dict[str, Any], level: str) -> list[str]:
-    h = r["harness"]
-    state = _validity_word(r)
-    lines = [
-        f"## Run {r['run_id']} · {r['model']}"
+def _md_run(result: ScoreResult) -> list[str]:
+    """A run's section: its score view (what `evalsuite score` prints), under its heading."""
+    run = result.run
+    state = _validity_word(run)
+    heading = (
+        f"## Run {run.run_id} · {run.model}"
         + {"yes": "", "NO": " · **INVALID**"}.get(state, " · **NOT COMPLETE**")
-        + (" · **PARTIAL**" if r.get("partial") else "")
-        + (f" · **{r['audit']['marker']}**" if (r.get("audit") or {}).get("marker") else ""),
-        "",
-    ]
-    lines += [
-        f"- items run: {r.get('n_items_run')}"
-        + (f" of {r['n_items_split']} in the split" if r.get("n_items_split") is not None else "")
-        + (" (**partial run**: not the suite's score)" if r.get("partial") else ""),
-        "",
-    ]
-    lines += _md_table(
-        [
-            "planned",
-            "scored",
-            "limits",
-            "limits by type",
-            "harness errors",
-            "errors by kind",
-            "error rate",
-            "valid",
-        ],
-        [
-            [
-                h["planned"],
-                h["scored"],
-                h["limits"],
-                fmt_counts(h["limits_by_type"], none="–"),
-                h["harness_errors"],
-                fmt_counts(h.get("errors_by_kind"), none="–"),
-                fmt_pct(h["error_rate"]),
-                state,
-            ]
-        ],
+        + (" · **PARTIAL**" if run.partial else "")
+        + (f" · **{result.audit.marker}**" if result.audit.marker else "")
     )
-    if h.get("top_errors"):
-        lines += ["Top harness error reasons:", ""]
-        lines += _md_table(
-            ["count", "reason", "example", "what to do"],
-            [
-                [
-                    g["count"],
-                    g["message"],
-                    f"{g['example_item']} epoch {g['example_epoch']}"
-                    if g.get("example_item")
-                    else "–",
-                    g["advice"],
-                ]
-                for g in h["top_errors"]
-            ],
-        )
-    adaptive = r.get("adaptive")
-    fixed = " (fixed-sample)" if adaptive else ""
-    if adaptive:
-        lines += [f"- {fixed_interval_note(adaptive, r['overall']['method'])}", ""]
-    lines += _md_table(
-        ["estimate", "mean", "se", f"{level} CI", "items", "method"],
-        (
-            [
-                [
-                    "adaptive (anytime-valid"
-                    + ("" if (at := level_text(adaptive["level"])) == level else f", {at}")
-                    + ")",
-                    fmt(adaptive.get("estimate")),
-                    "–",
-                    fmt_ci(adaptive.get("ci")),
-                    r["overall"]["n_items"],
-                    adaptive.get("method"),
-                ]
-            ]
-            if adaptive
-            else []
-        )
-        + [
-            [
-                name + fixed,
-                fmt(r[key]["mean"]),
-                fmt(r[key]["se"]),
-                fmt_ci(r[key]["ci"]),
-                r[key]["n_items"],
-                r[key]["method"],
-            ]
-            for name, key in ((("deployment-weighted", "weighted"),) if r.get("weights") else ())
-            + (("unweighted", "overall"),)
-        ]
-        + [
-            [
-                f"stratum {s['stratum']} (w {fmt(s['weight'], 2)})",
-                fmt(s["mean"]),
-                fmt(s["se"]),
-                fmt_ci(s["ci"]),
-                s["n_items"],
-                s["method"],
-            ]
-            for s in r["strata"]
-        ],
-    )
-    if r.get("secondary"):
-        lines += _md_table(
-            ["secondary metric", "mean", "se", f"{level} CI", "items", "without a value"],
-            [
-                [
-                    s["name"],
-                    fmt(s["mean"]),
-                    fmt(s["se"]),
-                    fmt_ci(s["ci"]),
-                    s["n_items"],
-                    s["n_missing"],
-                ]
-                for s in r["secondary"]
-            ],
-        )
-    rel = r["reliability"]
-    lines += _md_table(
-        [
-            "ICC(1)",
-            "reliability of K-epoch mean",
-            "flip rate",
-            "noise floor",
-            "pilot MDE",
-            "suggested epochs",
-        ],
-        [
-            [
-                fmt(rel.get("icc1")),
-                fmt(rel.get("icc1k")),
-                fmt(rel.get("flip_rate")),
-                fmt(rel.get("noise_floor")),
-                fmt(rel.get("mde")),
-                fmt(rel.get("k_recommended")),
-            ]
-        ],
-    )
-    if rel.get("mde_assumption"):
-        lines += [f"Pilot MDE: {rel['mde_assumption']['description']}.", ""]
-    if r["pass_at_k"]:
-        ks = sorted(r["pass_at_k"], key=int)
-        lines += _md_table(
-            ["k", *ks],
-            [
-                ["pass@k", *[fmt(r["pass_at_k"][k]) for k in ks]],
-                ["pass^k", *[fmt(r["pass_hat_k"][k]) for k in ks]],
-                ["items", *[r.get("pass_k_n_items", {}).get(k, "–") for k in ks]],
-            ],
-        )
-    return lines
+    return [heading, "", *_view_body_markdown(score_view(result))]
 
 
 def _md_health(sections: Sequence[dict[str, Any]]) -> list[str]:
@@ -370,8 +258,12 @@ def _md_view_tables(tables: Sequence[TableView]) -> list[str]:
 
 def view_markdown(view: ResultView, *, heading: str = "###") -> list[str]:
     """`view` as Markdown lines in the CLI's reading order, every column, caveats last."""
-    lines = [f"{heading} {view.title}", ""]
-    lines += [f"> **{alert}**" for alert in view.alerts] + ([""] if view.alerts else [])
+    return [f"{heading} {view.title}", "", *_view_body_markdown(view)]
+
+
+def _view_body_markdown(view: ResultView) -> list[str]:
+    """`view` below its title: alerts, headline, gate, tables, facts, caveats."""
+    lines = [f"> **{alert}**" for alert in view.alerts] + ([""] if view.alerts else [])
     lines += [f"**{view.headline}**", ""]
     if view.gate_line:
         lines += [f"Gate: {view.gate_line}.", ""]
@@ -395,9 +287,27 @@ def render_view_html(view: ResultView) -> str:
     return template.render(view=view)
 
 
+def _md_scorecard(card: Scorecard) -> list[str]:
+    """The scorecard as a Markdown table (a badge is its label; a bad one in bold)."""
+    if not card.rows:
+        return []
+    table = card.table()
+    bold = [
+        tuple(
+            f"**{cell}**" if badge is not None and badge.tone == "bad" else cell
+            for cell, badge in zip(
+                row, (None, None, None, None, r.gate, r.validity, r.audit), strict=True
+            )
+        )
+        for row, r in zip(table.rows, card.rows, strict=True)
+    ]
+    return _md_table([c.name for c in table.columns], bold)
+
+
 def _md_answer(p: dict[str, Any], figure_files: dict[str, str]) -> list[str]:
-    """The first screen: one sentence per comparison, its gate, its forest plot."""
+    """The first screen: the scorecard, then per comparison its sentence, gate and plot."""
     lines = ["## Answer", ""]
+    lines += _md_scorecard(_scorecard(p))
     if not p["comparisons"]:
         lines += [f"**{s}**" for s in p["summary"]]
         return [*lines, "", "Gate: none (a gate needs two runs of one suite).", ""]
@@ -405,7 +315,7 @@ def _md_answer(p: dict[str, Any], figure_files: dict[str, str]) -> list[str]:
         if "skipped" in c:
             lines += [f"- {c['candidate']} vs {c['baseline']}: not compared ({c['skipped']})", ""]
             continue
-        lines += [f"**{c['headline']}**", ""]
+        lines += [c["headline"], ""]
         lines += [
             f"Gate: {c['gate_line']}."
             if c.get("gate_line")
@@ -434,17 +344,18 @@ def _md_provenance(r: dict[str, Any]) -> list[str]:
             else f"; epochs {r['epochs']}"
         )
         + f"; seed {fmt(r['seed'])}",
-        f"- started {r['started_at']}, finished {r['finished_at'] or 'n/a'}",
+        f"- started {fmt_time(r['started_at'])}, finished {fmt_time(r['finished_at'])}",
         "",
     ]
 
 
-def _md_comparisons(p: dict[str, Any], figure_files: dict[str, str]) -> list[str]:
+def _md_comparisons(report: ReportData, figure_files: dict[str, str]) -> list[str]:
     """Each comparison's view: headline, verdict, tables, facts, figure, caveats."""
+    p = report.payload
     if not p["comparisons"]:
         return []
     lines = ["## Comparisons", ""]
-    for i, (c, view) in enumerate(zip(p["comparisons"], _views(p), strict=True)):
+    for i, (c, view) in enumerate(zip(p["comparisons"], _views(report), strict=True)):
         if view is None:
             lines += [f"- {c['candidate']} vs {c['baseline']}: not compared ({c['skipped']})"]
             continue
@@ -459,6 +370,16 @@ def _md_comparisons(p: dict[str, Any], figure_files: dict[str, str]) -> list[str
     return lines
 
 
+def _md_items(views: Sequence[ResultView], figure_files: dict[str, str]) -> list[str]:
+    """The item-analysis sections: each `items_view`, its item map after it."""
+    lines: list[str] = []
+    for i, view in enumerate(views):
+        lines += view_markdown(view, heading="##")
+        if f"items_{i}" in figure_files:
+            lines += [f"![item map]({figure_files[f'items_{i}']})", ""]
+    return lines
+
+
 def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
     """The report as Markdown, in the HTML's order: the answer first, provenance last."""
     p = report.payload
@@ -466,7 +387,7 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
     lines = [
         f"# {_title(p)}",
         "",
-        f"Generated {p['generated_at']} by evalsuite "
+        f"Generated {fmt_time(p['generated_at'])} by evalsuite "
         f"{p['evalsuite_version']}; {level} intervals; analysis seed {p['analysis_seed']}.",
         "",
     ]
@@ -498,12 +419,12 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
             "",
         ]
     lines += [f"> {note}" for note in p["notes"]] + ([""] if p["notes"] else [])
-    lines += _md_comparisons(p, figure_files)
+    lines += _md_comparisons(report, figure_files)
     lines += _md_health(p.get("environment_health") or [])
-    lines += md_adaptive(p.get("adaptive") or [])
-    lines += md_items(p.get("item_analysis") or [], figure_files)
-    for r in p["runs"]:
-        lines += _md_run(r, level)
+    lines += _md_adaptive(_adaptive_views(p))
+    lines += _md_items(report.item_views, figure_files)
+    for result in report.scores:
+        lines += _md_run(result)
     for name, path in figure_files.items():
         if not name.startswith(("comparison_", "answer_", "items_")):
             lines += [f"![{name}]({path})", ""]

@@ -2,11 +2,17 @@
 
 Usage::
 
-    payload = compare_payload(store, baseline, candidate, AnalysisOptions(), layout=layout)
-    view = comparison_view(payload)  # rendered by the CLI, Markdown and HTML alike
+    result = compare(store, baseline, candidate, AnalysisOptions(), layout=layout)
+    result.diff, result.interval          # a typed result (ComparisonResult; score: ScoreResult)
+    view = comparison_view(result)   # rendered by the CLI, Markdown and HTML alike
     view.to_dict()                   # the ``compare --json`` payload, with the headline
 
 See docs/design/result-model.md.
+
+Use cases take a typed request and return a typed outcome; the command line parses argv into
+the request and renders the outcome: `execute_run` (`RunRequest`, one dataclass per group of
+`run`'s options; `plan_run` checks it without running), `ingest_results` (`IngestRequest`),
+`freeze_suite` (`FreezeRequest`; a failing grader audit raises `FreezeRefused`).
 """
 
 from typing import TYPE_CHECKING
@@ -18,19 +24,175 @@ if TYPE_CHECKING:
         fixed_interval_note,
         level_text,
     )
-    from evalsuite.service._audit import audit_fields
-    from evalsuite.service._completeness import Completeness, run_completeness
-    from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_pct, fmt_signed
-    from evalsuite.service._gates import import_local_gates, record_gate, recorded_gate
+    from evalsuite.service._adaptive_result import (
+        AdaptiveResult,
+        AdaptiveRound,
+        AdaptiveVersus,
+        adaptive_result,
+        adaptive_view,
+    )
+    from evalsuite.service._audit import (
+        audit_fields,
+    )
+    from evalsuite.service._audit_report import (
+        AuditResult,
+    )
+    from evalsuite.service._compare import (
+        CommonItems,
+        ComparisonResult,
+        compare,
+        compare_payload,
+    )
+    from evalsuite.service._completeness import (
+        Completeness,
+        run_completeness,
+    )
+    from evalsuite.service._format import (
+        fmt,
+        fmt_bytes,
+        fmt_ci,
+        fmt_counts,
+        fmt_pct,
+        fmt_signed,
+        fmt_time,
+    )
+    from evalsuite.service._freeze import (
+        FreezeOutcome,
+        FreezeRefused,
+        FreezeRequest,
+        freeze_suite,
+    )
+    from evalsuite.service._gates import (
+        import_local_gates,
+        record_gate,
+        recorded_gate,
+    )
+    from evalsuite.service._governance import (
+        GovernanceCheck,
+        check_governance,
+        store_label,
+        stored_runs,
+    )
+    from evalsuite.service._guard_report import (
+        guard_report,
+    )
+    from evalsuite.service._holdout import (
+        HoldoutStatus,
+        holdout_status,
+        holdout_status_view,
+    )
+    from evalsuite.service._ingest import (
+        CSV_TARGETS,
+        IngestOutcome,
+        IngestRequest,
+        column_mapping,
+        ingest_results,
+    )
+    from evalsuite.service._items import (
+        ITEMS_CSV_COLUMNS,
+        MIN_REPORT_MODELS,
+        ItemsResult,
+        item_sections,
+        items,
+        items_csv,
+        items_view,
+    )
     from evalsuite.service._payloads import (
         COMPARE_COLUMNS,
         AnalysisOptions,
         check_comparable,
-        compare_payload,
         run_facts,
+    )
+    from evalsuite.service._project import (
+        Project,
+        open_project,
+    )
+    from evalsuite.service._results import (
+        AuditInfo,
+        RunFacts,
+    )
+    from evalsuite.service._run import (
+        AdaptiveOptions,
+        AdaptiveRunner,
+        FaultOptions,
+        GovernanceOptions,
+        HarnessOptions,
+        InspectOptions,
+        ModelOptions,
+        PlannedRun,
+        RunOutcome,
+        RunPlan,
+        RunRequest,
+        ShardOptions,
+        execute_run,
+        plan_run,
+    )
+    from evalsuite.service._run_adaptive import (
+        AdaptiveRunResult,
+        AdaptiveTarget,
+        RoundRunner,
+        RoundStep,
+        item_weights,
+        run_adaptive,
+        versus_results,
+    )
+    from evalsuite.service._runs import (
+        RUNS_SHOWN,
+        RunListing,
+        RunsResult,
+        list_runs,
+        runs_view,
+    )
+    from evalsuite.service._score import (
+        ScoreResult,
+        score,
         score_payload,
     )
-    from evalsuite.service._stage_views import audit_view, guard_view, validity_view
+    from evalsuite.service._scorecard import (
+        Badge,
+        Scorecard,
+        ScorecardRow,
+        ScorecardRun,
+        scorecard,
+    )
+    from evalsuite.service._stage_views import (
+        audit_view,
+        guard_view,
+        validity_view,
+    )
+    from evalsuite.service._store import (
+        store_info,
+        store_info_view,
+    )
+    from evalsuite.service._suites import (
+        SuiteSummary,
+        SuiteVersion,
+        list_suites,
+        suites_view,
+    )
+    from evalsuite.service._triage_view import (
+        triage_view,
+    )
+    from evalsuite.service._validity_report import (
+        ValidityPoint,
+        ValidityResult,
+        ValidityRuns,
+        ValidityTimePoint,
+        latest_outcomes,
+        read_scores_file,
+        suite_scores,
+        validity_report,
+        validity_results,
+    )
+    from evalsuite.service._verify import (
+        ActionSpaceCheck,
+        AuditCheck,
+        VerifiedSuite,
+        VerifyResult,
+        verify,
+        verify_audit,
+        verify_view,
+    )
     from evalsuite.service._views import (
         Column,
         ResultView,
@@ -52,28 +214,166 @@ else:
                 "fixed_interval_note",
                 "level_text",
             ),
+            "._adaptive_result": (
+                "AdaptiveResult",
+                "AdaptiveRound",
+                "AdaptiveVersus",
+                "adaptive_result",
+                "adaptive_view",
+            ),
             "._audit": ("audit_fields",),
+            "._audit_report": ("AuditResult",),
+            "._compare": (
+                "CommonItems",
+                "ComparisonResult",
+                "compare",
+                "compare_payload",
+            ),
             "._completeness": (
                 "Completeness",
                 "run_completeness",
+            ),
+            "._format": (
+                "fmt",
+                "fmt_bytes",
+                "fmt_ci",
+                "fmt_counts",
+                "fmt_pct",
+                "fmt_signed",
+                "fmt_time",
+            ),
+            "._freeze": (
+                "FreezeOutcome",
+                "FreezeRefused",
+                "FreezeRequest",
+                "freeze_suite",
             ),
             "._gates": (
                 "import_local_gates",
                 "record_gate",
                 "recorded_gate",
             ),
+            "._governance": (
+                "GovernanceCheck",
+                "check_governance",
+                "store_label",
+                "stored_runs",
+            ),
+            "._guard_report": ("guard_report",),
+            "._holdout": (
+                "HoldoutStatus",
+                "holdout_status",
+                "holdout_status_view",
+            ),
+            "._ingest": (
+                "CSV_TARGETS",
+                "IngestOutcome",
+                "IngestRequest",
+                "column_mapping",
+                "ingest_results",
+            ),
+            "._items": (
+                "ITEMS_CSV_COLUMNS",
+                "MIN_REPORT_MODELS",
+                "ItemsResult",
+                "item_sections",
+                "items",
+                "items_csv",
+                "items_view",
+            ),
             "._payloads": (
                 "COMPARE_COLUMNS",
                 "AnalysisOptions",
                 "check_comparable",
-                "compare_payload",
                 "run_facts",
+            ),
+            "._project": (
+                "Project",
+                "open_project",
+            ),
+            "._results": (
+                "AuditInfo",
+                "RunFacts",
+            ),
+            "._run": (
+                "AdaptiveOptions",
+                "AdaptiveRunner",
+                "FaultOptions",
+                "GovernanceOptions",
+                "HarnessOptions",
+                "InspectOptions",
+                "ModelOptions",
+                "PlannedRun",
+                "RunOutcome",
+                "RunPlan",
+                "RunRequest",
+                "ShardOptions",
+                "execute_run",
+                "plan_run",
+            ),
+            "._run_adaptive": (
+                "AdaptiveRunResult",
+                "AdaptiveTarget",
+                "RoundRunner",
+                "RoundStep",
+                "item_weights",
+                "run_adaptive",
+                "versus_results",
+            ),
+            "._runs": (
+                "RUNS_SHOWN",
+                "RunListing",
+                "RunsResult",
+                "list_runs",
+                "runs_view",
+            ),
+            "._score": (
+                "ScoreResult",
+                "score",
                 "score_payload",
+            ),
+            "._scorecard": (
+                "Badge",
+                "Scorecard",
+                "ScorecardRow",
+                "ScorecardRun",
+                "scorecard",
             ),
             "._stage_views": (
                 "audit_view",
                 "guard_view",
                 "validity_view",
+            ),
+            "._store": (
+                "store_info",
+                "store_info_view",
+            ),
+            "._suites": (
+                "SuiteSummary",
+                "SuiteVersion",
+                "list_suites",
+                "suites_view",
+            ),
+            "._triage_view": ("triage_view",),
+            "._validity_report": (
+                "ValidityPoint",
+                "ValidityResult",
+                "ValidityRuns",
+                "ValidityTimePoint",
+                "latest_outcomes",
+                "read_scores_file",
+                "suite_scores",
+                "validity_report",
+                "validity_results",
+            ),
+            "._verify": (
+                "ActionSpaceCheck",
+                "AuditCheck",
+                "VerifiedSuite",
+                "VerifyResult",
+                "verify",
+                "verify_audit",
+                "verify_view",
             ),
             "._views": (
                 "Column",
@@ -84,46 +384,134 @@ else:
                 "run_label",
                 "score_view",
             ),
-            "._format": (
-                "fmt_counts",
-                "fmt_signed",
-                "fmt",
-                "fmt_ci",
-                "fmt_pct",
-            ),
         },
     )
 
 __all__ = [
     "COMPARE_COLUMNS",
+    "CSV_TARGETS",
+    "ITEMS_CSV_COLUMNS",
+    "MIN_REPORT_MODELS",
+    "RUNS_SHOWN",
+    "ActionSpaceCheck",
+    "AdaptiveOptions",
+    "AdaptiveResult",
+    "AdaptiveRound",
+    "AdaptiveRunResult",
+    "AdaptiveRunner",
+    "AdaptiveTarget",
+    "AdaptiveVersus",
     "AnalysisOptions",
+    "AuditCheck",
+    "AuditInfo",
+    "AuditResult",
+    "Badge",
     "Column",
+    "CommonItems",
+    "ComparisonResult",
     "Completeness",
+    "FaultOptions",
+    "FreezeOutcome",
+    "FreezeRefused",
+    "FreezeRequest",
+    "GovernanceCheck",
+    "GovernanceOptions",
+    "HarnessOptions",
+    "HoldoutStatus",
+    "IngestOutcome",
+    "IngestRequest",
+    "InspectOptions",
+    "ItemsResult",
+    "ModelOptions",
+    "PlannedRun",
+    "Project",
     "ResultView",
+    "RoundRunner",
+    "RoundStep",
+    "RunFacts",
+    "RunListing",
+    "RunOutcome",
+    "RunPlan",
+    "RunRequest",
+    "RunsResult",
+    "ScoreResult",
+    "Scorecard",
+    "ScorecardRow",
+    "ScorecardRun",
+    "ShardOptions",
+    "SuiteSummary",
+    "SuiteVersion",
     "TableView",
+    "ValidityPoint",
+    "ValidityResult",
+    "ValidityRuns",
+    "ValidityTimePoint",
+    "VerifiedSuite",
+    "VerifyResult",
     "adaptive_file",
+    "adaptive_result",
     "adaptive_summary",
+    "adaptive_view",
     "audit_fields",
     "audit_view",
     "check_comparable",
+    "check_governance",
+    "column_mapping",
+    "compare",
     "compare_payload",
     "comparison_view",
+    "execute_run",
     "fixed_interval_note",
     "fmt",
+    "fmt_bytes",
     "fmt_ci",
     "fmt_counts",
     "fmt_pct",
     "fmt_signed",
+    "fmt_time",
+    "freeze_suite",
+    "guard_report",
     "guard_view",
+    "holdout_status",
+    "holdout_status_view",
     "import_local_gates",
+    "ingest_results",
     "is_unfinished",
+    "item_sections",
+    "item_weights",
+    "items",
+    "items_csv",
+    "items_view",
+    "latest_outcomes",
     "level_text",
+    "list_runs",
+    "list_suites",
+    "open_project",
+    "plan_run",
+    "read_scores_file",
     "record_gate",
     "recorded_gate",
+    "run_adaptive",
     "run_completeness",
     "run_facts",
     "run_label",
+    "runs_view",
+    "score",
     "score_payload",
     "score_view",
+    "scorecard",
+    "store_info",
+    "store_info_view",
+    "store_label",
+    "stored_runs",
+    "suite_scores",
+    "suites_view",
+    "triage_view",
+    "validity_report",
+    "validity_results",
     "validity_view",
+    "verify",
+    "verify_audit",
+    "verify_view",
+    "versus_results",
 ]

@@ -6,14 +6,27 @@ from typing import Any
 
 from evalsuite._core.layout import Layout
 from evalsuite.manifest import AuditStatus, suite_audit_status
+from evalsuite.service._results import AuditInfo
 
-__all__ = ["audit_fields"]
+__all__ = ["audit_fields", "audit_info"]
 
 
-def audit_fields(layout: Layout | None, suite: str | None, version: str | None) -> dict[str, Any]:
-    """The ``audit`` field of a run's payload: its suite version's audit status and marker."""
+def audit_info(layout: Layout | None, suite: str | None, version: str | None) -> AuditInfo:
+    """A run's suite version's audit status and marker (unknown project: unaudited)."""
     if layout is None:
         status = AuditStatus("unaudited", "the project is not known: its audit cannot be read")
     else:
         status = suite_audit_status(layout, suite, version)
-    return status.to_dict() | {"marker": status.marker()}
+    fields = status.to_dict()
+    return AuditInfo(
+        status=str(fields["status"]),
+        detail=str(fields["detail"]),
+        problems=tuple(fields["problems"]),
+        failed_checks=tuple(fields["failed_checks"]),
+        marker=status.marker(),
+    )
+
+
+def audit_fields(layout: Layout | None, suite: str | None, version: str | None) -> dict[str, Any]:
+    """The ``audit`` field of a run's payload: its suite version's audit status and marker."""
+    return audit_info(layout, suite, version).to_dict()

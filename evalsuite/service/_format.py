@@ -7,17 +7,22 @@ An undefined figure is ``n/a`` (with its reason where the view knows one), never
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime
 from typing import Any
 
 __all__ = [
     "fmt",
+    "fmt_bytes",
     "fmt_ci",
     "fmt_counts",
+    "fmt_g",
     "fmt_mb",
     "fmt_p",
     "fmt_pct",
     "fmt_signed",
+    "fmt_time",
     "is_number",
 ]
 
@@ -80,3 +85,49 @@ def fmt_counts(counts: Mapping[str, Any] | None, *, none: str = "none") -> str:
 def fmt_mb(n_bytes: Any) -> str:
     """A byte count in megabytes with one decimal (``12.3 MB``); ``n/a`` when unknown."""
     return f"{n_bytes / 1e6:.1f} MB" if is_number(n_bytes) else NA
+
+
+def fmt_bytes(n_bytes: Any) -> str:
+    """A size in binary units (``512 B``, ``1.5 KiB``, ``12.3 MiB``); ``n/a`` when unknown."""
+    if not is_number(n_bytes):
+        return NA
+    size = float(n_bytes)
+    for unit in ("B", "KiB", "MiB"):
+        if abs(size) < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
+
+
+_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def fmt_time(value: Any) -> str:
+    """A moment to the minute, in UTC: ``2026-12-05 17:10 UTC``; ``n/a`` when missing.
+
+    `value` is a `datetime` or its ISO 8601 text (what the store keeps). A time without a
+    zone is taken as UTC (the store writes UTC); one with a zone is converted to UTC. Seconds
+    and microseconds are dropped (truncated, never rounded up into the next minute). A date
+    alone (``2026-12-05``) stays a date; a text that is not a time is returned unchanged.
+    """
+    if value is None or value == "":
+        return NA
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        return value.isoformat()
+    else:
+        text = str(value).strip()
+        if _DATE_ONLY.fullmatch(text):
+            return text
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return text
+    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def fmt_g(value: Any) -> str:
+    """A number in as few digits as it needs (``0.02``, ``3``, ``2.5``); ``n/a`` when undefined."""
+    return f"{value:g}" if is_number(value) else NA

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from evalsuite.service._audit_report import AuditResult
 from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_mb, is_number
 from evalsuite.service._views import Column, ResultView, TableView, dedupe
+
+if TYPE_CHECKING:  # the views load no statistics and no guard (the CLI's start-up)
+    from evalsuite.guard import GuardReport
+    from evalsuite.service._validity_report import ValidityResult
 
 __all__ = ["audit_view", "guard_view", "validity_view"]
 
@@ -135,8 +140,13 @@ def _validity_headline(p: Mapping[str, Any]) -> str:
     )
 
 
-def validity_view(p: Mapping[str, Any]) -> ResultView:
-    """The view of a ``validity report --json`` payload (`report.validity_section`)."""
+def validity_view(result: ValidityResult | Mapping[str, Any]) -> ResultView:
+    """The view of a `validity_report` result.
+
+    Also of its JSON form (``validity report --json``), which is what a report keeps in its
+    payload (report.json) and renders from.
+    """
+    p: Mapping[str, Any] = result if isinstance(result, Mapping) else result.to_dict()
     split = f", {p['split']} split" if p.get("split") else ""
     title = (
         f"predictive validity for {p['metric']} ({p['source']}{split}; {p['n_models']} models "
@@ -293,8 +303,9 @@ def _canary_phrase(c: Mapping[str, Any]) -> str:
     )
 
 
-def audit_view(p: Mapping[str, Any]) -> ResultView:
-    """The view of an ``audit --json`` payload (any of ``graders``, ``leaks``, ``canary_probe``)."""
+def audit_view(result: AuditResult | Mapping[str, Any]) -> ResultView:
+    """The view of an `AuditResult`, or of its JSON form (``audit --json``)."""
+    p: Mapping[str, Any] = result if isinstance(result, Mapping) else result.to_dict()
     parts: list[str] = []
     alerts: list[str] = []
     tables: list[TableView] = []
@@ -343,8 +354,9 @@ def audit_view(p: Mapping[str, Any]) -> ResultView:
 # ----------------------------------------------------------------------------- guard
 
 
-def guard_view(p: Mapping[str, Any]) -> ResultView:
-    """The view of a ``guard --json`` payload (`GuardReport.to_dict`)."""
+def guard_view(report: GuardReport | Mapping[str, Any]) -> ResultView:
+    """The view of a `guard_report` result, or of its JSON form (``GuardReport.to_dict``)."""
+    p: Mapping[str, Any] = report if isinstance(report, Mapping) else report.to_dict()
     seconds = float(p["seconds"])
     mb = int(p["bytes_scanned"]) / 1e6
     speed = f"{mb / seconds:.0f} MB/s" if seconds > 0 else "speed n/a: under a millisecond"

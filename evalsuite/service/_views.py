@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalsuite.service._adaptive import anytime_phrase, level_text, versus_phrase
 from evalsuite.service._format import (
@@ -24,8 +24,12 @@ from evalsuite.service._format import (
     fmt_signed,
     is_number,
 )
+from evalsuite.service._results import NO_WEIGHTS, AuditInfo, RunFacts
 
-NO_WEIGHTS = "the suite declares no deployment weights"
+if TYPE_CHECKING:  # the use cases load the analyses; the views only read their results
+    from evalsuite.analyse import Estimate, GateResult
+    from evalsuite.service._compare import ComparisonResult
+    from evalsuite.service._score import ScoreResult
 
 __all__ = ["Column", "ResultView", "TableView", "comparison_view", "run_label", "score_view"]
 
@@ -110,43 +114,44 @@ def dedupe(lines: Iterable[str]) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def run_label(run: Mapping[str, Any]) -> str:
+def run_label(run: RunFacts | Mapping[str, Any]) -> str:
     """``model (run id)``: how every output names a run."""
-    model = run.get("model") or "unknown model"
-    return model if model == run["run_id"] else f"{model} (run {run['run_id']})"
+    if isinstance(run, RunFacts):
+        model, run_id = run.model or "unknown model", run.run_id
+    else:
+        model, run_id = run.get("model") or "unknown model", run["run_id"]
+    return model if model == run_id else f"{model} (run {run_id})"
 
 
-def _suite_ref(run: Mapping[str, Any]) -> str:
-    if not run.get("suite"):
+def _suite_ref(run: RunFacts) -> str:
+    if not run.suite:
         return "ingested runs (no manifest)"
-    return f"{run['suite']}@{run['version']} {run.get('split') or ''}".rstrip()
+    return f"{run.suite}@{run.version} {run.split or ''}".rstrip()
 
 
-def _has_weights(weighted: Mapping[str, Any] | None) -> bool:
-    return bool(weighted) and bool((weighted or {}).get("weights"))
-
-
-def _audit_phrase(audits: Sequence[Mapping[str, Any]]) -> str:
+def _audit_phrase(audits: Sequence[AuditInfo]) -> str:
     """``suite audit passed`` or the markers of the suite versions that did not pass."""
-    markers = sorted({str(a["marker"]) for a in audits if a and a.get("marker")})
+    markers = sorted({a.marker for a in audits if a.marker})
     if markers:
         return "suite audit: " + "; ".join(markers)
     return "suite audit passed"
 
 
-def is_unfinished(run: Mapping[str, Any]) -> bool:
-    """A run (its `run_facts`) still running or interrupted: its health is not judged yet.
+def is_unfinished(run: RunFacts | Mapping[str, Any]) -> bool:
+    """A run (its `RunFacts`, or their JSON) still running or interrupted: not judged yet.
 
     Such a run is "not complete", never "invalid": its planned attempts not yet run count as
     harness errors, so its validity says nothing until it finishes (docs/design/outcomes.md).
     """
+    if isinstance(run, RunFacts):
+        return run.unfinished
     return run.get("status", "complete") in ("running", "interrupted")
 
 
-def _state_phrase(runs: Sequence[Mapping[str, Any]]) -> str:
-    unfinished = [f"{run_label(r)} ({r['status']})" for r in runs if is_unfinished(r)]
-    invalid = [run_label(r) for r in runs if not r.get("valid", True) and not is_unfinished(r)]
-    partial = [run_label(r) for r in runs if r.get("partial")]
+def _state_phrase(runs: Sequence[RunFacts]) -> str:
+    unfinished = [f"{run_label(r)} ({r.status})" for r in runs if r.unfinished]
+    invalid = [run_label(r) for r in runs if not r.valid and not r.unfinished]
+    partial = [run_label(r) for r in runs if r.partial]
     parts = []
     if unfinished:
         parts.append("NOT COMPLETE: " + ", ".join(unfinished))
@@ -159,33 +164,40 @@ def _state_phrase(runs: Sequence[Mapping[str, Any]]) -> str:
     return "both runs valid and complete" if len(runs) == 2 else "run valid and complete"
 
 
-def _alerts(runs: Sequence[Mapping[str, Any]], audits: Sequence[Mapping[str, Any]]) -> list[str]:
+def _alerts(runs: Sequence[RunFacts], audits: Sequence[AuditInfo]) -> list[str]:
     out = []
     for run, audit in zip(runs, audits, strict=True):
-        if audit and audit.get("marker"):
-            out.append(f"{audit['marker']}: {run_label(run)}: {audit.get('detail') or 'n/a'}")
+        if audit.marker:
+            out.append(f"{audit.marker}: {run_label(run)}: {audit.detail or 'n/a'}")
     for run in runs:
-        if run.get("partial"):
-            of = f" of {run['n_items_split']}" if run.get("n_items_split") is not None else ""
-            limit = f" (--limit {run['item_limit']})" if run.get("item_limit") else ""
-            split = f" {run['split']}" if run.get("split") else ""
+        c = run.completeness
+        if c.partial:
+            of = f" of {c.n_items_split}" if c.n_items_split is not None else ""
+            limit = f" (--limit {c.item_limit})" if c.item_limit else ""
+            split = f" {run.split}" if run.split else ""
             out.append(
-                f"PARTIAL RUN: {run.get('n_items_run', 'n/a')}{of}{split} items were run"
+                f"PARTIAL RUN: {c.n_items_run}{of}{split} items were run"
                 f"{limit} by {run_label(run)}; its numbers describe those items, not the suite"
             )
     for run in runs:
-        if is_unfinished(run):
-            still = "was interrupted" if run["status"] == "interrupted" else "is still running"
+        if run.unfinished:
+            still = "was interrupted" if run.status == "interrupted" else "is still running"
             out.append(
                 f"RUN NOT COMPLETE: {run_label(run)} {still}; its numbers describe the attempts "
                 "stored so far, and its attempts not yet run count as harness errors"
             )
-        elif not run.get("valid", True):
+        elif not run.valid:
             out.append(
                 f"INVALID RUN {run_label(run)}: too many harness errors; its numbers measure "
                 "the harness, not the model"
             )
     return out
+
+
+def _not_marked(notes: Iterable[str], audits: Sequence[AuditInfo]) -> list[str]:
+    """`notes` without the audit notes (the alerts already say which suite is not audited)."""
+    markers = tuple(str(a.marker) for a in audits if a.marker)
+    return [n for n in notes if not (markers and str(n).startswith(markers))]
 
 
 # ----------------------------------------------------------------------------- comparison
@@ -205,44 +217,42 @@ def _direction(cand: str, base: str, diff: Any, p: Any, alpha: float, mde: Any) 
     )
 
 
-def _gate_line(gate: Mapping[str, Any] | None, weighted: Mapping[str, Any] | None) -> str | None:
-    if not gate:
+def _gate_line(gate: GateResult | None, source: str | None, wgate: GateResult | None) -> str | None:
+    if gate is None:
         return None
-    source = gate.get("source")
     asked = f", {source}" if source else ""
     line = (
-        f"non-inferiority gate (margin {gate['margin']:g}, one-sided "
-        f"{1 - gate['alpha']:.0%}{asked}): {gate['status']}: lower bound of the unweighted "
-        f"difference {fmt_signed(gate['lower_bound'])} "
-        + ("is above" if gate["passed"] else "is not above")
-        + f" −{gate['margin']:g}"
+        f"non-inferiority gate (margin {gate.margin:g}, one-sided "
+        f"{1 - gate.alpha:.0%}{asked}): {gate.status}: lower bound of the unweighted "
+        f"difference {fmt_signed(gate.lower_bound)} "
+        + ("is above" if gate.passed else "is not above")
+        + f" −{gate.margin:g}"
         + _bounded(gate)
     )
-    wgate = (weighted or {}).get("gate")
-    if wgate:
+    if wgate is not None:
         line += (
-            f"; deployment-weighted: {wgate['status']} (lower bound "
-            f"{fmt_signed(wgate['lower_bound'])}{_bounded(wgate)})"
+            f"; deployment-weighted: {wgate.status} (lower bound "
+            f"{fmt_signed(wgate.lower_bound)}{_bounded(wgate)})"
         )
     return line
 
 
-def _planned_epochs(p: Mapping[str, Any]) -> str:
+def _planned_epochs(r: ScoreResult) -> str:
     """``3 epoch(s)``, with the usable ones when fewer were stored (an unfinished run).
 
     An adaptive run has no fixed epochs: ``adaptive, 2 round(s)``.
     """
-    adaptive = p.get("adaptive")
-    if adaptive:
-        return f"adaptive, {len(adaptive.get('rounds') or [])} round(s)"
-    text = f"{p['epochs']} epoch(s)"
-    usable = p.get("epochs_usable")
-    if is_number(usable) and usable < p["epochs"]:
+    if r.adaptive:
+        rounds: Any = r.adaptive.get("rounds") or []
+        return f"adaptive, {len(rounds)} round(s)"
+    text = f"{r.run.epochs} epoch(s)"
+    usable = r.estimates.epochs_usable
+    if is_number(usable) and usable < r.run.epochs:
         text += f" planned, at most {usable} usable per item"
     return text
 
 
-def _k_epochs(k0: Any, p: Mapping[str, Any]) -> str:
+def _k_epochs(k0: Any, r: ScoreResult) -> str:
     """The K of the reliability's K-epoch mean: its own ANOVA K0.
 
     That is the usable epochs per item, averaged; never the planned epochs of a run that
@@ -250,12 +260,11 @@ def _k_epochs(k0: Any, p: Mapping[str, Any]) -> str:
     """
     if is_number(k0):
         return f"{float(k0):.3g}"
-    return str(p.get("epochs_usable") or p["epochs"])
+    return str(r.estimates.epochs_usable or r.run.epochs)
 
 
-def _anytime_cell(adaptive: Mapping[str, Any], role: str) -> str:
+def _anytime_cell(block: Mapping[str, Any] | None) -> str:
     """An adaptive run's anytime-valid score interval, for the compare runs table."""
-    block = adaptive.get(role)
     if not block:
         return "–"
     return (
@@ -264,58 +273,56 @@ def _anytime_cell(adaptive: Mapping[str, Any], role: str) -> str:
     )
 
 
-def _bounded(gate: Mapping[str, Any]) -> str:
+def _bounded(gate: GateResult) -> str:
     """`` (the t's lower bound −1.414, bounded to [−1, 1] ...)`` when it was bounded."""
-    low = (gate.get("unclipped_bounds") or [None])[0]
-    if not (gate.get("clipped") and is_number(low) and low < -1.0):
+    low = gate.unclipped_bounds[0]
+    if not (gate.clipped and is_number(low) and low < -1.0):
         return ""
     return (
         f" (the t's lower bound {fmt_signed(low)}, bounded to [-1, 1], the range of a difference)"
     )
 
 
-def comparison_view(p: Mapping[str, Any]) -> ResultView:
-    """The view of a `compare_payload` (the ``compare --json`` payload)."""
-    runs = [p["runs"]["baseline"], p["runs"]["candidate"]]
+def comparison_view(result: ComparisonResult) -> ResultView:
+    """The view of a `ComparisonResult` (what ``compare`` shows, in every renderer)."""
+    c = result.comparison
+    t = c.test
+    runs = list(result.runs)
     base, cand = (run_label(r) for r in runs)
-    audits = [(p.get("audit") or {}).get(k) or {} for k in ("baseline", "candidate")]
-    level = f"{p['level']:.0%}"
-    alpha = float(p["alpha"])
-    weighted = p.get("weighted")
-    use_weighted = _has_weights(weighted) and weighted is not None
-    weighted_defined = use_weighted and is_number((weighted or {}).get("diff"))
-    if weighted_defined and weighted is not None:
-        subject, verb = _direction(
-            cand, base, weighted["diff"], weighted["p_value"], alpha, weighted["mde"]
-        )
+    audits = list(result.audits)
+    level = f"{result.level:.0%}"
+    alpha = float(result.options.alpha)
+    weighted = result.weighted
+    use_weighted = weighted is not None and bool(weighted.weights)
+    if weighted is not None and use_weighted and is_number(weighted.diff):
+        subject, verb = _direction(cand, base, weighted.diff, weighted.p_value, alpha, weighted.mde)
         by = (
-            f"deployment-weighted difference {fmt_signed(weighted['diff'])} ({level} CI "
-            f"{fmt_ci(weighted['ci'], signed=True)}, p {fmt_p(weighted['p_value'])}), "
-            f"unweighted {fmt_signed(p['diff'])} ({fmt_ci(p['ci'], signed=True)})"
+            f"deployment-weighted difference {fmt_signed(weighted.diff)} ({level} CI "
+            f"{fmt_ci(weighted.ci, signed=True)}, p {fmt_p(weighted.p_value)}), "
+            f"unweighted {fmt_signed(t.diff)} ({fmt_ci(t.ci, signed=True)})"
         )
     else:
-        subject, verb = _direction(cand, base, p["diff"], p["p_value"], alpha, p["mde"])
+        subject, verb = _direction(cand, base, t.diff, t.p_value, alpha, t.mde)
         by = (
-            f"difference {fmt_signed(p['diff'])} ({level} CI {fmt_ci(p['ci'], signed=True)}, "
-            f"p {fmt_p(p['p_value'])})"
+            f"difference {fmt_signed(t.diff)} ({level} CI {fmt_ci(t.ci, signed=True)}, "
+            f"p {fmt_p(t.p_value)})"
         )
         if use_weighted:  # the suite has weights, but their comparison is undefined
-            by += f", deployment-weighted n/a ({(weighted or {}).get('reason') or 'undefined'})"
-    gate = p.get("gate")
-    gate_phrase = (
-        f"; non-inferiority gate (margin {gate['margin']:g}) {gate['status']}" if gate else ""
-    )
-    common = p.get("common_items") or {}
+            by += f", deployment-weighted n/a ({(weighted and weighted.reason) or 'undefined'})"
+    gate = c.gate
+    gate_phrase = f"; non-inferiority gate (margin {gate.margin:g}) {gate.status}" if gate else ""
+    common = result.common
     paired = (
-        f"{p['n_items']} paired items common to versions {common['versions']['baseline']} "
-        f"and {common['versions']['candidate']} (common items only)"
-        if common.get("cross_version")
-        else f"{p['n_items']} paired items"
+        f"{t.n_items} paired items common to versions {common.versions[0]} "
+        f"and {common.versions[1]} (common items only)"
+        if common.cross_version
+        else f"{t.n_items} paired items"
     )
-    adaptive = p.get("adaptive") or {}
-    if adaptive:  # a paired t of an adaptive run's attempts is a fixed-sample test
+    adaptive = result.adaptive
+    base_block, cand_block = adaptive if adaptive is not None else (None, None)
+    if adaptive is not None:  # a paired t of an adaptive run's attempts is a fixed-sample test
         by = "fixed-sample paired t (not valid under the adaptive stopping rule): " + by
-    versus = versus_phrase(adaptive.get("candidate"), p["baseline"])
+    versus = versus_phrase(cand_block, result.baseline)
     headline = (
         f"On {_suite_ref(runs[1])}, {subject} {verb}: {by} over {paired}"
         f"{gate_phrase}; {_state_phrase(runs)}; {_audit_phrase(audits)}."
@@ -337,48 +344,46 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
         Column("items"),
     )
     rows: list[tuple[str, ...]] = []
-    if use_weighted and weighted is not None:
+    if weighted is not None and use_weighted:
         rows.append(
             (
                 "deployment-weighted",
-                fmt_signed(weighted["diff"]),
-                fmt(weighted["se"]),
-                fmt_ci(weighted["ci"], signed=True),
-                fmt_p(weighted["p_value"]),
+                fmt_signed(weighted.diff),
+                fmt(weighted.se),
+                fmt_ci(weighted.ci, signed=True),
+                fmt_p(weighted.p_value),
                 "–",
-                fmt(weighted["mde"]),
-                str(weighted["n_items"]),
+                fmt(weighted.mde),
+                str(weighted.n_items),
             )
         )
     rows.append(
         (
             "unweighted" if use_weighted else "overall",
-            fmt_signed(p["diff"]),
-            fmt(p["se"]),
-            fmt_ci(p["ci"], signed=True),
-            fmt_p(p["p_value"]),
+            fmt_signed(t.diff),
+            fmt(t.se),
+            fmt_ci(t.ci, signed=True),
+            fmt_p(t.p_value),
             "–",
-            fmt(p["mde"]),
-            str(p["n_items"]),
+            fmt(t.mde),
+            str(t.n_items),
         )
     )
     rows += [
         (
-            f"  {s['stratum']}",
-            fmt_signed(s["diff"]),
-            fmt(s["se"]),
-            fmt_ci(s["ci"], signed=True),
-            fmt_p(s["p_value"]),
-            fmt_p(s["p_holm"]),
-            fmt(s.get("mde")),
-            str(s["n_items"]),
+            f"  {s.stratum}",
+            fmt_signed(s.test.diff),
+            fmt(s.test.se),
+            fmt_ci(s.test.ci, signed=True),
+            fmt_p(s.test.p_value),
+            fmt_p(s.p_holm),
+            fmt(s.test.mde),
+            str(s.test.n_items),
         )
-        for s in p["strata"]
+        for s in c.strata
     ]
     means = TableView(
-        "runs: score on the common items of both versions"
-        if common.get("cross_version")
-        else "runs",
+        "runs: score on the common items of both versions" if common.cross_version else "runs",
         (
             Column("run", numeric=False),
             Column("role", numeric=False, essential=False),
@@ -387,60 +392,60 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
             *((Column("adaptive run's own interval", numeric=False),) if adaptive else ()),
         ),
         (
-            (base, "baseline", fmt(p["baseline_mean"]), "–", _anytime_cell(adaptive, "baseline")),
+            (base, "baseline", fmt(c.baseline_mean), "–", _anytime_cell(base_block)),
             (
                 cand,
                 "candidate",
-                fmt(p["candidate_mean"]),
-                fmt_signed(p["diff"]),
-                _anytime_cell(adaptive, "candidate"),
+                fmt(c.candidate_mean),
+                fmt_signed(t.diff),
+                _anytime_cell(cand_block),
             ),
         )
         if adaptive
         else (
-            (base, "baseline", fmt(p["baseline_mean"]), "–"),
-            (cand, "candidate", fmt(p["candidate_mean"]), fmt_signed(p["diff"])),
+            (base, "baseline", fmt(c.baseline_mean), "–"),
+            (cand, "candidate", fmt(c.candidate_mean), fmt_signed(t.diff)),
         ),
     )
     facts = [
         "MDE: "
-        + ((p.get("mde_assumption") or {}).get("description") or "n/a (no standard error)")
-        + ".",
-        f"sign-flip permutation p {fmt_p(p['p_value_permutation'])}"
         + (
-            f"; McNemar mid-p {fmt_p(p['p_value_mcnemar_midp'])}"
-            if is_number(p.get("p_value_mcnemar_midp"))
+            (c.mde_detail.to_dict().get("description") if c.mde_detail is not None else None)
+            or "n/a (no standard error)"
+        )
+        + ".",
+        f"sign-flip permutation p {fmt_p(c.p_value_permutation)}"
+        + (
+            f"; McNemar mid-p {fmt_p(c.p_value_mcnemar_midp)}"
+            if is_number(c.p_value_mcnemar_midp)
             else ""
         ),
     ]
-    if use_weighted and weighted is not None:
+    if weighted is not None and use_weighted:
         facts.append(
             "deployment-weighted MDE: the same power-0.8 two-sided paired t at α = "
-            f"{alpha:g}, on Satterthwaite's {fmt(weighted['df'], 1)} df, with the suite's "
-            f"deployment weights ({len(weighted['weights'])} strata)"
+            f"{alpha:g}, on Satterthwaite's {fmt(weighted.df, 1)} df, with the suite's "
+            f"deployment weights ({len(weighted.weights)} strata)"
             + (
                 ", every stratum's variance taken under the alternative (baseline ± δ)"
-                if weighted.get("mde_variance", "alternative") == "alternative"
-                else f", at the weighted SE ({weighted.get('mde_note')})"
+                if weighted.mde_variance == "alternative"
+                else f", at the weighted SE ({weighted.mde_note})"
             )
         )
-    if p["n_unpaired_baseline"] or p["n_unpaired_candidate"]:
+    if c.n_unpaired_baseline or c.n_unpaired_candidate:
         facts.append(
-            f"unpaired items: {p['n_unpaired_baseline']} baseline, "
-            f"{p['n_unpaired_candidate']} candidate (dropped from both)"
+            f"unpaired items: {c.n_unpaired_baseline} baseline, "
+            f"{c.n_unpaired_candidate} candidate (dropped from both)"
         )
-    # the alerts already say which suite is not audited
-    markers = tuple(str(a["marker"]) for a in audits if a and a.get("marker"))
-    caveats = [n for n in p.get("notes") or [] if not (markers and str(n).startswith(markers))]
-    reason = (weighted or {}).get("reason")
+    caveats = _not_marked(result.notes, audits)
+    reason = weighted.reason if weighted is not None else result.weighted_reason
     if reason and reason != NO_WEIGHTS:  # a suite without weights needs no such line
         caveats.append(f"deployment-weighted comparison n/a: {reason}")
-    bounded = weighted or {}
-    if bounded.get("clipped"):
+    if weighted is not None and weighted.unclipped_ci is not None:
         caveats.append(
-            f"the deployment-weighted t interval {fmt_ci(bounded['unclipped_ci'], signed=True)} "
+            f"the deployment-weighted t interval {fmt_ci(weighted.unclipped_ci, signed=True)} "
             "reaches beyond [-1, 1], the range of a difference of two scores in [0, 1]; it is "
-            f"shown bounded to it {fmt_ci(bounded['ci'], signed=True)}, which keeps its "
+            f"shown bounded to it {fmt_ci(weighted.ci, signed=True)}, which keeps its "
             "coverage"
         )
     return ResultView(
@@ -448,39 +453,32 @@ def comparison_view(p: Mapping[str, Any]) -> ResultView:
         title=f"{cand} vs {base} · {_suite_ref(runs[1])}",
         headline=headline,
         alerts=dedupe(_alerts(runs, audits)),
-        gate_line=_gate_line(gate, weighted),
+        gate_line=_gate_line(gate, result.gate_source, weighted.gate if weighted else None),
         tables=(
             TableView("paired difference (candidate − baseline)", columns, tuple(rows)),
             means,
         ),
         facts=tuple(facts),
         caveats=dedupe(caveats),
-        payload=dict(p),
+        payload=result.to_dict(),
     )
 
 
 # ----------------------------------------------------------------------------- one run
 
 
-def _estimate_rows(p: Mapping[str, Any]) -> list[tuple[str, ...]]:
-    adaptive = p.get("adaptive")
+def _estimate_row(name: str, e: Estimate) -> tuple[str, ...]:
+    return (name, fmt(e.mean), fmt(e.se), fmt_ci(e.ci), str(e.n_items), str(e.method or "n/a"))
+
+
+def _estimate_rows(r: ScoreResult) -> list[tuple[str, ...]]:
+    adaptive: Mapping[str, Any] | None = r.adaptive
     fixed = " (fixed-sample)" if adaptive else ""
-
-    def row(name: str, e: Mapping[str, Any]) -> tuple[str, ...]:
-        return (
-            name + fixed,
-            fmt(e["mean"]),
-            fmt(e["se"]),
-            fmt_ci(e["ci"]),
-            str(e["n_items"]),
-            str(e.get("method") or "n/a"),
-        )
-
-    rows = [row("unweighted" if p.get("weights") else "overall", p["overall"])]
-    if p.get("weights"):
-        rows.insert(0, row("deployment-weighted", p["weighted"]))
+    rows = [_estimate_row(("unweighted" if r.weights else "overall") + fixed, r.overall)]
+    if r.weights:
+        rows.insert(0, _estimate_row("deployment-weighted" + fixed, r.weighted))
     if adaptive:  # the interval valid under the run's stopping rule comes first
-        at = "" if adaptive.get("level") == p["level"] else f", {level_text(adaptive['level'])}"
+        at = "" if adaptive.get("level") == r.level else f", {level_text(adaptive['level'])}"
         rows.insert(
             0,
             (
@@ -488,36 +486,37 @@ def _estimate_rows(p: Mapping[str, Any]) -> list[tuple[str, ...]]:
                 fmt(adaptive.get("estimate")),
                 "–",
                 fmt_ci(adaptive.get("ci")),
-                str(p["overall"]["n_items"]),
+                str(r.overall.n_items),
                 str(adaptive.get("method")),
             ),
         )
     return rows
 
 
-def score_view(p: Mapping[str, Any]) -> ResultView:
-    """The view of a `score_payload` (the ``score --json`` payload)."""
-    label = run_label(p)
-    level = f"{p['level']:.0%}"
-    audit = p.get("audit") or {}
-    weighted = bool(p.get("weights"))
-    main = p["weighted"] if weighted else p["overall"]
+def score_view(result: ScoreResult) -> ResultView:
+    """The view of a `ScoreResult` (what ``score`` shows, in every renderer)."""
+    run = result.run
+    label = run_label(run)
+    level = f"{result.level:.0%}"
+    audit = result.audit
+    weighted = bool(result.weights)
+    main = result.weighted if weighted else result.overall
     headline = (
-        f"{label} scores {fmt(main['mean'])}"
+        f"{label} scores {fmt(main.mean)}"
         + (" deployment-weighted" if weighted else "")
-        + f" on {_suite_ref(p)} ({level} CI {fmt_ci(main['ci'])}, {main['n_items']} items"
-        + (f"; unweighted {fmt(p['overall']['mean'])}" if weighted else "")
-        + f"); {_state_phrase([p])}; {_audit_phrase([audit])}."
+        + f" on {_suite_ref(run)} ({level} CI {fmt_ci(main.ci)}, {main.n_items} items"
+        + (f"; unweighted {fmt(result.overall.mean)}" if weighted else "")
+        + f"); {_state_phrase([run])}; {_audit_phrase([audit])}."
     )
-    adaptive = p.get("adaptive")
+    adaptive: Mapping[str, Any] | None = result.adaptive
     if adaptive:  # the interval it stopped on first; the fixed-sample one secondary
         headline = (
-            f"{label} scores {fmt(adaptive.get('estimate'))} on {_suite_ref(p)}, adaptive run "
-            f"({anytime_phrase(adaptive)}, valid under the run's stopping rule; "
-            f"{adaptive.get('calls')} attempts over {main['n_items']} items); fixed-sample "
-            f"{level} CI {fmt_ci(main['ci'])} of the item means {fmt(main['mean'])} "
-            f"({main['method']}), not valid under the run's stopping rule; "
-            f"{_state_phrase([p])}; {_audit_phrase([audit])}."
+            f"{label} scores {fmt(adaptive.get('estimate'))} on {_suite_ref(run)}, adaptive "
+            f"run ({anytime_phrase(adaptive)}, valid under the run's stopping rule; "
+            f"{adaptive.get('calls')} attempts over {main.n_items} items); fixed-sample "
+            f"{level} CI {fmt_ci(main.ci)} of the item means {fmt(main.mean)} "
+            f"({main.method}), not valid under the run's stopping rule; "
+            f"{_state_phrase([run])}; {_audit_phrase([audit])}."
         )
     est = TableView(
         "estimates",
@@ -529,7 +528,7 @@ def score_view(p: Mapping[str, Any]) -> ResultView:
             Column("items"),
             Column("method", numeric=False, essential=False),
         ),
-        tuple(_estimate_rows(p)),
+        tuple(_estimate_rows(result)),
     )
     strata_cols = [Column("stratum", numeric=False)]
     if weighted:
@@ -546,19 +545,19 @@ def score_view(p: Mapping[str, Any]) -> ResultView:
         tuple(strata_cols),
         tuple(
             (
-                s["stratum"],
-                *([fmt(s["weight"], 2)] if weighted else []),
-                fmt(s["mean"]),
-                fmt(s["se"]),
-                fmt_ci(s["ci"]),
-                str(s["n_items"]),
-                str(s.get("method") or "n/a"),
+                s.stratum,
+                *([fmt(s.weight, 2)] if weighted else []),
+                fmt(s.estimate.mean),
+                fmt(s.estimate.se),
+                fmt_ci(s.estimate.ci),
+                str(s.estimate.n_items),
+                str(s.estimate.method or "n/a"),
             )
-            for s in p["strata"]
+            for s in result.estimates.strata
         ),
     )
     tables = [est, strata]
-    if p.get("secondary"):
+    if result.secondary:
         tables.append(
             TableView(
                 "secondary metrics",
@@ -572,69 +571,63 @@ def score_view(p: Mapping[str, Any]) -> ResultView:
                 ),
                 tuple(
                     (
-                        s["name"],
-                        fmt(s["mean"]),
-                        fmt(s["se"]),
-                        fmt_ci(s["ci"]),
-                        str(s["n_items"]),
-                        str(s["n_missing"]),
+                        s.name,
+                        fmt(s.estimate.mean),
+                        fmt(s.estimate.se),
+                        fmt_ci(s.estimate.ci),
+                        str(s.estimate.n_items),
+                        str(s.n_missing),
                     )
-                    for s in p["secondary"]
+                    for s in result.secondary
                 ),
             )
         )
-    h = p["harness"]
+    h = result.harness
     facts = [
-        f"harness: {h['planned']} planned, {h['scored']} scored, {h['limits']} limit(s) "
-        f"({fmt_counts(h.get('limits_by_type'))}), {h['harness_errors']} harness error(s) "
-        f"({fmt_pct(h['error_rate'])}; {fmt_counts(h.get('errors_by_kind'))}), excluded from "
+        f"harness: {h.planned} planned, {h.scored} scored, {h.limits} limit(s) "
+        f"({fmt_counts(h.limits_by_type)}), {h.harness_errors} harness error(s) "
+        f"({fmt_pct(h.error_rate)}; {fmt_counts(h.errors_by_kind)}), excluded from "
         "the score"
     ]
-    if h.get("top_errors"):
+    if h.top_errors:
         facts.append("top harness error reasons:")
-    for g in h.get("top_errors") or []:
+    for g in h.top_errors or []:
         example = (
-            f" (e.g. item {g['example_item']}, epoch {g['example_epoch']})"
-            if g.get("example_item")
-            else ""
+            f" (e.g. item {g.example_item}, epoch {g.example_epoch})" if g.example_item else ""
         )
-        facts.append(f"  {g['count']} × {g['message']}{example}; what to do: {g['advice']}")
-    if p.get("pass_at_k"):
-        ks = sorted(p["pass_at_k"], key=int)
-        n_k = p.get("pass_k_n_items") or {}
+        facts.append(f"  {g.count} × {g.message}{example}; what to do: {g.advice}")
+    pass_k = result.estimates.pass_k
+    if pass_k:
         facts += [
-            "pass@k: " + "  ".join(f"k={k} {fmt(p['pass_at_k'][k])}" for k in ks),
-            "pass^k: " + "  ".join(f"k={k} {fmt(p['pass_hat_k'][k])}" for k in ks),
-            "items:  " + "  ".join(f"k={k} {fmt(n_k.get(k))}" for k in ks),
+            "pass@k: " + "  ".join(f"k={p.k} {fmt(p.pass_at_k.mean)}" for p in pass_k),
+            "pass^k: " + "  ".join(f"k={p.k} {fmt(p.pass_hat_k.mean)}" for p in pass_k),
+            "items:  " + "  ".join(f"k={p.k} {fmt(p.pass_hat_k.n_items)}" for p in pass_k),
         ]
-    r = p["reliability"]
-    reason = r.get("reason")
-    why = f" ({reason})" if reason else ""
-    epochs = r.get("k_recommended")
+    rel = result.estimates.reliability
+    why = f" ({rel.reason})" if rel.reason else ""
     facts.append(
-        f"reliability: flip rate {fmt(r.get('flip_rate'))}, ICC(1) {fmt(r.get('icc1'))}, "
-        f"reliability of the {_k_epochs(r.get('epochs'), p)}-epoch mean {fmt(r.get('icc1k'))}, "
-        "run-to-run noise "
-        f"floor {fmt(r.get('noise_floor'))} (sd), suggested epochs "
-        + (str(epochs) if epochs is not None else f"n/a{why or ' (not estimable)'}")
+        f"reliability: flip rate {fmt(rel.flip_rate)}, ICC(1) {fmt(rel.icc1)}, "
+        f"reliability of the {_k_epochs(rel.epochs, result)}-epoch mean {fmt(rel.icc1k)}, "
+        f"run-to-run noise floor {fmt(rel.noise_floor)} (sd), suggested epochs "
+        + (
+            str(rel.k_recommended)
+            if rel.k_recommended is not None
+            else f"n/a{why or ' (not estimable)'}"
+        )
     )
-    assumption = r.get("mde_assumption") or {}
+    assumption: Any = rel.to_dict().get("mde_assumption") or {}
     facts.append(
-        f"pilot MDE {fmt(r.get('mde'))}: "
+        f"pilot MDE {fmt(rel.mde)}: "
         + (assumption.get("description") or f"n/a{why or ' (not estimable)'}")
     )
     return ResultView(
         kind="score",
-        title=f"{label} · {_suite_ref(p)} · {_planned_epochs(p)}",
+        title=f"{label} · {_suite_ref(run)} · {_planned_epochs(result)}",
         headline=headline,
-        alerts=dedupe(_alerts([p], [audit])),
+        alerts=dedupe(_alerts([run], [audit])),
         gate_line=None,
         tables=tuple(tables),
         facts=tuple(facts),
-        caveats=dedupe(
-            n
-            for n in p.get("notes") or []
-            if not (audit.get("marker") and str(n).startswith(str(audit["marker"])))
-        ),
-        payload=dict(p),
+        caveats=dedupe(_not_marked(result.notes, [audit])),
+        payload=result.to_dict(),
     )

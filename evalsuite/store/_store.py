@@ -54,9 +54,9 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
-from evalsuite import __version__
 from evalsuite._core.display import show_id
 from evalsuite._core.fork import forkable
+from evalsuite._core.version import __version__
 from evalsuite.errors import NotFoundError, StoreError, UsageError
 from evalsuite.store import _column_cache
 from evalsuite.store._bulk import IngestSession

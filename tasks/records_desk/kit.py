@@ -121,8 +121,16 @@ def _secrets(payload: dict[str, Any], fields: dict[str, frozenset[str]]) -> list
     return secrets or [str(payload["target"])]
 
 
-GIVEN_FIELDS_V2: dict[str, frozenset[str]] = {"fix_address": GIVEN_FIELDS["fix_address"]}
-"""Version 2: a request states the new address only; a delivery date is the tracking's."""
+GIVEN_FIELDS_V2: dict[str, frozenset[str]] = {
+    "fix_address": GIVEN_FIELDS["fix_address"],
+    "merge_duplicates": frozenset({"city", "line1", "postcode", "email", "phone"}),
+}
+"""Version 2: a request states the new address only; a delivery date is the tracking's. A
+merge copies the survivor's address, e-mail and phone from one of its two records, whichever
+the policy keeps (generate.py `_merge_choices`): both candidates are in the records the agent
+reads by design, so the copied values are not the answer; which record survives, and so which
+record's values are kept, is, and stays secret (the merge operation and the update's target).
+"""
 
 
 def leak_secrets_v2(payload: dict[str, Any]) -> list[str]:

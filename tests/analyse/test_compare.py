@@ -512,7 +512,8 @@ def test_a_gate_bound_beyond_minus_one_is_bounded_and_said_so() -> None:
     assert any("[-1, 1]" in n and "-2.28" in n for n in comparison.notes())
     from evalsuite.service._views import _gate_line
 
-    assert "unweighted difference −1.000" in (line := str(_gate_line(gate, None)))
+    line = str(_gate_line(comparison.gate, None, None))
+    assert "unweighted difference −1.000" in line
     assert "the t's lower bound −2.280, bounded to [-1, 1]" in line
     # the interval of the difference is bounded the same way, and said so
     assert comparison.test.ci.low == -1.0

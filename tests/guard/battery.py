@@ -241,6 +241,8 @@ class Tally:
     wrong: Counter[tuple[str, str]] = field(default_factory=Counter)
     """Hits naming an item other than the planted one (or an identical duplicate of it)."""
     wrong_documents: Counter[tuple[str, str]] = field(default_factory=Counter)
+    wrong_hits: list[tuple[str, str | None]] = field(default_factory=list)
+    """(planted document, the other item it flagged): ids only."""
     """Planted documents with at least one such hit (false positives)."""
     clean_documents: int = 0
     clean_flagged: int = 0
@@ -291,8 +293,12 @@ def run_battery(
     topic_similar: Sequence[str] = (),
     kinds: Sequence[str] = KINDS,
     threshold: float | None = None,
+    known_copies: Sequence[tuple[str, str]] = (),
 ) -> Tally:
     """Plant every edit of every (or `sample` per suite) item, screen, and count.
+
+    `known_copies`: pairs of item ids (any versions of one suite) whose texts are known
+    near-copies of each other: a copy of one finding the other is not counted wrong.
 
     `items` are frozen items of the project at `root`. Items of `LONG_WORDS` words or more
     are pasted, edited, between 1 to 6 clean paragraphs; items under `SHORT_WORDS` words are
@@ -341,6 +347,10 @@ def run_battery(
     for item in every_item:  # an item duplicated in its suite, or in another version of
         # it (the same item frozen in 1.0.0 and 2.0.0): a copy is a copy of each of them
         same_prompt.setdefault(item.prompt, set()).add((item.suite, item.version, item.item_id))
+    twins: dict[str, set[str]] = {}
+    for a, b in known_copies:
+        twins.setdefault(a, set()).add(b)
+        twins.setdefault(b, set()).add(a)
     flagged: dict[str, set[tuple[str, str, str | None]]] = {}
     for hit in hits:
         flagged.setdefault(hit.document, set()).add((hit.suite, hit.version, hit.item_id))
@@ -352,8 +362,14 @@ def run_battery(
             tally.found[row] += 1
         else:
             tally.missed.append((*row, f"{item.suite}@{item.version}/{item.item_id}"))
-        tally.wrong[row] += len(found - same_prompt[item.prompt])
-        tally.wrong_documents[row] += bool(found - same_prompt[item.prompt])
+        wrong = {
+            hit
+            for hit in found - same_prompt[item.prompt]
+            if hit[2] not in twins.get(item.item_id, set())
+        }
+        tally.wrong[row] += len(wrong)
+        tally.wrong_hits.extend((name, hit[2]) for hit in wrong)
+        tally.wrong_documents[row] += bool(wrong)
     tally.clean_flagged = sum(1 for name, _ in clean if name in flagged)
     tally.topic_documents = len(topic_similar)
     tally.topic_flagged = sum(

@@ -74,10 +74,31 @@ def synthetic_strict(synthetic_project: _Synthetic) -> Tally:
     return _synthetic(synthetic_project, STRICT)
 
 
+KNOWN_COPIES = (
+    ("records-0024", "records-v2-0056"),
+    ("records-0053", "records-v2-0070"),
+    ("records-v2-0060", "records-0191"),
+    ("records-v2-0157", "records-0022"),
+    ("records-v2-0180", "records-0012"),
+)
+"""Requests of records' version 1 and version 2 that repeat each other (same company, same
+template; the guard finds every pair). The first two are records@2.0.0 holdout items, retired
+in records@2.1.0; the last three are records@1.0.0 holdout items (superseded) that records@2.0.0
+dev requests repeat. `freeze` now refuses new items like these (docs/guard.md, "Before a
+freeze"); `test_the_known_copies_are_all_there_are` keeps this list exact."""
+BORDERLINE = (("records-0042", "records-v2-0124"),)
+"""Two public dev requests on one template (close a finished case) that are not copies: with
+chat-template markers or JSON escaping, a copy of either reaches the guard's threshold on the
+other (6 of the 7,116 documents of the full battery over every shipped dev item, measured
+2026-12-05); verbatim, neither flags the other. Both are public, so no holdout is at stake."""
+
+
 @pytest.fixture(scope="module")
 def shipped_dev() -> Tally:
     items = shipped_items(REPO, splits=("dev",))
-    return run_battery(REPO, items, sample=60, n_clean=300, seed=7)
+    return run_battery(
+        REPO, items, sample=60, n_clean=300, seed=7, known_copies=KNOWN_COPIES + BORDERLINE
+    )
 
 
 def _assert_recall(
@@ -131,5 +152,24 @@ def test_shipped_dev_items_are_found_and_flag_no_other(shipped_dev: Tally) -> No
     # text alone holds under the threshold's share of the item's evidence, and is found for
     # about a third of the items (a known limit: docs/guard.md, "Threshold")
     _assert_recall(shipped_dev, groups, minimum=10, unchecked=frozenset({"repair (in text)"}))
-    assert sum(shipped_dev.wrong.values()) == 0, dict(shipped_dev.wrong)
+    assert sum(shipped_dev.wrong.values()) == 0, shipped_dev.wrong_hits
     assert shipped_dev.clean_flagged == 0
+
+
+def test_the_known_copies_are_all_there_are() -> None:
+    """Every shipped dev item's prompt, screened whole: the only other items it finds are its
+    own copies in other versions (same id) and the pairs `KNOWN_COPIES` lists."""
+    from evalsuite._core.layout import Layout
+    from evalsuite.guard import load_index, screen_documents
+
+    items = shipped_items(REPO, splits=("dev",))
+    same = {(i.item_id, j.item_id) for i in items for j in items if i.prompt == j.prompt}
+    hits = screen_documents([(i.item_id, i.prompt) for i in items], load_index(Layout(REPO)))
+    pairs = {
+        (h.document, str(h.item_id))
+        for h in hits
+        if h.item_id != h.document and (h.document, h.item_id) not in same
+    }
+    dev = {i.item_id for i in items}  # the documents screened: a holdout item is never one
+    both = {*KNOWN_COPIES, *((b, a) for a, b in KNOWN_COPIES)}
+    assert pairs == {(a, b) for a, b in both if a in dev}

@@ -47,9 +47,10 @@ def test_report_shows_item_map_flags_and_saturation(
     strata = {w["stratum"]: w for w in section["strata"]}
     assert strata["fam/add"]["saturated"] and strata["fam/add"]["best_score"] == 1.0
     assert not strata["fam/mul"]["saturated"]
-    assert "- **fam/add**: the best model" in markdown
-    assert "<strong>fam/add</strong>" in html
-    assert "2PL IRT not fitted: 4 model(s)" in markdown
+    # the watched stratum is an alert of the section's view, before its tables
+    assert "> **fam/add: best " in markdown and "WATCH: the best model" in markdown
+    assert "data-alert>fam/add: best " in html
+    assert "2PL IRT: not fitted: 4 model(s)" in markdown  # the words of `evalsuite items`
 
 
 def test_report_without_enough_models_has_no_item_section(

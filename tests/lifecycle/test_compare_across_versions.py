@@ -29,7 +29,9 @@ def _refreeze(project: Project, version: str, n_changed: int, n_added: int) -> N
             items.append(
                 {
                     "id": f"{kind}-new-{version}-{i}",
-                    "input": f"{MARKER} new question {kind} {i}: look up new{i}",
+                    # the version in the text: `freeze` refuses a new item that repeats one
+                    # an earlier version froze (docs/guard.md, "Before a freeze")
+                    "input": f"{MARKER} new question {kind} {i} of {version}: look up new{i}",
                     "target": f"value-new{i}",
                     "metadata": {"kind": kind, "table": {f"new{i}": f"value-new{i}"}},
                 }

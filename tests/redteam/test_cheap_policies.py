@@ -43,7 +43,8 @@ GAMEABLE = {
     "repair": ("1.0.0",),
 }
 """The versions issue 29 shows gameable (they stay frozen, and audit as failing once the
-adversarial audit lands). Their successors are support@3.0.0, records@2.0.0, repair@2.0.0."""
+adversarial audit lands). Their successors are support@3.0.0, records@2.0.0 (2.1.0) and
+repair@2.0.0."""
 OLD = (("support", "2.0.0"), ("records", "1.0.0"), ("repair", "1.0.0"))
 
 

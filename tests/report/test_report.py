@@ -4,6 +4,7 @@ import json
 import re
 from html import unescape
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -167,7 +168,7 @@ def test_pass_k_reports_its_items_per_k(reported: Reported) -> None:
     table = table[: table.index("</table>")]
     assert all(f'<td class="num">{n}</td>' in table for n in expected.values())
     md = (out / "report.md").read_text()
-    assert "| items | " + " | ".join(str(v) for v in expected.values()) + " |" in md
+    assert "items:  " + "  ".join(f"k={k} {v}" for k, v in expected.items()) in md
 
 
 def test_one_mde_named_the_same_way_in_score_compare_and_report(reported: Reported) -> None:
@@ -222,7 +223,7 @@ def test_one_mde_named_the_same_way_in_score_compare_and_report(reported: Report
     page = " ".join(unescape((out / "index.html").read_text()).split())
     assert pilot["description"] in page and observed["description"] in page
     md = (out / "report.md").read_text()
-    assert f"Pilot MDE: {pilot['description']}." in md
+    assert f"pilot MDE {score['reliability']['mde']:.3f}: {pilot['description']}" in md
     assert f"MDE: {observed['description']}." in md
 
 
@@ -251,22 +252,25 @@ def test_each_run_is_compared_with_its_own_suites_first_run(monkeypatch) -> None
 
     def fake_compare(store, baseline, candidate, options, **kwargs):  # type: ignore[no-untyped-def]
         pairs.append((baseline, candidate))
-        return {"baseline": baseline, "candidate": candidate}
+        return SimpleNamespace(baseline=baseline, candidate=candidate, gate=None)
 
-    monkeypatch.setattr(_build, "compare_payload", fake_compare)
+    monkeypatch.setattr(_build, "compare", fake_compare)
     runs = [
-        {"run_id": "s-base", "suite": "support", "version": "2.0.0"},
-        {"run_id": "r-base", "suite": "repair", "version": "1.0.0"},
-        {"run_id": "s-new", "suite": "support", "version": "2.0.0"},
-        {"run_id": "r-new", "suite": "repair", "version": "1.0.0"},
-        {"run_id": "ingested", "suite": None, "version": None},
+        SimpleNamespace(run_id=run_id, run=SimpleNamespace(suite=suite))
+        for run_id, suite in (
+            ("s-base", "support"),
+            ("r-base", "repair"),
+            ("s-new", "support"),
+            ("r-new", "repair"),
+            ("ingested", None),
+        )
     ]
     out = _build._comparisons(
         None,  # type: ignore[arg-type]
-        runs,
+        runs,  # type: ignore[arg-type]
         _build.AnalysisOptions(),
         layout=None,  # type: ignore[arg-type]
         allow_partial=False,
     )
     assert pairs == [("s-base", "s-new"), ("r-base", "r-new"), ("s-base", "ingested")]
-    assert [c["candidate"] for c in out] == ["s-new", "r-new", "ingested"]
+    assert [c.candidate for c in out] == ["s-new", "r-new", "ingested"]

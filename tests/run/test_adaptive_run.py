@@ -12,7 +12,7 @@ import pytest
 
 from evalsuite._core.layout import Layout
 from evalsuite.holdout import read_ledger
-from evalsuite.report._adaptive import adaptive_file
+from evalsuite.service import adaptive_file
 from tests.helpers import Project, json_out
 from tests.run.conftest import make_probe_project
 
@@ -177,7 +177,7 @@ def test_adaptive_versus_a_run_not_complete_or_invalid_is_refused(
     from types import SimpleNamespace
 
     from evalsuite import errors
-    from evalsuite.cli._adaptive_cmd import versus_results
+    from evalsuite.service import versus_results
     from evalsuite.store import RunRecord, Store
 
     store = Store(f"sqlite:///{tmp_path / 'results.sqlite'}")
@@ -204,8 +204,8 @@ def test_adaptive_versus_a_run_not_complete_or_invalid_is_refused(
 def test_item_weights_share_each_stratum_weight() -> None:
     from types import SimpleNamespace
 
-    from evalsuite.cli._adaptive_cmd import item_weights
     from evalsuite.errors import UsageError
+    from evalsuite.service import item_weights
 
     items = [SimpleNamespace(stratum=s) for s in ("a", "a", "b")]
     weights = item_weights(items, {"a": 0.5, "b": 0.5})  # type: ignore[arg-type]

@@ -68,7 +68,7 @@ def test_score_and_report_show_the_top_reasons_with_an_example_and_advice(
     report = project.invoke("report", run_id, "--out", str(out))
     assert report.exit_code == 0, report.stderr
     markdown = (out / "report.md").read_text(encoding="utf-8")
-    assert "Top harness error reasons" in markdown
+    assert "top harness error reasons" in markdown
     assert top[0]["example_item"] in markdown
     html = (out / "index.html").read_text(encoding="utf-8")
     assert 'data-table="top-errors"' in html

@@ -236,7 +236,7 @@ def test_declared_key_is_the_score_and_the_other_key_a_secondary(tmp_path: Path)
     report = project.invoke("report", run_id, "--out", str(tmp_path / "report"))
     assert report.exit_code == 0, report.stderr
     markdown = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
-    assert "| secondary metric |" in markdown and "| security |" in markdown
+    assert "**secondary metrics**" in markdown and "| security |" in markdown
     html = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     assert 'data-table="secondary"' in html and "<td>security</td>" in html
 

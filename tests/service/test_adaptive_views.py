@@ -21,9 +21,9 @@ from evalsuite.cli import cli
 from evalsuite.report import build_report, render_html, render_markdown
 from evalsuite.service import (
     AnalysisOptions,
-    compare_payload,
+    compare,
     comparison_view,
-    score_payload,
+    score,
     score_view,
 )
 from evalsuite.store import Store
@@ -87,8 +87,9 @@ def _adaptive(project: Path, summary: dict[str, Any]) -> Store:
 
 def test_score_of_an_adaptive_run_leads_with_its_anytime_valid_interval(project: Path) -> None:
     store = _adaptive(project, TARGET)
-    payload = score_payload(store, "run-b", AnalysisOptions(seed=1), layout=Layout(project))
-    view = score_view(payload)
+    result = score(store, "run-b", AnalysisOptions(seed=1), layout=Layout(project))
+    view = score_view(result)
+    payload = result.to_dict()
     head = view.headline
     assert "anytime-valid 95% interval [0.402, 0.731] (betting_cs_hedged_target" in head
     block = payload["adaptive"]
@@ -111,16 +112,18 @@ def test_score_of_an_adaptive_run_leads_with_its_anytime_valid_interval(project:
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["adaptive"]["ci"] == TARGET["ci"]
     # a fixed run says nothing of the kind
-    fixed = score_payload(store, "run-a", AnalysisOptions(seed=1), layout=Layout(project))
-    assert "adaptive" not in fixed and "anytime" not in score_view(fixed).headline
+    fixed = score(store, "run-a", AnalysisOptions(seed=1), layout=Layout(project))
+    assert fixed.adaptive is None and "adaptive" not in fixed.to_dict()
+    assert "anytime" not in score_view(fixed).headline
 
 
 def test_compare_with_an_adaptive_versus_run_leads_with_its_verdict(project: Path) -> None:
     store = _adaptive(project, VERSUS)
-    payload = compare_payload(
+    result = compare(
         store, "run-a", "run-b", AnalysisOptions(seed=1), allow_invalid=True, layout=Layout(project)
     )
-    view = comparison_view(payload)
+    view = comparison_view(result)
+    payload = result.to_dict()
     head = view.headline
     assert "adaptive run against this baseline: better" in head
     assert payload["adaptive"]["baseline"] is None
@@ -133,10 +136,10 @@ def test_compare_with_an_adaptive_versus_run_leads_with_its_verdict(project: Pat
 
 def test_compare_with_an_adaptive_run_of_a_target_names_its_interval(project: Path) -> None:
     store = _adaptive(project, TARGET)
-    payload = compare_payload(
+    result = compare(
         store, "run-a", "run-b", AnalysisOptions(seed=1), allow_invalid=True, layout=Layout(project)
     )
-    view = comparison_view(payload)
+    view = comparison_view(result)
     # no anytime-valid interval of the difference exists: the paired t stays, named as
     # fixed-sample, and the adaptive run's own anytime-valid score interval is shown
     assert "fixed-sample paired t" in view.headline

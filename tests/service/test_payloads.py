@@ -22,9 +22,9 @@ from evalsuite.errors import UsageError
 from evalsuite.report import build_report, render_html, render_markdown
 from evalsuite.service import (
     AnalysisOptions,
-    compare_payload,
+    compare,
     comparison_view,
-    score_payload,
+    score,
     score_view,
 )
 from evalsuite.service._payloads import check_comparable
@@ -110,7 +110,8 @@ def test_the_report_does_not_compare_a_running_run(project: Path) -> None:
     markdown = render_markdown(report, {})
     assert "RUN(S) NOT COMPLETE: run-b" in markdown and "INVALID" not in markdown
     assert "## Run run-b · cand-model · **NOT COMPLETE**" in markdown
-    assert "| not judged (running) |" in markdown
+    # the run's section is its score view: the alert says it is not complete
+    assert "RUN NOT COMPLETE: cand-model (run run-b) is still running" in markdown
     html = render_html(report)
     assert 'id="unfinished-banner"' in html and "INVALID" not in html
     assert "NOT COMPLETE (running)" in html and "not judged (running)" in html
@@ -127,8 +128,7 @@ def test_the_report_does_not_compare_a_running_run(project: Path) -> None:
 
 def test_score_of_a_running_run_says_so_instead_of_invalid(project: Path) -> None:
     store = _running(project)
-    payload = score_payload(store, "run-b", AnalysisOptions(), layout=Layout(project))
-    view = score_view(payload)
+    view = score_view(score(store, "run-b", AnalysisOptions(), layout=Layout(project)))
     assert any(a.startswith("RUN NOT COMPLETE") for a in view.alerts)
     assert not any("too many harness errors" in a for a in view.alerts)
     result = CliRunner().invoke(cli, ["--root", str(project), "score", "run-b"])
@@ -139,9 +139,9 @@ def test_score_of_a_running_run_says_so_instead_of_invalid(project: Path) -> Non
 
 def test_compare_payload_with_allow_partial_marks_the_running_run(project: Path) -> None:
     store = _running(project)
-    payload = compare_payload(
+    payload = compare(
         store, "run-a", "run-b", AnalysisOptions(), allow_invalid=False, allow_partial=True
-    )
+    ).to_dict()
     assert payload["runs"]["candidate"]["status"] == "running"
     assert payload["invalid_runs"] == []
 
@@ -158,11 +158,12 @@ def test_score_json_epochs_are_the_planned_ones_and_the_usable_ones_beside(
     frame = attempts(6, epochs=2)
     stored(store, frame, "run-a", 4 * 40)  # the record plans 4 epochs of 40 items
     assert store.get_run("run-a").epochs == 4
-    payload = score_payload(store, "run-a", AnalysisOptions(seed=1))
+    result = score(store, "run-a", AnalysisOptions(seed=1))
+    payload = result.to_dict()
     assert payload["epochs"] == 4
     usable = frame[frame["outcome"] != "harness_error"].groupby("item_id").size().max()
     assert payload["epochs_usable"] == usable == 2
-    view = score_view(payload)
+    view = score_view(result)
     assert view.to_dict()["epochs"] == 4
     assert "4 epoch(s) planned, at most 2 usable per item" in view.title
 
@@ -180,8 +181,9 @@ def test_compare_says_when_its_intervals_are_bounded_to_minus_one_one(project: P
     for frame, run_id in ((base, "run-a"), (cand, "run-b")):
         stored(store, frame.assign(cluster=None, item_hash=None), run_id, 6)
         store.update_run(run_id, epochs=1, weights={"s0": 0.5, "s1": 0.5})
-    payload = compare_payload(store, "run-a", "run-b", AnalysisOptions(seed=1), allow_invalid=True)
-    view = comparison_view(payload)
+    result = compare(store, "run-a", "run-b", AnalysisOptions(seed=1), allow_invalid=True)
+    view = comparison_view(result)
+    payload = result.to_dict()
     assert payload["weighted"]["ci"][0] == -1.0 and payload["weighted"]["clipped"]
     assert any("deployment-weighted t interval" in c and "[-1, 1]" in c for c in view.caveats)
     assert payload["ci"][0] == -1.0

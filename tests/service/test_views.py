@@ -25,13 +25,13 @@ from evalsuite.report import build_report, write_report
 from evalsuite.report._figures import comparison_forest, strata_forest
 from evalsuite.service import (
     AnalysisOptions,
-    compare_payload,
+    compare,
     comparison_view,
     record_gate,
     recorded_gate,
-    score_payload,
     score_view,
 )
+from evalsuite.service import score as score_run
 from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_p, fmt_signed
 from evalsuite.store import Store
 from tests.analyse.test_scale_parity import attempts, stored
@@ -62,26 +62,28 @@ def project(tmp_path: Path) -> Path:
 
 def test_compare_weighs_as_the_suite_does_and_only_then(project: Path) -> None:
     options = AnalysisOptions(seed=1)
-    weighted = compare_payload(
+    weighted_result = compare(
         _store(project, weights=WEIGHTS), "run-a", "run-b", options, allow_invalid=True
     )
+    weighted = weighted_result.to_dict()
     assert weighted["weighted"]["weights"] == WEIGHTS
     assert math.isfinite(weighted["weighted"]["diff"])
-    view = comparison_view(weighted)
+    view = comparison_view(weighted_result)
     rows = [r[0] for r in view.tables[0].rows]
     assert rows[:2] == ["deployment-weighted", "unweighted"]  # weighted first
     assert "deployment-weighted difference" in view.headline
 
     plain_root = project / "plain"
     (plain_root / ".evalsuite").mkdir(parents=True)
-    plain = compare_payload(
+    plain_result = compare(
         _store(plain_root, weights=None), "run-a", "run-b", options, allow_invalid=True
     )
+    plain = plain_result.to_dict()
     assert plain["weighted"] == {
         "weights": {},
         "reason": "the suite declares no deployment weights",
     }
-    view = comparison_view(plain)
+    view = comparison_view(plain_result)
     assert all("deployment-weighted" not in r[0] for t in view.tables for r in t.rows)
     assert view.tables[0].rows[0][0] == "overall"
     assert "deployment-weighted" not in view.headline
@@ -93,7 +95,7 @@ def test_compare_weighs_as_the_suite_does_and_only_then(project: Path) -> None:
 def test_the_headline_names_the_models_and_says_everything_once(project: Path) -> None:
     store = _store(project, weights=WEIGHTS)
     options = AnalysisOptions(seed=1, margin=0.05)
-    view = comparison_view(compare_payload(store, "run-a", "run-b", options, allow_invalid=True))
+    view = comparison_view(compare(store, "run-a", "run-b", options, allow_invalid=True))
     h = view.headline
     assert "cand-model (run run-b)" in h and "base-model (run run-a)" in h
     assert "95% CI" in h and "paired items" in h
@@ -101,7 +103,7 @@ def test_the_headline_names_the_models_and_says_everything_once(project: Path) -
     assert "suite audit" in h
     assert view.gate_line is not None and "deployment-weighted" in view.gate_line
     assert len(view.caveats) == len(set(view.caveats))
-    score = score_view(score_payload(store, "run-b", options))
+    score = score_view(score_run(store, "run-b", options))
     assert score.headline.startswith("cand-model (run run-b) scores ")
     assert "deployment-weighted" in score.headline
 
@@ -125,7 +127,7 @@ def _plain_text(view: Any, *, wide: bool, width: int = 160) -> str:
 def test_terminal_tables_fit_100_columns_and_wide_shows_all(project: Path) -> None:
     store = _store(project, weights=WEIGHTS)
     options = AnalysisOptions(seed=1, margin=0.05)
-    view = comparison_view(compare_payload(store, "run-a", "run-b", options, allow_invalid=True))
+    view = comparison_view(compare(store, "run-a", "run-b", options, allow_invalid=True))
     narrow = _plain_text(view, wide=False)
     table_lines = [line for line in narrow.splitlines() if line[:1] in "┏┃┡│└"]
     assert table_lines and max(len(line) for line in table_lines) <= 100

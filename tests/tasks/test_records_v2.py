@@ -414,6 +414,32 @@ def test_a_stale_cached_account_never_holds_the_balance_to_write() -> None:
             assert cached["record"]["balance"] != op["fields"]["balance"], item["id"]
 
 
+def test_a_merges_copied_values_are_not_its_secret_and_its_direction_is() -> None:
+    """A version 2 merge copies the survivor's address, e-mail and phone from one of its two
+    records, both of which the agent reads: those values show in the state by design (the
+    leak audit found 5 such items before `leak_secrets_v2` dropped them). Which record
+    survives is the answer: planted in the request, it is found."""
+    from evalsuite._core.text import normalise_words
+    from evalsuite.audit._leaks import _leaks
+
+    copied = 0
+    for item in all_items(2):
+        if item["metadata"]["intent"] != "merge_duplicates":
+            continue
+        state = normalise_words(json.dumps(item["metadata"]["initial_state"], sort_keys=True))
+        merge, *updates = TASK_V2.leak_secrets(item)
+        assert json.loads(merge)["op"] == "merge"
+        for secret in (merge, *updates):
+            assert _leaks(secret, state) is None, item["id"]
+            if "fields" in json.loads(secret):
+                assert json.loads(secret)["fields"] == {}, item["id"]
+        full = json.loads(item["target"])["operations"]
+        copied += any(_leaks(json.dumps(op, sort_keys=True), state) for op in full[1:])
+        planted = f"{item['input']}\n(internal answer key: {merge})"
+        assert _leaks(merge, normalise_words(planted)) is not None, item["id"]
+    assert copied >= 1  # the copied values do show in some items' state: the case covered
+
+
 def _weighted(by_stratum: dict[str, list[float]]) -> float:
     weights = tomllib.loads((ROOT / "tasks" / "records.toml").read_text())["weights"]
     return sum(weights[f"records_desk/{s}"] * sum(v) / len(v) for s, v in by_stratum.items())

@@ -1,4 +1,4 @@
-"""Holdout governance checks shared by `verify` and `holdout status`.
+"""Holdout governance checks shared by `verify` and `holdout status` (a use case of service/).
 
 Both commands check the ledger's hash chain, the ledger against the results store in both
 directions, and the manifest hash against every place it was recorded (changelog and git
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalsuite.cli._common import Context
+from evalsuite._core.layout import Layout
 from evalsuite.errors import LedgerError
 from evalsuite.holdout import (
     LedgerEntry,
@@ -44,77 +44,89 @@ def store_label(url: str) -> str:
         return url
 
 
-def stored_runs(ctx: Context) -> tuple[list[StoredRun], str]:
-    """Every run of the store this command uses, and how to name that store in messages.
+def stored_runs(layout: Layout, store_url: str | None) -> tuple[list[StoredRun], str]:
+    """Every run of the store a command uses, and how to name that store in messages.
 
-    A default store that does not exist yet holds no runs and is not created.
+    `store_url`: ``$EVALSUITE_STORE``, or None for the project's default store. A default
+    store that does not exist yet holds no runs and is not created.
     """
     from evalsuite.store import RunReader, default_store_url
 
-    url = ctx.store_url or default_store_url(ctx.layout.state)
+    url = store_url or default_store_url(layout.state)
     label = store_label(url)
-    if ctx.store_url is None and not (ctx.layout.state / "results.sqlite").exists():
+    if store_url is None and not (layout.state / "results.sqlite").exists():
         return [], f"{label} (does not exist: no runs stored)"
     return list(RunReader(url).run_keys()), label
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class GovernanceCheck:
     """What the ledger and store checks of one suite (version) found."""
 
     ledger: Path
     store: str
-    entries: list[LedgerEntry] | None = None
+    entries: tuple[LedgerEntry, ...] | None = None
     """The ledger's entries (None when a line is unreadable)."""
-    problems: list[str] = field(default_factory=list)
+    problems: tuple[str, ...] = ()
     sources: dict[str, str] = field(default_factory=dict)
     """``ledger`` and ``store``: does each agree with the manifest hash."""
-    warnings: list[str] = field(default_factory=list)
+    warnings: tuple[str, ...] = ()
     """Not failures: the ledger is not tracked by git, or has entries not committed."""
 
 
 def check_governance(
-    ctx: Context,
+    layout: Layout,
+    key_dir: Path,
     suite: str,
     version: str | None,
     manifest_hash: str | None,
     runs: list[StoredRun],
     store: str,
 ) -> GovernanceCheck:
-    """Ledger chain, ledger ⇄ store both ways, and the manifest hash in ledger and store."""
-    path = ctx.layout.ledger_file(suite)
-    shown = (
-        str(path.relative_to(ctx.layout.root))
-        if path.is_relative_to(ctx.layout.root)
-        else str(path)
-    )
-    check = GovernanceCheck(ledger=path, store=store)
-    anchor = anchor_file(ctx.key_dir, ctx.layout.root, suite)
-    check.problems.extend(verify_ledger(path, anchor=anchor).problems)
+    """Ledger chain, ledger ⇄ store both ways, and the manifest hash in ledger and store.
+
+    `key_dir` holds the ledger's anchor (the last entry this machine recorded).
+    """
+    path = layout.ledger_file(suite)
+    shown = str(path.relative_to(layout.root)) if path.is_relative_to(layout.root) else str(path)
+    problems: list[str] = []
+    warnings: list[str] = []
+    sources: dict[str, str] = {}
+
+    def found(entries: list[LedgerEntry] | None = None) -> GovernanceCheck:
+        return GovernanceCheck(
+            ledger=path,
+            store=store,
+            entries=None if entries is None else tuple(entries),
+            problems=tuple(problems),
+            sources=sources,
+            warnings=tuple(warnings),
+        )
+
+    anchor = anchor_file(key_dir, layout.root, suite)
+    problems.extend(verify_ledger(path, anchor=anchor).problems)
     if path.is_file():  # git is asked only about a ledger that exists (verify starts fast)
-        check.problems.extend(ledger_history_problems(path, shown))
+        problems.extend(ledger_history_problems(path, shown))
         warning = ledger_tracking_warning(path, shown)
         if warning is not None:
-            check.warnings.append(warning)
+            warnings.append(warning)
     try:
-        check.entries = read_ledger(path)
+        entries = read_ledger(path)
     except LedgerError:
-        return check  # unreadable lines are already reported; nothing to compare
-    check.problems.extend(
-        ledger_store_problems(check.entries, runs, suite=suite, ledger=shown, store=store)
-    )
+        return found()  # unreadable lines are already reported; nothing to compare
+    problems.extend(ledger_store_problems(entries, runs, suite=suite, ledger=shown, store=store))
     if version is None or manifest_hash is None:
-        return check
+        return found(entries)
     state, problem = ledger_hash_check(
-        check.entries, suite=suite, version=version, manifest_hash=manifest_hash
+        entries, suite=suite, version=version, manifest_hash=manifest_hash
     )
-    check.sources["ledger"] = state
+    sources["ledger"] = state
     if problem:
-        check.problems.append(problem)
+        problems.append(problem)
     state, problem = store_hash_check(
         runs, suite=suite, version=version, manifest_hash=manifest_hash, store=store
     )
-    check.sources["store"] = state
+    sources["store"] = state
     if problem:
-        check.problems.append(problem)
-    return check
+        problems.append(problem)
+    return found(entries)

@@ -1,4 +1,4 @@
-"""Predictive validity from the store: eval scores of model versions beside deployment results.
+"""The `validity report` use case: eval scores of model versions beside deployment results.
 
 Scores come from each model's latest valid, complete run of the whole split on one suite
 version and one split (the suite mean, and each stratum as a predictor of its own), or from a
@@ -6,30 +6,160 @@ CSV of results from elsewhere (``model, benchmark, score`` and optional ``se``).
 (``run --limit``) are left out unless asked for, and one table never mixes the dev and holdout
 splits (docs/design/partial-runs.md). Outcomes come from the store (`validity add` or
 `validity import`); for each model the latest observation of the metric is used.
+
+`validity_report` returns a typed `ValidityResult` (the validity stage's `ValidityReport` and
+what this use case chose: the runs, the split, the main predictor, its points); its view is
+`validity_view`, its JSON `ValidityResult.to_dict()` (the ``validity report --json``
+payload). The report's predictive-validity sections are `validity_results`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from evalsuite._core.jsonout import JsonObject
 from evalsuite._core.layout import Layout
 from evalsuite.errors import InsufficientDataError, ItemSourceError, NotFoundError, UsageError
-from evalsuite.service import AnalysisOptions, run_completeness, score_payload
+from evalsuite.service._completeness import run_completeness
+from evalsuite.service._payloads import AnalysisOptions
+from evalsuite.service._score import score_payload
 from evalsuite.store import RunRecord, Store
-from evalsuite.validity import validity_over_time, validity_table
+from evalsuite.validity import ValidityReport, validity_over_time, validity_table
 
 __all__ = [
+    "ValidityPoint",
+    "ValidityResult",
+    "ValidityRuns",
+    "ValidityTimePoint",
     "latest_outcomes",
     "read_scores_file",
     "suite_scores",
-    "validity_section",
-    "validity_sections",
+    "validity_report",
+    "validity_results",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class ValidityPoint:
+    """One model in the scatter: its eval score (x) and deployment result (y), 95% half-widths."""
+
+    model: str
+    x: float
+    y: float
+    x_half_width: float
+    y_half_width: float
+
+    def to_dict(self) -> JsonObject:
+        """``{"model", "x", "y", "x_half_width", "y_half_width"}``."""
+        return {
+            "model": self.model,
+            "x": self.x,
+            "y": self.y,
+            "x_half_width": self.x_half_width,
+            "y_half_width": self.y_half_width,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ValidityTimePoint:
+    """Validity over the models observed through `through` (forward in time)."""
+
+    n: int
+    through: str
+    spearman: float
+    spearman_ci: tuple[float, float]
+    pearson: float
+    pearson_ci: tuple[float, float]
+
+    def to_dict(self) -> JsonObject:
+        """``{"n", "through", "spearman", "spearman_ci", "pearson", "pearson_ci"}``."""
+        return {
+            "n": self.n,
+            "through": self.through,
+            "spearman": self.spearman,
+            "spearman_ci": list(self.spearman_ci),
+            "pearson": self.pearson,
+            "pearson_ci": list(self.pearson_ci),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ValidityRuns:
+    """Scores from stored runs: which runs, on which split, and the partial runs.
+
+    Attributes:
+        split: the one split of the runs (None: no split recorded).
+        used: model -> the run whose scores were used.
+        partial: the partial runs used (``--allow-partial``).
+        partial_left_out: the partial runs left out (no ``--allow-partial``).
+    """
+
+    split: str | None
+    used: Mapping[str, str]
+    partial: tuple[str, ...]
+    partial_left_out: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ValidityResult:
+    """How well the suite's score (or each benchmark of a scores file) predicted a metric.
+
+    Attributes:
+        report: the validity stage's analysis of every predictor.
+        source: ``runs of SUITE@X.Y.Z`` or ``scores file``.
+        analysis_seed: the seed of every bootstrap.
+        models_with_outcome: models with a deployment result of the metric.
+        models_with_scores: models with a score.
+        runs: the stored runs used (None: scores from a file).
+        notes: the analysis's notes, then the use case's (partial runs).
+        statements: the main predictor's statement, in words.
+        main_predictor: the suite's own score, or a file's top benchmark (None: no predictor).
+        points: the main predictor's scatter.
+        over_time: the main predictor's validity over time (empty below five dated models).
+    """
+
+    report: ValidityReport
+    source: str
+    analysis_seed: int
+    models_with_outcome: tuple[str, ...]
+    models_with_scores: tuple[str, ...]
+    runs: ValidityRuns | None
+    notes: tuple[str, ...]
+    statements: tuple[str, ...]
+    main_predictor: str | None
+    points: tuple[ValidityPoint, ...] = field(default=())
+    over_time: tuple[ValidityTimePoint, ...] = field(default=())
+
+    @property
+    def metric(self) -> str:
+        """The deployment result predicted."""
+        return self.report.metric
+
+    def to_dict(self) -> JsonObject:
+        """The ``validity report --json`` payload (docs/cli.md), field for field."""
+        out: JsonObject = self.report.to_dict()
+        out["notes"] = list(self.notes)
+        out["source"] = self.source
+        out["analysis_seed"] = self.analysis_seed
+        out["models_with_outcome"] = list(self.models_with_outcome)
+        out["models_with_scores"] = list(self.models_with_scores)
+        if self.runs is not None:
+            out["split"] = self.runs.split
+            out["runs_used"] = dict(self.runs.used)
+            out["partial_runs"] = list(self.runs.partial)
+            out["partial_runs_left_out"] = list(self.runs.partial_left_out)
+        out["statements"] = list(self.statements)
+        if self.main_predictor is not None:
+            out["main_predictor"] = self.main_predictor
+            out["points"] = [p.to_dict() for p in self.points]
+            out["over_time"] = [p.to_dict() for p in self.over_time]
+        return out
 
 
 def latest_outcomes(store: Store, metric: str) -> pd.DataFrame:
@@ -200,18 +330,12 @@ def read_scores_file(path: Path) -> pd.DataFrame:
     return out.dropna(subset=["score"])
 
 
-def _points(scores: pd.DataFrame, outcomes: pd.DataFrame, predictor: str) -> list[dict[str, Any]]:
+def _points(scores: pd.DataFrame, outcomes: pd.DataFrame, predictor: str) -> list[ValidityPoint]:
     merged = scores[scores["predictor"] == predictor].merge(outcomes, on="model")
     se_x = merged["se_x"] if "se_x" in merged else pd.Series(math.nan, index=merged.index)
     se_y = merged["se_y"] if "se_y" in merged else pd.Series(math.nan, index=merged.index)
     return [
-        {
-            "model": str(model),
-            "x": float(x),
-            "y": float(y),
-            "x_half_width": 1.96 * float(sx),
-            "y_half_width": 1.96 * float(sy),
-        }
+        ValidityPoint(str(model), float(x), float(y), 1.96 * float(sx), 1.96 * float(sy))
         for model, x, y, sx, sy in zip(
             merged["model"],
             merged["score"].astype(float),
@@ -225,7 +349,7 @@ def _points(scores: pd.DataFrame, outcomes: pd.DataFrame, predictor: str) -> lis
 
 def _over_time(
     scores: pd.DataFrame, outcomes: pd.DataFrame, predictor: str
-) -> list[dict[str, Any]]:
+) -> list[ValidityTimePoint]:
     merged = scores[scores["predictor"] == predictor].merge(outcomes, on="model")
     merged = merged.dropna(subset=["observed_at"])
     if len(merged) < 5:
@@ -239,19 +363,19 @@ def _over_time(
     except (InsufficientDataError, UsageError):
         return []
     return [
-        {
-            "n": p.n,
-            "through": str(p.through),
-            "spearman": p.spearman,
-            "spearman_ci": [p.spearman_ci.low, p.spearman_ci.high],
-            "pearson": p.pearson,
-            "pearson_ci": [p.pearson_ci.low, p.pearson_ci.high],
-        }
+        ValidityTimePoint(
+            p.n,
+            str(p.through),
+            p.spearman,
+            (p.spearman_ci.low, p.spearman_ci.high),
+            p.pearson,
+            (p.pearson_ci.low, p.pearson_ci.high),
+        )
         for p in path.points
     ]
 
 
-def validity_section(  # noqa: PLR0913 - the options of `validity report`, one each
+def validity_report(  # noqa: PLR0913 - the options of `validity report`, one each
     store: Store,
     *,
     metric: str,
@@ -262,8 +386,8 @@ def validity_section(  # noqa: PLR0913 - the options of `validity report`, one e
     split: str | None = None,
     layout: Layout | None = None,
     allow_partial: bool = False,
-) -> dict[str, Any]:
-    """`validity report --json`, plus the points and path the report draws.
+) -> ValidityResult:
+    """`validity report`: how well the suite version's score (or each benchmark) predicted `metric`.
 
     Raises:
         UsageError: neither a suite version nor a scores file; or runs on both splits and
@@ -292,64 +416,77 @@ def validity_section(  # noqa: PLR0913 - the options of `validity report`, one e
         rng=np.random.default_rng(options.seed),
         level=options.level,
     )
-    payload = report.to_dict()
-    top = payload["predictors"][0]["name"] if payload["predictors"] else None
+    top = report.predictors[0].name if report.predictors else None
     main = f"{suite}@{version}" if scores_file is None else top
-    payload["source"] = "scores file" if scores_file else f"runs of {suite}@{version}"
-    payload["analysis_seed"] = options.seed
-    payload["models_with_outcome"] = sorted(outcomes["model"])
-    payload["models_with_scores"] = sorted(set(scores["model"]))
+    notes = list(report.notes)
+    runs = None
     if scores_file is None:
         used = scores.drop_duplicates("model")
-        payload["split"] = scores.attrs.get("split")
-        payload["runs_used"] = dict(zip(used["model"], used["run_id"], strict=True))
-        payload["partial_runs"] = sorted(used.loc[used["partial"], "run_id"])
-        payload["partial_runs_left_out"] = list(scores.attrs.get("left_out_partial", []))
-        payload.setdefault("notes", [])
-        if payload["partial_runs"]:
-            payload["notes"].append(
-                f"used with --allow-partial: run(s) {payload['partial_runs']} are PARTIAL "
+        runs = ValidityRuns(
+            split=scores.attrs.get("split"),
+            used=dict(zip(used["model"], used["run_id"], strict=True)),
+            partial=tuple(sorted(used.loc[used["partial"], "run_id"])),
+            partial_left_out=tuple(scores.attrs.get("left_out_partial", [])),
+        )
+        if runs.partial:
+            notes.append(
+                f"used with --allow-partial: run(s) {list(runs.partial)} are PARTIAL "
                 "(a subset of the split's items)"
             )
-        if payload["partial_runs_left_out"]:
-            payload["notes"].append(
-                f"{len(payload['partial_runs_left_out'])} partial run(s) left out "
+        if runs.partial_left_out:
+            notes.append(
+                f"{len(runs.partial_left_out)} partial run(s) left out "
                 "(--allow-partial to use them)"
             )
-    payload["statements"] = [
-        p["statement"] for p in payload["predictors"] if p["name"] == main and p.get("statement")
-    ]
+    points: list[ValidityPoint] = []
+    over_time: list[ValidityTimePoint] = []
     if main is not None:
         renamed = outcomes.rename(columns={"se": "se_y"})
         scored = scores.rename(columns={"se": "se_x"}) if "se" in scores else scores
-        payload["main_predictor"] = main
-        payload["points"] = _points(scored, renamed, main)
-        payload["over_time"] = _over_time(scores, outcomes, main)
-    return payload
+        points = _points(scored, renamed, main)
+        over_time = _over_time(scores, outcomes, main)
+    return ValidityResult(
+        report=report,
+        source="scores file" if scores_file else f"runs of {suite}@{version}",
+        analysis_seed=options.seed,
+        models_with_outcome=tuple(sorted(outcomes["model"])),
+        models_with_scores=tuple(sorted(set(scores["model"]))),
+        runs=runs,
+        notes=tuple(notes),
+        statements=tuple(v.statement for v in report.predictors if v.name == main and v.statement),
+        main_predictor=main,
+        points=tuple(points),
+        over_time=tuple(over_time),
+    )
 
 
-def validity_sections(
+def validity_results(
     store: Store,
-    runs: list[dict[str, Any]],
+    runs: Sequence[Mapping[str, object]],
     options: AnalysisOptions,
     *,
     layout: Layout | None = None,
-) -> list[dict[str, Any]]:
-    """A validity section per (suite version, split, outcome metric) with ≥ 3 paired models.
+) -> list[ValidityResult]:
+    """A validity result per (suite version, split, outcome metric) with ≥ 3 paired models.
 
-    Partial runs never enter these sections, and each section is about one split.
+    `runs` are the report's runs (`run_facts` payloads). Partial runs never enter these
+    results, and each is about one split.
     """
     outcomes = store.outcomes()
     if outcomes.empty:
         return []
-    sections = []
+    results = []
     refs = sorted(
-        {(r["suite"], r["version"], r["split"]) for r in runs if r.get("manifest") and r["split"]}
+        {
+            (str(r["suite"]), str(r["version"]), str(r["split"]))
+            for r in runs
+            if r.get("manifest") and r["split"]
+        }
     )
     for suite, version, split in refs:
         for metric in sorted(set(outcomes["metric"])):
             try:
-                section = validity_section(
+                result = validity_report(
                     store,
                     metric=metric,
                     options=options,
@@ -360,7 +497,7 @@ def validity_sections(
                 )
             except (NotFoundError, InsufficientDataError):
                 continue
-            main = [p for p in section["predictors"] if p["name"] == section["main_predictor"]]
-            if main and main[0]["n"] >= 3:
-                sections.append(section)
-    return sections
+            main = [v for v in result.report.predictors if v.name == result.main_predictor]
+            if main and main[0].n >= 3:
+                results.append(result)
+    return results

@@ -1,0 +1,195 @@
+"""The Python API: the `evalsuite` command's use cases, for notebooks and scripts.
+
+Each function returns the same typed result the command renders (`evalsuite score RUN`
+prints `score_view` of the very `ScoreResult` that `score(RUN)` returns; ``--json`` is its
+``to_dict()`` with the view's sentences)::
+
+    import evalsuite as es
+
+    es.score("RUN").mean                       # 0.823
+    c = es.compare("BASELINE", "CANDIDATE", margin=0.02)
+    c.diff, c.interval, c.verdict, c.gate.status     # +0.224, (0.133, 0.314), ...
+    es.make_report(["BASELINE", "CANDIDATE"], out="reports/rc1")
+
+The project is found as the command finds it: `root` (the command's ``--root``), else the
+current directory. The results store is `store` (a `Store` or a SQLAlchemy URL), else
+``$EVALSUITE_STORE``, else the project's ``.evalsuite/results.sqlite``. ``EVALSUITE_STORE`` is
+the only environment variable these functions read. Errors are the command's, typed
+(`evalsuite.errors`): an unknown run raises `NotFoundError`, runs that cannot be paired
+`IncomparableRunsError`, an invalid run `InvalidRunError` (unless ``allow_invalid``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalsuite.service import (
+    AnalysisOptions,
+    ComparisonResult,
+    Project,
+    ScoreResult,
+    open_project,
+)
+from evalsuite.service import compare as _compare
+from evalsuite.service import score as _score
+
+if TYPE_CHECKING:
+    from evalsuite.report import ReportData
+    from evalsuite.store import Store
+
+__all__ = [
+    "ComparisonResult",
+    "Project",
+    "ScoreResult",
+    "compare",
+    "make_report",
+    "open_project",
+    "score",
+]
+
+
+def _store_of(project: Project, store: Store | str | None) -> Store:
+    """`store` as a `Store` (a URL is opened for reading), else the project's."""
+    if store is None or isinstance(store, str):
+        return project.store()
+    return store
+
+
+def _project(root: str | Path | None, store: Store | str | None) -> Project:
+    return open_project(root, store=store if isinstance(store, str) else None)
+
+
+def score(
+    run_id: str,
+    *,
+    root: str | Path | None = None,
+    store: Store | str | None = None,
+    level: float = 0.95,
+    alpha: float = 0.05,
+    seed: int = 0,
+    model_corr: float = 0.9,
+) -> ScoreResult:
+    """One stored run's estimates, strata, pass@k, reliability and health (``evalsuite score``).
+
+    Args:
+        run_id: The run (a unique prefix of its id is enough).
+        root: The project directory (default: the current directory).
+        store: The results store, a `Store` or a SQLAlchemy URL (default:
+            ``$EVALSUITE_STORE``, else the project's ``.evalsuite/results.sqlite``).
+        level: Confidence level of every interval.
+        alpha: Significance level of the pilot MDE.
+        seed: Seed of the bootstrap draws.
+        model_corr: Assumed true-score correlation of a second model, for the pilot MDE.
+
+    Returns:
+        The `ScoreResult` the command renders: ``.mean``, ``.interval``, ``.weighted_mean``,
+        ``.valid``, ``.estimates`` (strata, pass@k, reliability), ``.harness``, ``.notes``;
+        ``.to_dict()`` is ``score --json`` without the view's sentences.
+
+    Raises:
+        NotFoundError: no stored run has that id.
+    """
+    project = _project(root, store)
+    options = AnalysisOptions(level=level, alpha=alpha, seed=seed, model_corr=model_corr)
+    return _score(_store_of(project, store), run_id, options, layout=project.layout)
+
+
+def compare(  # noqa: PLR0913 - the options of `evalsuite compare`, one each
+    baseline: str,
+    candidate: str,
+    *,
+    root: str | Path | None = None,
+    store: Store | str | None = None,
+    margin: float | None = None,
+    level: float = 0.95,
+    alpha: float = 0.05,
+    seed: int = 0,
+    allow_invalid: bool = False,
+    allow_partial: bool = False,
+    min_common_share: float = 0.8,
+) -> ComparisonResult:
+    """The paired comparison of CANDIDATE against BASELINE (``evalsuite compare``).
+
+    Args:
+        baseline: The baseline run (a unique prefix of its id is enough).
+        candidate: The candidate run.
+        root: The project directory (default: the current directory).
+        store: The results store, as for `score`.
+        margin: A non-inferiority gate with this margin (``--gate noninferior --margin``);
+            its result is ``.gate`` (not recorded in the store, unlike the command's).
+        level: Confidence level of every interval.
+        alpha: Significance level of the test, the MDE and the gate.
+        seed: Seed of the permutation draws.
+        allow_invalid: Compare invalid runs too (marked in the result's notes).
+        allow_partial: Compare partial or unfinished runs too (marked).
+        min_common_share: Runs of two versions of one suite: the share of common items
+            required.
+
+    Returns:
+        The `ComparisonResult` the command renders: ``.diff``, ``.interval``, ``.p_value``,
+        ``.verdict``, ``.gate``, ``.weighted``, ``.comparison`` (strata, MDE), ``.notes``.
+
+    Raises:
+        NotFoundError: a run id no stored run has.
+        IncomparableRunsError: runs of different suite versions or splits, or the same run.
+        InvalidRunError: an invalid run without `allow_invalid`.
+        UsageError: a partial or unfinished run without `allow_partial`.
+    """
+    project = _project(root, store)
+    options = AnalysisOptions(level=level, alpha=alpha, seed=seed, margin=margin)
+    return _compare(
+        _store_of(project, store),
+        baseline,
+        candidate,
+        options,
+        allow_invalid=allow_invalid,
+        allow_partial=allow_partial,
+        layout=project.layout,
+        min_common_share=min_common_share,
+    )
+
+
+def make_report(  # noqa: PLR0913 - the options of `evalsuite report`, one each
+    run_ids: Sequence[str],
+    *,
+    out: str | Path | None = None,
+    root: str | Path | None = None,
+    store: Store | str | None = None,
+    margin: float | None = None,
+    level: float = 0.95,
+    alpha: float = 0.05,
+    seed: int = 0,
+    model_corr: float = 0.9,
+    allow_partial: bool = False,
+) -> ReportData:
+    """The report of `run_ids` (``evalsuite report``), written to `out` when given.
+
+    Each run is compared with the first named run of its suite. With `out`, ``index.html``,
+    ``report.md``, ``report.json`` and the figures are written there atomically.
+
+    Returns:
+        The `ReportData`: ``.payload`` (report.json), ``.figures``, and the typed
+        ``.scores`` and ``.comparisons`` behind them.
+
+    Raises:
+        NotFoundError: a run id no stored run has.
+        UsageError: no run, or a run named twice.
+    """
+    from evalsuite.report import build_report, write_report
+
+    project = _project(root, store)
+    options = AnalysisOptions(
+        level=level, alpha=alpha, seed=seed, margin=margin, model_corr=model_corr
+    )
+    report = build_report(
+        _store_of(project, store),
+        project.layout,
+        list(run_ids),
+        options,
+        allow_partial=allow_partial,
+    )
+    if out is not None:
+        write_report(report, Path(out))
+    return report

@@ -1,0 +1,251 @@
+"""The `run --adaptive` use case: one run whose attempts are planned in rounds.
+
+The statistics and the planner are `evalsuite.analyse` (`AdaptiveRun`, docs/design/adaptive.md);
+this module drives them round by round. What runs one round is a parameter (`RoundRunner`):
+the command line passes `run_suite` with its signal handling, so the service needs neither
+the command line nor inspect. Each round's planned (item, epoch) attempts run as one more step
+of the same run, so an adaptive holdout run spends one ledger look whatever its rounds, with
+its stopping rule recorded in the ledger's access entry before anything runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from evalsuite.analyse import AdaptiveRule, AdaptiveRun, Versus
+from evalsuite.errors import IncomparableRunsError, InvalidRunError, UsageError
+from evalsuite.manifest import ManifestItem, load_manifest
+from evalsuite.service._adaptive_result import AdaptiveResult
+
+if TYPE_CHECKING:
+    from evalsuite._core.layout import Layout
+    from evalsuite.store import RunRecord, Store
+
+__all__ = [
+    "AdaptiveRunResult",
+    "AdaptiveTarget",
+    "RoundRunner",
+    "RoundStep",
+    "item_weights",
+    "run_adaptive",
+    "versus_results",
+]
+
+
+class AdaptiveTarget(Protocol):
+    """What the driver reads of the run to make (a `evalsuite.run.RunSpec` is one)."""
+
+    @property
+    def suite(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def split(self) -> str: ...
+    @property
+    def limit_items(self) -> int | None: ...
+
+
+class _RoundResult(Protocol):
+    """What the driver reads of a round's result (a `evalsuite.run.RunResult` is one)."""
+
+    @property
+    def run(self) -> RunRecord: ...
+
+
+R = TypeVar("R", bound=_RoundResult)
+R_co = TypeVar("R_co", bound=_RoundResult, covariant=True)
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStep:
+    """One call of the round runner.
+
+    Attributes:
+        attempts: every (item id, epoch) planned so far, this round's last; the runner runs
+            those not yet stored.
+        spec_update: the run spec's fields an adaptive run sets (its rule; one epoch).
+        run_id: the first round: the id to start the run with (None: a new id).
+        resume: later rounds and the finish: the run to continue.
+        finish: the last call: no new attempts, finish the run (health, status).
+    """
+
+    attempts: tuple[tuple[str, int], ...]
+    spec_update: Mapping[str, object]
+    run_id: str | None
+    resume: str | None
+    finish: bool
+
+
+class RoundRunner(Protocol[R_co]):
+    """Runs one `RoundStep` of the run and returns its result."""
+
+    def __call__(self, step: RoundStep) -> R_co: ...
+
+
+@dataclass(frozen=True, slots=True)
+class AdaptiveRunResult(Generic[R]):
+    """The finished adaptive run: the runner's result of the last step, and what it found."""
+
+    run: R
+    adaptive: AdaptiveResult
+
+
+def item_weights(
+    items: Sequence[ManifestItem], strata: Mapping[str, float]
+) -> npt.NDArray[np.float64]:
+    """Each item's deployment weight: its stratum's weight shared by the stratum's items.
+
+    Strata without items in the run leave the estimand; the rest are renormalised to sum 1.
+
+    Raises:
+        UsageError: an item's stratum has no weight.
+    """
+    counts = Counter(item.stratum for item in items)
+    missing = sorted(set(counts) - set(strata))
+    if missing:
+        raise UsageError(f"the suite declares no deployment weight for stratum {missing[0]!r}")
+    raw = np.array([strata[item.stratum] / counts[item.stratum] for item in items], dtype=float)
+    if not raw.sum() > 0:
+        raise UsageError("the run's strata all have deployment weight 0: nothing to estimate")
+    weights: npt.NDArray[np.float64] = raw / raw.sum()
+    return weights
+
+
+def versus_results(
+    store: Store, run_id: str, target: AdaptiveTarget, items: Sequence[ManifestItem]
+) -> Versus:
+    """The stored run `run_id`'s item means and usable epochs, in the order of `items`.
+
+    Raises:
+        IncomparableRunsError: another suite, version or split, or items it did not run.
+        UsageError: a run not complete (still running, or interrupted): its attempts so far
+            are a subset chosen by timing, as `compare` refuses them.
+        InvalidRunError: an invalid run (too many harness errors), as `compare` refuses it.
+    """
+    record = store.get_run(run_id)
+    if record.status != "complete":
+        still = "was interrupted" if record.status == "interrupted" else "is still running"
+        raise UsageError(
+            f"--versus {run_id}: the stored run {still} and is not complete, so its attempts "
+            "so far are not the run to compare with. Complete it first (`evalsuite run "
+            f"--resume {run_id}`; a sharded run: its unfinished shards, `--resume {run_id} "
+            "--shard I/N`), or name a complete run"
+        )
+    if record.valid is False:
+        raise InvalidRunError(
+            f"--versus {run_id}: the stored run is invalid (too many harness errors): its "
+            "scores measure the harness, not the model. Name a valid run of this suite version"
+        )
+    ours = (target.suite, target.version, target.split)
+    if (record.suite, record.version, record.split) != ours:
+        raise IncomparableRunsError(
+            f"--versus {run_id}: it ran {record.suite}@{record.version} {record.split}, this "
+            f"run is {target.suite}@{target.version} {target.split}; compare runs of the same "
+            "suite version and split"
+        )
+    frame = store.attempts(record.run_id)
+    usable = frame[frame["outcome"] != "harness_error"]
+    means = usable.groupby("item_id")["score"].mean()
+    epochs = usable.groupby("item_id")["score"].size()
+    absent = [item.id for item in items if item.id not in means.index]
+    if absent:
+        raise IncomparableRunsError(
+            f"--versus {run_id}: the stored run has no usable attempt of {len(absent)} item(s) "
+            f"of this run (e.g. {absent[0]}); the comparison is paired by item"
+        )
+    ids = [item.id for item in items]
+    return Versus(
+        record.run_id,
+        np.asarray(means.loc[ids].to_numpy(), dtype=np.float64),
+        np.asarray(epochs.loc[ids].to_numpy(), dtype=np.float64),
+    )
+
+
+def _round_scores(store: Store, run_id: str, keys: Sequence[tuple[str, int]]) -> list[float | None]:
+    """Scores of `keys` in order: None for a harness error (or an attempt not stored)."""
+    frame = store.attempts(run_id)
+    table: dict[tuple[str, int], tuple[object, object]] = {
+        (str(i), int(e)): (o, s)
+        for i, e, o, s in zip(
+            frame["item_id"], frame["epoch"], frame["outcome"], frame["score"], strict=True
+        )
+    }
+    scores: list[float | None] = []
+    for key in keys:
+        outcome, score = table.get(key, ("harness_error", math.nan))
+        if outcome == "harness_error":
+            scores.append(None)
+        elif isinstance(score, int | float) and not math.isnan(float(score)):
+            scores.append(float(score))
+        else:
+            scores.append(0.0)
+    return scores
+
+
+def run_adaptive(
+    layout: Layout,
+    target: AdaptiveTarget,
+    rule: AdaptiveRule,
+    *,
+    store: Store,
+    run_round: RoundRunner[R],
+    run_id: str | None = None,
+) -> AdaptiveRunResult[R]:
+    """Run `target` adaptively under `rule`, one `run_round` call per round, then finish it.
+
+    The result's summary (rounds, attempts per item, intervals, why it stopped) is also kept
+    with the run in the store (`Store.set_adaptive`), where `score` and the report read it.
+
+    Raises:
+        UsageError: bad rule or options (no items, no weight for a stratum, a budget that
+            allows no attempt); IncomparableRunsError, InvalidRunError for a bad
+            ``--versus`` run; and whatever `run_round` raises.
+    """
+    manifest = load_manifest(layout, target.suite, target.version)
+    split: Literal["dev", "holdout"] = "holdout" if target.split == "holdout" else "dev"
+    items = sorted(manifest.items_by_split(split), key=lambda i: i.id)
+    if target.limit_items:
+        items = items[: target.limit_items]
+    if not items:
+        raise UsageError(f"{manifest.ref} has no {target.split} items: nothing to run")
+    weights = item_weights(items, dict(manifest.weights))
+    versus = versus_results(store, rule.versus, target, items) if rule.versus else None
+    update: Mapping[str, object] = {"adaptive": rule.to_dict(), "epochs": 1}
+    adaptive = AdaptiveRun(weights, rule, versus)
+    done: list[tuple[str, int]] = []
+    epochs: Counter[str] = Counter()
+    current = run_id
+    while (chosen := adaptive.next_round()) is not None:
+        round_keys = []
+        for index in chosen:
+            item_id = items[index].id
+            epochs[item_id] += 1
+            round_keys.append((item_id, epochs[item_id]))
+        done.extend(round_keys)
+        first = not adaptive.rounds
+        result = run_round(
+            RoundStep(
+                attempts=tuple(done),
+                spec_update=update,
+                run_id=current if first else None,
+                resume=None if first else current,
+                finish=False,
+            )
+        )
+        current = result.run.run_id
+        adaptive.observe(_round_scores(store, current, round_keys))
+    if current is None:  # the budget allows no attempt: refused by AdaptiveRule first
+        raise UsageError("the adaptive run's budget allows no attempt")
+    finished = run_round(
+        RoundStep(tuple(done), spec_update=update, run_id=None, resume=current, finish=True)
+    )
+    summary = adaptive.to_dict() | {"run_id": current, "items": len(items)}
+    store.set_adaptive(current, summary)
+    return AdaptiveRunResult(finished, AdaptiveResult.from_dict(summary))
