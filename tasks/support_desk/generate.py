@@ -4,7 +4,7 @@
 
 Versions 1 and 2 share these items (ids ``support-NNNN``); version 3 has its own
 (``--version 3``: `items_v3`, ids ``support-v3-NNNN``), which share items.jsonl with version
-2's dev items once frozen (docs/design/support-desk.md, "Freezing support@3.0.0").
+2's dev items once frozen (docs/design/support-desk.md, "Not frozen yet").
 
 Every item is one ticket with its own small shop (the customer, look-alike customers and their
 orders). Intents: refund, damaged_replacement, address_change, cancel_order, and two whose right

@@ -45,11 +45,35 @@ from collections import Counter
 from datetime import date, timedelta
 from typing import Any
 
-from .data import CANCEL_REASONS, CITIES, DAMAGE, PRODUCTS, REFUND_REASONS
+from .data import CITIES, PRODUCTS
 from .env import REFUND_WINDOW_DAYS, money, state_hash
 from .shopgen import World, typo
 
 SEED = 20261205
+REFUND_REASONS = (
+    "The size is not what the listing said.",
+    "The colour does not suit my room after all.",
+    "It was a gift and they already had one.",
+    "I found I do not really need it.",
+    "The quality is not what I hoped for.",
+    "It does not fit the space I bought it for.",
+)
+DAMAGE = (
+    "reached me broken",
+    "was in pieces when I unpacked it",
+    "turned up cracked",
+    "arrived with a deep dent",
+    "came with a chip out of it",
+    "was smashed in transit",
+)
+CANCEL_REASONS = (
+    "I bought it twice by mistake.",
+    "I have changed my mind.",
+    "I found one I prefer.",
+    "It is no longer needed.",
+)
+"""Version 3's own wording (version 2's tickets are frozen: a version 3 ticket written in their
+words could near-copy one, which `evalsuite freeze` refuses)."""
 PER_STRATUM = 18
 REFUND_INTENTS = ("refund", "refund_outside_window")
 ADDRESS_INTENTS = ("address_change", "unverified_change")
@@ -298,10 +322,10 @@ def _refund_body(rng: random.Random, world: World3) -> str:
         paid = _amount(rng, world.claimed_cents, False)
         return rng.choice(
             [
-                f"Hello,\n\nI would like a refund for the {item} I ordered from you. {reason} "
-                f"I paid {paid} for it.\n\nThanks,\n{world.first_name}",
-                f"Hello,\n\n{reason} Could I please have a refund for the {item}? I paid {paid} "
-                f"for it.\n\nKind regards,\n{world.first_name}",
+                f"Good morning,\n\nI am returning the {item} and would like my money back. "
+                f"{reason} It cost me {paid}.\n\nMany thanks,\n{world.first_name}",
+                f"Hi there,\n\n{reason} Please refund the {item}; I paid {paid} for it.\n\n"
+                f"Best,\n{world.first_name}",
             ]
         )
     item = typo(rng, item) if rng.random() < 0.6 else item
@@ -313,25 +337,28 @@ def _refund_body(rng: random.Random, world: World3) -> str:
             got = world.today_date - timedelta(days=rng.randint(3, 20))
             world.features.append("claims_recent_delivery")
         when = f", got it {got.day}/{got.month}"
-    return (
-        f"hi\n\n{reason.lower()} so i want my money back for the {item}{_ref(rng, world)}{when}. "
-        f"paid {_amount(rng, world.claimed_cents, True)}\n\n{world.first_name.lower()}"
+    amount = _amount(rng, world.claimed_cents, True)
+    return rng.choice(
+        [
+            f"hey\n\n{reason.lower()} can i get a refund on the {item}{_ref(rng, world)}{when}? "
+            f"it was {amount}\n\n{world.first_name.lower()}",
+            f"hey\n\nrefund for the {item}{_ref(rng, world)} please{when}. {reason.lower()} "
+            f"cost me {amount}\n\n{world.first_name.lower()}",
+        ]
     )
 
 
 def _damaged_body(rng: random.Random, world: World3) -> str:
     item, damage = world.target_line["name"].lower(), rng.choice(DAMAGE)
-    ref = _ref(rng, world)
     if not world.messy:
-        where = f" from order {world.target_order['id']}" if world.case == "named" else ""
+        where = f" (order {world.target_order['id']})" if world.case == "named" else ""
         return (
-            f"Hello,\n\nThe {item}{where} {damage}. Could you please send a replacement?\n\n"
-            f"Best wishes,\n{world.first_name}"
+            f"Hi,\n\nMy {item}{where} {damage}. Please could you send a replacement?\n\n"
+            f"Regards,\n{world.first_name}"
         )
     item = typo(rng, item) if rng.random() < 0.7 else item
     return (
-        f"hello?? the {item}{ref} {damage}!! can u send a replacement asap, it was a present"
-        f"\n\n{world.first_name}"
+        f"ugh the {item}{_ref(rng, world)} {damage}!!! need a replacement pls\n\n{world.first_name}"
     )
 
 
@@ -340,17 +367,17 @@ def _cancel_body(rng: random.Random, world: World3) -> str:
     if not world.messy:
         if world.case == "named":
             return (
-                f"Hello,\n\nPlease cancel order {world.target_order['id']} (the {item}). {reason}"
-                f"\n\nThanks,\n{world.first_name}"
+                f"Hi,\n\nCould you cancel order {world.target_order['id']} please? It is the "
+                f"{item}. {reason}\n\nRegards,\n{world.first_name}"
             )
         return (
-            f"Hello,\n\nPlease cancel my order for the {item}; I only placed it recently. "
-            f"{reason}\n\nThanks,\n{world.first_name}"
+            f"Hi,\n\nCould you cancel the {item} I ordered a moment ago? {reason}\n\n"
+            f"Regards,\n{world.first_name}"
         )
     item = typo(rng, item) if rng.random() < 0.6 else item
     return (
-        f"pls cancel the {item}{_ref(rng, world)} i ordered yesterday. {reason.lower()}"
-        f"\n\n{world.first_name}"
+        f"hiya can u cancel the {item}{_ref(rng, world)} asap. {reason.lower()}\n\n"
+        f"{world.first_name}"
     )
 
 
@@ -376,9 +403,9 @@ def _address_body(rng: random.Random, world: World3) -> str:
     texts = [_detail_text(rng, kind, value, messy) for kind, value in world.details]
     if not messy:
         return (
-            f"Hello,\n\nI have moved house. Please update the address on my account to "
-            f"{new['line1']}, {new['city']}, {new['postcode']}. For verification, "
-            f"{' and '.join(texts)}.\n\nThanks,\n{world.first_name}"
+            f"Hi,\n\nWe have just moved. Please change the address on my account to "
+            f"{new['line1']}, {new['city']}, {new['postcode']}. To confirm it is me, "
+            f"{' and '.join(texts)}.\n\nRegards,\n{world.first_name}"
         )
     compact = new["postcode"].replace(" ", "")
     address = rng.choice(
@@ -389,10 +416,7 @@ def _address_body(rng: random.Random, world: World3) -> str:
         ]
     )
     lines = "\n".join(texts)
-    return (
-        f"hiya - moved house!! new address is {address}\n{lines}\n\n"
-        f"cheers {world.first_name.lower()}"
-    )
+    return f"just moved!! my new address is {address}\n{lines}\n\nta {world.first_name.lower()}"
 
 
 SUBJECTS = {

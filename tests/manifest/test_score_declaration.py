@@ -13,7 +13,15 @@ import pytest
 import evalsuite.manifest._freeze as freeze_module
 from evalsuite._core.layout import Layout
 from evalsuite.audit import declared_action_spaces
-from evalsuite.manifest import FreezeAudit, KeySpec, freeze, read_manifest
+from evalsuite.manifest import (
+    FreezeAudit,
+    KeySpec,
+    freeze,
+    load_suite,
+    load_suite_items,
+    read_manifest,
+)
+from evalsuite.manifest._candidates import load_latest
 from tests.e2e.conftest import copy_project
 from tests.helpers import REPO, json_out, make_project, suite_toml
 
@@ -34,9 +42,11 @@ def test_shipped_manifests_keep_their_hash(suite: str, version: str) -> None:
 def test_refreezing_a_shipped_suite_hashes_the_same_family_records(
     suite: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The suite file describes the latest shipped version (2.0.0: family version 2, its
+    """The suite file describes the latest shipped version (family version 2 or later, its
     action space recorded); freezing it again hashes the very same family records."""
-    recorded = json.loads((REPO / "manifests" / suite / "2.0.0.json").read_text())
+    latest = load_latest(Layout(REPO), suite)
+    assert latest is not None and int(latest.version.split(".")[0]) >= 2
+    recorded = json.loads((REPO / "manifests" / suite / f"{latest.version}.json").read_text())
     hashed: list[dict[str, Any]] = []
     real = freeze_module.compute_manifest_hash
 
@@ -47,12 +57,16 @@ def test_refreezing_a_shipped_suite_hashes_the_same_family_records(
     monkeypatch.setattr(freeze_module, "compute_manifest_hash", spy)
     project = copy_project(tmp_path / "project")
     layout = Layout(project.root)
+    retired = {  # an older version's items, kept in the item file for its dev split
+        e.item.id for e in load_suite_items(layout, load_suite(layout, suite))
+    }
     tools = declared_action_spaces(layout, suite)
     result = freeze(
         layout,
         suite,
-        "2.0.0",
+        latest.version,
         keys=KeySpec(key_dir=project.key_dir),
+        retire=sorted(retired - {i.id for i in latest.items}),  # an older version's items
         now=datetime.now(UTC),
         audit=FreezeAudit(tools=tools, skip_reason="refreeze check"),
     )

@@ -13,6 +13,7 @@ tests/tasks/test_support_v2.py does; the grader audit plays them through the run
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from collections import Counter, defaultdict
 from datetime import date, timedelta
@@ -191,6 +192,19 @@ def test_what_a_correct_reply_cites_differs_from_item_to_item_in_a_stratum() -> 
         facts[stratum(item)].append(items_v3._fact(item))
     for name, found in facts.items():
         assert len(set(found)) == len(found), name
+
+
+def test_no_item_near_copies_a_frozen_one() -> None:
+    """`evalsuite freeze` refuses new items whose text near-copies an item any suite froze
+    (docs/guard.md): version 3's tickets are worded apart from version 2's."""
+    from evalsuite._core.layout import Layout
+    from evalsuite.guard import load_index, screen_documents
+
+    hits = screen_documents(
+        [(item["id"], item["input"]) for item in ITEMS], load_index(Layout(ROOT))
+    )
+    frozen = [(h.document, h.suite, h.version, h.item_id) for h in hits if h.item_id]
+    assert [h for h in frozen if not str(h[3]).startswith("support-v3-")] == []
 
 
 def test_the_generator_command_writes_version_3_only_when_asked(
@@ -498,8 +512,9 @@ def test_fair_wordings_of_a_decline_pass() -> None:
         and "claims_recent_delivery" in it["metadata"]["features"]
     )
     read = _read(item, json.loads(item["target"])["order"])
-    quoted = item["input"].split("got it ", 1)[1].split(".", 1)[0]
-    day, month = (int(x) for x in quoted.split("/"))
+    quoted = re.search(r"got it (\d+)/(\d+)", item["input"])
+    assert quoted is not None
+    day, month = int(quoted.group(1)), int(quoted.group(2))
     reply = _window_reply(read.result["delivered_at"]) + (
         f" You mentioned it arrived on {day}/{month}, but that does not match our records."
     )
