@@ -27,7 +27,7 @@ from evalsuite._core.layout import Layout  # noqa: E402
 from evalsuite.audit import AuditOptions, GraderAudit, audit_graders  # noqa: E402
 from evalsuite.manifest import KeySpec  # noqa: E402
 
-DEFAULT = ("arith@2.0.0", "support@2.0.0", "records@2.1.0", "repair@2.0.0")
+DEFAULT = ("arith@2.0.0", "support@3.0.0", "records@2.1.0", "repair@2.0.0")
 BUDGET_S = 600.0
 
 

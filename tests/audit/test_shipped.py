@@ -179,6 +179,7 @@ def test_arith_1_0_0_relies_on_default_limits(shipped: Project) -> None:
         # passed at freeze; the later audit stored beside the pinned results (issue 29's
         # cheap policies, red team and tamper library) fails them: the truth about them
         ("support@2.0.0", "failed"),
+        ("support@3.0.0", "passed"),
         ("arith@2.0.0", "passed"),
         ("repair@1.0.0", "failed"),
         ("repair@2.0.0", "passed"),
@@ -214,6 +215,7 @@ def test_every_shipped_version_carries_its_audit(ref: str, state: str) -> None:
         "records@2.0.0",
         "records@2.1.0",
         "support@2.0.0",
+        "support@3.0.0",
     ],
 )
 def test_a_full_dev_audit_reproduces_the_stored_results(shipped: Project, ref: str) -> None:

@@ -1,6 +1,6 @@
 """Issue 3 acceptance on the shipped `support` suite, through the real runner on the holdout.
 
-Run on support@2.0.0 (verifier version 2, issue 13), the version the demo uses."""
+Run on support@2.0.0 (verifier version 2, issue 13), the demo's version until support@3.0.0."""
 
 from __future__ import annotations
 
