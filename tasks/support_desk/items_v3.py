@@ -103,23 +103,9 @@ class World3(World):
     ticket header (`shopgen.World`); what the ticket is about is built here."""
 
     def __init__(self, rng: random.Random, intent: str, messy: bool, spec: dict[str, Any]):
-        self.rng, self.intent, self.messy, self.spec = rng, intent, messy, spec
+        self.spec = spec
         self.case = str(spec["case"])
-        self.today_date = date(2025, 2, 1) + timedelta(days=rng.randint(0, 300))
-        self.today = self.today_date.isoformat()
-        self.features: list[str] = [self.case]
-        self.used: set[str] = set()
-        self.customers: list[dict[str, Any]] = []
-        self.orders: list[dict[str, Any]] = []
-        self.tickets: list[dict[str, Any]] = []
-        self.bought: dict[str, set[str]] = {}
-        self.identity = "clean"
-        if messy:
-            self.identity = rng.choices(["email_case", "typo_name", "no_email_phone"], [3, 3, 4])[0]
-            self.features.append(self.identity)
-        self.customer = self._customer()
-        self.first_name = self.customer["name"].split()[0]
-        self._distractors()
+        self._open_shop(rng, intent, messy, features=[self.case])
         self.ref_mode, self.ref_id = "none", ""
         self.claimed_cents = 0
         self.details: list[tuple[str, str]] = []

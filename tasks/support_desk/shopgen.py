@@ -42,10 +42,26 @@ class World:
     """The shop of one ticket: the customer, look-alikes, their orders, and the ticket."""
 
     def __init__(self, rng: random.Random, intent: str, messy: bool) -> None:
+        self._open_shop(rng, intent, messy, features=[])
+        self.ref_mode, self.ref_id = "exact", ""
+        if intent in ORDER_INTENTS:
+            self._target_orders()
+        else:
+            for _ in range(rng.randint(1, 3)):
+                self._order(self.customer, "delivered", rng.randint(5, 200))
+            self._address_change()
+
+    # people -------------------------------------------------------------------------------
+
+    def _open_shop(
+        self, rng: random.Random, intent: str, messy: bool, *, features: list[str]
+    ) -> None:
+        """Today, the customer (messy identity or not) and the look-alikes: every version's
+        first draws, in this order (a version's generator reproduces its frozen items)."""
         self.rng, self.intent, self.messy = rng, intent, messy
         self.today_date = date(2025, 2, 1) + timedelta(days=rng.randint(0, 300))
         self.today = self.today_date.isoformat()
-        self.features: list[str] = []
+        self.features: list[str] = features
         self.used: set[str] = set()
         self.customers: list[dict[str, Any]] = []
         self.orders: list[dict[str, Any]] = []
@@ -58,15 +74,7 @@ class World:
         self.customer = self._customer()
         self.first_name = self.customer["name"].split()[0]
         self._distractors()
-        self.ref_mode, self.ref_id = "exact", ""
-        if intent in ORDER_INTENTS:
-            self._target_orders()
-        else:
-            for _ in range(rng.randint(1, 3)):
-                self._order(self.customer, "delivered", rng.randint(5, 200))
-            self._address_change()
 
-    # people -------------------------------------------------------------------------------
     def _id(self, prefix: str, digits: int) -> str:
         while True:
             ident = f"{prefix}{self.rng.randint(10 ** (digits - 1), 10**digits - 1)}"
