@@ -27,6 +27,7 @@ from evalsuite.service._views import (
     TableView,
     comparison_view,
     is_unfinished,
+    suite_ref,
 )
 
 if TYPE_CHECKING:  # the comparison's module imports the analyses: not at start-up
@@ -239,20 +240,12 @@ def _interval(value: Any) -> tuple[float, float] | None:
     return None
 
 
-def _suite_of(run: Mapping[str, Any]) -> str:
-    """``suite@version split`` of a run's facts (JSON form), as the comparison view names it."""
-    if not run.get("suite"):
-        return "ingested runs (no manifest)"
-    return f"{run['suite']}@{run['version']} {run.get('split') or ''}".rstrip()
-
-
 def _read_comparison(payload: Mapping[str, Any]) -> _Comparison:
     """The scorecard's fields of one comparison payload: the ONLY reader of a payload here.
 
-    `payload` is today's comparison payload (`compare_payload`, or its view's ``to_dict``
-    with ``headline`` and ``gate_line``), or a report's entry for a pair it did not compare
-    (``{"baseline", "candidate", "skipped"}``). When the typed comparison result lands,
-    this function is the one to re-point at it.
+    `payload` is a comparison view's ``to_dict`` (with ``headline`` and ``gate_line``; a
+    typed `ComparisonResult` is turned into one by `scorecard`), or a report's entry for a
+    pair it did not compare (``{"baseline", "candidate", "skipped"}``).
     """
     if "skipped" in payload:
         base, cand = str(payload["baseline"]), str(payload["candidate"])
@@ -291,10 +284,11 @@ def _read_comparison(payload: Mapping[str, Any]) -> _Comparison:
             diff, ci, basis = weighted["diff"], weighted.get("ci"), "deployment-weighted"
     gate = payload.get("gate") or {}
     weighted_gate = weighted.get("gate") or {}
+    candidate = payload["runs"]["candidate"]
     return _Comparison(
         baseline=run("baseline"),
         candidate=run("candidate"),
-        suite=_suite_of(payload["runs"]["candidate"]),
+        suite=suite_ref(candidate.get("suite"), candidate.get("version"), candidate.get("split")),
         level=float(payload.get("level", 0.95)),
         diff=_finite(diff),
         ci=_interval(ci),

@@ -123,10 +123,17 @@ def run_label(run: RunFacts | Mapping[str, Any]) -> str:
     return model if model == run_id else f"{model} (run {run_id})"
 
 
-def _suite_ref(run: RunFacts) -> str:
-    if not run.suite:
+def suite_ref(suite: str | None, version: str | None, split: str | None) -> str:
+    """``suite@version split`` as every view names what a run ran (a run ingested without a
+    suite: ``ingested runs (no manifest)``).
+    """
+    if not suite:
         return "ingested runs (no manifest)"
-    return f"{run.suite}@{run.version} {run.split or ''}".rstrip()
+    return f"{suite}@{version} {split or ''}".rstrip()
+
+
+def _suite_ref(run: RunFacts) -> str:
+    return suite_ref(run.suite, run.version, run.split)
 
 
 def _audit_phrase(audits: Sequence[AuditInfo]) -> str:
