@@ -124,8 +124,9 @@ def run_label(run: RunFacts | Mapping[str, Any]) -> str:
 
 
 def suite_ref(suite: str | None, version: str | None, split: str | None) -> str:
-    """``suite@version split`` as every view names what a run ran (a run ingested without a
-    suite: ``ingested runs (no manifest)``).
+    """``suite@version split``: how every view names what a run ran.
+
+    A run ingested without a suite is ``ingested runs (no manifest)``.
     """
     if not suite:
         return "ingested runs (no manifest)"
