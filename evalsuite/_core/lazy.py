@@ -33,8 +33,18 @@ def lazy_exports(
     Returns:
         ``__getattr__``, which imports a name's submodule on first use and keeps the value in
         the package (later lookups are plain attribute reads), and ``__dir__``.
+
+    Raises:
+        ValueError: a name is listed under two submodules (one would silently win).
     """
-    where = {name: module for module, names in exports.items() for name in names}
+    where: dict[str, str] = {}
+    for module, names in exports.items():
+        for name in names:
+            if where.setdefault(name, module) != module:
+                raise ValueError(
+                    f"{package}: {name!r} is listed under both {where[name]!r} and "
+                    f"{module!r}; list it under the submodule that defines it"
+                )
 
     def __getattr__(name: str) -> object:
         module = where.get(name)

@@ -39,7 +39,6 @@ else:
                 "GuardOptions",
                 "GuardReport",
                 "guard",
-                "new_item_overlaps",
                 "screen_sources",
             ),
             "._index": (
