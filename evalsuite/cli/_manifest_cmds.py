@@ -142,6 +142,11 @@ def freeze_cmd(
         console.print(
             f"  moved {result.removed_from_sources} item(s) out of tasks/ (holdout into the vault)"
         )
+    if result.still_retired:
+        console.print(
+            f"  left out {len(result.still_retired)} item(s) of tasks/ that an earlier version "
+            "retired (they stay retired; give an item a new id to bring it back)"
+        )
     if result.removed_files:
         console.print(
             f"  deleted {result.removed_files} file(s) from tasks/ that only holdout items "

@@ -88,6 +88,9 @@ class FreezeResult:
     """Files in `tasks/` that holdout items were read from, deleted once sealed."""
     audit: AuditOutcome | None = None
     """The grader audit run for this freeze (None when skipped, or not asked for)."""
+    still_retired: tuple[str, ...] = ()
+    """Items still in `tasks/` that an earlier version retired: left out again, and left in
+    place (the versions that hold them as dev items read them there)."""
 
 
 @dataclass(slots=True)
@@ -109,6 +112,8 @@ class _Plan:
     """Holdout items of the version being re-frozen still found in `tasks/`."""
     sources: dict[str, set[str]] = field(default_factory=dict)
     """family -> ids found in its item source in `tasks/`."""
+    still_retired: set[str] = field(default_factory=set)
+    """Ids found in `tasks/` that an earlier version retired (left out of this one)."""
 
 
 def holdout_records(
@@ -269,6 +274,7 @@ def _collect(
     *,
     refreeze: bool,
     retire: set[str],
+    retired_earlier: Collection[str] = (),
     task_records: TaskRecords | None = None,
 ) -> _Plan:
     plan = _Plan()
@@ -277,6 +283,9 @@ def _collect(
     for loaded in load_suite_items(layout, suite, task_records=task_records):
         item = loaded.item
         plan.sources.setdefault(loaded.family, set()).add(item.id)
+        if item.id in retired_earlier and item.id not in holdout_by_id:
+            plan.still_retired.add(item.id)
+            continue
         if item.id in holdout_by_id:
             if _held_again(loaded, holdout_by_id[item.id], families, suite, refreeze):
                 plan.leftovers.add(item.id)
@@ -296,13 +305,13 @@ def _collect(
                 "with --retire"
             )
         plan.entries[item.id] = _Entry(item=item, family=family, location=f"vault:{item.id}")
-    unknown = sorted(retire - set(plan.entries))
+    unknown = sorted(retire - set(plan.entries) - plan.still_retired)
     if unknown:
         raise UsageError(
             "--retire names items that are not in the suite: "
             + ", ".join(show_id(i) for i in unknown)
         )
-    for item_id in retire:
+    for item_id in retire - plan.still_retired:
         del plan.entries[item_id]
     for entry in plan.entries.values():
         if entry.item.canary not in (None, suite.canary):
@@ -330,16 +339,39 @@ def _plan(
     retire: set[str],
     task_records: TaskRecords | None = None,
 ) -> _Plan:
-    """The items of the version to freeze: `tasks/` plus the holdout items carried over."""
+    """The items of the version to freeze: `tasks/` plus the holdout items carried over.
+
+    An item that an earlier version retired stays retired even though it is still in
+    `tasks/` (docs/design/retirement.md).
+    """
     vault = _vault_entries(layout, held_version, key, retiring=retire) if held_version else []
     carried = [(family, item) for family, item, _ in vault]
     plan = _collect(
-        layout, suite, carried, refreeze=refreeze, retire=retire, task_records=task_records
+        layout,
+        suite,
+        carried,
+        refreeze=refreeze,
+        retire=retire,
+        retired_earlier=retired_before(layout, held_version) if held_version else set(),
+        task_records=task_records,
     )
     for _, item, sources in vault:
         if item.id in plan.entries and sources:
             plan.entries[item.id].sources = sources
     return plan
+
+
+def retired_before(layout: Layout, manifest: Manifest) -> set[str]:
+    """Ids that a version up to `manifest` held and `manifest` does not: retired on the way.
+
+    See docs/design/retirement.md.
+    """
+    upto = SemVer.parse(manifest.version)
+    held: set[str] = set()
+    for version in frozen_versions(layout, manifest.suite):
+        if SemVer.parse(version) <= upto:
+            held.update(i.id for i in load_manifest(layout, manifest.suite, version).items)
+    return held - {i.id for i in manifest.items}
 
 
 def _required_bump(content: Mapping[str, Any], parent: Manifest) -> Bump | None:
@@ -551,14 +583,18 @@ def _append_changelog(layout: Layout, suite: str, line: str) -> None:
 
 
 def _clean_sources(layout: Layout, suite: SuiteConfig, plan: _Plan, manifest: Manifest) -> int:
-    """Rewrite item sources in `tasks/` to hold only the version's dev items, with canaries."""
+    """Rewrite item sources in `tasks/` to hold only the version's dev items, with canaries.
+
+    Items an earlier version retired that are still there stay (older versions read their dev
+    items there; docs/design/retirement.md).
+    """
     dev = {i.id for i in manifest.items_by_split("dev")}
     removed = 0
     for family in suite.families:
         if family.items is None:
             continue  # items from the task's dataset: nothing in tasks/ to rewrite
         present = plan.sources.get(family.name, set())
-        keep = present & dev
+        keep = present & (dev | plan.still_retired)
         unmarked = any(
             plan.entries[i].item.canary != suite.canary for i in keep if i in plan.entries
         )
@@ -746,6 +782,7 @@ def freeze(  # noqa: PLR0913 - the options of `freeze`, one each
             removed_from_sources=removed,
             key_source=key.source,
             removed_files=removed_files,
+            still_retired=tuple(sorted(plan.still_retired)),
         )
     try:
         manifest, outcome = _stamped(
@@ -775,6 +812,7 @@ def freeze(  # noqa: PLR0913 - the options of `freeze`, one each
         key_source=key.source,
         removed_files=removed_files,
         audit=outcome,
+        still_retired=tuple(sorted(plan.still_retired)),
     )
 
 

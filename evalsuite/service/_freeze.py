@@ -106,6 +106,7 @@ class FreezeOutcome:
             "removed_files": result.removed_files,
             "key": result.key_source,
             "retired_flagged": list(self.retired_flagged),
+            "still_retired": list(result.still_retired),
             "note": m.note,
             "audit": self.audit_dict(),
         }

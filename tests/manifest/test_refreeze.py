@@ -2,9 +2,10 @@
 
 Fingerprints are part of what the manifest hashes, so they must come out byte for byte the
 same in any process (any hash seed), and a version keeps the fingerprint format it was frozen
-with (the shipped `arith@1.0.0` has format /1, `support@1.0.0` and both 2.0.0 versions format
-/2). The suite files describe the latest shipped versions (2.0.0: family version 2), so those
-are the ones frozen again; freezing them again neither reruns nor rewrites their grader audit.
+with (the shipped `arith@1.0.0` has format /1, later versions format /2). The suite files
+describe the latest shipped version of each suite, so those are the ones frozen again; freezing
+them again neither reruns nor rewrites their grader audit, and the items earlier versions
+retired that `tasks/` still holds (older versions' dev items) stay retired without `--retire`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from pathlib import Path
 import pytest
 
 import evalsuite.manifest._freeze as freeze_module
+from evalsuite._core.layout import Layout
+from evalsuite.manifest import frozen_versions, load_manifest, load_suite
 from evalsuite.manifest._fingerprints import FingerprintRecord
 from tests.helpers import REPO, WAIT_S, Project, make_project
 
@@ -46,7 +49,24 @@ def _run(code_root: Path, project: Path, cwd: Path, seed: str, *args: str) -> di
     return dict(json.loads(done.stdout))
 
 
-@pytest.mark.slow  # about 30 s: `make slow`, which CI runs after `make test`
+def _latest_shipped() -> list[tuple[str, str]]:
+    """(suite, latest frozen version) of every suite shipped in `tasks/`."""
+    layout = Layout(REPO)
+    suites = sorted(p.stem for p in (REPO / "tasks").glob("*.toml"))
+    assert suites, "no shipped suite found"
+    return [(suite, frozen_versions(layout, suite)[-1]) for suite in suites]
+
+
+def test_the_shipped_suite_files_describe_their_latest_version() -> None:
+    """Each suite file's families are the latest version's: what the slow test freezes again."""
+    layout = Layout(REPO)
+    for suite, version in _latest_shipped():
+        frozen = load_manifest(layout, suite, version).families
+        config = load_suite(layout, suite).families
+        assert [(f.name, f.version) for f in frozen] == [(f.name, f.version) for f in config]
+
+
+@pytest.mark.slow  # about 60 s: `make slow`, which CI runs after `make test`
 def test_shipped_suites_freeze_again_as_a_no_op_in_a_fresh_clone(tmp_path: Path) -> None:
     git = shutil.which("git")
     assert git and (REPO / ".git").exists(), "this test needs the project's git checkout"
@@ -58,8 +78,8 @@ def test_shipped_suites_freeze_again_as_a_no_op_in_a_fresh_clone(tmp_path: Path)
         (REPO, tmp_path, "4242"),
         (clone, clone, "7"),
     ):
-        for suite in ("arith", "support"):
-            out = _run(code_root, clone, cwd, seed, "freeze", suite, "--version", "2.0.0", "--json")
+        for suite, version in _latest_shipped():
+            out = _run(code_root, clone, cwd, seed, "freeze", suite, "--version", version, "--json")
             assert out["status"] == "unchanged", (suite, seed, out)
     status = subprocess.run(
         [git, "-C", str(clone), "status", "--porcelain"], capture_output=True, text=True, check=True
