@@ -583,18 +583,18 @@ def _append_changelog(layout: Layout, suite: str, line: str) -> None:
 
 
 def _clean_sources(layout: Layout, suite: SuiteConfig, plan: _Plan, manifest: Manifest) -> int:
-    """Rewrite item sources in `tasks/` to hold only the version's dev items, with canaries.
+    """Rewrite item sources in `tasks/` without the version's holdout items, with canaries.
 
-    Items an earlier version retired that are still there stay (older versions read their dev
-    items there; docs/design/retirement.md).
+    Retired items stay, those this freeze retires and those an earlier version retired: older
+    versions read their dev items there (docs/design/retirement.md).
     """
-    dev = {i.id for i in manifest.items_by_split("dev")}
+    holdout = {i.id for i in manifest.items_by_split("holdout")}
     removed = 0
     for family in suite.families:
         if family.items is None:
             continue  # items from the task's dataset: nothing in tasks/ to rewrite
         present = plan.sources.get(family.name, set())
-        keep = present & (dev | plan.still_retired)
+        keep = present - holdout
         unmarked = any(
             plan.entries[i].item.canary != suite.canary for i in keep if i in plan.entries
         )
