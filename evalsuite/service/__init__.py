@@ -81,6 +81,10 @@ if TYPE_CHECKING:
         holdout_status,
         holdout_status_view,
     )
+    from evalsuite.service._holdout_family import (
+        FamilyChange,
+        change_family,
+    )
     from evalsuite.service._ingest import (
         CSV_TARGETS,
         IngestOutcome,
@@ -161,8 +165,10 @@ if TYPE_CHECKING:
         validity_view,
     )
     from evalsuite.service._store import (
+        StoreUpgrade,
         store_info,
         store_info_view,
+        upgrade_store,
     )
     from evalsuite.service._suites import (
         SuiteSummary,
@@ -344,9 +350,15 @@ else:
                 "guard_view",
                 "validity_view",
             ),
+            "._holdout_family": (
+                "FamilyChange",
+                "change_family",
+            ),
             "._store": (
+                "StoreUpgrade",
                 "store_info",
                 "store_info_view",
+                "upgrade_store",
             ),
             "._suites": (
                 "SuiteSummary",
@@ -410,6 +422,7 @@ __all__ = [
     "CommonItems",
     "ComparisonResult",
     "Completeness",
+    "FamilyChange",
     "FaultOptions",
     "FreezeOutcome",
     "FreezeRefused",
@@ -439,6 +452,7 @@ __all__ = [
     "ScorecardRow",
     "ScorecardRun",
     "ShardOptions",
+    "StoreUpgrade",
     "SuiteSummary",
     "SuiteVersion",
     "TableView",
@@ -454,6 +468,7 @@ __all__ = [
     "adaptive_view",
     "audit_fields",
     "audit_view",
+    "change_family",
     "check_comparable",
     "check_governance",
     "column_mapping",
@@ -507,6 +522,7 @@ __all__ = [
     "suite_scores",
     "suites_view",
     "triage_view",
+    "upgrade_store",
     "validity_report",
     "validity_results",
     "validity_view",
