@@ -70,7 +70,9 @@ if TYPE_CHECKING:
         freeze_suite,
     )
     from evalsuite.service._gates import (
+        RecordedGate,
         import_local_gates,
+        last_gate,
         record_gate,
         recorded_gate,
     )
@@ -274,6 +276,8 @@ else:
                 "import_local_gates",
                 "record_gate",
                 "recorded_gate",
+                "RecordedGate",
+                "last_gate",
             ),
             "._governance": (
                 "GovernanceCheck",
@@ -460,6 +464,7 @@ __all__ = [
     "ModelOptions",
     "PlannedRun",
     "Project",
+    "RecordedGate",
     "ResultView",
     "RoundRunner",
     "RoundStep",
@@ -520,6 +525,7 @@ __all__ = [
     "items",
     "items_csv",
     "items_view",
+    "last_gate",
     "latest_outcomes",
     "level_text",
     "list_runs",
