@@ -75,3 +75,16 @@ def test_the_parts_round_trip_through_their_json() -> None:
         "completions_matching": 1, "memorised": True, "seeds": [1, 2],
     }  # fmt: skip
     assert AuditRequest("s").do_leaks and not AuditRequest("s", graders=True).do_leaks
+
+
+def test_the_python_api_returns_the_same_outcome(project: Project) -> None:
+    import evalsuite as es
+
+    outcome = es.audit_suite("probe@1.0.0", root=project.root, skip_holdout=True)
+    assert isinstance(outcome, AuditOutcome) and outcome.failure is None
+    direct = audit_suite(
+        Layout(project.root), AuditRequest("probe", "1.0.0", skip_holdout=True), keys=_keys(project)
+    )
+    assert outcome.result == direct.result
+    with pytest.raises(UsageError, match="--canary-probe needs --model"):
+        es.audit_suite("probe", root=project.root, canary_probe=True)
