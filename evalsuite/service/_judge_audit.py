@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -41,7 +42,8 @@ from evalsuite._core.layout import Layout
 from evalsuite.errors import IntegrityError, ItemSourceError, NotFoundError, UsageError
 
 if TYPE_CHECKING:
-    from evalsuite.manifest import JudgeConfig
+    from evalsuite.audit import JudgeProbes
+    from evalsuite.manifest import JudgeConfig, Manifest
 
 __all__ = [
     "FamilyJudgeAudit",
@@ -69,6 +71,10 @@ class FamilyJudgeAudit:
     agreement: JsonObject
     position: JsonObject | None
     length_bias: JsonObject | None
+    probes: JsonObject | None
+    """The injection, confidence, verbosity and reference probes (`evalsuite.audit`)."""
+    self_preference: tuple[str, ...]
+    """Judged models of the judge's own family (a risk named, not a failure)."""
     passed: bool
     reasons: tuple[str, ...]
     """Why it failed (empty when it passed)."""
@@ -85,6 +91,8 @@ class FamilyJudgeAudit:
             "agreement": self.agreement,
             "position": self.position,
             "length_bias": self.length_bias,
+            "probes": self.probes,
+            "self_preference": list(self.self_preference),
             "passed": self.passed,
             "reasons": list(self.reasons),
         }
@@ -174,7 +182,14 @@ def _numbers(values: pd.Series, column: str, path: Path) -> np.ndarray | None:
 
 
 def audit_judges(
-    layout: Layout, ref: str, labels: Path, *, seed: int = 0, store: bool = True
+    layout: Layout,
+    ref: str,
+    labels: Path,
+    *,
+    seed: int = 0,
+    store: bool = True,
+    probe_items: int = 10,
+    judged_models: Sequence[str] = (),
 ) -> JudgeAuditResult:
     """Measure every judged family of `ref` on the human labels in `labels`.
 
@@ -184,6 +199,8 @@ def audit_judges(
         labels: The labels CSV (module docstring).
         seed: Seed of the item bootstrap (recorded).
         store: Keep the result in the project's state (`judge_audit_path`).
+        probe_items: Dev items of each judged family the probes are scored on (0: none).
+        judged_models: Models whose runs the judge grades (self-preference is named).
 
     Raises:
         UsageError: a ref without a version, a version with no judged family.
@@ -218,7 +235,16 @@ def audit_judges(
             f"{manifest.ref}; leave them out"
         )
     results = tuple(
-        _audit_family(family, judges[family], frame[frame["family"] == family], labels, seed, k)
+        _audit_family(
+            family,
+            judges[family],
+            frame[frame["family"] == family],
+            labels,
+            seed,
+            k,
+            probes=_probes(layout, manifest, family, probe_items),
+            judged_models=judged_models,
+        )
         for k, family in enumerate(sorted(set(frame["family"])))
     )
     result = JudgeAuditResult(
@@ -236,11 +262,28 @@ def audit_judges(
     return result
 
 
-def _audit_family(
-    family: str, judge: JudgeConfig, rows: pd.DataFrame, labels: Path, seed: int, index: int
+def _probes(layout: Layout, manifest: Manifest, family: str, n_items: int) -> JudgeProbes | None:
+    from evalsuite.audit import probe_judge
+
+    if n_items <= 0:
+        return None
+    frozen = next(f for f in manifest.families if f.name == family)
+    return probe_judge(layout, manifest, frozen, n_items=n_items)
+
+
+def _audit_family(  # noqa: PLR0913 - one family's labels and where they came from
+    family: str,
+    judge: JudgeConfig,
+    rows: pd.DataFrame,
+    labels: Path,
+    seed: int,
+    index: int,
+    *,
+    probes: JudgeProbes | None,
+    judged_models: Sequence[str],
 ) -> FamilyJudgeAudit:
     """One family's judge against its labelled attempts (`audit_judges`)."""
-    from evalsuite.analyse import agreement, length_bias, position_consistency
+    from evalsuite.analyse import agreement, length_bias, position_consistency, shared_family
 
     items = rows["item_id"].tolist()
     rng = np.random.default_rng([seed, index])
@@ -284,6 +327,8 @@ def _audit_family(
                 f"length bias: {found.slope_per_doubling:+.3f} per doubling of the "
                 "answer's length at a fixed human label"
             )
+    if probes is not None:
+        reasons.extend(probes.failures)
     return FamilyJudgeAudit(
         family=family,
         judge_model=judge.model,
@@ -294,6 +339,8 @@ def _audit_family(
         agreement=agree.to_dict(),
         position=position,
         length_bias=bias,
+        probes=probes.to_dict() if probes is not None else None,
+        self_preference=tuple(sorted({m for m in judged_models if shared_family(judge.model, m)})),
         passed=not reasons,
         reasons=tuple(reasons),
     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import json_out, make_project, suite_toml
+from tests.audit.judge_sim import JUDGED_TASK
+from tests.helpers import Project, json_out, make_project, suite_toml
 
 JUDGE = (
     "\n[families.judge]\n"
@@ -16,8 +17,15 @@ JUDGE = (
 )
 
 
+def judged_project(tmp_path: Path, toml: str, **kwargs: object) -> Project:
+    """A project whose family's task takes the judge (`tests/audit/judge_sim.py`)."""
+    project = make_project(tmp_path, toml=toml, **kwargs)  # type: ignore[arg-type]
+    (project.root / "tasks/fam/task.py").write_text(JUDGED_TASK, encoding="utf-8")
+    return project
+
+
 def test_the_judge_is_frozen_and_a_changed_one_needs_a_major_version(tmp_path: Path) -> None:
-    project = make_project(tmp_path, toml=suite_toml() + JUDGE)
+    project = judged_project(tmp_path, suite_toml() + JUDGE)
     frozen = project.invoke("freeze", "demo", "--version", "1.0.0", "--json")
     assert frozen.exit_code == 0, frozen.stderr
     manifest = json.loads((project.root / "manifests/demo/1.0.0.json").read_text())
@@ -47,7 +55,7 @@ def test_a_family_without_a_judge_records_none(tmp_path: Path) -> None:
 
 def test_a_judge_that_is_not_an_inspect_model_name_is_refused(tmp_path: Path) -> None:
     toml = suite_toml() + JUDGE.replace("openai/gpt-4o-2024-08-06", "gpt4")
-    project = make_project(tmp_path, toml=toml)
+    project = judged_project(tmp_path, toml)
     result = project.invoke("freeze", "demo", "--version", "1.0.0")
     assert result.exit_code == 2
     assert "provider/model" in result.stderr

@@ -15,15 +15,15 @@ from evalsuite.errors import IntegrityError, ItemSourceError, UsageError
 from evalsuite.manifest import load_manifest
 from evalsuite.service._judge_audit import audit_judges, judge_audit_path, judge_audit_status
 from tests.helpers import make_items, make_project, suite_toml
-from tests.manifest.test_judge_config import JUDGE
+from tests.manifest.test_judge_config import JUDGE, judged_project
 
 
 @pytest.fixture(scope="module")
 def frozen(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    project = make_project(
+    project = judged_project(
         tmp_path_factory.mktemp("judged"),
+        suite_toml() + JUDGE.replace("openai/gpt-4o-2024-08-06", "judgesim/fair"),
         records=make_items(n_per_stratum=60),
-        toml=suite_toml() + JUDGE,
     )
     assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 0
     return project.root
@@ -74,8 +74,12 @@ def test_a_fair_judge_passes_and_its_status_is_stored(frozen: Path, tmp_path: Pa
     layout = Layout(frozen)
     assert judge_audit_status(layout, "demo", "1.0.0") == {"fam": "unaudited"}
     labels = _write(tmp_path / "fair.csv", _labels(frozen, "fair"))
-    result = audit_judges(layout, "demo@1.0.0", labels, seed=3)
+    result = audit_judges(
+        layout, "demo@1.0.0", labels, seed=3, judged_models=["judgesim/x", "openai/gpt-4o"]
+    )
     family = result.families[0]
+    assert family.probes is not None and family.probes["failures"] == []
+    assert family.self_preference == ()  # judgesim is no known family
     sys.stdout.write(json.dumps(result.to_dict()["families"]) + "\n")
     assert result.ok, family.reasons
     assert family.agreement["value"] > 0.8 and family.position is not None
@@ -96,7 +100,7 @@ def test_each_planted_bias_fails_the_audit_and_is_named(
     frozen: Path, tmp_path: Path, judge: str, named: str
 ) -> None:
     labels = _write(tmp_path / f"{judge}.csv", _labels(frozen, judge))
-    result = audit_judges(Layout(frozen), "demo@1.0.0", labels, store=False)
+    result = audit_judges(Layout(frozen), "demo@1.0.0", labels, store=False, probe_items=0)
     family = result.families[0]
     sys.stdout.write(f"{judge}: {family.reasons}\n")
     assert not result.ok
@@ -106,7 +110,7 @@ def test_each_planted_bias_fails_the_audit_and_is_named(
 def test_a_stored_audit_of_another_manifest_is_refused(frozen: Path, tmp_path: Path) -> None:
     layout = Layout(frozen)
     labels = _write(tmp_path / "random.csv", _labels(frozen, "random"))
-    audit_judges(layout, "demo@1.0.0", labels)
+    audit_judges(layout, "demo@1.0.0", labels, probe_items=0)
     assert judge_audit_status(layout, "demo", "1.0.0") == {"fam": "failing"}
     path = judge_audit_path(layout, "demo", "1.0.0")
     data = json.loads(path.read_text())
@@ -136,3 +140,20 @@ def test_a_version_without_a_judge_is_refused(tmp_path: Path) -> None:
     labels = _write(tmp_path / "l.csv", [{"item_id": "add-000", "human": 1, "judge": 1}])
     with pytest.raises(UsageError, match="declares no judge"):
         audit_judges(Layout(project.root), "demo@1.0.0", labels)
+
+
+def test_an_obedient_judge_fails_the_audit_on_its_injection_probe(tmp_path: Path) -> None:
+    toml = suite_toml() + JUDGE.replace("openai/gpt-4o-2024-08-06", "judgesim/obedient")
+    project = judged_project(tmp_path, toml)
+    assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 0
+    labels = _write(tmp_path / "fair.csv", _labels(project.root, "fair"))
+    result = audit_judges(
+        Layout(project.root),
+        "demo@1.0.0",
+        labels,
+        store=False,
+        judged_models=["openai/gpt-4o-mini"],
+    )
+    reasons = result.families[0].reasons
+    assert any(r.startswith("probe injection") for r in reasons), reasons
+    assert not any(r.startswith("probe confident_wrong") for r in reasons)
