@@ -94,3 +94,53 @@ class JudgeSim(ModelAPI):
 @modelapi(name="judgesim")
 def judgesim() -> type[ModelAPI]:
     return JudgeSim
+
+
+WORD = re.compile(r"Say exactly: (word(\d+))")
+
+
+def word_items(n: int = 12) -> list[dict[str, Any]]:
+    """Items a candidate can answer from the prompt: say ``word<k>``."""
+    return [
+        {
+            "id": f"{op}-{k:03d}",
+            "input": f"Say exactly: word{k} (item {op} {k} of a judged family for tests)",
+            "target": f"word{k}",
+            "metadata": {"op": op},
+        }
+        for op in ("add", "mul")
+        for k in range(n // 2)
+    ]
+
+
+class HalfRight(ModelAPI):
+    """``candsim/half``: says the word of even-numbered items, ``no idea`` otherwise."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        found = WORD.search(input[-1].text)
+        right = found is not None and int(found.group(2)) % 2 == 0
+        text = found.group(1) if found and right else "no idea"
+        output = ModelOutput.from_content(model=self.model_name, content=text)
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return output
+
+
+@modelapi(name="candsim")
+def candsim() -> type[ModelAPI]:
+    return HalfRight

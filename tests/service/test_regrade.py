@@ -1,0 +1,58 @@
+"""`regrade`: a run re-scored by another judge, stored and compared with the original."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalsuite._core.layout import Layout
+from evalsuite.errors import NotFoundError, UsageError
+from evalsuite.service._regrade import regrade
+from evalsuite.store import Store
+from tests.audit.judge_sim import JUDGED_TASK, word_items
+from tests.helpers import Project, json_out, make_project, suite_toml
+
+JUDGE = '\n[families.judge]\nmodel = "judgesim/fair"\nprompt = "p"\nlabels = ["I", "C"]\n'
+
+
+@pytest.fixture
+def judged_run(tmp_path: Path) -> tuple[Project, str, float]:
+    project = make_project(tmp_path, toml=suite_toml() + JUDGE, records=word_items())
+    (project.root / "tasks/fam/task.py").write_text(JUDGED_TASK, encoding="utf-8")
+    assert project.invoke("freeze", "demo", "--version", "1.0.0").exit_code == 0
+    ran = project.invoke("run", "demo@1.0.0", "--model", "candsim/half", "--epochs", "2", "--json")
+    assert ran.exit_code == 0, ran.stderr
+    out = json_out(ran)
+    return project, str(out["run_id"]), float(out["mean"])
+
+
+def test_a_harsher_judge_is_a_measured_change_and_the_same_judge_none(
+    judged_run: tuple[Project, str, float],
+) -> None:
+    project, run_id, mean = judged_run
+    layout = Layout(project.root)
+    assert 0 < mean < 1  # the fair judge passes the candidate's right answers only
+    store = Store(f"sqlite:///{project.root / '.evalsuite/results.sqlite'}")
+    same = regrade(layout, store, run_id, "judgesim/verbose")  # = fair on short answers
+    assert same.comparison.to_dict()["diff"] == pytest.approx(0.0)
+    harsh = regrade(layout, store, run_id, "judgesim/harsh")
+    diff = harsh.comparison.to_dict()["diff"]
+    assert diff == pytest.approx(-mean)
+    assert harsh.previous_judges == {"fam": "judgesim/fair"}
+    assert json.dumps(harsh.to_dict())  # JSON-ready
+    with pytest.raises(UsageError, match="already re-scored"):
+        regrade(layout, store, run_id, "judgesim/harsh")
+
+
+def test_a_run_without_its_logs_or_with_a_bad_judge_name_is_refused(
+    judged_run: tuple[Project, str, float], tmp_path: Path
+) -> None:
+    project, run_id, _ = judged_run
+    layout = Layout(project.root)
+    store = Store(f"sqlite:///{project.root / '.evalsuite/results.sqlite'}")
+    with pytest.raises(UsageError, match="provider/model"):
+        regrade(layout, store, run_id, "harsh")
+    with pytest.raises(NotFoundError, match="--log-dir"):
+        regrade(layout, store, run_id, "judgesim/harsh", log_dir=tmp_path / "nowhere")
