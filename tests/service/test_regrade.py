@@ -56,3 +56,19 @@ def test_a_run_without_its_logs_or_with_a_bad_judge_name_is_refused(
         regrade(layout, store, run_id, "harsh")
     with pytest.raises(NotFoundError, match="--log-dir"):
         regrade(layout, store, run_id, "judgesim/harsh", log_dir=tmp_path / "nowhere")
+
+
+def test_the_regrade_command_prints_the_change_and_its_json(
+    judged_run: tuple[Project, str, float],
+) -> None:
+    project, run_id, _ = judged_run
+    shown = project.invoke("regrade", run_id, "--judge", "judgesim/harsh")
+    assert shown.exit_code == 0, shown.stderr
+    assert f"re-scored {run_id} with judgesim/harsh (was fam: judgesim/fair)" in shown.stdout
+    again = project.invoke("regrade", run_id, "--judge", "judgesim/obedient", "--json")
+    assert again.exit_code == 0, again.stderr
+    out = json_out(again)
+    assert out["original"] == run_id and out["judge"] == "judgesim/obedient"
+    assert out["comparison"]["diff"] == pytest.approx(0.0)  # no injected answers in this run
+    holdout = project.invoke("regrade", "no-such-run", "--judge", "judgesim/harsh")
+    assert holdout.exit_code == 2
