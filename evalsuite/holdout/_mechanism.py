@@ -200,7 +200,8 @@ def thresholdout_decide(
     dev_a = np.asarray(dev, dtype=float)
     hold_a = np.asarray(holdout, dtype=float)
     over = np.abs(hold_a - dev_a) > threshold + np.asarray(gamma) + np.asarray(eta)
-    answer = np.where(over, hold_a + np.asarray(xi), dev_a)
+    # kept in [0, 1]: post-processing of the noised answer, which keeps its guarantee
+    answer = np.where(over, np.clip(hold_a + np.asarray(xi), 0.0, 1.0), dev_a)
     return answer, over
 
 
