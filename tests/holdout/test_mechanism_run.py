@@ -71,7 +71,9 @@ def test_thresholdout_shows_its_answer_seals_the_exact_score_and_verifies(tmp_pa
     assert "thresholdout answers for probe@1.0.0" in text
     assert project.invoke("verify", "probe").exit_code == 0
 
-    reveal = project.invoke("holdout", "reveal", run_id, "--reason", "audit of the answer", "--json")
+    reveal = project.invoke(
+        "holdout", "reveal", run_id, "--reason", "audit of the answer", "--json"
+    )
     assert reveal.exit_code == 0, reveal.stderr
     assert json_out(reveal)["exact"] == _exact(project, run_id)
     assert "exact" not in _ledger(project).read_text(encoding="utf-8")  # the score stays out
