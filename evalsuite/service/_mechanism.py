@@ -323,8 +323,9 @@ def release_answer(
             None,
         )
     exact = run_score(store, run.run_id)
-    anchor = anchor_file(key_dir, layout.root, prepared.scope.split("@")[0])
-    with open_ledger(layout.ledger_file(run.suite or ""), anchor=anchor) as ledger:
+    suite = run.suite or prepared.scope.split("@")[0]
+    anchor = anchor_file(key_dir, layout.root, suite)
+    with open_ledger(layout.ledger_file(suite), anchor=anchor) as ledger:
         if any(e.kind == "answer" and e.run_id == run.run_id for e in ledger.entries):
             raise UsageError(f"run {run.run_id} was answered already: see `holdout status`")
         state = mechanism_state(ledger.entries, prepared.name, prepared.scope)

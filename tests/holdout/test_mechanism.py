@@ -7,10 +7,12 @@ bench_reusable_holdout.py) at 1,000 replications; it takes a few seconds.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from evalsuite.holdout import answer_problems, append_entry, read_ledger, verify_ledger
 from evalsuite.holdout._mechanism import (
     LadderParams,
     ThresholdoutParams,
@@ -144,3 +146,36 @@ def test_the_ladder_releases_no_improvement_for_noise_only_checkpoints() -> None
     assert 0.9 <= sim.no_improvement_independent <= 1.0
     doubled = simulate_ladder(setup, step=2 * independent_mde(setup), reps=1000, seed=1)
     assert doubled.no_improvement_independent >= 0.95, doubled.to_dict()
+
+
+def test_an_answer_or_reveal_without_an_access_before_it_breaks_the_chain(tmp_path: Path) -> None:
+    ledger = tmp_path / "ACCESS.jsonl"
+    fields = {
+        "run_id": "r1",
+        "suite": "s",
+        "version": "1.0.0",
+        "manifest_hash": "sha256:x",
+        "model": "m",
+        "model_family": "m",
+        "user": "u",
+        "host": "h",
+        "at": "2026-12-06T00:00:00+00:00",
+        "purpose": None,
+        "override_reason": None,
+        "resumed": False,
+    }
+    append_entry(ledger, fields | {"kind": "answer", "mechanism": {"scope": "s@1.0.0"}})
+    problems = verify_ledger(ledger).problems
+    assert any("answer for run r1, which has no access before it" in p for p in problems)
+    other = tmp_path / "OTHER.jsonl"
+    append_entry(other, fields)
+    record = {"name": "ladder", "scope": "s@1.0.0/m", "params": {"step": 0.1}, "index": 0}
+    answer = ladder_answer(LadderParams(0.1), score=0.62, best=None, index=0)
+    append_entry(
+        other, fields | {"kind": "answer", "mechanism": record | {"answer": answer.to_dict()}}
+    )
+    entries = read_ledger(other)
+    assert verify_ledger(other).ok
+    assert answer_problems(entries, {"r1": 0.62}, ledger="L") == []
+    assert answer_problems(entries, {"r1": 0.75}, ledger="L") != []  # another exact score
+    assert "not in the results store" in answer_problems(entries, {}, ledger="L")[0]
