@@ -21,9 +21,20 @@ if TYPE_CHECKING:
     from evalsuite.analyse._attempts import ItemTable, item_table
     from evalsuite.analyse._bootstrap import N_RESAMPLES
     from evalsuite.analyse._compare import Comparison, Gate, GateResult, StratumDiff, compare_runs
+    from evalsuite.analyse._corrected import CorrectedScore, ScoreEstimate, corrected_score
     from evalsuite.analyse._estimand import PopulationTarget, estimand_text, population_target
     from evalsuite.analyse._estimates import StratumEstimate, estimate_mean, stratified_mean
     from evalsuite.analyse._intervals import Estimate, check_level
+    from evalsuite.analyse._judge import (
+        Agreement,
+        LengthBias,
+        PositionConsistency,
+        agreement,
+        length_bias,
+        model_family,
+        position_consistency,
+        shared_family,
+    )
     from evalsuite.analyse._paired import PairedDiff, paired_difference
     from evalsuite.analyse._passk import PassK, pass_at_k, pass_hat_k
     from evalsuite.analyse._power import VarianceComponents, epochs_needed, items_needed, mde
@@ -106,6 +117,21 @@ else:
                 "SequentialDesign",
                 "SequentialLook",
             ),
+            "._judge": (
+                "Agreement",
+                "LengthBias",
+                "PositionConsistency",
+                "agreement",
+                "length_bias",
+                "model_family",
+                "position_consistency",
+                "shared_family",
+            ),
+            "._corrected": (
+                "CorrectedScore",
+                "ScoreEstimate",
+                "corrected_score",
+            ),
             "._estimand": (
                 "PopulationTarget",
                 "estimand_text",
@@ -118,17 +144,22 @@ __all__ = [
     "N_RESAMPLES",
     "AdaptiveRule",
     "AdaptiveRun",
+    "Agreement",
     "Comparison",
+    "CorrectedScore",
     "Estimate",
     "Gate",
     "GateResult",
     "Interval",
     "ItemTable",
+    "LengthBias",
     "PairedDiff",
     "PassK",
     "PopulationTarget",
+    "PositionConsistency",
     "Reliability",
     "RunScore",
+    "ScoreEstimate",
     "SecondaryEstimate",
     "SequentialComparison",
     "SequentialDesign",
@@ -138,21 +169,27 @@ __all__ = [
     "VarianceComponents",
     "Versus",
     "WeightedDiff",
+    "agreement",
     "check_level",
     "compare_runs",
+    "corrected_score",
     "epochs_needed",
     "estimand_text",
     "estimate_mean",
     "item_table",
     "items_needed",
+    "length_bias",
     "mde",
+    "model_family",
     "paired_difference",
     "pass_at_k",
     "pass_hat_k",
     "population_target",
+    "position_consistency",
     "reliability",
     "score_run",
     "secondary_estimates",
+    "shared_family",
     "stratified_mean",
     "weighted_difference",
 ]

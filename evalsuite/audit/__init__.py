@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from evalsuite.audit._canary import CanaryProbe, canary_probe, split_canary
     from evalsuite.audit._graders import AuditOptions, audit_graders, audit_manifest, schedule_of
+    from evalsuite.audit._judge_probes import JudgeProbes, probe_judge
     from evalsuite.audit._leak_store import store_leak_audit
     from evalsuite.audit._leaks import (
         LeakFinding,
@@ -42,6 +43,10 @@ else:
                 "audit_graders",
                 "audit_manifest",
                 "schedule_of",
+            ),
+            "._judge_probes": (
+                "JudgeProbes",
+                "probe_judge",
             ),
             "._leaks": (
                 "LeakFinding",
@@ -76,6 +81,7 @@ __all__ = [
     "FamilyAudit",
     "FreezeAuditor",
     "GraderAudit",
+    "JudgeProbes",
     "LeakFinding",
     "LeakReport",
     "audit_graders",
@@ -87,6 +93,7 @@ __all__ = [
     "default_secrets",
     "default_surface",
     "load_team_policies",
+    "probe_judge",
     "schedule_of",
     "split_canary",
     "stage_candidate",

@@ -80,6 +80,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Sort candidate items into keep / fix / drop before freezing, with reasons.",
     ),
     "audit": ("_audit_cmd", "audit_cmd", "Audit a suite version: leaks, canary probe, graders."),
+    "regrade": (
+        "_judge_cmds",
+        "regrade_cmd",
+        "Re-score a run's stored outputs with another judge and compare, paired by item.",
+    ),
     "validity": (
         "_validity_cmds",
         "validity_group",

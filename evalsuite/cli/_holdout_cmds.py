@@ -1,4 +1,4 @@
-"""`evalsuite holdout status|family`: holdout use against its budget; model family mapping."""
+"""`evalsuite holdout status|family|reveal`: budget use, model families, sealed exact scores."""
 
 from __future__ import annotations
 
@@ -72,3 +72,31 @@ def family_cmd(
         emit_json(change.to_dict())
         return
     console.print(change.sentence)
+
+
+@holdout_group.command("reveal")
+@click.argument("run_id")
+@click.option("--reason", required=True, help="Why the exact score is needed (recorded).")
+@json_option
+@pass_context
+@handle_errors
+def reveal_cmd(ctx: Context, run_id: str, reason: str, as_json: bool) -> None:
+    """Show the exact holdout score of RUN_ID, sealed behind a mechanism's answer.
+
+    A run made with `--mechanism thresholdout|ladder` shows the mechanism's answer; its exact
+    holdout score stays in the results store. This is the recorded override: it appends a
+    `reveal` entry (who, when, your reason; never the score) to the suite's access ledger,
+    shown by `holdout status`, and then prints the score. Every reveal weakens the
+    mechanism's guarantee (docs/design/reusable-holdout.md).
+    """
+    from evalsuite.cli._run_cmds import open_store
+    from evalsuite.service import reveal_exact
+
+    found = reveal_exact(ctx.layout, ctx.key_dir, open_store(ctx, create=False), run_id, reason)
+    if as_json:
+        emit_json(found.to_dict())
+        return
+    console.print(
+        f"run {found.run_id}: exact holdout score {found.exact:.4f} (reveal recorded as ledger "
+        f"entry {found.seq})"
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import math
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
         GovernanceOptions,
         HarnessOptions,
         InspectOptions,
+        MechanismOptions,
         ModelOptions,
         RunOutcome,
         RunPlan,
@@ -205,6 +207,48 @@ def _governance(
     return GovernanceOptions(purpose, model_family, override_reason, key_file)
 
 
+def _mechanism(
+    mechanism: str | None,
+    dev_run: str | None,
+    threshold: float | None,
+    noise_scale: float | None,
+    mechanism_budget: int | None,
+    mechanism_seed: int | None,
+    ladder_step: float | None,
+) -> MechanismOptions | None:
+    from evalsuite.service import MechanismOptions
+
+    given = [
+        flag
+        for flag, value in (
+            ("--dev-run", dev_run),
+            ("--threshold", threshold),
+            ("--noise-scale", noise_scale),
+            ("--mechanism-budget", mechanism_budget),
+            ("--mechanism-seed", mechanism_seed),
+            ("--ladder-step", ladder_step),
+        )
+        if value is not None
+    ]
+    if mechanism is None:
+        if given:
+            raise UsageError(f"{', '.join(given)} only apply with --mechanism")
+        return None
+    ladder = mechanism == "ladder"
+    wrong = [f for f in given if (f == "--ladder-step") != ladder]
+    if wrong:
+        raise UsageError(f"{', '.join(wrong)} do not apply to --mechanism {mechanism}")
+    return MechanismOptions(
+        name=mechanism,  # type: ignore[arg-type]  # click.Choice: one of MECHANISMS
+        dev_run=dev_run,
+        threshold=threshold,
+        noise_scale=noise_scale,
+        budget=mechanism_budget,
+        seed=mechanism_seed,
+        step=ladder_step,
+    )
+
+
 def _adaptive(
     adaptive: bool,
     target_halfwidth: float | None,
@@ -360,6 +404,52 @@ governance_options = option_group(
     ),
     key_file_option,
 )
+mechanism_options = option_group(
+    "Reusable holdout",
+    "mechanism",
+    _mechanism,
+    click.option(
+        "--mechanism",
+        type=click.Choice(["thresholdout", "ladder"]),
+        default=None,
+        help=(
+            "With --split holdout: show this mechanism's answer instead of the exact holdout "
+            "score, which stays sealed in the store (docs/design/reusable-holdout.md)."
+        ),
+    ),
+    click.option(
+        "--dev-run",
+        default=None,
+        help="Thresholdout: the dev run to compare with (default: newest of the same model).",
+    ),
+    click.option(
+        "--threshold", type=float, default=None, help="Thresholdout's T (0-1; fixed at first use)."
+    ),
+    click.option(
+        "--noise-scale",
+        type=float,
+        default=None,
+        help="Thresholdout's Laplace scale sigma (fixed at first use).",
+    ),
+    click.option(
+        "--mechanism-budget",
+        type=int,
+        default=None,
+        help="Thresholdout's budget B of holdout answers (default: the suite's holdout budget).",
+    ),
+    click.option(
+        "--mechanism-seed",
+        type=int,
+        default=None,
+        help="Thresholdout's seed (default: drawn at first use; recorded in the ledger).",
+    ),
+    click.option(
+        "--ladder-step",
+        type=float,
+        default=None,
+        help="The Ladder's step (default: the MDE of two holdout runs; fixed at first use).",
+    ),
+)
 adaptive_options = option_group(
     "Adaptive",
     "adaptive",
@@ -459,6 +549,7 @@ fault_options = option_group(
 @harness_options
 @inspect_options
 @governance_options
+@mechanism_options
 @adaptive_options
 @shard_options
 @fault_options
@@ -472,6 +563,7 @@ def run_cmd(
     harness: HarnessOptions,
     inspect: InspectOptions,
     governance: GovernanceOptions,
+    mechanism: MechanismOptions | None,
     adaptive: AdaptiveOptions,
     shards: ShardOptions,
     faults: FaultOptions,
@@ -493,7 +585,7 @@ def run_cmd(
         model=model,
         harness=harness,
         inspect=inspect,
-        governance=governance,
+        governance=dataclasses.replace(governance, mechanism=mechanism),
         adaptive=adaptive,
         shards=shards,
         faults=faults,
@@ -535,8 +627,10 @@ def _print_run(ctx: Context, outcome: RunOutcome, *, as_json: bool) -> None:
     health = result.health
     audit = audit_field(ctx, result.run.suite, result.run.version)
     _ledger_note(ctx, result.run.suite, result.run.split)
+    release = outcome.release
     if as_json:
-        emit_json(result.to_dict() | {"audit": audit} | _adaptive_json(summary))
+        sealed = {} if release is None else {"mean": None, "mechanism": release.to_dict()}
+        emit_json(result.to_dict() | {"audit": audit} | _adaptive_json(summary) | sealed)
     elif not result.run_complete:
         _print_shard(result)
     else:
@@ -561,7 +655,16 @@ def _print_run(ctx: Context, outcome: RunOutcome, *, as_json: bool) -> None:
             if summary is not None
             else "mean over scored and limit attempts"
         )
-        console.print(f"  {mean_label}: {fmt(result.mean)}")
+        if release is None:
+            console.print(f"  {mean_label}: {fmt(result.mean)}")
+        else:  # the exact holdout score stays sealed (docs/design/reusable-holdout.md)
+            shown = "nothing released" if release.released is None else fmt(release.released)
+            console.print(f"  released by {release.mechanism} ({release.scope}): {shown}")
+            console.print(f"  {release.meaning}")
+            console.print(
+                "  the exact holdout score is sealed in the store: `evalsuite holdout reveal "
+                f'{result.run.run_id} --reason "..."` shows it and records that it did'
+            )
         limits = ", ".join(f"{k} {v}" for k, v in health.limits_by_type.items())
         console.print(
             f"  harness: {health.planned} planned, {health.scored} scored, {health.limits} "

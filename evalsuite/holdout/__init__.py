@@ -16,6 +16,13 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from evalsuite.holdout._anchor import anchor_file
+    from evalsuite.holdout._answers import (
+        MechanismState,
+        answer_problems,
+        answer_record,
+        mechanism_scope,
+        mechanism_state,
+    )
     from evalsuite.holdout._budget import (
         BudgetStatus,
         budget_status,
@@ -42,6 +49,18 @@ if TYPE_CHECKING:
         verify_ledger,
         who,
     )
+    from evalsuite.holdout._mechanism import (
+        MECHANISMS,
+        LadderAnswer,
+        LadderParams,
+        MechanismName,
+        ThresholdoutAnswer,
+        ThresholdoutParams,
+        ladder_answer,
+        replay_ladder,
+        replay_thresholdout,
+        thresholdout_answer,
+    )
     from evalsuite.holdout._tracking import ledger_history_problems, ledger_tracking_warning
 else:
     from evalsuite._core.lazy import lazy_exports
@@ -50,6 +69,13 @@ else:
         __name__,
         {
             "._anchor": ("anchor_file",),
+            "._answers": (
+                "MechanismState",
+                "answer_problems",
+                "answer_record",
+                "mechanism_scope",
+                "mechanism_state",
+            ),
             "._budget": (
                 "BudgetStatus",
                 "budget_status",
@@ -76,31 +102,58 @@ else:
                 "verify_ledger",
                 "who",
             ),
+            "._mechanism": (
+                "MECHANISMS",
+                "LadderAnswer",
+                "LadderParams",
+                "MechanismName",
+                "ThresholdoutAnswer",
+                "ThresholdoutParams",
+                "ladder_answer",
+                "replay_ladder",
+                "replay_thresholdout",
+                "thresholdout_answer",
+            ),
             "._tracking": ("ledger_history_problems", "ledger_tracking_warning"),
         },
     )
 
 __all__ = [
+    "MECHANISMS",
     "BudgetStatus",
+    "LadderAnswer",
+    "LadderParams",
     "LedgerEntry",
     "LedgerReport",
     "LedgerTransaction",
+    "MechanismName",
+    "MechanismState",
     "StoredRun",
+    "ThresholdoutAnswer",
+    "ThresholdoutParams",
     "anchor_file",
+    "answer_problems",
+    "answer_record",
     "append_entry",
     "budget_status",
     "check_budget",
     "family_mapping",
+    "ladder_answer",
     "ledger_hash_check",
     "ledger_history_problems",
     "ledger_store_problems",
     "ledger_tracking_warning",
+    "mechanism_scope",
+    "mechanism_state",
     "model_family",
     "open_ledger",
     "read_ledger",
     "record_decryption",
+    "replay_ladder",
+    "replay_thresholdout",
     "resolve_family",
     "store_hash_check",
+    "thresholdout_answer",
     "verify_ledger",
     "voided_accesses",
     "who",

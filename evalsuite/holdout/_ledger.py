@@ -11,7 +11,10 @@ Besides accesses, three kinds of events are chained the same way (``"kind"``, wi
 ``"reason"``): ``void`` releases the access just before it of the same run (the run failed
 before any holdout item reached the model), ``family`` records that a model belongs to
 another family from now on (`evalsuite holdout family`), and ``decrypt`` records that a tool
-other than a run decrypted the holdout (`evalsuite audit --leaks`; no budget spent).
+other than a run decrypted the holdout (`evalsuite audit --leaks`; no budget spent). A run
+made under a reusable-holdout mechanism adds an ``answer`` (the mechanism's released answer
+and state, docs/design/reusable-holdout.md), and ``reveal`` records that its sealed exact
+score was shown, with a reason.
 
 Editing any field breaks that entry's hash; deleting or reordering entries breaks the
 chain (``prev`` and ``seq``). Deleting the newest entries leaves a valid shorter chain, so
@@ -87,8 +90,8 @@ def model_family(model: str) -> str:
         family = stripped
 
 
-EntryKind = Literal["access", "void", "family", "decrypt"]
-KINDS: tuple[EntryKind, ...] = ("access", "void", "family", "decrypt")
+EntryKind = Literal["access", "void", "family", "decrypt", "answer", "reveal"]
+KINDS: tuple[EntryKind, ...] = ("access", "void", "family", "decrypt", "answer", "reveal")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +123,11 @@ class LedgerEntry:
     failed before any holdout item reached the model; ``family``: `model` belongs to
     `model_family` from now on (an audited re-mapping, with a `reason`); ``decrypt``: a tool
     other than a run decrypted the holdout (the leak audit; `reason` says which), recorded
-    before the vault is opened, spending no budget."""
+    before the vault is opened, spending no budget; ``answer``: a reusable-holdout mechanism
+    (Thresholdout, the Ladder) answered for run `run_id`, in `mechanism`
+    (docs/design/reusable-holdout.md); ``reveal``: the exact holdout score of run `run_id`,
+    sealed behind a mechanism's answer, was shown to `user`, with a `reason` (the score itself
+    is never written here)."""
     reason: str | None = None
     """Why a ``void`` or ``family`` event was recorded."""
     stopping_rule: dict[str, Any] | None = None
@@ -128,12 +135,17 @@ class LedgerEntry:
     (docs/design/adaptive.md); left out of the hashed body when absent, so ledgers written
     before it existed verify unchanged."""
 
+    mechanism: dict[str, Any] | None = None
+    """An ``answer`` entry's mechanism: its name, parameters, generator, answer index, inputs
+    (never the exact holdout score) and answer (`evalsuite.holdout._answers`); left out of the
+    hashed body when absent."""
+
     def body(self) -> dict[str, Any]:
         """Every field but `hash` (what the hash covers)."""
         body = {
             k: getattr(self, k)
             for k in self.__dataclass_fields__
-            if k not in ("hash", "kind", "reason", "stopping_rule")
+            if k not in ("hash", "kind", "reason", "stopping_rule", "mechanism")
         }
         if self.kind != "access":
             body["kind"] = self.kind
@@ -141,6 +153,8 @@ class LedgerEntry:
             body["reason"] = self.reason
         if self.stopping_rule is not None:
             body["stopping_rule"] = self.stopping_rule
+        if self.mechanism is not None:
+            body["mechanism"] = self.mechanism
         return body
 
 
@@ -223,6 +237,10 @@ def _chain_problems(path: Path, entries: list[LedgerEntry]) -> list[str]:
             open_access[entry.run_id] = position
         elif entry.kind == "void" and open_access.pop(entry.run_id, None) is None:
             problems.append(f"{where} voids an access of run {entry.run_id} that is not there")
+        elif entry.kind in ("answer", "reveal") and entry.run_id not in open_access:
+            problems.append(
+                f"{where} is an {entry.kind} for run {entry.run_id}, which has no access before it"
+            )
         prev = entry.hash
     return problems
 

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
         load_suite_items,
         read_item_source,
     )
+    from evalsuite.manifest._judge_config import JudgeConfig
     from evalsuite.manifest._leak_record import leak_audit_path, read_leak_audit
     from evalsuite.manifest._lean import (
         ManifestSummary,
@@ -179,6 +180,7 @@ else:
                 "split_salt",
                 "stratified_split",
             ),
+            "._judge_config": ("JudgeConfig",),
             "._suite": (
                 "FamilyConfig",
                 "SuiteConfig",
@@ -248,6 +250,7 @@ __all__ = [
     "HashSources",
     "Item",
     "ItemProblem",
+    "JudgeConfig",
     "KeySpec",
     "LoadedItem",
     "Manifest",

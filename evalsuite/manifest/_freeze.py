@@ -398,16 +398,17 @@ def _required_bump(content: Mapping[str, Any], parent: Manifest) -> Bump | None:
     return None
 
 
-def _scoring(family: Mapping[str, Any]) -> tuple[Any, Any, Any]:
-    """What decides a family's score besides its items: score, bounds and task arguments.
+def _scoring(family: Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:
+    """What decides a family's score besides its items: score, bounds, task arguments, judge.
 
-    See docs/design/scorers.md and docs/design/foreign-tasks.md.
+    See docs/design/scorers.md, docs/design/foreign-tasks.md and docs/design/judge-audit.md.
     """
     bounds = family.get("score_bounds")
     return (
         family.get("score"),
         list(bounds) if bounds is not None else None,
         family.get("task_args"),
+        family.get("judge"),
     )
 
 

@@ -20,6 +20,7 @@ from evalsuite._core.hashing import content_hash
 from evalsuite._core.validation import describe_validation_error
 from evalsuite.errors import ManifestTamperedError, NotFoundError
 from evalsuite.manifest._family_fields import FamilyFieldChecks
+from evalsuite.manifest._judge_config import JudgeConfig
 from evalsuite.manifest._split import Split
 
 __all__ = [
@@ -37,7 +38,15 @@ __all__ = [
 
 MANIFEST_FORMAT = "evalsuite-manifest/1"
 _UNHASHED = ("frozen_at", "note", "manifest_hash")
-_OPTIONAL_FAMILY_FIELDS = ("items", "task_args", "run_args", "score", "score_bounds", "tools")
+_OPTIONAL_FAMILY_FIELDS = (
+    "items",
+    "task_args",
+    "run_args",
+    "score",
+    "score_bounds",
+    "tools",
+    "judge",
+)
 """Family fields recorded only when declared (absent from manifests frozen before them)."""
 _OPTIONAL_FIELDS = ("audit",)
 """Manifest fields recorded only when set (absent from manifests frozen before them)."""
@@ -79,6 +88,9 @@ class ManifestFamily(_Frozen, FamilyFieldChecks):
     """The action space frozen with the family: tool name -> hash of the schema a model is
     shown (docs/design/grader-audit.md); ``{}`` for a family without tools, absent for a
     family without a kit or a manifest frozen before action spaces were recorded."""
+    judge: JudgeConfig | None = None
+    """The family's model judge as declared (docs/design/judge-audit.md); absent when the
+    family is not model-graded."""
 
     @model_serializer(mode="wrap")
     def _omit_undeclared(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from evalsuite._core.layout import Layout
 from evalsuite._core.validation import describe_validation_error
 from evalsuite.errors import NotFoundError, SuiteConfigError
 from evalsuite.manifest._family_fields import FamilyFieldChecks
+from evalsuite.manifest._judge_config import JudgeConfig
 from evalsuite.manifest._names import NAME_PATTERN as _NAME
 from evalsuite.manifest._names import list_suite_names
 from evalsuite.manifest._paths import escaping_paths
@@ -51,6 +52,9 @@ class FamilyConfig(FamilyFieldChecks):
     score_bounds: tuple[float, float] | None = None
     """``[low, high]`` scale of a numeric score, mapped linearly to [0, 1]; a value outside
     it is a harness error, never clipped. Default: numbers must already be in [0, 1]."""
+    judge: JudgeConfig | None = None
+    """The model judge the family's scorer asks, when it is model-graded: frozen with the
+    family (docs/design/judge-audit.md)."""
 
     @field_validator("task")
     @classmethod

@@ -23,6 +23,7 @@ from evalsuite.manifest._verify_cache import VerifyCache
 # (docs/design/startup.md).
 if TYPE_CHECKING:
     from evalsuite.manifest._items import LoadedItem
+    from evalsuite.manifest._judge_config import JudgeConfig
     from evalsuite.manifest._schema import FileRecord, Manifest
     from evalsuite.manifest._suite import FamilyConfig, SuiteConfig
     from evalsuite.manifest._vault import KeySpec
@@ -295,6 +296,30 @@ def _check_family_versions(
                 f"family {fam.name!r} has version {fam.version} in {suite.path_hint} but "
                 f"{frozen_families[fam.name]} in {manifest.ref}; freeze a new major version"
             )
+        elif old is not None and old.judge != fam.judge:
+            report.problems.append(_judge_changed(fam.name, old.judge, fam.judge, suite, manifest))
+
+
+def _judge_changed(
+    name: str,
+    frozen: JudgeConfig | None,
+    declared: JudgeConfig | None,
+    suite: SuiteConfig,
+    manifest: Manifest,
+) -> str:
+    """The problem of a family whose declared judge is not the one its version froze."""
+    was = frozen.model_dump(exclude_none=True) if frozen else {}
+    now = declared.model_dump(exclude_none=True) if declared else {}
+    fields = sorted(k for k in {*was, *now} if was.get(k) != now.get(k))
+    shown = ", ".join(
+        f"{k}: {was.get(k)!r} -> {now.get(k)!r}" if k != "prompt" else "prompt changed"
+        for k in fields
+    )
+    return (
+        f"family {name!r}'s judge in {suite.path_hint} is not the one {manifest.ref} froze "
+        f"({shown}); a judge decides the scores, so a changed judge is a new major version "
+        "(docs/design/judge-audit.md)"
+    )
 
 
 def _relative(layout: Layout, path: Path) -> str:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         PlannedAttempt,
         RunInterrupted,
         RunResult,
+        dev_items,
         plan_attempts,
         run_suite,
     )
@@ -120,6 +121,7 @@ else:
                 "PlannedAttempt",
                 "RunInterrupted",
                 "RunResult",
+                "dev_items",
                 "plan_attempts",
                 "run_suite",
             ),
@@ -195,6 +197,7 @@ __all__ = [
     "check_task_scoring",
     "checked_initial_state",
     "classify_sample",
+    "dev_items",
     "environment_digest",
     "episode_seed",
     "episode_setup",

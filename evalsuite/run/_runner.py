@@ -882,6 +882,15 @@ def _void_look(layout: Layout, look: LedgerEntry, reason: str, now: datetime) ->
         append_entry(layout.ledger_file(look.suite), fields)
 
 
+def dev_items(layout: Layout, manifest: Manifest) -> dict[str, tuple[str, Item]]:
+    """The dev items of `manifest` as frozen: item id -> (family, item), hashes checked.
+
+    Raises:
+        IntegrityError: a dev item is missing from `tasks/` or changed since the freeze.
+    """
+    return _items_of_split(layout, manifest, "dev", KeySpec(key_dir=layout.state / "no-keys"))
+
+
 def _open_items(
     layout: Layout, manifest: Manifest, spec: RunSpec, keys: KeySpec
 ) -> dict[str, tuple[str, Item]]:

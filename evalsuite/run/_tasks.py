@@ -154,6 +154,19 @@ def _check_args(function: Callable[..., Any], family: TaskReference, hint: str) 
             f"{_describe(family)}: task_args {unknown} are not arguments of the task function "
             f"(it takes {sorted(names) or 'none'}). {hint}"
         )
+    if getattr(family, "judge", None) is not None:
+        if "judge" not in names:
+            raise UsageError(
+                f"{_describe(family)} declares a judge, but its task function takes no "
+                "`judge` argument, so the declared judge could not reach its scorer: add "
+                "`judge: str` (the inspect model name its model-graded scorer uses, e.g. "
+                "`model_graded_qa(model=judge)`; docs/design/judge-audit.md). " + hint
+            )
+        if "judge" in (family.task_args or {}):
+            raise UsageError(
+                f"{_describe(family)} sets `judge` in task_args and declares a judge: give "
+                "the judge once, in [families.judge]. " + hint
+            )
 
 
 def load_task_function(
@@ -276,6 +289,9 @@ def build_task(
         run_args: Task arguments given at run time (``-T``), over the frozen ones.
     """
     args = {**(family.task_args or {}), **(run_args or {})}
+    judge = getattr(family, "judge", None)
+    if judge is not None:  # the declared, frozen judge grades (docs/design/judge-audit.md)
+        args["judge"] = judge.model
     if takes_dataset(function, family):
         return function(dataset=list(samples), **args)
     with no_dataset_reads():

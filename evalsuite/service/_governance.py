@@ -74,7 +74,7 @@ class GovernanceCheck:
     """Not failures: the ledger is not tracked by git, or has entries not committed."""
 
 
-def check_governance(
+def check_governance(  # noqa: PLR0913 - the suite, its records, then where the store is
     layout: Layout,
     key_dir: Path,
     suite: str,
@@ -82,10 +82,14 @@ def check_governance(
     manifest_hash: str | None,
     runs: list[StoredRun],
     store: str,
+    *,
+    store_url: str | None = None,
 ) -> GovernanceCheck:
     """Ledger chain, ledger ⇄ store both ways, and the manifest hash in ledger and store.
 
-    `key_dir` holds the ledger's anchor (the last entry this machine recorded).
+    `key_dir` holds the ledger's anchor (the last entry this machine recorded). Every answer
+    of a reusable-holdout mechanism is recomputed from the ledger and the exact scores in the
+    store at `store_url` (None: the project's default store; docs/design/reusable-holdout.md).
     """
     path = layout.ledger_file(suite)
     shown = str(path.relative_to(layout.root)) if path.is_relative_to(layout.root) else str(path)
@@ -115,6 +119,12 @@ def check_governance(
     except LedgerError:
         return found()  # unreadable lines are already reported; nothing to compare
     problems.extend(ledger_store_problems(entries, runs, suite=suite, ledger=shown, store=store))
+    if any(e.kind == "answer" for e in entries):
+        from evalsuite.service._mechanism import mechanism_problems
+        from evalsuite.store import default_store_url
+
+        url = store_url or default_store_url(layout.state)
+        problems.extend(mechanism_problems(entries, url, suite=suite, ledger=shown))
     if version is None or manifest_hash is None:
         return found(entries)
     state, problem = ledger_hash_check(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalsuite.errors import IntegrityError
 from evalsuite.service._format import fmt_time
@@ -43,6 +43,11 @@ class HoldoutStatus:
     ledger_entries: int
     store: str
     hash_sources: dict[str, str]
+    mechanisms: tuple[dict[str, Any], ...] = ()
+    """Per reusable-holdout mechanism scope: which mechanism answered, how much of its budget
+    is spent, the newest released number and what it means (docs/design/reusable-holdout.md)."""
+    reveals: tuple[dict[str, Any], ...] = ()
+    """Recorded reveals of sealed exact scores (who, when, why; never the score)."""
 
     @property
     def ref(self) -> str:
@@ -51,12 +56,20 @@ class HoldoutStatus:
 
     def to_dict(self) -> JsonObject:
         """The ``holdout status --json`` payload."""
-        return self.budget.to_dict() | {
-            "ledger_entries": self.ledger_entries,
-            "ledger": str(self.ledger),
-            "store": self.store,
-            "hash_sources": dict(self.hash_sources),
-        }
+        return (
+            self.budget.to_dict()
+            | {
+                "ledger_entries": self.ledger_entries,
+                "ledger": str(self.ledger),
+                "store": self.store,
+                "hash_sources": dict(self.hash_sources),
+            }
+            | (
+                {"mechanisms": list(self.mechanisms), "reveals": list(self.reveals)}
+                if self.mechanisms
+                else {}
+            )
+        )
 
 
 def holdout_status(
@@ -75,7 +88,9 @@ def holdout_status(
     version = manifest.version
     history = history_check(layout, suite, version, manifest.manifest_hash)
     runs, store = stored_runs(layout, store_url)
-    check = check_governance(layout, key_dir, suite, version, manifest.manifest_hash, runs, store)
+    check = check_governance(
+        layout, key_dir, suite, version, manifest.manifest_hash, runs, store, store_url=store_url
+    )
     problems = [*history.problems, *check.problems]
     if problems or check.entries is None:
         raise IntegrityError(
@@ -84,7 +99,11 @@ def holdout_status(
             + "; ".join(problems)
         )
     entries = list(check.entries)
+    from evalsuite.service._mechanism import mechanism_summaries, reveal_records
+
     return HoldoutStatus(
+        mechanisms=tuple(mechanism_summaries(entries, suite=suite, version=version)),
+        reveals=tuple(reveal_records(entries, suite=suite, version=version)),
         budget=budget_status(entries, suite=suite, version=version, budget=manifest.holdout_budget),
         ledger=check.ledger,
         ledger_entries=len(entries),
@@ -109,6 +128,12 @@ def holdout_status_view(result: HoldoutStatus) -> ResultView:
         f"voided access of run {v['run_id']} ({v['model']}): the run failed before any holdout "
         "item reached the model"
         for v in status.voided
+    ]
+    facts += [_mechanism_fact(m) for m in result.mechanisms]
+    facts += [
+        f"exact score of run {r['run_id']} revealed to {r['user']} at {fmt_time(r['at'])}: "
+        f"{r['reason']}"
+        for r in result.reveals
     ]
     table = TableView(
         "holdout runs per model family",
@@ -142,4 +167,17 @@ def holdout_status_view(result: HoldoutStatus) -> ResultView:
         facts=tuple(facts),
         caveats=(),
         payload=result.to_dict(),
+    )
+
+
+def _mechanism_fact(summary: dict[str, Any]) -> str:
+    """One line per mechanism scope: who answers, its budget, and what its number means."""
+    name = summary["mechanism"]
+    if name == "thresholdout":
+        budget = f"{summary['budget_spent']} of {summary['budget']} holdout answers spent"
+    else:
+        budget = f"step {summary['params']['step']:g}"
+    return (
+        f"{name} answers for {summary['scope']} ({summary['answers']} answer(s), {budget}); "
+        f"newest (run {summary['last_run']}): {summary['meaning']}"
     )

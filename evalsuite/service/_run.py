@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from evalsuite.manifest import KeySpec
     from evalsuite.run import RunResult, RunSpec, Shard
     from evalsuite.service._adaptive_result import AdaptiveResult
+    from evalsuite.service._mechanism import MechanismOptions, PreparedMechanism, Release
     from evalsuite.store import Store
 
 __all__ = [
@@ -154,6 +155,9 @@ class GovernanceOptions:
     """Run past the holdout budget; the reason is recorded in the ledger."""
     key_file: Path | None = None
     """Vault key file (default: ``$EVALSUITE_KEY_DIR/<suite>.key``); the caller's `KeySpec`."""
+    mechanism: MechanismOptions | None = None
+    """``--mechanism``: a reusable-holdout mechanism answers instead of the exact holdout score
+    (docs/design/reusable-holdout.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +292,8 @@ class RunOutcome:
     adaptive: AdaptiveResult | None = None
     """What the adaptive run found (rounds, intervals, why it stopped; `adaptive_view`
     renders it, `run --json`'s ``adaptive``); None for a planned run."""
+    release: Release | None = None
+    """A ``--mechanism`` run's answer, shown instead of the exact holdout score."""
 
     @property
     def invalid(self) -> InvalidRunError | None:
@@ -441,6 +447,7 @@ def execute_run(
     within = STOP_WITHIN_S if stop_within_s is None else stop_within_s
     if callable(store):
         store = store()
+    prepared = _prepare_mechanism(request, planned, layout, store)
     if planned.rule is not None:
         if run_adaptive is None:
             raise UsageError(
@@ -471,4 +478,36 @@ def execute_run(
         hard_stop=hard_stop,
         stop_within_s=within,
     )
-    return RunOutcome(result=result)
+    if prepared is None:
+        return RunOutcome(result=result)
+    from evalsuite.service._mechanism import release_answer
+
+    return RunOutcome(
+        result=result, release=release_answer(layout, keys.key_dir, store, prepared, result)
+    )
+
+
+def _prepare_mechanism(
+    request: RunRequest, planned: PlannedRun, layout: Layout, store: Store
+) -> PreparedMechanism | None:
+    """``--mechanism``: everything that can refuse, checked before the look is spent."""
+    options = request.governance.mechanism
+    if options is None or options.name is None:
+        return None
+    spec = planned.spec
+    if request.plan.split != "holdout" or planned.resume or planned.shard or planned.rule:
+        raise UsageError(
+            f"--mechanism {options.name} answers a whole holdout run: use it with --split "
+            "holdout, without --resume, --shard or --adaptive"
+        )
+    from evalsuite.service._mechanism import prepare_mechanism
+
+    return prepare_mechanism(
+        layout,
+        store,
+        suite=spec.suite,
+        version=spec.version,
+        model=spec.model,
+        model_family=request.governance.model_family,
+        options=options,
+    )

@@ -185,7 +185,14 @@ def verify(  # noqa: PLR0913 - the project, its action-space check, then the opt
     runs, store = stored_runs(layout, store_url) if reports else ([], "")
     for report in reports:
         check = check_governance(
-            layout, key_dir, report.suite, report.version, report.manifest_hash, runs, store
+            layout,
+            key_dir,
+            report.suite,
+            report.version,
+            report.manifest_hash,
+            runs,
+            store,
+            store_url=store_url,
         )
         report.problems.extend(check.problems)
         report.warnings.extend(check.warnings)
