@@ -18,10 +18,13 @@ Catalogue:
   `ComparisonResult`: the paired comparison, its verdict and gate (``evalsuite compare``).
 - `make_report(run_ids, *, out=None, ...)` -> `ReportData`: the HTML, Markdown and JSON
   report (``evalsuite report``), written to `out` when given.
+- `audit_suite(ref, *, root=None, graders=False, leaks=False, ...)` -> `AuditOutcome`: the leak
+  audit, grader audit or canary probe of a frozen suite version, typed (``evalsuite audit``),
+  with the failure the command would exit with.
 - `open_project(root=None, *, store=None)` -> `Project`: the project directory and its
   results store, found as the command finds them.
-- `ScoreResult`, `ComparisonResult`, `Project`: the result types; each result's `to_dict()`
-  is its ``--json`` form.
+- `ScoreResult`, `ComparisonResult`, `AuditOutcome`, `Project`: the result types; each
+  result's `to_dict()` is its ``--json`` form.
 - `__version__`: the installed version.
 
 The project is `root` (else the current directory, as ``--root``); the store is `store`,
@@ -33,10 +36,12 @@ raises `evalsuite.errors.NotFoundError`.
 from typing import TYPE_CHECKING
 
 __all__ = [
+    "AuditOutcome",
     "ComparisonResult",
     "Project",
     "ScoreResult",
     "__version__",
+    "audit_suite",
     "compare",
     "make_report",
     "open_project",
@@ -46,9 +51,11 @@ __all__ = [
 if TYPE_CHECKING:
     from evalsuite._core.version import __version__
     from evalsuite.api import (
+        AuditOutcome,
         ComparisonResult,
         Project,
         ScoreResult,
+        audit_suite,
         compare,
         make_report,
         open_project,

@@ -27,11 +27,13 @@ from typing import TYPE_CHECKING
 
 from evalsuite.service import (
     AnalysisOptions,
+    AuditOutcome,
     ComparisonResult,
     Project,
     ScoreResult,
     open_project,
 )
+from evalsuite.service import audit_suite as _audit_suite
 from evalsuite.service import compare as _compare
 from evalsuite.service import score as _score
 
@@ -40,9 +42,11 @@ if TYPE_CHECKING:
     from evalsuite.store import Store
 
 __all__ = [
+    "AuditOutcome",
     "ComparisonResult",
     "Project",
     "ScoreResult",
+    "audit_suite",
     "compare",
     "make_report",
     "open_project",
@@ -193,3 +197,84 @@ def make_report(  # noqa: PLR0913 - the options of `evalsuite report`, one each
     if out is not None:
         write_report(report, Path(out))
     return report
+
+
+def audit_suite(  # noqa: PLR0913 - the options of `evalsuite audit`, one each
+    ref: str,
+    *,
+    root: str | Path | None = None,
+    store: Store | str | None = None,
+    graders: bool = False,
+    leaks: bool = False,
+    split: str = "dev",
+    purpose: str | None = None,
+    per_stratum: int | None = None,
+    canary_probe: bool = False,
+    model: str | None = None,
+    tries: int = 5,
+    seed: int = 0,
+    skip_holdout: bool = False,
+    key_dir: str | Path | None = None,
+    key_file: str | Path | None = None,
+) -> AuditOutcome:
+    """Audit a frozen suite version (``evalsuite audit REF``); with no part asked, the leaks.
+
+    A complete dev grader audit is stored with the version and the leak audit always, as the
+    command does. Unlike the command, nothing exits: the failure it would exit with is
+    returned beside the results.
+
+    Args:
+        ref: ``SUITE`` or ``SUITE@X.Y.Z`` (default: the latest frozen version).
+        root: The project directory (default: the current directory).
+        store: The results store, as for `score` (a holdout grader audit records its look).
+        graders: Run the grader audit (``--graders``; plays every family's policies).
+        leaks: Run the leak audit (also when nothing else is asked for).
+        split: The grader audit's split, ``dev`` or ``holdout`` (a budgeted, ledgered look).
+        purpose: A holdout grader audit: why (the ledger).
+        per_stratum: Audit only the first N items of each stratum (partial: not stored).
+        canary_probe: Ask `model` to complete the suite's canary (``--canary-probe``).
+        model: The model of the canary probe.
+        tries: The canary probe's tries.
+        seed: Seed of the grader audit and the probe.
+        skip_holdout: Audit dev items only for leaks (no key needed).
+        key_dir: Where the vault keys are (default: ``~/.config/evalsuite/keys``; the
+            command's ``$EVALSUITE_KEY_DIR`` is not read here: pass it).
+        key_file: The vault key's file, instead of `key_dir`.
+
+    Returns:
+        The `AuditOutcome`: ``.result`` (`AuditResult`: ``.graders``, ``.leaks``,
+        ``.canary_probe``, typed; ``.to_dict()`` is ``audit --json`` without the view's
+        sentences) and ``.failure`` (the error the command exits with, or None).
+
+    Raises:
+        NotFoundError: unknown suite or version.
+        UsageError: an inconsistent request (a probe without a model, a holdout grader
+            audit without a purpose).
+    """
+    from evalsuite.manifest import KeySpec, parse_ref
+    from evalsuite.service import AuditRequest
+
+    project = _project(root, store)
+    suite, version = parse_ref(ref)
+    keys = KeySpec(
+        key_dir=Path(key_dir).expanduser()
+        if key_dir is not None
+        else Path.home() / ".config" / "evalsuite" / "keys",
+        key_file=Path(key_file) if key_file is not None else None,
+        project=project.root,
+    )
+    request = AuditRequest(
+        suite=suite,
+        version=version,
+        graders=graders,
+        split=split,
+        purpose=purpose,
+        per_stratum=per_stratum,
+        leaks=leaks,
+        canary_probe=canary_probe,
+        model=model,
+        tries=tries,
+        seed=seed,
+        skip_holdout=skip_holdout,
+    )
+    return _audit_suite(project.layout, request, keys=keys, store=lambda: _store_of(project, store))

@@ -33,7 +33,7 @@ __all__ = [
 
 def print_grader_audit(result: Mapping[str, Any]) -> None:
     """The results of `audit --graders`: its view, one table per family, failures first."""
-    print_view(console, audit_view(AuditResult(graders=dict(result))))
+    print_view(console, audit_view(AuditResult.from_dict({"graders": result})))
 
 
 def _status(layout: Layout, suite: str | None, version: str | None) -> tuple[str, str, str | None]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import click
 
 from evalsuite.cli._common import (
@@ -15,9 +13,7 @@ from evalsuite.cli._common import (
     pass_context,
 )
 from evalsuite.cli._views import print_view
-from evalsuite.errors import NotFoundError, UsageError
-from evalsuite.holdout import anchor_file, family_mapping, open_ledger, who
-from evalsuite.manifest import frozen_versions, parse_ref
+from evalsuite.manifest import parse_ref
 
 __all__ = ["holdout_group"]
 
@@ -69,54 +65,13 @@ def family_cmd(
     the suite's access ledger, with your reason, shown by `holdout status`. Runs made
     before stay counted under the family they ran as.
     """
-    name, _ = parse_ref(suite)
-    if not frozen_versions(ctx.layout, name):
-        raise NotFoundError(f"suite {name!r} has no frozen version: no holdout to govern")
-    if not reason.strip():
-        raise UsageError("--reason must say why the model changes family (it is recorded)")
-    if not family.strip():
-        raise UsageError("FAMILY must not be empty")
-    user, host = who()
-    anchor = anchor_file(ctx.key_dir, ctx.layout.root, name)
-    with open_ledger(ctx.layout.ledger_file(name), anchor=anchor) as ledger:
-        before = family_mapping(ledger.entries).get(model)
-        if before == family:
-            raise UsageError(f"model {model!r} already belongs to family {family!r} on {name}")
-        entry = ledger.append(
-            {
-                "run_id": "",
-                "suite": name,
-                "version": "",
-                "manifest_hash": "",
-                "model": model,
-                "model_family": family,
-                "user": user,
-                "host": host,
-                "at": datetime.now(UTC).isoformat(),
-                "purpose": None,
-                "override_reason": None,
-                "resumed": False,
-                "kind": "family",
-                "reason": reason.strip(),
-            }
-        )
-    payload = {
-        "suite": name,
-        "model": model,
-        "model_family": family,
-        "previous_family": before,
-        "reason": entry.reason,
-        "seq": entry.seq,
-        "hash": entry.hash,
-    }
+    from evalsuite.service import change_family
+
+    change = change_family(ctx.layout, ctx.key_dir, suite, model, family, reason=reason)
     if as_json:
-        emit_json(payload)
+        emit_json(change.to_dict())
         return
-    was = f"from {before!r} " if before else ""
-    console.print(
-        f"{model} moved {was}to family {family!r} on {name} (ledger entry {entry.seq}); "
-        "its earlier holdout runs stay counted under the family they ran as"
-    )
+    console.print(change.sentence)
 
 
 @holdout_group.command("reveal")

@@ -17,8 +17,7 @@ from evalsuite.cli._common import (
     pass_context,
 )
 from evalsuite.cli._views import print_view
-from evalsuite.errors import StoreError
-from evalsuite.store import SCHEMA_VERSION, Store, default_store_url
+from evalsuite.store import default_store_url
 
 __all__ = ["store_group"]
 
@@ -60,38 +59,11 @@ def upgrade_cmd(ctx: Context, as_json: bool) -> None:
 
     A store of a newer schema is refused (exit 1) and left as it is.
     """
-    from evalsuite.service import import_local_gates
+    from evalsuite.service import upgrade_store
 
-    store = Store(_url(ctx), upgrade=False)
-    before, after = store.upgrade()
-    # gates recorded before version 5 in this checkout's .evalsuite/gates/: into the store
-    imported, bad = import_local_gates(store, ctx.layout)
+    result = upgrade_store(_url(ctx), ctx.layout)
     if as_json:
-        emit_json(
-            {
-                "url": store.display_url,
-                "from_version": before,
-                "to_version": after,
-                "gates_imported": imported,
-                "gate_files_not_imported": bad,
-            }
-        )
+        emit_json(result.to_dict())
         return
-    if before is None:
-        console.print(f"created the store {store.display_url} at schema version {after}")
-    elif before == after:
-        console.print(f"the store {store.display_url} is at schema version {after}: nothing to do")
-    else:
-        console.print(f"upgraded the store {store.display_url} from version {before} to {after}")
-    if imported:
-        console.print(
-            f"imported {imported} gate(s) recorded by `compare` from "
-            f"{ctx.layout.state / 'gates'} into the store (the folder is now gates.imported)"
-        )
-    if bad:
-        console.print(
-            f"not imported (not a valid gate record): {', '.join(bad)} in "
-            f"{ctx.layout.state / 'gates'}"
-        )
-    if after != SCHEMA_VERSION:  # pragma: no cover - upgrade reaches the current version
-        raise StoreError(f"the store is at version {after}, not {SCHEMA_VERSION}")
+    for line in result.lines:
+        console.print(line)

@@ -8,6 +8,7 @@ docs/design/startup.md). Only what changed is checked in full.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,7 @@ def _action_space(
     layout: Layout,
     suite: str,
     version: str,
-    families: list[dict[str, Any]],
+    families: Sequence[Mapping[str, Any]],
     *,
     use_cache: bool,
     environment: list[bytes],

@@ -12,7 +12,16 @@ The statistics (`analyse_items`, `fit_2pl`) take DataFrames and arrays and load 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from evalsuite.items._analysis import FLAGS, MIN_IRT_MODELS, ItemAnalysis, analyse_items
+    from evalsuite.items._analysis import (
+        FLAGS,
+        MIN_IRT_MODELS,
+        ItemAnalysis,
+        ItemRow,
+        ModelRow,
+        SeparationTest,
+        StratumWatch,
+        analyse_items,
+    )
     from evalsuite.items._irt import IrtFit, fit_2pl, simulate_2pl
     from evalsuite.items._load import analysed_runs, item_analysis, version_runs
     from evalsuite.items._saturation import DEFAULT_SATURATION, stratum_watch
@@ -22,7 +31,20 @@ else:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
-            "._analysis": ("FLAGS", "MIN_IRT_MODELS", "ItemAnalysis", "analyse_items"),
+            "._analysis": (
+                "FLAGS",
+                "MIN_IRT_MODELS",
+                "ItemAnalysis",
+                "ItemRow",
+                "ModelRow",
+                "SeparationTest",
+                "StratumWatch",
+                "ItemRow",
+                "ModelRow",
+                "SeparationTest",
+                "StratumWatch",
+                "analyse_items",
+            ),
             "._irt": ("IrtFit", "fit_2pl", "simulate_2pl"),
             "._load": ("analysed_runs", "item_analysis", "version_runs"),
             "._saturation": ("DEFAULT_SATURATION", "stratum_watch"),
@@ -35,6 +57,10 @@ __all__ = [
     "MIN_IRT_MODELS",
     "IrtFit",
     "ItemAnalysis",
+    "ItemRow",
+    "ModelRow",
+    "SeparationTest",
+    "StratumWatch",
     "analyse_items",
     "analysed_runs",
     "fit_2pl",

@@ -27,6 +27,10 @@ __all__ = [
     "FLAGS",
     "MIN_IRT_MODELS",
     "ItemAnalysis",
+    "ItemRow",
+    "ModelRow",
+    "SeparationTest",
+    "StratumWatch",
     "analyse_items",
 ]
 
@@ -49,6 +53,194 @@ def _num(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _opt(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRow:
+    """One item's statistics and flags (``items --json``'s ``items[]``; docs/cli.md).
+
+    Rates and statistics are None (JSON null) where they are not defined.
+    """
+
+    item_id: str
+    stratum: str
+    models: int
+    planned: int
+    solve_rate: float | None
+    solve_ci: tuple[float | None, float | None]
+    harness_errors: int
+    harness_error_rate: float | None
+    limits: int
+    limit_rate: float | None
+    item_rest_r: float | None
+    item_rest_ci: tuple[float | None, float | None]
+    irt_a: float | None
+    irt_a_se: float | None
+    irt_b: float | None
+    negative_q: float | None
+    flip_models: int
+    multi_epoch_models: int
+    flip_expected: float | None
+    epoch_variance: float | None
+    noise_variance: float | None
+    flaky_q: float | None
+    harness_error_q: float | None
+    seed_flip_models: tuple[str, ...]
+    stratum_watched: bool
+    flags: tuple[str, ...]
+    """In `FLAGS` order."""
+    flag_reasons: dict[str, str]
+    """flag -> why the item carries it."""
+
+    def to_dict(self) -> dict[str, object]:
+        """The item's JSON (today's field names and order)."""
+        return {
+            "item_id": self.item_id,
+            "stratum": self.stratum,
+            "models": self.models,
+            "planned": self.planned,
+            "solve_rate": self.solve_rate,
+            "solve_ci": list(self.solve_ci),
+            "harness_errors": self.harness_errors,
+            "harness_error_rate": self.harness_error_rate,
+            "limits": self.limits,
+            "limit_rate": self.limit_rate,
+            "item_rest_r": self.item_rest_r,
+            "item_rest_ci": list(self.item_rest_ci),
+            "irt_a": self.irt_a,
+            "irt_a_se": self.irt_a_se,
+            "irt_b": self.irt_b,
+            "negative_q": self.negative_q,
+            "flip_models": self.flip_models,
+            "multi_epoch_models": self.multi_epoch_models,
+            "flip_expected": self.flip_expected,
+            "epoch_variance": self.epoch_variance,
+            "noise_variance": self.noise_variance,
+            "flaky_q": self.flaky_q,
+            "harness_error_q": self.harness_error_q,
+            "seed_flip_models": list(self.seed_flip_models),
+            "stratum_watched": self.stratum_watched,
+            "flags": list(self.flags),
+            "flag_reasons": dict(self.flag_reasons),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRow:
+    """One model of the analysis (``items --json``'s ``models[]``)."""
+
+    model: str
+    runs: tuple[str, ...]
+    items: int
+    attempts: int
+    mean: float | None
+    ability: float | None
+    """The 2PL ability (None: not fitted)."""
+    ability_sd: float | None
+    deterministic: bool
+
+    def to_dict(self) -> dict[str, object]:
+        """The model's JSON (today's field names and order)."""
+        return {
+            "model": self.model,
+            "runs": list(self.runs),
+            "items": self.items,
+            "attempts": self.attempts,
+            "mean": self.mean,
+            "ability": self.ability,
+            "ability_sd": self.ability_sd,
+            "deterministic": self.deterministic,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SeparationTest:
+    """The test of equal scores across models in one stratum."""
+
+    method: str
+    statistic: float
+    df: int
+    p_value: float
+    alpha: float
+    null: str
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form."""
+        return {
+            "method": self.method,
+            "statistic": self.statistic,
+            "df": self.df,
+            "p_value": self.p_value,
+            "alpha": self.alpha,
+            "null": self.null,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StratumWatch:
+    """The saturation watch of one stratum (``items --json``'s ``strata[]``)."""
+
+    stratum: str
+    items: int
+    models: int
+    scores: dict[str, float]
+    best_model: str
+    best_score: float
+    threshold: float
+    spread: float | None
+    noise_floor: float | None
+    saturated: bool
+    no_separation: bool | None
+    separation: SeparationTest | None
+    watch: bool
+    reasons: tuple[str, ...]
+    noise_floor_note: str | None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> StratumWatch:
+        """From a `stratum_watch` entry."""
+        test = d["separation"]
+        return cls(
+            stratum=str(d["stratum"]),
+            items=int(d["items"]),
+            models=int(d["models"]),
+            scores={str(k): float(v) for k, v in d["scores"].items()},
+            best_model=str(d["best_model"]),
+            best_score=float(d["best_score"]),
+            threshold=float(d["threshold"]),
+            spread=_opt(d["spread"]),
+            noise_floor=_opt(d["noise_floor"]),
+            saturated=bool(d["saturated"]),
+            no_separation=None if d["no_separation"] is None else bool(d["no_separation"]),
+            separation=None if test is None else SeparationTest(**test),
+            watch=bool(d["watch"]),
+            reasons=tuple(d["reasons"]),
+            noise_floor_note=d["noise_floor_note"],
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """The stratum's JSON (today's field names and order)."""
+        return {
+            "stratum": self.stratum,
+            "items": self.items,
+            "models": self.models,
+            "scores": dict(self.scores),
+            "best_model": self.best_model,
+            "best_score": self.best_score,
+            "threshold": self.threshold,
+            "spread": self.spread,
+            "noise_floor": self.noise_floor,
+            "saturated": self.saturated,
+            "no_separation": self.no_separation,
+            "separation": None if self.separation is None else self.separation.to_dict(),
+            "watch": self.watch,
+            "reasons": list(self.reasons),
+            "noise_floor_note": self.noise_floor_note,
+        }
+
+
 @dataclass(slots=True)
 class ItemAnalysis:
     """The item analysis of one suite version (see `to_dict` for the JSON contract)."""
@@ -58,9 +250,9 @@ class ItemAnalysis:
     level: float
     threshold: float
     runs: list[dict[str, Any]]
-    models: list[dict[str, Any]]
-    items: list[dict[str, Any]]
-    strata: list[dict[str, Any]]
+    models: tuple[ModelRow, ...]
+    items: tuple[ItemRow, ...]
+    strata: tuple[StratumWatch, ...]
     irt: dict[str, Any]
     leak_audit: dict[str, Any]
     deterministic: list[str]
@@ -73,12 +265,12 @@ class ItemAnalysis:
     @property
     def flag_counts(self) -> dict[str, int]:
         """How many items carry each flag."""
-        return {f: sum(f in i["flags"] for i in self.items) for f in FLAGS}
+        return {f: sum(f in i.flags for i in self.items) for f in FLAGS}
 
     @property
-    def watched_strata(self) -> list[dict[str, Any]]:
+    def watched_strata(self) -> list[StratumWatch]:
         """Strata the saturation watch names (saturated, or not separating the models)."""
-        return [s for s in self.strata if s["watch"]]
+        return [s for s in self.strata if s.watch]
 
     def to_dict(self) -> dict[str, Any]:
         """The ``items --json`` payload."""
@@ -89,14 +281,14 @@ class ItemAnalysis:
             "saturation_threshold": self.threshold,
             "runs": self.runs,
             "left_out": self.left_out,
-            "models": self.models,
+            "models": [m.to_dict() for m in self.models],
             "n_items": len(self.items),
             "flag_counts": self.flag_counts,
-            "items": self.items,
-            "strata": self.strata,
+            "items": [i.to_dict() for i in self.items],
+            "strata": [s.to_dict() for s in self.strata],
             "saturation": {
                 "threshold": self.threshold,
-                "watched": [s["stratum"] for s in self.watched_strata],
+                "watched": [s.stratum for s in self.watched_strata],
             },
             "irt": self.irt,
             "negative_discrimination": self.negative_discrimination,
@@ -279,56 +471,56 @@ def analyse_items(  # noqa: PLR0913 - the inputs of one analysis, each named
     strata = stratum_watch(cells, threshold, alpha=1 - level)
     watched = {s["stratum"] for s in strata if s["watch"]}
     leaks = leaks or {}
-    rows = []
+    rows: list[ItemRow] = []
     for item_id, row in items.iterrows():
         flags, reasons = _flags(row, level=level, leaks=leaks)
         rows.append(
-            {
-                "item_id": str(item_id),
-                "stratum": str(row["stratum"]),
-                "models": int(row["models"]),
-                "planned": int(row["planned"]),
-                "solve_rate": _num(row["solve_rate"]),
-                "solve_ci": [_num(row["solve_ci_lo"]), _num(row["solve_ci_hi"])],
-                "harness_errors": int(row["errors"]),
-                "harness_error_rate": _num(row["harness_error_rate"]),
-                "limits": int(row["limits"]),
-                "limit_rate": _num(row["limit_rate"]),
-                "item_rest_r": _num(row["item_rest_r"]),
-                "item_rest_ci": [_num(row["item_rest_ci_lo"]), _num(row["item_rest_ci_hi"])],
-                "irt_a": _num(row["irt_a"]),
-                "irt_a_se": _num(row["irt_a_se"]),
-                "irt_b": _num(row["irt_b"]),
-                "negative_q": _num(row["negative_q"]),
-                "flip_models": int(row["flip_models"]),
-                "multi_epoch_models": int(row["multi_epoch_models"]),
-                "flip_expected": _num(row["flip_expected"]),
-                "epoch_variance": _num(row["within_var"]),
-                "noise_variance": _num(row["noise_var"]),
-                "flaky_q": _num(row["flaky_q"]),
-                "harness_error_q": _num(row["error_q"]),
-                "seed_flip_models": list(row["seed_flip_models"]),
-                "stratum_watched": str(row["stratum"]) in watched,
-                "flags": flags,
-                "flag_reasons": reasons,
-            }
+            ItemRow(
+                item_id=str(item_id),
+                stratum=str(row["stratum"]),
+                models=int(row["models"]),
+                planned=int(row["planned"]),
+                solve_rate=_num(row["solve_rate"]),
+                solve_ci=(_num(row["solve_ci_lo"]), _num(row["solve_ci_hi"])),
+                harness_errors=int(row["errors"]),
+                harness_error_rate=_num(row["harness_error_rate"]),
+                limits=int(row["limits"]),
+                limit_rate=_num(row["limit_rate"]),
+                item_rest_r=_num(row["item_rest_r"]),
+                item_rest_ci=(_num(row["item_rest_ci_lo"]), _num(row["item_rest_ci_hi"])),
+                irt_a=_num(row["irt_a"]),
+                irt_a_se=_num(row["irt_a_se"]),
+                irt_b=_num(row["irt_b"]),
+                negative_q=_num(row["negative_q"]),
+                flip_models=int(row["flip_models"]),
+                multi_epoch_models=int(row["multi_epoch_models"]),
+                flip_expected=_num(row["flip_expected"]),
+                epoch_variance=_num(row["within_var"]),
+                noise_variance=_num(row["noise_var"]),
+                flaky_q=_num(row["flaky_q"]),
+                harness_error_q=_num(row["error_q"]),
+                seed_flip_models=tuple(row["seed_flip_models"]),
+                stratum_watched=str(row["stratum"]) in watched,
+                flags=tuple(flags),
+                flag_reasons=reasons,
+            )
         )
-    models_out = []
+    models_out: list[ModelRow] = []
     runs_by_model: dict[str, list[str]] = {}
     for r in runs:
         runs_by_model.setdefault(str(r["model"]), []).append(str(r["run_id"]))
     for i, (model, m) in enumerate(per_model.iterrows()):
         models_out.append(
-            {
-                "model": str(model),
-                "runs": runs_by_model.get(str(model), []),
-                "items": int(m["items"]),
-                "attempts": int(m["attempts"]),
-                "mean": _num(m["mean"]),
-                "ability": _num(fit.theta[i]) if fit is not None else None,
-                "ability_sd": _num(fit.theta_sd[i]) if fit is not None else None,
-                "deterministic": str(model) in set(deterministic),
-            }
+            ModelRow(
+                model=str(model),
+                runs=tuple(runs_by_model.get(str(model), [])),
+                items=int(m["items"]),
+                attempts=int(m["attempts"]),
+                mean=_num(m["mean"]),
+                ability=_num(fit.theta[i]) if fit is not None else None,
+                ability_sd=_num(fit.theta_sd[i]) if fit is not None else None,
+                deterministic=str(model) in set(deterministic),
+            )
         )
     notes = []
     if any(len(v) > 1 for v in runs_by_model.values()):
@@ -350,9 +542,9 @@ def analyse_items(  # noqa: PLR0913 - the inputs of one analysis, each named
         level=level,
         threshold=threshold,
         runs=[dict(r) for r in runs],
-        models=models_out,
-        items=rows,
-        strata=strata,
+        models=tuple(models_out),
+        items=tuple(rows),
+        strata=tuple(StratumWatch.from_dict(s) for s in strata),
         irt=_irt_summary(fit, len(model_names), per_model),
         leak_audit=dict(leak_audit or {"status": "not given"}),
         deterministic=sorted(set(deterministic) & set(model_names)),

@@ -40,7 +40,7 @@ from evalsuite.service import (
     is_unfinished,
     item_sections,
     items_view,
-    recorded_gate,
+    last_gate,
     score,
     score_view,
     scorecard,
@@ -250,9 +250,9 @@ def _comparisons(
         recorded = (
             None
             if options.margin is not None
-            else recorded_gate(store, baseline.run_id, candidate.run_id, layout=layout)
+            else last_gate(store, baseline.run_id, candidate.run_id, layout=layout)
         )
-        pair_options = options if recorded is None else replace(options, margin=recorded["margin"])
+        pair_options = options if recorded is None else replace(options, margin=recorded.margin)
         try:
             result = compare(
                 store,
@@ -275,7 +275,7 @@ def _comparisons(
         if result.gate is not None:
             result = replace(
                 result,
-                gate_source=f"asked in compare at {fmt_time(recorded['asked_at'])}"
+                gate_source=f"asked in compare at {fmt_time(recorded.asked_at)}"
                 if recorded is not None
                 else "asked in report --margin",
             )
@@ -364,7 +364,7 @@ def build_report(
     if validity is None:
         validity = [v.to_dict() for v in validity_results(store, runs, options, layout=layout)]
     # each comparison with its view's sentences (headline, gate line, caveats)
-    comparisons = [
+    comparisons: list[dict[str, Any]] = [
         c.to_dict() if isinstance(c, NotCompared) else comparison_view(c).to_dict()
         for c in compared
     ]

@@ -168,6 +168,7 @@ def render_html(report: ReportData) -> str:
     template = _environment().get_template("report.html.j2")
     return template.render(
         p=report.payload,
+        scores=report.scores,
         card=_scorecard(report.payload),
         views=_views(report),
         run_diffs=_run_diffs(report.payload),

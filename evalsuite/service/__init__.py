@@ -35,7 +35,14 @@ if TYPE_CHECKING:
         audit_fields,
     )
     from evalsuite.service._audit_report import (
+        AuditOutcome,
+        AuditRequest,
         AuditResult,
+        CanaryProbeResult,
+        GraderAuditResult,
+        Leak,
+        LeakAuditResult,
+        audit_suite,
     )
     from evalsuite.service._compare import (
         CommonItems,
@@ -63,7 +70,9 @@ if TYPE_CHECKING:
         freeze_suite,
     )
     from evalsuite.service._gates import (
+        RecordedGate,
         import_local_gates,
+        last_gate,
         record_gate,
         recorded_gate,
     )
@@ -80,6 +89,10 @@ if TYPE_CHECKING:
         HoldoutStatus,
         holdout_status,
         holdout_status_view,
+    )
+    from evalsuite.service._holdout_family import (
+        FamilyChange,
+        change_family,
     )
     from evalsuite.service._ingest import (
         CSV_TARGETS,
@@ -171,8 +184,10 @@ if TYPE_CHECKING:
         validity_view,
     )
     from evalsuite.service._store import (
+        StoreUpgrade,
         store_info,
         store_info_view,
+        upgrade_store,
     )
     from evalsuite.service._suites import (
         SuiteSummary,
@@ -232,7 +247,16 @@ else:
                 "adaptive_view",
             ),
             "._audit": ("audit_fields",),
-            "._audit_report": ("AuditResult",),
+            "._audit_report": (
+                "AuditOutcome",
+                "AuditRequest",
+                "AuditResult",
+                "CanaryProbeResult",
+                "GraderAuditResult",
+                "Leak",
+                "LeakAuditResult",
+                "audit_suite",
+            ),
             "._compare": (
                 "CommonItems",
                 "ComparisonResult",
@@ -262,6 +286,8 @@ else:
                 "import_local_gates",
                 "record_gate",
                 "recorded_gate",
+                "RecordedGate",
+                "last_gate",
             ),
             "._governance": (
                 "GovernanceCheck",
@@ -364,9 +390,15 @@ else:
                 "guard_view",
                 "validity_view",
             ),
+            "._holdout_family": (
+                "FamilyChange",
+                "change_family",
+            ),
             "._store": (
+                "StoreUpgrade",
                 "store_info",
                 "store_info_view",
+                "upgrade_store",
             ),
             "._suites": (
                 "SuiteSummary",
@@ -424,29 +456,37 @@ __all__ = [
     "AnalysisOptions",
     "AuditCheck",
     "AuditInfo",
+    "AuditOutcome",
+    "AuditRequest",
     "AuditResult",
     "Badge",
+    "CanaryProbeResult",
     "Column",
     "CommonItems",
     "ComparisonResult",
     "Completeness",
+    "FamilyChange",
     "FaultOptions",
     "FreezeOutcome",
     "FreezeRefused",
     "FreezeRequest",
     "GovernanceCheck",
     "GovernanceOptions",
+    "GraderAuditResult",
     "HarnessOptions",
     "HoldoutStatus",
     "IngestOutcome",
     "IngestRequest",
     "InspectOptions",
     "ItemsResult",
+    "Leak",
+    "LeakAuditResult",
     "MechanismOptions",
     "ModelOptions",
     "PlannedRun",
     "PreparedMechanism",
     "Project",
+    "RecordedGate",
     "Release",
     "ResultView",
     "Reveal",
@@ -463,6 +503,7 @@ __all__ = [
     "ScorecardRow",
     "ScorecardRun",
     "ShardOptions",
+    "StoreUpgrade",
     "SuiteSummary",
     "SuiteVersion",
     "TableView",
@@ -477,7 +518,9 @@ __all__ = [
     "adaptive_summary",
     "adaptive_view",
     "audit_fields",
+    "audit_suite",
     "audit_view",
+    "change_family",
     "check_comparable",
     "check_governance",
     "column_mapping",
@@ -506,6 +549,7 @@ __all__ = [
     "items",
     "items_csv",
     "items_view",
+    "last_gate",
     "latest_outcomes",
     "level_text",
     "list_runs",
@@ -535,6 +579,7 @@ __all__ = [
     "suite_scores",
     "suites_view",
     "triage_view",
+    "upgrade_store",
     "validity_report",
     "validity_results",
     "validity_view",

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalsuite._core.jsonout import JsonObject
 from evalsuite.service._format import fmt, fmt_ci, is_number
 
 if TYPE_CHECKING:  # the views import this module: `suites` and `runs` load no store here
@@ -59,7 +60,7 @@ def method_name(method: str) -> str:
     return "; ".join(parts)
 
 
-def adaptive_summary(store: Store, layout: Layout | None, run: RunRecord) -> dict[str, Any] | None:
+def adaptive_summary(store: Store, layout: Layout | None, run: RunRecord) -> JsonObject | None:
     """The adaptive summary of `run`, or None (not an adaptive run, or none can be read).
 
     Read from the store, else (runs recorded before store schema version 5) from the
@@ -77,7 +78,7 @@ def adaptive_summary(store: Store, layout: Layout | None, run: RunRecord) -> dic
     return value if isinstance(value, dict) else None
 
 
-def adaptive_block(summary: dict[str, Any]) -> dict[str, Any]:
+def adaptive_block(summary: Mapping[str, Any]) -> JsonObject:
     """The ``adaptive`` block of `score --json`: the stored summary, its sequence named.
 
     Adds ``name`` (the method in words), ``interval`` (``anytime-valid``: valid at the round
@@ -127,7 +128,7 @@ def versus_phrase(block: Mapping[str, Any] | None, baseline: str) -> str | None:
     )
 
 
-def fixed_interval_note(block: dict[str, Any], fixed_method: str) -> str:
+def fixed_interval_note(block: Mapping[str, Any], fixed_method: str) -> str:
     """The caveat that the fixed-sample interval is secondary for an adaptive run."""
     return (
         f"adaptive run: its attempts were planned from the data and it stopped by its rule "

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from evalsuite._core.jsonout import JsonObject
 from evalsuite._core.layout import Layout
 from evalsuite.manifest import AuditStatus, suite_audit_status
 from evalsuite.service._results import AuditInfo
@@ -27,6 +26,6 @@ def audit_info(layout: Layout | None, suite: str | None, version: str | None) ->
     )
 
 
-def audit_fields(layout: Layout | None, suite: str | None, version: str | None) -> dict[str, Any]:
+def audit_fields(layout: Layout | None, suite: str | None, version: str | None) -> JsonObject:
     """The ``audit`` field of a run's payload: its suite version's audit status and marker."""
     return audit_info(layout, suite, version).to_dict()

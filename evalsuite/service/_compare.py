@@ -9,7 +9,6 @@ contract, docs/cli.md) for the renderers and files only (docs/design/result-mode
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -368,7 +367,7 @@ def compare_payload(  # noqa: PLR0913 - the options of `compare`, and the attemp
     attempts: tuple[pd.DataFrame, pd.DataFrame] | None = None,
     tables: tuple[ItemTable, ItemTable] | None = None,
     min_common_share: float = MIN_COMMON_SHARE,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The ``compare --json`` payload of two stored runs: ``compare(...).to_dict()``.
 
     A bridge for callers that still want the JSON form; new code takes the

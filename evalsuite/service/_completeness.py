@@ -7,8 +7,9 @@ analyses), so that it starts at once (docs/scale.md, "Start-up").
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from evalsuite._core.jsonout import JsonObject
 from evalsuite._core.layout import Layout
 from evalsuite.errors import EvalsuiteError
 from evalsuite.manifest import load_manifest_summary
@@ -37,7 +38,7 @@ class Completeness:
     n_items_split: int | None
     item_limit: int | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """``partial``, ``n_items_run``, ``n_items_split``, ``item_limit``."""
         return {
             "partial": self.partial,

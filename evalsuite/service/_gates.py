@@ -16,10 +16,14 @@ docs/store.md.
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalsuite._core.jsonout import JsonObject
 from evalsuite._core.layout import Layout
 from evalsuite.store import Store
 
@@ -50,7 +54,7 @@ def _valid(record: Any, baseline: str | None = None, candidate: str | None = Non
     )
 
 
-def _read_legacy(path: Path) -> dict[str, Any] | None:
+def _read_legacy(path: Path) -> Mapping[str, Any] | None:
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -60,14 +64,14 @@ def _read_legacy(path: Path) -> dict[str, Any] | None:
 
 def record_gate(
     store: Store, baseline: str, candidate: str, *, kind: str, margin: float, alpha: float
-) -> dict[str, Any]:
+) -> JsonObject:
     """Record the gate asked for in a comparison of `candidate` against `baseline`."""
     return store.record_gate(baseline, candidate, kind=kind, margin=margin, alpha=alpha)
 
 
 def recorded_gate(
     store: Store | None, baseline: str, candidate: str, *, layout: Layout | None = None
-) -> dict[str, Any] | None:
+) -> JsonObject | None:
     """The gate last recorded for this pair: the store's, else a pre-version-5 local file.
 
     A damaged or unusable local file is ignored, as if no gate had been asked; without a
@@ -79,7 +83,40 @@ def recorded_gate(
     if layout is None:
         return None
     record = _read_legacy(_legacy_path(layout, baseline, candidate))
-    return record if _valid(record, baseline, candidate) else None
+    return dict(record) if record is not None and _valid(record, baseline, candidate) else None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedGate:
+    """The gate last asked for in `compare` of a pair (docs/design/result-model.md).
+
+    Attributes:
+        kind: ``noninferior``.
+        margin: the non-inferiority margin.
+        alpha: the significance level.
+        asked_at: when it was asked (ISO 8601; None: a pre-version-5 file without it).
+    """
+
+    kind: str
+    margin: float
+    alpha: float
+    asked_at: str | None
+
+
+def last_gate(
+    store: Store | None, baseline: str, candidate: str, *, layout: Layout | None = None
+) -> RecordedGate | None:
+    """The gate last recorded for this pair (`recorded_gate`), typed; None: no gate."""
+    record = recorded_gate(store, baseline, candidate, layout=layout)
+    if record is None:
+        return None
+    margin, alpha, asked_at = record.get("margin"), record.get("alpha"), record.get("asked_at")
+    return RecordedGate(
+        kind=str(record.get("kind") or "noninferior"),
+        margin=float(margin) if isinstance(margin, int | float) else math.nan,
+        alpha=float(alpha) if isinstance(alpha, int | float) else math.nan,
+        asked_at=str(asked_at) if asked_at else None,
+    )
 
 
 def import_local_gates(store: Store, layout: Layout) -> tuple[int, list[str]]:

@@ -9,6 +9,7 @@ Item ids and run ids only: no holdout item's content reaches any output
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,10 +44,10 @@ class HoldoutStatus:
     ledger_entries: int
     store: str
     hash_sources: dict[str, str]
-    mechanisms: tuple[dict[str, Any], ...] = ()
+    mechanisms: tuple[JsonObject, ...] = ()
     """Per reusable-holdout mechanism scope: which mechanism answered, how much of its budget
     is spent, the newest released number and what it means (docs/design/reusable-holdout.md)."""
-    reveals: tuple[dict[str, Any], ...] = ()
+    reveals: tuple[JsonObject, ...] = ()
     """Recorded reveals of sealed exact scores (who, when, why; never the score)."""
 
     @property
@@ -170,7 +171,7 @@ def holdout_status_view(result: HoldoutStatus) -> ResultView:
     )
 
 
-def _mechanism_fact(summary: dict[str, Any]) -> str:
+def _mechanism_fact(summary: Mapping[str, Any]) -> str:
     """One line per mechanism scope: who answers, its budget, and what its number means."""
     name = summary["mechanism"]
     if name == "thresholdout":

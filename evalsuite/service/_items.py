@@ -23,7 +23,7 @@ from evalsuite.service._views import Column, ResultView, TableView, dedupe
 if TYPE_CHECKING:
     from evalsuite._core.jsonout import JsonObject
     from evalsuite._core.layout import Layout
-    from evalsuite.items import ItemAnalysis
+    from evalsuite.items import ItemAnalysis, ItemRow, StratumWatch
     from evalsuite.store import Store
 
 __all__ = [
@@ -68,9 +68,9 @@ class ItemsResult:
         return f"{self.analysis.suite}@{self.analysis.version}"
 
     @property
-    def flagged(self) -> list[dict[str, Any]]:
+    def flagged(self) -> list[ItemRow]:
         """The items carrying at least one flag, in item order."""
-        return [i for i in self.analysis.items if i["flags"]]
+        return [i for i in self.analysis.items if i.flags]
 
     def to_dict(self) -> JsonObject:
         """The ``items --json`` payload (with ``csv`` when a CSV was written)."""
@@ -81,7 +81,7 @@ class ItemsResult:
 
     def section_dict(self) -> JsonObject:
         """The report's ``item_analysis`` entry: the payload and its ``flagged`` items."""
-        return self.analysis.to_dict() | {"flagged": self.flagged}
+        return self.analysis.to_dict() | {"flagged": [i.to_dict() for i in self.flagged]}
 
 
 def items(  # noqa: PLR0913 - the options of `items`, each named
@@ -156,12 +156,12 @@ def items_csv(result: ItemsResult) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(ITEMS_CSV_COLUMNS)
     for i in result.analysis.items:
-        row = dict(i)
-        row["solve_ci_lo"], row["solve_ci_hi"] = i["solve_ci"]
-        row["item_rest_ci_lo"], row["item_rest_ci_hi"] = i["item_rest_ci"]
-        row["seed_flip_models"] = ";".join(i["seed_flip_models"])
-        row["flags"] = ";".join(i["flags"])
-        row["flag_reasons"] = json.dumps(i["flag_reasons"], sort_keys=True) if i["flags"] else ""
+        row = i.to_dict()
+        row["solve_ci_lo"], row["solve_ci_hi"] = i.solve_ci
+        row["item_rest_ci_lo"], row["item_rest_ci_hi"] = i.item_rest_ci
+        row["seed_flip_models"] = ";".join(i.seed_flip_models)
+        row["flags"] = ";".join(i.flags)
+        row["flag_reasons"] = json.dumps(i.flag_reasons, sort_keys=True) if i.flags else ""
         writer.writerow([_cell(row[c]) for c in ITEMS_CSV_COLUMNS])
     return out.getvalue()
 
@@ -182,26 +182,25 @@ def _models_table(analysis: ItemAnalysis) -> TableView:
         ),
         tuple(
             (
-                str(m["model"]),
-                fmt(m["mean"]),
-                fmt(m["items"]),
-                fmt(m["ability"], 2),
-                fmt(m["ability_sd"], 2),
-                "yes" if m["deterministic"] else "no",
+                m.model,
+                fmt(m.mean),
+                fmt(m.items),
+                fmt(m.ability, 2),
+                fmt(m.ability_sd, 2),
+                "yes" if m.deterministic else "no",
             )
             for m in analysis.models
         ),
     )
 
 
-def _watch_verdict(stratum: Mapping[str, Any]) -> str:
-    return "WATCH: " + "; ".join(stratum["reasons"]) if stratum["watch"] else "ok"
+def _watch_verdict(stratum: StratumWatch) -> str:
+    return "WATCH: " + "; ".join(stratum.reasons) if stratum.watch else "ok"
 
 
 def _watch_table(analysis: ItemAnalysis) -> TableView:
-    def p_value(s: Mapping[str, Any]) -> str:
-        test = s.get("separation")
-        return fmt(test.get("p_value")) if test else "n/a"
+    def p_value(s: StratumWatch) -> str:
+        return fmt(s.separation.p_value) if s.separation is not None else "n/a"
 
     return TableView(
         "saturation watch",
@@ -216,13 +215,13 @@ def _watch_table(analysis: ItemAnalysis) -> TableView:
         ),
         tuple(
             (
-                str(s["stratum"]),
-                str(s["best_model"]),
-                fmt(s["best_score"]),
-                fmt(s["spread"], 4),
-                fmt(s["noise_floor"], 4) if s["noise_floor"] is not None else "unknown",
+                s.stratum,
+                s.best_model,
+                fmt(s.best_score),
+                fmt(s.spread, 4),
+                fmt(s.noise_floor, 4) if s.noise_floor is not None else "unknown",
                 p_value(s),
-                "WATCH" if s["watch"] else "ok",
+                "WATCH" if s.watch else "ok",
             )
             for s in analysis.strata
         ),
@@ -242,12 +241,12 @@ def _flagged_table(result: ItemsResult) -> TableView:
         ),
         tuple(
             (
-                str(i["item_id"]),
-                str(i["stratum"]),
-                fmt(i["solve_rate"]),
-                fmt(i["item_rest_r"], 2),
-                ", ".join(i["flags"]),
-                "; ".join(f"{f}: {i['flag_reasons'][f]}" for f in i["flags"]),
+                i.item_id,
+                i.stratum,
+                fmt(i.solve_rate),
+                fmt(i.item_rest_r, 2),
+                ", ".join(i.flags),
+                "; ".join(f"{f}: {i.flag_reasons[f]}" for f in i.flags),
             )
             for i in result.flagged
         ),
@@ -273,13 +272,13 @@ def items_view(result: ItemsResult) -> ResultView:
         f"{result.ref}: {len(a.items)} items, {len(a.models)} model(s), {len(a.runs)} "
         f"stored run(s){left_out}. Flags: {flags}."
     )
-    watched = [s for s in a.strata if s["watch"]]
+    watched = a.watched_strata
     alerts = [
-        f"{s['stratum']}: best {s['best_model']} {fmt(s['best_score'])}: {_watch_verdict(s)}"
+        f"{s.stratum}: best {s.best_model} {fmt(s.best_score)}: {_watch_verdict(s)}"
         for s in watched
     ]
     # the notes restate each watched stratum's reasons, which its alert already gives
-    restated = {f"stratum {s['stratum']}: {reason}" for s in watched for reason in s["reasons"]}
+    restated = {f"stratum {s.stratum}: {reason}" for s in watched for reason in s.reasons}
     tables = [_models_table(a), _watch_table(a)]
     if result.flagged:
         tables.append(_flagged_table(result))

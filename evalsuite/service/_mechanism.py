@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import math
 import secrets
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
+from evalsuite._core.jsonout import JsonObject
 from evalsuite.errors import HoldoutAccessError, NotFoundError, UsageError
 
 if TYPE_CHECKING:
@@ -93,12 +95,12 @@ class Release:
     """None: nothing released (Thresholdout's budget spent, or the run is not valid)."""
     meaning: str
     """One plain sentence of what `released` means."""
-    record: dict[str, Any] | None
+    record: JsonObject | None
     """The ledger entry's ``mechanism`` field (None: nothing was appended)."""
     seq: int | None
     """The ledger entry's seq (None: nothing was appended)."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """``run --json``'s ``mechanism`` field."""
         return {
             "name": self.mechanism,
@@ -119,7 +121,7 @@ class Reveal:
     reason: str
     seq: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """``holdout reveal --json``."""
         return {"run_id": self.run_id, "exact": self.exact, "reason": self.reason, "seq": self.seq}
 
@@ -183,7 +185,7 @@ def _dev_run(store: Store, suite: str, version: str, model: str, named: str | No
 
 
 def _fixed_params(
-    name: MechanismName, fixed: dict[str, Any], options: MechanismOptions, scope: str
+    name: MechanismName, fixed: Mapping[str, Any], options: MechanismOptions, scope: str
 ) -> None:
     given = {
         "threshold": options.threshold,
@@ -443,11 +445,11 @@ def mechanism_problems(
 
 def mechanism_summaries(
     entries: list[LedgerEntry], *, suite: str, version: str
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """Per mechanism scope of ``suite@version``: which mechanism, answers, budget, meaning."""
     from evalsuite.holdout import LadderAnswer, ThresholdoutAnswer
 
-    summaries: dict[str, dict[str, Any]] = {}
+    summaries: dict[str, MutableMapping[str, Any]] = {}
     for entry in entries:
         if entry.kind != "answer" or entry.suite != suite or entry.version != version:
             continue
@@ -469,10 +471,10 @@ def mechanism_summaries(
         if record.get("name") == "thresholdout":
             summary["budget_spent"] = answer.get("spent_after")
             summary["budget"] = answer.get("budget")
-    return list(summaries.values())
+    return [dict(s) for s in summaries.values()]
 
 
-def reveal_records(entries: list[LedgerEntry], *, suite: str, version: str) -> list[dict[str, Any]]:
+def reveal_records(entries: list[LedgerEntry], *, suite: str, version: str) -> list[JsonObject]:
     """Every recorded reveal of a sealed exact score of ``suite@version`` (never the score)."""
     return [
         {"run_id": e.run_id, "user": e.user, "at": e.at, "reason": e.reason}

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from evalsuite._core.jsonout import JsonObject
 from evalsuite._core.layout import Layout
 from evalsuite.errors import IncomparableRunsError, InvalidRunError, UsageError
 from evalsuite.service._completeness import Completeness, run_completeness
@@ -53,7 +53,7 @@ class AnalysisOptions:
     """Assumed correlation of a second model's true item scores, for one run's pilot MDE."""
 
 
-def run_facts(run: RunRecord) -> dict[str, Any]:
+def run_facts(run: RunRecord) -> JsonObject:
     """The run fields every analysis output starts with (the `score --json` contract)."""
     return {
         "run_id": run.run_id,

@@ -23,8 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
+from evalsuite._core.jsonout import JsonObject
 from evalsuite.errors import InvalidRunError, UsageError
 from evalsuite.manifest import parse_ref
 
@@ -345,7 +346,7 @@ def plan_run(request: RunRequest) -> PlannedRun:
             f"--shard {shard} needs --run-id ID: every shard of a run is started with the same "
             "run id (e.g. the job array's id), so that they fill one run"
         )
-    options: dict[str, Any] = {
+    options: JsonObject = {
         "task_args": dict(inspect.task_args),
         "generate_config": generate,
         "sandbox": inspect.sandbox,

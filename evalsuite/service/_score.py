@@ -9,7 +9,6 @@ files only (docs/design/result-model.md, "Typed results").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -234,7 +233,7 @@ def score_payload(
     layout: Layout | None = None,
     attempts: pd.DataFrame | None = None,
     table: ItemTable | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The ``score --json`` payload of one stored run: ``score(...).to_dict()``.
 
     A bridge for callers that still want the JSON form; new code takes the `ScoreResult`.

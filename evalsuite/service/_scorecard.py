@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from evalsuite._core.jsonout import JsonObject
 from evalsuite.service._format import NA, fmt_ci, fmt_signed, is_number
 from evalsuite.service._views import (
     Column,
@@ -86,7 +87,7 @@ class ScorecardRun:
     model: str | None
     label: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """``{"run_id", "model", "label"}``."""
         return {"run_id": self.run_id, "model": self.model, "label": self.label}
 
@@ -131,7 +132,7 @@ class ScorecardRow:
         text = f"{self.difference} {self.interval}"
         return f"{text} weighted" if self.basis == "deployment-weighted" else text
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The row as JSON (``report.json``'s ``scorecard.rows``)."""
         return {
             "suite": self.suite,
@@ -188,7 +189,7 @@ class Scorecard:
             ),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """``{"level", "columns", "rows"}``: ``report.json``'s ``scorecard``."""
         return {
             "level": self.level,

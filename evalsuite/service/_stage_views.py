@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalsuite.service._audit_report import AuditResult
+from evalsuite.service._audit_report import AuditResult, CanaryProbeResult, LeakAuditResult
 from evalsuite.service._format import fmt, fmt_ci, fmt_counts, fmt_mb, is_number
 from evalsuite.service._views import Column, ResultView, TableView, dedupe
 
@@ -255,14 +255,14 @@ def _redteam_fact(family: str, report: Mapping[str, Any]) -> str:
 
 
 def _leaks_part(
-    leaks: Mapping[str, Any],
+    leaks: LeakAuditResult,
 ) -> tuple[str, list[str], list[TableView], list[str]]:
     """(headline phrase, alerts, tables, caveats) of the leak audit."""
-    findings = leaks["findings"]
-    checked = _checked(leaks["checked"])
+    findings = leaks.findings
+    checked = _checked(leaks.checked)
     if not findings:
         return f"no leaks in {checked}", [], [], _skipped_leaks(leaks)
-    items = sorted({f"{f['split']} {f['item_id']}" for f in findings})
+    items = sorted({f"{f.split} {f.item_id}" for f in findings})
     table = TableView(
         "items that show their target to the agent",
         (
@@ -271,7 +271,7 @@ def _leaks_part(
             Column("how", numeric=False),
             Column("where", numeric=False),
         ),
-        tuple((f["split"], f["item_id"], f["how"], f["surface"]) for f in findings),
+        tuple((f.split, f.item_id, f.how, f.surface) for f in findings),
     )
     alert = (
         f"LEAKS: {len(items)} item(s) show their target to the agent ({_some(items)}); fix or "
@@ -280,12 +280,11 @@ def _leaks_part(
     return f"LEAKS in {len(items)} of {checked}", [alert], [table], _skipped_leaks(leaks)
 
 
-def _skipped_leaks(leaks: Mapping[str, Any]) -> list[str]:
-    skipped = leaks.get("skipped") or {}
-    if not skipped:
+def _skipped_leaks(leaks: LeakAuditResult) -> list[str]:
+    if not leaks.skipped:
         return []
-    reasons = fmt_counts(_count(skipped.values()))
-    return [f"{len(skipped)} item(s) could not be audited for leaks ({reasons})"]
+    reasons = fmt_counts(_count(leaks.skipped.values()))
+    return [f"{len(leaks.skipped)} item(s) could not be audited for leaks ({reasons})"]
 
 
 def _count(values: Any) -> dict[str, int]:
@@ -295,46 +294,46 @@ def _count(values: Any) -> dict[str, int]:
     return out
 
 
-def _canary_phrase(c: Mapping[str, Any]) -> str:
-    verdict = "MEMORISED the canary" if c["memorised"] else "did not reproduce the canary"
+def _canary_phrase(c: CanaryProbeResult) -> str:
+    verdict = "MEMORISED the canary" if c.memorised else "did not reproduce the canary"
     return (
-        f"{c['model']} {verdict} (best {c['best_match']} of {c['hidden_chars']} hidden "
-        f"characters over {c['tries']} tries)"
+        f"{c.model} {verdict} (best {c.best_match} of {c.hidden_chars} hidden "
+        f"characters over {c.tries} tries)"
     )
 
 
 def audit_view(result: AuditResult | Mapping[str, Any]) -> ResultView:
     """The view of an `AuditResult`, or of its JSON form (``audit --json``)."""
-    p: Mapping[str, Any] = result if isinstance(result, Mapping) else result.to_dict()
+    typed = AuditResult.from_dict(result) if isinstance(result, Mapping) else result
     parts: list[str] = []
     alerts: list[str] = []
     tables: list[TableView] = []
     facts: list[str] = []
     caveats: list[str] = []
     ref = "the suite"
-    graders, leaks, canary = p.get("graders"), p.get("leaks"), p.get("canary_probe")
-    if isinstance(graders, Mapping):
-        ref = f"{graders['suite']}@{graders['version']}"
-        phrase, g_alerts, g_tables, g_facts, g_caveats = _graders_part(graders)
+    graders, leaks, canary = typed.graders, typed.leaks, typed.canary_probe
+    if graders is not None:
+        ref = f"{graders.suite}@{graders.version}"
+        phrase, g_alerts, g_tables, g_facts, g_caveats = _graders_part(graders.to_dict())
         parts.append(phrase)
         alerts += g_alerts
         tables += g_tables
         facts += g_facts
         caveats += g_caveats
-    if isinstance(leaks, Mapping):
-        ref = f"{leaks['suite']}@{leaks['version']}"
+    if leaks is not None:
+        ref = f"{leaks.suite}@{leaks.version}"
         phrase, l_alerts, l_tables, l_caveats = _leaks_part(leaks)
         parts.append(phrase)
         alerts += l_alerts
         tables += l_tables
         caveats += l_caveats
-    if isinstance(canary, Mapping):
+    if canary is not None:
         if ref == "the suite":
-            ref = str(canary.get("suite") or ref)
+            ref = canary.suite or ref
         parts.append(_canary_phrase(canary))
-        if canary["memorised"]:
+        if canary.memorised:
             alerts.append(
-                f"CANARY MEMORISED: {canary['model']} reproduced the canary of {ref}: the "
+                f"CANARY MEMORISED: {canary.model} reproduced the canary of {ref}: the "
                 "suite (or an export of it) was in its training data"
             )
     headline = f"{ref}: " + ("; ".join(parts) if parts else "nothing audited") + "."
@@ -347,7 +346,7 @@ def audit_view(result: AuditResult | Mapping[str, Any]) -> ResultView:
         tables=tuple(tables),
         facts=dedupe(facts),
         caveats=dedupe(caveats),
-        payload=dict(p),
+        payload=typed.to_dict(),
     )
 
 

@@ -18,7 +18,7 @@ __all__ = ["triage_view"]
 class _Triaged(Protocol):
     """A triage result (`evalsuite.triage.TriageResult`): its JSON form."""
 
-    def to_dict(self) -> dict[str, Any]: ...
+    def to_dict(self) -> Mapping[str, Any]: ...
 
 
 def triage_view(
@@ -29,9 +29,10 @@ def triage_view(
     `kept_file`: where ``--keep-only`` wrote the kept candidates (the payload's
     ``kept_file``; None: nothing written).
     """
-    p: dict[str, Any] = dict(result) if isinstance(result, Mapping) else result.to_dict()
-    if "kept_file" not in p:
-        p["kept_file"] = kept_file
+    source = result if isinstance(result, Mapping) else result.to_dict()
+    p: Mapping[str, Any] = (
+        dict(source) if "kept_file" in source else {**source, "kept_file": kept_file}
+    )
     funnel = p["funnel"]
     against = p.get("against") or "no frozen version"
     headline = (
@@ -72,5 +73,5 @@ def triage_view(
         tables=(table,),
         facts=tuple(facts),
         caveats=dedupe(()),
-        payload=p,
+        payload=dict(p),
     )

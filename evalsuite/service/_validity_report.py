@@ -28,7 +28,7 @@ from evalsuite._core.layout import Layout
 from evalsuite.errors import InsufficientDataError, ItemSourceError, NotFoundError, UsageError
 from evalsuite.service._completeness import run_completeness
 from evalsuite.service._payloads import AnalysisOptions
-from evalsuite.service._score import score_payload
+from evalsuite.service._score import score
 from evalsuite.store import RunRecord, Store
 from evalsuite.validity import ValidityReport, validity_over_time, validity_table
 
@@ -263,26 +263,26 @@ def suite_scores(
     chosen = _choose_split(runs, split, ref)
     rows = []
     for run in _latest_runs(runs, chosen):
-        payload = score_payload(store, run.run_id, options, layout=layout)
-        common = {"run_id": run.run_id, "split": run.split, "partial": payload["partial"]}
+        result = score(store, run.run_id, options, layout=layout)
+        common = {"run_id": run.run_id, "split": run.split, "partial": result.run.partial}
         rows.append(
             {
                 "model": run.model,
                 "predictor": ref,
-                "score": payload["overall"]["mean"],
-                "se": payload["overall"]["se"],
+                "score": result.overall.mean,
+                "se": result.overall.se,
                 **common,
             }
         )
         rows.extend(
             {
                 "model": run.model,
-                "predictor": f"stratum {s['stratum']}",
-                "score": s["mean"],
-                "se": s["se"],
+                "predictor": f"stratum {s.stratum}",
+                "score": s.estimate.mean,
+                "se": s.estimate.se,
                 **common,
             }
-            for s in payload["strata"]
+            for s in result.estimates.strata
         )
     if not rows:
         skipped = (

@@ -10,6 +10,7 @@ rich, pydantic nor cryptography (docs/design/startup.md): this module imports no
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -109,7 +110,7 @@ class ActionSpaceCheck(Protocol):
         layout: Layout,
         suite: str,
         version: str,
-        families: list[dict[str, Any]],
+        families: Sequence[Mapping[str, Any]],
         *,
         use_cache: bool,
         environment: list[bytes],

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalsuite._core.jsonout import JsonObject
 from evalsuite.service._adaptive import anytime_phrase, level_text, versus_phrase
 from evalsuite.service._format import (
     fmt,
@@ -60,7 +61,7 @@ class TableView:
             tuple(tuple(row[i] for i in keep) for row in self.rows),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """``{"title", "columns", "rows"}``."""
         return {
             "title": self.title,
@@ -93,9 +94,9 @@ class ResultView:
     tables: tuple[TableView, ...]
     facts: tuple[str, ...]
     caveats: tuple[str, ...]
-    payload: dict[str, Any] = field(repr=False)
+    payload: JsonObject = field(repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The ``--json`` payload with the view's sentences added (no field renamed).
 
         ``gate_line`` is a field of the results that can carry a gate (score, comparison).

@@ -98,3 +98,30 @@ def test_the_json_names_the_test_its_p_value_and_alpha() -> None:
     (t,) = apart.to_dict()["strata"]
     assert t["no_separation"] is False and t["separation"]["p_value"] < 1e-6
     assert not any("do not differ detectably" in r for r in t["reasons"])
+
+
+def test_typed_rows_write_the_same_json_as_the_watch_and_the_contract() -> None:
+    from evalsuite.items import ItemRow, ModelRow, StratumWatch
+
+    rng = np.random.default_rng(5)
+    frame = _attempts(rng, np.array([-1.0, 0.0, 1.0]))
+    analysis = analyse_items(frame, suite="x", version="1.0.0")
+    assert all(isinstance(s, StratumWatch) for s in analysis.strata)
+    # the typed stratum rows write exactly what `stratum_watch` computes
+    watch = stratum_watch(cell_table(frame, ()), alpha=1 - 0.95)
+    assert [s.to_dict() for s in analysis.strata] == watch
+    assert [StratumWatch.from_dict(d).to_dict() for d in watch] == watch
+    payload = analysis.to_dict()
+    assert all(isinstance(i, ItemRow) for i in analysis.items)
+    assert all(isinstance(m, ModelRow) for m in analysis.models)
+    assert list(payload["items"][0]) == [
+        "item_id", "stratum", "models", "planned", "solve_rate", "solve_ci", "harness_errors",
+        "harness_error_rate", "limits", "limit_rate", "item_rest_r", "item_rest_ci", "irt_a",
+        "irt_a_se", "irt_b", "negative_q", "flip_models", "multi_epoch_models",
+        "flip_expected", "epoch_variance", "noise_variance", "flaky_q", "harness_error_q",
+        "seed_flip_models", "stratum_watched", "flags", "flag_reasons",
+    ]  # fmt: skip
+    assert isinstance(payload["items"][0]["solve_ci"], list)
+    assert list(payload["models"][0]) == [
+        "model", "runs", "items", "attempts", "mean", "ability", "ability_sd", "deterministic",
+    ]  # fmt: skip

@@ -148,13 +148,13 @@ def test_noise_floor_and_no_separation_by_hand() -> None:
 
 def test_dead_needs_two_models_and_all_equal() -> None:
     one = analyse_items(frame(grid({"a": {"i1": [1.0]}})), suite="x", version="1.0.0")
-    assert one.items[0]["flags"] == []
+    assert one.items[0].flags == ()
     two = analyse_items(
         frame(grid({"a": {"i1": [0.0], "i2": [1.0]}, "b": {"i1": [0.0], "i2": [0.5]}})),
         suite="x",
         version="1.0.0",
     )
-    items = {i["item_id"]: i for i in two.items}
+    items = {i.item_id: i.to_dict() for i in two.items}
     assert (
         items["i1"]["flags"] == ["dead"]
         and "none of 2 models" in items["i1"]["flag_reasons"]["dead"]

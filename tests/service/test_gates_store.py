@@ -14,7 +14,7 @@ from sqlalchemy import create_engine, inspect, text, update
 from evalsuite._core.layout import Layout
 from evalsuite.cli import cli
 from evalsuite.report import AnalysisOptions, build_report
-from evalsuite.service import import_local_gates, record_gate, recorded_gate
+from evalsuite.service import import_local_gates, last_gate, record_gate, recorded_gate
 from evalsuite.store import SCHEMA_VERSION, Store
 from evalsuite.store._schema import meta
 from evalsuite.store._store import engine_url
@@ -56,6 +56,9 @@ def test_a_later_gate_of_a_pair_replaces_the_earlier_one(store_url: str) -> None
     found = recorded_gate(store, "a/b", "c")
     assert found is not None and (found["margin"], found["alpha"]) == (0.04, 0.10)
     assert recorded_gate(store, "c", "a/b") is None  # the pair is ordered
+    gate = last_gate(store, "a/b", "c")  # the same record, typed
+    assert gate is not None and (gate.kind, gate.margin, gate.alpha) == ("noninferior", 0.04, 0.1)
+    assert gate.asked_at and last_gate(store, "c", "a/b") is None
 
 
 def test_a_report_in_another_checkout_sharing_the_store_shows_the_gate(tmp_path: Path) -> None:

@@ -71,7 +71,7 @@ def test_guard_report_is_the_typed_report_and_the_cli_renders_its_view(
 
 
 def test_audit_result_is_typed_and_its_json_is_the_audit_payload() -> None:
-    result = AuditResult(graders=_graders(ok=False), leaks=_leaks(found=True))
+    result = AuditResult.from_dict({"graders": _graders(ok=False), "leaks": _leaks(found=True)})
     assert result.graders_ok is False and result.memorised is None
     assert result.leaking_items and all(" " in item for item in result.leaking_items)
     assert set(result.to_dict()) == {"graders", "leaks"}
@@ -87,7 +87,8 @@ def test_the_audit_command_prints_the_view_of_its_result(project: Project) -> No
     out = project.invoke("audit", "probe@1.0.0", "--leaks", "--skip-holdout", "--json")
     printed = json.loads(out.stdout)
     assert set(printed) >= {"leaks", "headline", "caveats"}
-    result = AuditResult(leaks=printed["leaks"])
+    result = AuditResult.from_dict(printed)
+    assert result.leaks is not None and result.leaks.to_dict() == printed["leaks"]
     assert printed["headline"] == audit_view(result).headline
 
 
@@ -101,7 +102,9 @@ def _views() -> list[ResultView]:
         adaptive_view(AdaptiveResult.from_dict(TARGET)),
         adaptive_view(AdaptiveResult.from_dict(VERSUS)),
         validity_view(_validity_payload()),
-        audit_view(AuditResult(graders=_graders(ok=False), leaks=_leaks(found=True))),
+        audit_view(
+            AuditResult.from_dict({"graders": _graders(ok=False), "leaks": _leaks(found=True)})
+        ),
         guard_view(_guard(3)),
     ]
 

@@ -41,7 +41,7 @@ def test_items_returns_a_typed_result(
     assert isinstance(result, ItemsResult) and isinstance(result.analysis, ItemAnalysis)
     assert result.ref == "demo@1.0.0" and result.csv_file is None
     assert len(result.analysis.items) == len(item_ids) and len(result.analysis.models) == 3
-    assert {i["item_id"] for i in result.flagged} >= {i for i in item_ids if i.startswith("add")}
+    assert {i.item_id for i in result.flagged} >= {i for i in item_ids if i.startswith("add")}
     with pytest.raises(AttributeError):  # frozen
         result.csv_file = None  # type: ignore[misc]
     assert items_csv(result).splitlines()[0].startswith("item_id,stratum,")
@@ -80,7 +80,7 @@ def test_report_sections_are_the_same_result(
     (section,) = item_sections(store, Layout(project.root), runs, level=0.95)
     direct = items(store, Layout(project.root), "demo", "1.0.0")
     assert items_view(section).tables == items_view(direct).tables
-    assert section.section_dict()["flagged"] == direct.flagged
+    assert section.section_dict()["flagged"] == [i.to_dict() for i in direct.flagged]
 
 
 def test_bad_references_are_clear_errors(project: Project, store_run: StoreRun) -> None:

@@ -38,3 +38,33 @@ def test_byte_and_time_formats() -> None:
     assert fmt_bytes(True) == "n/a"
     assert fmt_time("2026-01-02T03:04:05.123456+00:00") == "2026-01-02 03:04 UTC"
     assert fmt_time(None) == "n/a" and fmt_time("soon") == "soon"
+
+
+def test_upgrade_store_is_typed_and_the_command_prints_its_lines(tmp_path: Path) -> None:
+    from evalsuite._core.layout import Layout
+    from evalsuite.service import StoreUpgrade, upgrade_store
+
+    project = make_project(tmp_path)
+    layout = Layout(project.root)
+    url = f"sqlite:///{tmp_path / 'fresh.sqlite'}"
+    created = upgrade_store(url, layout)
+    assert isinstance(created, StoreUpgrade)
+    assert created.from_version is None and created.to_version == SCHEMA_VERSION
+    assert created.lines == (f"created the store {created.url} at schema version {SCHEMA_VERSION}",)
+    again = upgrade_store(url, layout)
+    assert again.from_version == again.to_version == SCHEMA_VERSION
+    assert again.lines[0].endswith(": nothing to do")
+    assert again.to_dict() == {
+        "url": again.url,
+        "from_version": SCHEMA_VERSION,
+        "to_version": SCHEMA_VERSION,
+        "gates_imported": 0,
+        "gate_files_not_imported": [],
+    }
+    (layout.state / "gates").mkdir(parents=True)
+    (layout.state / "gates" / "broken.json").write_text("{", encoding="utf-8")
+    out = project.invoke("store", "upgrade")
+    assert out.exit_code == 0
+    assert "created the store" in out.stdout and "not imported (not a valid gate record)" in (
+        out.stdout
+    )
