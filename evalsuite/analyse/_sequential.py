@@ -40,6 +40,7 @@ import numpy.typing as npt
 from scipy import stats
 from scipy.special import comb
 
+from evalsuite.analyse._paired import constant_difference_bounds
 from evalsuite.analyse._spending import gs_boundaries, mixture_cs_boundary
 from evalsuite.errors import UsageError
 
@@ -457,20 +458,18 @@ class SequentialComparison:
             else math.inf
         )
         z = float(self._z[k])
-        half = _t_critical(z, max(n - 1, 1)) * se
-        half_eq = _t_critical(float(self._z_eq[k]), max(n - 1, 1)) * se
-        look = SequentialLook(
-            k + 1,
-            n,
-            self.calls,
-            estimate,
-            se,
-            z,
-            estimate - half,
-            estimate + half,
-            estimate - half_eq,
-            estimate + half_eq,
-        )
+        z_eq = float(self._z_eq[k])
+        if se > 0 or not math.isfinite(se):
+            half = _t_critical(z, max(n - 1, 1)) * se
+            half_eq = _t_critical(z_eq, max(n - 1, 1)) * se
+            bounds = (estimate - half, estimate + half)
+            bounds_eq = (estimate - half_eq, estimate + half_eq)
+        else:
+            # every difference equal: the fixed paired t's zero-variance bounds at the look's
+            # nominal level, never the point (docs/methods.md, section 6, "Zero variance")
+            bounds = constant_difference_bounds(estimate, n, float(stats.norm.sf(z)))
+            bounds_eq = constant_difference_bounds(estimate, n, float(stats.norm.sf(z_eq)))
+        look = SequentialLook(k + 1, n, self.calls, estimate, se, z, *bounds, *bounds_eq)
         self.looks.append(look)
         self._decide(look, last=k + 1 == self._sizes.size)
         return look
@@ -478,7 +477,7 @@ class SequentialComparison:
     def _decide(self, look: SequentialLook, *, last: bool) -> None:
         m = self.design.margin
         verdict: SequentialVerdict | None = None
-        if look.se > 0 and math.isfinite(look.se):
+        if math.isfinite(look.se):
             if look.lower > 0:
                 verdict = "better"
             elif look.upper < 0:
@@ -509,7 +508,7 @@ class SequentialComparison:
         """
         d = self.design
         t = look.items / self.n_items
-        if d.futility is None or t < d.futility_from or t >= 1:
+        if d.futility is None or t < d.futility_from or t >= 1 or not look.se > 0:
             return False
         se_k = look.se * math.sqrt(t)
         sd = se_k * math.sqrt(1 - t)
@@ -528,6 +527,29 @@ class SequentialComparison:
             else 0.0
         )
         return p_reject + p_equiv < d.futility
+
+    def candidate_score(self) -> tuple[float, float, float] | None:
+        """The candidate's score over the items seen, with its repeated interval.
+
+        (estimate, lower, upper) at the last look: the weighted mean of the items' unbiased
+        estimates, ``+- c_k se`` with the look's better/worse boundary, for the item
+        population's mean score. None before the first look.
+        """
+        if not self.looks:
+            return None
+        last = self.looks[-1]
+        est_items = self.item_estimates()
+        seen = np.isfinite(est_items)
+        x = est_items[seen]
+        weights = np.asarray(self.weights, dtype=float)
+        w = weights[seen] / weights[seen].sum()
+        n = int(x.size)
+        estimate = float(w @ x)
+        if n < 2:
+            return estimate, math.nan, math.nan
+        se = math.sqrt(n / (n - 1) * float(np.sum(w**2 * (x - estimate) ** 2)))
+        half = _t_critical(last.z_boundary, n - 1) * se
+        return estimate, max(0.0, estimate - half), min(1.0, estimate + half)
 
     def to_dict(self) -> dict[str, Any]:
         """The comparison's JSON block: method, estimand, verdict, looks, calls."""
