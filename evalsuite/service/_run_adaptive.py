@@ -315,6 +315,7 @@ def _round_dict(
         "look": None if look is None else look.index,
         "estimate": None if score is None else score[0],
         "ci": None if score is None else [score[1], score[2]],
+        "halfwidth": None if score is None else (score[2] - score[1]) / 2,
         "difference": None if look is None else look.estimate,
         "difference_ci": None if look is None else [look.lower, look.upper],
     }
@@ -419,12 +420,13 @@ def _sequential_summary(
     text = f"{block['estimand_text']}; the candidate's score: {estimand_text('item_population')}"
     return {
         "method": seq.method,
+        "rule": rule.to_dict() | {"method": seq.method, "sequential": block["design"]},
         "estimand": block["estimand"],
         "estimand_text": text,
         "interval": "repeated",
         "estimate": None if score is None else score[0],
         "ci": None if score is None else [score[1], score[2]],
-        "level": 1 - seq.design.alpha,
+        "level": 1 - seq.design.spent_alpha,
         "calls": seq.calls,
         "budget": budget,
         "items": len(items),
@@ -432,15 +434,17 @@ def _sequential_summary(
         "stop_reason": seq.stop_reason,
         "rounds": rounds,
         "attempts_per_item": {
-            "min": float(per_item.min()),
+            "min": int(per_item.min()),
             "median": float(np.median(per_item)),
-            "max": float(per_item.max()),
+            "max": int(per_item.max()),
         },
         "sequential": block,
         "versus": {
             "run_id": versus.run_id,
             "estimate": float(weights @ versus.item_means),
+            "ci": None,
             "method": "paired_item_differences",
+            "epochs": seq.design.epochs,
             "verdict": seq.verdict,
             "margin": seq.design.margin,
             "alpha_sequence": seq.design.alpha,

@@ -87,7 +87,7 @@ def test_one_look_with_all_epochs_is_the_fixed_paired_t() -> None:
     n = 60
     base = rng.binomial(5, 0.5, n) / 5
     table = (rng.random((n, 5)) < 0.6).astype(float)
-    design = SequentialDesign(looks=1, first_epochs=5, futility=None, margin=0.02)
+    design = SequentialDesign(looks=1, first_epochs=5, futility=None, margin=0.02, reserve=0)
     seq = _run(base, table, design)
     fixed = final_paired_test(table.mean(axis=1) - base, np.full(n, 1 / n), alpha=0.05, margin=0.02)
     look = seq.looks[-1]
@@ -95,6 +95,10 @@ def test_one_look_with_all_epochs_is_the_fixed_paired_t() -> None:
     assert (look.lower, look.upper) == pytest.approx((fixed.lower, fixed.upper), rel=1e-6)
     assert seq.verdict == fixed.verdict
     assert seq.calls == seq.budget == 5 * n
+    # the default holds 0.1 alpha back: one look is the fixed paired t at 0.045
+    held = _run(base, table, SequentialDesign(looks=1, first_epochs=5, futility=None))
+    at = final_paired_test(table.mean(axis=1) - base, np.full(n, 1 / n), alpha=0.045, margin=0.02)
+    assert (held.looks[-1].lower, held.looks[-1].upper) == pytest.approx((at.lower, at.upper))
 
 
 def test_a_clear_difference_stops_at_an_early_look() -> None:

@@ -106,7 +106,7 @@ def test_the_terminal_names_the_method_the_estimand_and_the_verdict(
     )
     assert result.exit_code == 0, result.stderr
     text = " ".join(result.stdout.split())
-    assert "repeated 95% interval" in text
+    assert "repeated 95.5% interval" in text
     assert "group_sequential_lan_demets_pocock" in text
     assert "estimand (item_population)" in text
     assert f"against run {weak_base}: better" in text
