@@ -217,6 +217,12 @@ def run_adaptive(
             allows no attempt); IncomparableRunsError, InvalidRunError for a bad
             ``--versus`` run; and whatever `run_round` raises.
     """
+    if rule.versus is not None and rule.target_halfwidth is not None:
+        raise UsageError(
+            "--versus runs a sequential comparison that stops at a verdict, and "
+            "--target-halfwidth a run that stops at an interval width: give one of them "
+            "(docs/design/sequential.md)"
+        )
     manifest = load_manifest(layout, target.suite, target.version)
     split: Literal["dev", "holdout"] = "holdout" if target.split == "holdout" else "dev"
     items = sorted(manifest.items_by_split(split), key=lambda i: i.id)
