@@ -43,6 +43,8 @@ from evalsuite.analyse._sequential_sim import (
     make_suite,
     simulate_comparison,
 )
+from evalsuite.analyse._target_design import METHOD as STEIN_METHOD
+from evalsuite.analyse._target_design import target_halfwidth_run
 
 TAU = Path(__file__).parents[1] / "tests" / "data" / "tau_bench" / "gpt-4o-airline_trials.csv"
 
@@ -63,13 +65,26 @@ def _mean(xs: list[float]) -> str:
 
 
 def comparisons(
-    name: str, reps: int, seed: int, tau: list[np.ndarray], design: SequentialDesign
+    name: str,
+    reps: int,
+    seed: int,
+    tau: list[np.ndarray],
+    design: SequentialDesign,
+    null_reps: int | None = None,
 ) -> tuple[list[ComparisonOutcome], list[ComparisonOutcome]]:
-    """(2 x MDE outcomes, equal-model outcomes) for suite `name`."""
+    """(2 x MDE outcomes, equal-model outcomes) for suite `name`.
+
+    `null_reps` (default `reps`) equal-model replicates: the type-I check can use more.
+    """
     rng = np.random.default_rng(seed)
-    shifted, equal = [], []
-    for rep in range(reps):
-        for out, factor in ((shifted, 2.0), (equal, 0.0)):
+    shifted: list[ComparisonOutcome] = []
+    equal: list[ComparisonOutcome] = []
+    total = max(reps, null_reps if null_reps is not None else reps)
+    for rep in range(total):
+        cells = ((shifted, 2.0, reps), (equal, 0.0, null_reps if null_reps is not None else reps))
+        for out, factor, wanted in cells:
+            if rep >= wanted:
+                continue
             suite = make_suite(name, rng, tau)
             mde = fixed_mde(suite, design.epochs)
             d = SequentialDesign(
@@ -82,6 +97,7 @@ def comparisons(
                 first_epochs=design.first_epochs,
                 futility=design.futility,
                 seed=rep,
+                reserve=design.reserve,
             )
             out.append(simulate_comparison(suite, d, rng, delta=factor * mde))
     return shifted, equal
@@ -113,23 +129,87 @@ def target_halfwidth(name: str, reps: int, seed: int, tau: list[np.ndarray]) -> 
     return _mean(ratios), _share(covered)
 
 
+def target_stein(
+    name: str, reps: int, seed: int, tau: list[np.ndarray]
+) -> tuple[str, str, str, str]:
+    """The few-stage design (`_target_design`) against the oracle fixed design.
+
+    (calls / the oracle's, coverage of the suite's item mean, share reaching +-H, coverage
+    of the fixed design at the oracle's epochs with its estimated variances). The oracle
+    spends ``z^2 mean p(1-p) / (N H^2)`` epochs per item (fractional: the best a fixed
+    design with the true variances can do); H is set so that this is 3.
+    """
+    rng = np.random.default_rng(seed)
+    ratios, covered, reached, fixed_covered = [], [], [], []
+    for _ in range(reps):
+        suite = make_suite(name, rng, tau)
+        n, p = suite.n_items, suite.p
+        h = 1.96 * math.sqrt(float(np.mean(p * (1 - p))) / (n * 3))
+        draw = _draw(suite.p, suite.trials, rng)
+        out = target_halfwidth_run(np.full(n, 1 / n), h, draw, rng, max_epochs=50)
+        ratios.append(out.calls / (3 * n))
+        covered.append(bool(out.lower <= p.mean() <= out.upper))
+        reached.append(out.reached)
+        y = draw(np.full(n, 3, dtype=np.int64))
+        m = y / 3
+        half = 1.96 * math.sqrt(float(np.sum((y - y * m) / 2 / 3))) / n
+        fixed_covered.append(bool(abs(m.mean() - p.mean()) <= half))
+    return _mean(ratios), _share(covered), _share(reached), _share(fixed_covered)
+
+
+def _draw(
+    p: np.ndarray, trials: tuple[np.ndarray, ...] | None, rng: np.random.Generator
+) -> Callable[[np.ndarray], np.ndarray]:
+    if trials is None:
+        return lambda counts: rng.binomial(counts, p).astype(float)
+    return lambda counts: np.array(
+        [rng.choice(t, int(k)).sum() if k else 0.0 for t, k in zip(trials, counts, strict=True)]
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--target-reps", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--null-reps", type=int, default=None, help="equal-model replicates")
+    parser.add_argument("--stein-reps", type=int, default=2000)
+    parser.add_argument("--skip-comparison", action="store_true")
     args = parser.parse_args()
     tau = tau_trials()
     design = SequentialDesign()
-    print(f"sequential comparison: method {design.method}")
-    print(f"{args.reps} replicates per row, seed {args.seed}")
+    if not args.skip_comparison:
+        _part_one(args, tau, design)
+    if args.stein_reps > 0:
+        print(
+            f"\n--target-halfwidth, few-stage design ({STEIN_METHOD}, not wired) vs the oracle "
+            f"best fixed design (3 epochs); {args.stein_reps} replicates per row, seed "
+            f"{args.seed + 200}+k"
+        )
+        print(
+            f"{'suite':<24} {'calls/fixed':>12} {'coverage':>12} {'reached':>12} {'fixed cov':>12}"
+        )
+        for k, name in enumerate(SUITES):
+            row = target_stein(name, args.stein_reps, args.seed + 200 + k, tau)
+            print(f"{name:<24} " + " ".join(f"{x:>12}" for x in row), flush=True)
+    if args.target_reps > 0:
+        _part_two(args, tau)
+
+
+def _part_one(args: argparse.Namespace, tau: list[np.ndarray], design: SequentialDesign) -> None:
+    null_reps = args.null_reps if args.null_reps is not None else args.reps
+    print(f"sequential comparison: method {design.method}, reserve {design.reserve}")
+    print(
+        f"{args.reps} replicates per row at 2 x MDE, {null_reps} with equal models, "
+        f"seed {args.seed}"
+    )
     print(
         f"{'suite':<24} {'agree@2MDE':>12} {'calls@2MDE':>12} {'type-I':>12} "
         f"{'no-diff<full':>12} {'no-diff@int':>12} {'fixed no-diff':>13} {'calls@0':>12}"
     )
     started = time.perf_counter()
     for k, name in enumerate(SUITES):
-        shifted, equal = comparisons(name, args.reps, args.seed + k, tau, design)
+        shifted, equal = comparisons(name, args.reps, args.seed + k, tau, design, null_reps)
         no_diff = [o.sequential == "no_difference_beyond_margin" for o in equal]
         print(
             f"{name:<24} {_share([o.agree for o in shifted]):>12} "
@@ -142,8 +222,9 @@ def main() -> None:
             flush=True,
         )
     print(f"({time.perf_counter() - started:.0f} s)")
-    if args.target_reps <= 0:
-        return
+
+
+def _part_two(args: argparse.Namespace, tau: list[np.ndarray]) -> None:
     print(
         f"\n--target-halfwidth (suite's items, current AdaptiveRun) vs the oracle best fixed "
         f"design (3 epochs); {args.target_reps} replicates per row, seed {args.seed}"

@@ -115,6 +115,11 @@ class AdaptiveRule:
             return base
         return f"{base}_wor+{FINAL_METHOD}"
 
+    @property
+    def full_epochs(self) -> int:
+        """The epochs of the full fixed run on every item: ``max_epochs`` (default 5)."""
+        return self.max_epochs or DEFAULT_MAX_EPOCHS
+
     def budget(self, n_items: int) -> int:
         """Most attempts the run may make: the smaller of the two budgets (default 5 x N)."""
         limits = []

@@ -39,6 +39,13 @@ _NAMES = {
     "half-width (Waudby-Smith & Ramdas 2024)",
     "betting_cs_hedged_wor": "hedged betting confidence sequence over the full run's slots, "
     "sampled without replacement (Waudby-Smith & Ramdas 2020, 2024)",
+    "group_sequential_lan_demets_pocock": "group-sequential repeated confidence intervals, "
+    "Lan-DeMets Pocock-type alpha spending for better/worse (Jennison & Turnbull 2000, ch. 9)",
+    "group_sequential_lan_demets_obrien_fleming": "group-sequential repeated confidence "
+    "intervals, Lan-DeMets O'Brien-Fleming-type alpha spending",
+    "margin_group_sequential_lan_demets_obrien_fleming": "the margin claims by two one-sided "
+    "tests with Lan-DeMets O'Brien-Fleming-type spending",
+    "paired_t": "paired t on item differences (the full fixed run's claim)",
 }
 
 
@@ -55,6 +62,12 @@ def method_name(method: str) -> str:
             parts.append(_NAMES[part])
         elif part == "paired_t_final":
             parts.append("at the budget, the full run's paired t")
+        elif part.startswith("two_stage_epochs_"):
+            first, full = part.removeprefix("two_stage_epochs_").split("_", 1)
+            parts.append(
+                f"{first} epochs on every item, {full} on items with mixed outcomes "
+                "(unbiased two-stage estimate)"
+            )
         else:
             parts.append(part)
     return "; ".join(parts)
@@ -87,11 +100,12 @@ def adaptive_block(summary: Mapping[str, Any]) -> JsonObject:
     """
     out = dict(summary)
     out["name"] = method_name(str(summary.get("method", "")))
-    out["interval"] = "anytime-valid"
+    out["interval"] = summary.get("interval", "anytime-valid")
     versus = summary.get("versus")
     rounds = summary.get("rounds") or []
     if isinstance(versus, dict) and rounds:
-        out["versus"] = versus | {"difference_ci": rounds[-1].get("difference_ci")}
+        last = versus.get("difference_ci") or rounds[-1].get("difference_ci")
+        out["versus"] = versus | {"difference_ci": last}
     return out
 
 
@@ -103,8 +117,10 @@ def level_text(level: Any) -> str:
 def anytime_phrase(block: Mapping[str, Any]) -> str:
     """``anytime-valid 95% interval [0.402, 0.731] (betting_cs_hedged_target: ...)``."""
     return (
-        f"anytime-valid {level_text(block.get('level'))} interval {fmt_ci(block.get('ci'))} "
+        f"{block.get('interval') or 'anytime-valid'} {level_text(block.get('level'))} interval "
+        f"{fmt_ci(block.get('ci'))} "
         f"({block.get('method')}: {block.get('name')})"
+        + (f" of {block.get('estimand_text')}" if block.get("estimand_text") else "")
     )
 
 
@@ -122,7 +138,8 @@ def versus_phrase(block: Mapping[str, Any] | None, baseline: str) -> str | None:
         else "valid under its stopping rule"
     )
     return (
-        f"adaptive run against this baseline: {versus.get('verdict')} (anytime-valid {level} "
+        f"adaptive run against this baseline: {versus.get('verdict')} "
+        f"({(block or {}).get('interval') or 'anytime-valid'} {level} "
         f"interval of the difference {fmt_ci(versus.get('difference_ci'), signed=True)}, "
         f"{(block or {}).get('method')}; {decided})"
     )
@@ -134,6 +151,11 @@ def fixed_interval_note(block: Mapping[str, Any], fixed_method: str) -> str:
         f"adaptive run: its attempts were planned from the data and it stopped by its rule "
         f"({block.get('stop_reason') or 'see the run'}); the fixed-sample intervals "
         f"({fixed_method}) assume a sample size fixed in advance and are not valid under that "
-        f"stopping rule. Its valid interval is the {anytime_phrase(block)}, of the suite "
-        f"score {fmt(block.get('estimate'))} over these frozen items (docs/design/adaptive.md)"
+        f"stopping rule. Its valid interval is the {anytime_phrase(block)}, of the "
+        + (
+            f"score {fmt(block.get('estimate'))} (docs/design/sequential.md)"
+            if block.get("estimand") == "item_population"
+            else f"suite score {fmt(block.get('estimate'))} over these frozen items "
+            "(docs/design/adaptive.md)"
+        )
     )

@@ -153,6 +153,11 @@ class AdaptiveResult:
         per_item: attempts per item: (min, median, max).
         versus: its verdict against a stored run (``--versus``), or None.
         summary: the JSON form (`to_dict`), as the store keeps it.
+        estimand: what the interval covers: ``suite_items`` or ``item_population`` (None:
+            a run recorded before estimands were named: ``suite_items``).
+        estimand_text: the estimand in words.
+        interval: ``anytime-valid`` (a confidence sequence) or ``repeated`` (the
+            group-sequential repeated confidence interval of ``--versus``).
     """
 
     run_id: str
@@ -168,6 +173,9 @@ class AdaptiveResult:
     per_item: tuple[float | None, float | None, float | None]
     versus: AdaptiveVersus | None
     summary: JsonObject = field(repr=False, compare=False)
+    estimand: str | None = None
+    estimand_text: str | None = None
+    interval: str = "anytime-valid"
 
     @classmethod
     def from_dict(cls, summary: Mapping[str, object]) -> AdaptiveResult:
@@ -198,6 +206,9 @@ class AdaptiveResult:
             ),
             versus=AdaptiveVersus.from_dict(versus) if isinstance(versus, Mapping) else None,
             summary={str(k): v for k, v in summary.items()},
+            estimand=_as_text(summary.get("estimand")),
+            estimand_text=_as_text(summary.get("estimand_text")),
+            interval=str(summary.get("interval") or "anytime-valid"),
         )
 
     def to_dict(self) -> JsonObject:
@@ -244,7 +255,7 @@ def adaptive_view(result: AdaptiveResult) -> ResultView:
     level = level_text(result.level)
     versus = result.versus
     headline = (
-        f"suite score {fmt(result.estimate)}, anytime-valid {level} interval "
+        f"suite score {fmt(result.estimate)}, {result.interval} {level} interval "
         f"{fmt_ci(result.ci)}: {result.calls} of {result.budget} attempts on {result.items} "
         f"items in {len(result.rounds)} round(s)"
         + (f"; {_versus_phrase(versus)}" if versus is not None else "")
@@ -277,6 +288,11 @@ def adaptive_view(result: AdaptiveResult) -> ResultView:
     low, median, high = result.per_item
     facts = [
         f"method {result.method} at {level}: {method_name(result.method)}",
+        *(
+            [f"estimand ({result.estimand}): {result.estimand_text}"]
+            if result.estimand and result.estimand_text
+            else []
+        ),
         f"attempts per item: min {fmt_g(low)}, median {fmt_g(median)}, max {fmt_g(high)}",
         f"Stopped: {result.stop_reason or 'n/a'}.",
     ]
@@ -286,9 +302,10 @@ def adaptive_view(result: AdaptiveResult) -> ResultView:
             if versus.final_alpha is not None
             else ""
         )
+        alpha_name = "α" if result.interval == "repeated" else "sequence α"
         facts.append(
             f"Against run {versus.run_id} ({versus.method}: {fmt(versus.estimate)}): verdict "
-            f"{versus.verdict or 'undecided'} (margin {fmt_g(versus.margin)}, sequence α "
+            f"{versus.verdict or 'undecided'} (margin {fmt_g(versus.margin)}, {alpha_name} "
             f"{fmt_g(versus.alpha_sequence)}){final}."
         )
     errors = sum(r.harness_errors for r in result.rounds)
@@ -297,7 +314,8 @@ def adaptive_view(result: AdaptiveResult) -> ResultView:
         if errors
         else []
     )
-    last = result.rounds[-1].difference_ci if result.rounds else None
+    with_ci = [r.difference_ci for r in result.rounds if r.difference_ci is not None]
+    last = with_ci[-1] if with_ci else None
     if versus is not None and last is not None:
         facts.append(f"difference after the last round: {fmt_ci(last, signed=True)}")
     return ResultView(

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from evalsuite.analyse import AdaptiveRule, AdaptiveRun, Versus
+from evalsuite.analyse import (
+    AdaptiveRule,
+    AdaptiveRun,
+    SequentialComparison,
+    SequentialDesign,
+    SequentialLook,
+    Versus,
+    estimand_text,
+)
 from evalsuite.errors import IncomparableRunsError, InvalidRunError, UsageError
 from evalsuite.manifest import ManifestItem, load_manifest
 from evalsuite.service._adaptive_result import AdaptiveResult
@@ -35,6 +43,7 @@ __all__ = [
     "RoundStep",
     "item_weights",
     "run_adaptive",
+    "sequential_design",
     "versus_results",
 ]
 
@@ -208,6 +217,12 @@ def run_adaptive(
             allows no attempt); IncomparableRunsError, InvalidRunError for a bad
             ``--versus`` run; and whatever `run_round` raises.
     """
+    if rule.versus is not None and rule.target_halfwidth is not None:
+        raise UsageError(
+            "--versus runs a sequential comparison that stops at a verdict, and "
+            "--target-halfwidth a run that stops at an interval width: give one of them "
+            "(docs/design/sequential.md)"
+        )
     manifest = load_manifest(layout, target.suite, target.version)
     split: Literal["dev", "holdout"] = "holdout" if target.split == "holdout" else "dev"
     items = sorted(manifest.items_by_split(split), key=lambda i: i.id)
@@ -217,6 +232,11 @@ def run_adaptive(
         raise UsageError(f"{manifest.ref} has no {target.split} items: nothing to run")
     weights = item_weights(items, dict(manifest.weights))
     versus = versus_results(store, rule.versus, target, items) if rule.versus else None
+    if versus is not None:
+        _require_binary(store, versus.run_id)
+        return _run_sequential(
+            items, weights, rule, versus, store=store, run_round=run_round, run_id=run_id
+        )
     update: Mapping[str, object] = {"adaptive": rule.to_dict(), "epochs": 1}
     adaptive = AdaptiveRun(weights, rule, versus)
     done: list[tuple[str, int]] = []
@@ -246,6 +266,198 @@ def run_adaptive(
     finished = run_round(
         RoundStep(tuple(done), spec_update=update, run_id=None, resume=current, finish=True)
     )
-    summary = adaptive.to_dict() | {"run_id": current, "items": len(items)}
+    summary = adaptive.to_dict() | {
+        "run_id": current,
+        "items": len(items),
+        "estimand": "suite_items",
+        "estimand_text": estimand_text("suite_items"),
+    }
     store.set_adaptive(current, summary)
     return AdaptiveRunResult(finished, AdaptiveResult.from_dict(summary))
+
+
+def sequential_design(rule: AdaptiveRule) -> SequentialDesign:
+    """The sequential comparison a ``--versus`` rule runs (docs/design/sequential.md).
+
+    Its alpha, margin and seed are the rule's; the full fixed run it stands for has
+    ``--max-epochs`` epochs (default 5) on every item.
+    """
+    return SequentialDesign(
+        alpha=rule.alpha,
+        margin=rule.margin,
+        epochs=rule.full_epochs,
+        seed=rule.seed,
+    )
+
+
+def _require_binary(store: Store, run_id: str) -> None:
+    """The sequential comparison takes 0/1 scores: refuse a stored run with others."""
+    frame = store.attempts(run_id)
+    scored = frame.loc[frame["outcome"] != "harness_error", "score"].dropna()
+    other = scored[~scored.isin((0.0, 1.0))]
+    if len(other):
+        raise UsageError(
+            f"--versus {run_id}: the stored run has non-binary scores (e.g. "
+            f"{float(other.iloc[0]):g}); the sequential comparison takes scores of 0 or 1. "
+            "Compare fixed runs with `evalsuite compare` instead"
+        )
+
+
+def _round_dict(
+    index: int,
+    keys: Sequence[tuple[str, int]],
+    scores: Sequence[float | None],
+    calls: int,
+    seq: SequentialComparison,
+    look: SequentialLook | None,
+) -> dict[str, object]:
+    score = seq.candidate_score() if look is not None else None
+    return {
+        "round": index,
+        "attempts": len(keys),
+        "items": len({k[0] for k in keys}),
+        "harness_errors": sum(s is None for s in scores),
+        "calls": calls,
+        "look": None if look is None else look.index,
+        "estimate": None if score is None else score[0],
+        "ci": None if score is None else [score[1], score[2]],
+        "halfwidth": None if score is None else (score[2] - score[1]) / 2,
+        "difference": None if look is None else look.estimate,
+        "difference_ci": None if look is None else [look.lower, look.upper],
+    }
+
+
+def _run_sequential(
+    items: Sequence[ManifestItem],
+    weights: npt.NDArray[np.float64],
+    rule: AdaptiveRule,
+    versus: Versus,
+    *,
+    store: Store,
+    run_round: RoundRunner[R],
+    run_id: str | None,
+) -> AdaptiveRunResult[R]:
+    """``--versus``: the sequential comparison over items (`SequentialComparison`).
+
+    Items in stratified random order (seeded by the rule's seed), in groups; each round
+    runs exactly the attempts the comparison asks for; the run stops at the first look
+    with a verdict, or at ``--max-calls`` (undecided).
+    """
+    design = sequential_design(rule)
+    seq = SequentialComparison(
+        versus.item_means,
+        design,
+        rng=np.random.default_rng(rule.seed),
+        strata=[item.stratum for item in items],
+        weights=weights,
+    )
+    budget = min(seq.budget, rule.max_calls) if rule.max_calls is not None else seq.budget
+    record = rule.to_dict() | {"method": design.method, "sequential": design.to_dict()}
+    update: Mapping[str, object] = {"adaptive": record, "epochs": 1}
+    done: list[tuple[str, int]] = []
+    epochs: Counter[str] = Counter()
+    rounds: list[dict[str, object]] = []
+    current = run_id
+    stopped_at_budget = False
+    while (requests := seq.next_round()) is not None:
+        if seq.calls + sum(n for _, n in requests) > budget:
+            stopped_at_budget = True
+            break
+        round_keys = []
+        for index, n in requests:
+            item_id = items[index].id
+            for _ in range(n):
+                epochs[item_id] += 1
+                round_keys.append((item_id, epochs[item_id]))
+        done.extend(round_keys)
+        first = not rounds
+        result = run_round(
+            RoundStep(
+                attempts=tuple(done),
+                spec_update=update,
+                run_id=current if first else None,
+                resume=None if first else current,
+                finish=False,
+            )
+        )
+        current = result.run.run_id
+        scores = _round_scores(store, current, round_keys)
+        grouped: list[list[float | None]] = []
+        at = 0
+        for _, n in requests:
+            grouped.append(list(scores[at : at + n]))
+            at += n
+        look = seq.observe(grouped)
+        rounds.append(_round_dict(len(rounds) + 1, round_keys, scores, seq.calls, seq, look))
+    if current is None:
+        raise UsageError(
+            f"--max-calls {rule.max_calls} is fewer than the sequential comparison's first "
+            f"round ({design.stage_one} attempts on each item of its first group): raise it"
+        )
+    finished = run_round(
+        RoundStep(tuple(done), spec_update=update, run_id=None, resume=current, finish=True)
+    )
+    summary = _sequential_summary(seq, rule, versus, rounds, epochs, items, budget)
+    if stopped_at_budget:
+        summary["stop_reason"] = (
+            f"budget: the next round would pass {budget} attempts (--max-calls) before a "
+            f"verdict; no verdict (the full comparison needs {seq.budget})"
+        )
+        summary["versus"]["verdict"] = "undecided"  # type: ignore[index]
+    summary |= {"run_id": current}
+    store.set_adaptive(current, summary)
+    return AdaptiveRunResult(finished, AdaptiveResult.from_dict(summary))
+
+
+def _sequential_summary(
+    seq: SequentialComparison,
+    rule: AdaptiveRule,
+    versus: Versus,
+    rounds: list[dict[str, object]],
+    epochs: Counter[str],
+    items: Sequence[ManifestItem],
+    budget: int,
+) -> dict[str, object]:
+    """The stored and ``--json`` summary: the adaptive fields, plus ``sequential``."""
+    block = seq.to_dict()
+    score = seq.candidate_score()
+    per_item = np.array([epochs[item.id] for item in items], dtype=float)
+    weights = np.asarray(seq.weights, dtype=float)
+    text = f"{block['estimand_text']}; the candidate's score: {estimand_text('item_population')}"
+    return {
+        "method": seq.method,
+        "rule": rule.to_dict() | {"method": seq.method, "sequential": block["design"]},
+        "estimand": block["estimand"],
+        "estimand_text": text,
+        "interval": "repeated",
+        "estimate": None if score is None else score[0],
+        "ci": None if score is None else [score[1], score[2]],
+        "level": 1 - seq.design.spent_alpha,
+        "calls": seq.calls,
+        "budget": budget,
+        "items": len(items),
+        "seed": rule.seed,
+        "stop_reason": seq.stop_reason,
+        "rounds": rounds,
+        "attempts_per_item": {
+            "min": int(per_item.min()),
+            "median": float(np.median(per_item)),
+            "max": int(per_item.max()),
+        },
+        "sequential": block,
+        "versus": {
+            "run_id": versus.run_id,
+            "estimate": float(weights @ versus.item_means),
+            "ci": None,
+            "method": "paired_item_differences",
+            "epochs": seq.design.epochs,
+            "verdict": seq.verdict,
+            "margin": seq.design.margin,
+            "alpha_sequence": seq.design.alpha,
+            "alpha_final": None,
+            "final_test": None,
+            "difference": block["estimate"],
+            "difference_ci": block["ci"],
+            "estimand": block["estimand"],
+        },
+    }

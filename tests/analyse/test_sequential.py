@@ -33,6 +33,37 @@ def test_two_stage_estimate_is_exactly_unbiased(e1: int, e2: int, p: float) -> N
     assert expected == pytest.approx(p, abs=1e-12)
 
 
+def _exact_moments(e1: int, e2: int, p: float) -> tuple[float, float, float]:
+    """(mean, variance, expected calls) of `two_stage_estimate` for solve rate p."""
+    mean = square = calls = 0.0
+    for s1 in range(e1 + 1):
+        first = comb(e1, s1) * p**s1 * (1 - p) ** (e1 - s1)
+        if 0 < s1 < e1:
+            calls += first * (e1 + e2)
+            for s2 in range(e2 + 1):
+                prob = first * comb(e2, s2) * p**s2 * (1 - p) ** (e2 - s2)
+                est = two_stage_estimate(s1, e1, s2, e2)
+                mean, square = mean + prob * est, square + prob * est**2
+        else:
+            calls += first * e1
+            est = two_stage_estimate(s1, e1, 0, e2)
+            mean, square = mean + first * est, square + first * est**2
+    return mean, square - mean**2, calls
+
+
+@pytest.mark.parametrize("e2", [1, 3, 8])
+@pytest.mark.parametrize("p", [0.1, 0.3, 0.5])
+def test_extending_mixed_items_buys_no_precision_after_a_two_epoch_pilot(e2: int, p: float) -> None:
+    """Why `--target-halfwidth` does not spend its epochs on mixed items only
+    (docs/design/sequential.md, "Target half-width"): under an unbiased estimate, the
+    extension after a 2-epoch pilot leaves the variance at the 2-epoch mean's, and after a
+    3-epoch pilot it is worse than a fixed design with the same expected calls."""
+    _, variance, _ = _exact_moments(2, e2, p)
+    assert variance == pytest.approx(p * (1 - p) / 2, abs=1e-12)
+    _, variance, calls = _exact_moments(3, e2, p)
+    assert variance > p * (1 - p) / calls
+
+
 def test_two_stage_estimate_refuses_impossible_counts() -> None:
     with pytest.raises(UsageError):
         two_stage_estimate(3, 3, 1, 2)  # an unmixed first stage is never extended
@@ -87,7 +118,7 @@ def test_one_look_with_all_epochs_is_the_fixed_paired_t() -> None:
     n = 60
     base = rng.binomial(5, 0.5, n) / 5
     table = (rng.random((n, 5)) < 0.6).astype(float)
-    design = SequentialDesign(looks=1, first_epochs=5, futility=None, margin=0.02)
+    design = SequentialDesign(looks=1, first_epochs=5, futility=None, margin=0.02, reserve=0)
     seq = _run(base, table, design)
     fixed = final_paired_test(table.mean(axis=1) - base, np.full(n, 1 / n), alpha=0.05, margin=0.02)
     look = seq.looks[-1]
@@ -95,6 +126,10 @@ def test_one_look_with_all_epochs_is_the_fixed_paired_t() -> None:
     assert (look.lower, look.upper) == pytest.approx((fixed.lower, fixed.upper), rel=1e-6)
     assert seq.verdict == fixed.verdict
     assert seq.calls == seq.budget == 5 * n
+    # the default holds 0.1 alpha back: one look is the fixed paired t at 0.045
+    held = _run(base, table, SequentialDesign(looks=1, first_epochs=5, futility=None))
+    at = final_paired_test(table.mean(axis=1) - base, np.full(n, 1 / n), alpha=0.045, margin=0.02)
+    assert (held.looks[-1].lower, held.looks[-1].upper) == pytest.approx((at.lower, at.upper))
 
 
 def test_a_clear_difference_stops_at_an_early_look() -> None:

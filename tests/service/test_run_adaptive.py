@@ -116,7 +116,7 @@ def test_run_adaptive_versus_a_run_of_another_split_is_refused_before_any_round(
     )  # fmt: skip
     assert base.exit_code == 0, base.stderr
     base_id = json.loads(base.stdout)["run_id"]
-    rule = AdaptiveRule(target_halfwidth=0.3, versus=base_id, seed=0)
+    rule = AdaptiveRule(versus=base_id, seed=0)
     with pytest.raises(IncomparableRunsError, match="compare runs of the same suite version"):
         run_adaptive(
             Layout(project.root),
@@ -133,3 +133,19 @@ def test_an_old_run_without_a_stored_summary_is_an_integrity_error(tmp_path: Pat
     store = Store(f"sqlite:///{tmp_path / 'results.sqlite'}")
     with pytest.raises(IntegrityError, match="adaptive run gone: its rounds summary"):
         adaptive_result(store, Layout(tmp_path), "gone")
+
+
+def test_versus_with_a_target_halfwidth_is_refused_before_any_round(project: Project) -> None:
+    from evalsuite.errors import UsageError
+
+    steps: list[RoundStep] = []
+    rule = AdaptiveRule(target_halfwidth=0.1, versus="some-run", seed=0)
+    with pytest.raises(UsageError, match="give one of them"):
+        run_adaptive(
+            Layout(project.root),
+            _spec(),
+            rule,
+            store=project.store(),
+            run_round=_runner(project, steps),
+        )
+    assert steps == []
