@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         open_ledger,
         read_ledger,
         record_decryption,
+        record_export,
         verify_ledger,
         who,
     )
@@ -73,6 +74,7 @@ else:
                 "open_ledger",
                 "read_ledger",
                 "record_decryption",
+                "record_export",
                 "verify_ledger",
                 "who",
             ),
@@ -99,6 +101,7 @@ __all__ = [
     "open_ledger",
     "read_ledger",
     "record_decryption",
+    "record_export",
     "resolve_family",
     "store_hash_check",
     "verify_ledger",

@@ -51,6 +51,7 @@ __all__ = [
     "open_ledger",
     "read_ledger",
     "record_decryption",
+    "record_export",
     "verify_ledger",
     "who",
 ]
@@ -87,8 +88,8 @@ def model_family(model: str) -> str:
         family = stripped
 
 
-EntryKind = Literal["access", "void", "family", "decrypt"]
-KINDS: tuple[EntryKind, ...] = ("access", "void", "family", "decrypt")
+EntryKind = Literal["access", "void", "family", "decrypt", "export"]
+KINDS: tuple[EntryKind, ...] = ("access", "void", "family", "decrypt", "export")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +121,9 @@ class LedgerEntry:
     failed before any holdout item reached the model; ``family``: `model` belongs to
     `model_family` from now on (an audited re-mapping, with a `reason`); ``decrypt``: a tool
     other than a run decrypted the holdout (the leak audit; `reason` says which), recorded
-    before the vault is opened, spending no budget."""
+    before the vault is opened, spending no budget; ``export``: a holdout run's per-item
+    results were written out (`evalsuite export --include-holdout-samples`; ids and scores,
+    never item text), spending no budget."""
     reason: str | None = None
     """Why a ``void`` or ``family`` event was recorded."""
     stopping_rule: dict[str, Any] | None = None
@@ -371,6 +374,49 @@ def record_decryption(
             "override_reason": None,
             "resumed": False,
             "kind": "decrypt",
+            "reason": reason,
+        },
+        anchor=anchor,
+    )
+
+
+def record_export(  # noqa: PLR0913 (the entry's fields, one each)
+    path: Path,
+    *,
+    run_id: str,
+    suite: str,
+    version: str,
+    manifest_hash: str,
+    model: str,
+    reason: str,
+    at: str,
+    anchor: Path | None = None,
+) -> LedgerEntry:
+    """Append an ``export`` entry: a holdout run's per-item results are about to be written.
+
+    Called before the files are written; it spends no budget (the model's look was the run's
+    own access) but leaves a chained record of who exported which run's items, when and how.
+
+    Raises:
+        LedgerError: the ledger is damaged (nothing is appended, nothing exported).
+    """
+    user, host = who()
+    return append_entry(
+        path,
+        {
+            "run_id": run_id,
+            "suite": suite,
+            "version": version,
+            "manifest_hash": manifest_hash,
+            "model": model,
+            "model_family": "",
+            "user": user,
+            "host": host,
+            "at": at,
+            "purpose": None,
+            "override_reason": None,
+            "resumed": False,
+            "kind": "export",
             "reason": reason,
         },
         anchor=anchor,

@@ -1,0 +1,31 @@
+"""Shared set-up of the interchange tests: the frozen `desk` suite and a dev run of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import Project, json_out
+from tests.run.test_foreign_tasks import frozen
+from tests.run.test_ingest_suite import plain_inspect_log
+
+pytest.importorskip("every_eval_ever", reason="make install installs every-eval-ever")
+
+
+def ingest(project: Project, path: Path, fmt: str, *args: str) -> dict[str, Any]:
+    """`evalsuite ingest PATH --format FMT ARGS --json`, asserted to succeed: its one run."""
+    result = project.invoke("ingest", str(path), "--format", fmt, *args, "--json")
+    assert result.exit_code == 0, result.stderr
+    (run,) = json_out(result)["runs"]
+    return dict(run)
+
+
+@pytest.fixture
+def desk(tmp_path: Path) -> tuple[Project, str]:
+    """The frozen desk@1.0.0 and the run of its dev items from a plain inspect log."""
+    project = frozen(tmp_path)
+    log = plain_inspect_log(tmp_path)
+    run = ingest(project, log, "inspect", "--suite", "desk@1.0.0", "--split", "dev")
+    return project, str(run["run_id"])
