@@ -37,7 +37,8 @@ def eee_validator() -> ModuleType:
         from every_eval_ever.validator import validation_core
     except ImportError as exc:
         raise _missing(exc) from None
-    return validation_core
+    module: ModuleType = validation_core
+    return module
 
 
 def eee_schema_version() -> str:

@@ -147,7 +147,7 @@ def _score(samples: Path, number: int, row: dict[str, Any], metric: str) -> floa
 
 
 def _ids(row: dict[str, Any]) -> tuple[str, ...]:
-    doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
+    doc: dict[str, Any] = row["doc"] if isinstance(row.get("doc"), dict) else {}
     found = [str(row["doc_id"])]
     found += [str(doc[f]) for f in ID_FIELDS if isinstance(doc.get(f), str | int)]
     return tuple(dict.fromkeys(found))
