@@ -18,6 +18,9 @@ Catalogue:
   `ComparisonResult`: the paired comparison, its verdict and gate (``evalsuite compare``).
 - `make_report(run_ids, *, out=None, ...)` -> `ReportData`: the HTML, Markdown and JSON
   report (``evalsuite report``), written to `out` when given.
+- `export(run_ids, *, out, format="eee", ...)` -> list of `ExportedRun`: runs as Every Eval
+  Ever records (validated by the every-eval-ever package) or CSV / Parquet tables
+  (``evalsuite export``).
 - `open_project(root=None, *, store=None)` -> `Project`: the project directory and its
   results store, found as the command finds them.
 - `ScoreResult`, `ComparisonResult`, `Project`: the result types; each result's `to_dict()`
@@ -38,6 +41,7 @@ __all__ = [
     "ScoreResult",
     "__version__",
     "compare",
+    "export",
     "make_report",
     "open_project",
     "score",
@@ -50,6 +54,7 @@ if TYPE_CHECKING:
         Project,
         ScoreResult,
         compare,
+        export,
         make_report,
         open_project,
         score,

@@ -22,7 +22,7 @@ __all__ = ["export_results"]
 
 
 def export_results(
-    request: ExportRequest, *, layout: Layout, store: Store, key_dir: Path
+    request: ExportRequest, *, layout: Layout, store: Store, key_dir: Path | None
 ) -> list[ExportedRun]:
     """Write the runs of `request`; ledger each holdout run whose samples are exported.
 
@@ -30,16 +30,24 @@ def export_results(
         request: The runs, the format, the folder, and whether holdout samples may leave.
         layout: The project (its holdout ledgers).
         store: The results store.
-        key_dir: Where the ledgers' heads are anchored (``EVALSUITE_KEY_DIR``).
+        key_dir: Where the ledgers' heads are anchored (``EVALSUITE_KEY_DIR``); needed only
+            when a holdout run's samples are exported.
 
     Raises:
         UsageError: see `evalsuite.interchange.export_runs`; LedgerError: a damaged ledger
             (nothing of that run is written).
     """
+    from evalsuite.errors import UsageError
     from evalsuite.holdout import anchor_file, record_export
     from evalsuite.interchange import export_runs
 
     def ledger(record: RunRecord) -> None:
+        if key_dir is None:
+            raise UsageError(
+                f"exporting the samples of holdout run {record.run_id} is recorded in the "
+                "holdout ledger, whose head is anchored in the key directory: give key_dir "
+                "(the command uses EVALSUITE_KEY_DIR)"
+            )
         suite = str(record.suite)
         record_export(
             layout.ledger_file(suite),

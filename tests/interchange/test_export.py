@@ -80,3 +80,16 @@ def test_a_holdout_run_exports_its_aggregate_only_unless_asked(desk, tmp_path: P
     # the ledger's chain still holds, and the export spent no budget (it is no model's look)
     status = project.invoke("holdout", "status", "desk@1.0.0", "--json")
     assert status.exit_code == 0, status.stdout + status.stderr
+
+
+def test_the_python_api_exports_as_the_command_does(desk, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import evalsuite as es
+
+    project, run_id = desk
+    (run,) = es.export([run_id], out=tmp_path / "api", format="eee", root=project.root)
+    assert run.run_id == run_id and run.samples and len(run.files) == 2
+    cli = project.invoke("export", run_id, "--format", "eee", "--out", str(tmp_path / "cli"))
+    assert cli.exit_code == 0, cli.stderr
+    # the same paths under each folder (a run's file names are its own)
+    names = sorted(p.relative_to(tmp_path / "api") for p in (tmp_path / "api").rglob("*.*"))
+    assert names == sorted(p.relative_to(tmp_path / "cli") for p in (tmp_path / "cli").rglob("*.*"))
