@@ -77,6 +77,11 @@ def test_a_holdout_run_exports_its_aggregate_only_unless_asked(desk, tmp_path: P
     sidecar = Path(entry["files"][1]).read_text(encoding="utf-8")
     for line in sidecar.splitlines():
         assert json.loads(line)["input"] == {"raw": "", "reference": []}
+    # an exported holdout record does not come back into the store: only `run` looks at it
+    runs = len(json_out(project.invoke("runs", "--json")))
+    back = project.invoke("ingest", entry["files"][0], "--format", "eee")
+    assert back.exit_code == 7 and "holdout items of desk@1.0.0" in " ".join(back.stderr.split())
+    assert len(json_out(project.invoke("runs", "--json"))) == runs
     # the ledger's chain still holds, and the export spent no budget (it is no model's look)
     status = project.invoke("holdout", "status", "desk@1.0.0", "--json")
     assert status.exit_code == 0, status.stdout + status.stderr

@@ -150,3 +150,13 @@ def test_eee_without_the_package_names_the_install_command(
     monkeypatch.setitem(sys.modules, "every_eval_ever", None)
     monkeypatch.setitem(sys.modules, "every_eval_ever.validator", None)
     _refused(project, EEE, "eee", "pip install --no-deps --ignore-requires-python every-eval-ever")
+
+
+def test_options_of_other_formats_are_refused(project: Project) -> None:
+    result = project.invoke("ingest", str(SAMPLES), "--format", "lm-eval", "--column", "model=x")
+    assert result.exit_code == 2 and "apply to --format csv" in result.stderr
+    result = project.invoke("ingest", str(RESULTS), "--format", "csv", "--metric", "acc")
+    assert result.exit_code == 2 and "--metric applies to --format eee" in result.stderr
+    _refused(project, RESULTS, "lm-eval", "not an lm-eval samples file")
+    _refused(project, EEE_DIR / EEE.name.replace(".json", "_samples.jsonl"), "eee", "sidecar")
+    _refused(project, EEE, "eee", "--metric 'f1' is not one of", args=("--metric", "f1"))
