@@ -198,7 +198,14 @@ def _read_one(path: Path, rows: ForeignRows, metric: str | None) -> None:
         )
     details = result["source_data"].get("additional_details") or {}
     if details.get("evalsuite_manifest_hash"):
-        rows.manifest_hash = str(details["evalsuite_manifest_hash"])
+        manifest_hash = str(details["evalsuite_manifest_hash"])
+        if rows.manifest_hash not in (None, manifest_hash):
+            raise ItemSourceError(
+                f"{path}: exported by evalsuite from another suite version (manifest hash "
+                f"{manifest_hash}) than the records before it ({rows.manifest_hash}); ingest "
+                "the records of each suite version separately"
+            )
+        rows.manifest_hash = manifest_hash
     scored_items, scored = [], []
     for number, sample in chosen:
         meta = sample.get("metadata") or {}

@@ -368,17 +368,10 @@ def export_runs(
             )
     if request.format == "eee":
         eee_schema_version()  # the package is there before anything is written
-    exported = []
+    read = []  # every run read and scored before the first file is written
     for record in records:
-        holdout = record.split == "holdout"
-        samples = not holdout or request.include_holdout_samples
-        ledgered = False
-        if holdout and samples:
-            if ledger is None:
-                raise UsageError("a holdout run's samples export needs the holdout ledger")
-            ledger(record)
-            ledgered = True
         attempts = store.attempts(record.run_id)
+        estimates = None
         if request.format == "eee":
             estimates = score_run(
                 attempts,
@@ -387,6 +380,25 @@ def export_runs(
                 level=request.level,
                 rng=np.random.default_rng(request.seed),
             )
+            if not math.isfinite(estimates.overall.mean):
+                raise UsageError(
+                    f"run {record.run_id} has no usable attempt "
+                    f"({estimates.overall.note or 'no mean'}): an Every Eval Ever record needs "
+                    "a score; nothing was written. Export it as a table (--format csv) to see "
+                    "its attempts"
+                )
+        read.append((record, attempts, estimates))
+    exported = []
+    for record, attempts, estimates in read:
+        holdout = record.split == "holdout"
+        samples = not holdout or request.include_holdout_samples
+        ledgered = False
+        if holdout and samples:
+            if ledger is None:
+                raise UsageError("a holdout run's samples export needs the holdout ledger")
+            ledger(record)
+            ledgered = True
+        if estimates is not None:
             files = _write_eee(record, attempts, estimates, request.out, samples)
         else:
             files = _write_table(record, attempts, request.out, request.format)

@@ -98,3 +98,16 @@ def test_the_python_api_exports_as_the_command_does(desk, tmp_path: Path) -> Non
     # the same paths under each folder (a run's file names are its own)
     names = sorted(p.relative_to(tmp_path / "api") for p in (tmp_path / "api").rglob("*.*"))
     assert names == sorted(p.relative_to(tmp_path / "cli") for p in (tmp_path / "cli").rglob("*.*"))
+
+
+def test_a_run_without_a_usable_attempt_is_not_exported_as_a_record(tmp_path: Path) -> None:
+    from tests.helpers import make_project
+
+    project = make_project(tmp_path)
+    table = tmp_path / "errors.csv"
+    table.write_text("model,item_id,epoch,score,outcome\nm,a,1,,harness_error\n", encoding="utf-8")
+    run = ingest(project, table, "csv", "--error-threshold", "1")
+    out = tmp_path / "out"
+    result = project.invoke("export", run["run_id"], "--format", "eee", "--out", str(out))
+    assert result.exit_code == 2 and "no usable attempt" in result.stderr
+    assert not out.exists()
