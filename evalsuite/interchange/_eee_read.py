@@ -169,7 +169,8 @@ def _read_one(path: Path, rows: ForeignRows, metric: str | None) -> None:
             f"{path}: the record has no per-sample results (detailed_evaluation_results is "
             "absent). evalsuite stores a run as attempts per item, which comparisons pair "
             "item by item, so an aggregate alone cannot be ingested. Ingest the record with "
-            "its _samples.jsonl sidecar"
+            "its _samples.jsonl sidecar; where means suffice, `evalsuite validity report "
+            "--scores RECORD` reads it as it is"
         )
     sidecar = _sidecar(path, detail)
     _check_sidecar(path, sidecar, detail)

@@ -160,3 +160,33 @@ def test_options_of_other_formats_are_refused(project: Project) -> None:
     _refused(project, RESULTS, "lm-eval", "not an lm-eval samples file")
     _refused(project, EEE_DIR / EEE.name.replace(".json", "_samples.jsonl"), "eee", "sidecar")
     _refused(project, EEE, "eee", "--metric 'f1' is not one of", args=("--metric", "f1"))
+
+
+def test_aggregates_without_samples_serve_where_means_suffice(
+    project: Project, tmp_path: Path
+) -> None:
+    """Refused by ingest (items are needed), read by `validity report --scores` (means)."""
+    base = json.loads(EEE.read_text(encoding="utf-8"))
+    del base["detailed_evaluation_results"]
+    folder = tmp_path / "records"
+    folder.mkdir()
+    means = {"org/a": 0.41, "org/b": 0.55, "org/c": 0.62, "org/d": 0.70, "org/e": 0.74}
+    for n, (model, mean) in enumerate(means.items()):
+        record = json.loads(json.dumps(base))
+        record["model_info"].update(name=model, id=model, developer="org")
+        record["evaluation_id"] = f"arc_easy/{model}/{n}"
+        record["evaluation_results"] = record["evaluation_results"][:1]
+        record["evaluation_results"][0]["score_details"]["score"] = mean
+        _write(folder / f"{n}.json", record)
+    _refused(project, folder / "0.json", "eee", "no per-sample results", "cannot be ingested")
+    outcomes = tmp_path / "outcomes.csv"
+    lines = [f"{m},{1000 + 500 * v},arena_elo,test" for m, v in means.items()]
+    outcomes.write_text("model,value,metric,source\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    assert project.invoke("validity", "import", str(outcomes)).exit_code == 0
+    result = project.invoke(
+        "validity", "report", "--metric", "arena_elo", "--scores", str(folder), "--json"
+    )
+    assert result.exit_code == 0, result.stderr
+    (predictor,) = json_out(result)["predictors"]
+    assert predictor["name"] == "arc_easy" and predictor["n"] == 5
+    assert predictor["spearman"] == pytest.approx(1.0)
