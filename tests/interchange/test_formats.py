@@ -190,3 +190,16 @@ def test_aggregates_without_samples_serve_where_means_suffice(
     (predictor,) = json_out(result)["predictors"]
     assert predictor["name"] == "arc_easy" and predictor["n"] == 5
     assert predictor["spearman"] == pytest.approx(1.0)
+
+
+def test_a_failed_helm_request_is_a_harness_error(project: Project, tmp_path: Path) -> None:
+    folder = tmp_path / "helm"
+    shutil.copytree(HELM, folder)
+    (folder / "stats.json").unlink()  # its mean counts the failed instance
+    state = json.loads((folder / "scenario_state.json").read_text(encoding="utf-8"))
+    state["request_states"][0]["result"]["success"] = False
+    _write(folder / "scenario_state.json", state)
+    run = ingest(project, folder, "helm", "--error-threshold", "1")
+    frame = _attempts(project, run["run_id"]).set_index("item_id")
+    assert frame.loc["id147", "outcome"] == "harness_error"
+    assert frame["outcome"].tolist().count("scored") == 3
