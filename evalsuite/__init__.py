@@ -21,6 +21,9 @@ Catalogue:
 - `audit_suite(ref, *, root=None, graders=False, leaks=False, ...)` -> `AuditOutcome`: the leak
   audit, grader audit or canary probe of a frozen suite version, typed (``evalsuite audit``),
   with the failure the command would exit with.
+- `export(run_ids, *, out, format="eee", ...)` -> list of `ExportedRun`: runs as Every Eval
+  Ever records (validated by the every-eval-ever package) or CSV / Parquet tables
+  (``evalsuite export``).
 - `open_project(root=None, *, store=None)` -> `Project`: the project directory and its
   results store, found as the command finds them.
 - `ScoreResult`, `ComparisonResult`, `AuditOutcome`, `Project`: the result types; each
@@ -43,6 +46,7 @@ __all__ = [
     "__version__",
     "audit_suite",
     "compare",
+    "export",
     "make_report",
     "open_project",
     "score",
@@ -57,6 +61,7 @@ if TYPE_CHECKING:
         ScoreResult,
         audit_suite,
         compare,
+        export,
         make_report,
         open_project,
         score,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from evalsuite.service import (
     AnalysisOptions,
@@ -38,6 +38,7 @@ from evalsuite.service import compare as _compare
 from evalsuite.service import score as _score
 
 if TYPE_CHECKING:
+    from evalsuite.interchange import ExportedRun
     from evalsuite.report import ReportData
     from evalsuite.store import Store
 
@@ -48,6 +49,7 @@ __all__ = [
     "ScoreResult",
     "audit_suite",
     "compare",
+    "export",
     "make_report",
     "open_project",
     "score",
@@ -278,3 +280,57 @@ def audit_suite(  # noqa: PLR0913 - the options of `evalsuite audit`, one each
         skip_holdout=skip_holdout,
     )
     return _audit_suite(project.layout, request, keys=keys, store=lambda: _store_of(project, store))
+
+
+def export(  # noqa: PLR0913 - the options of `evalsuite export`, one each
+    run_ids: Sequence[str],
+    *,
+    out: str | Path,
+    format: Literal["eee", "csv", "parquet"] = "eee",
+    root: str | Path | None = None,
+    store: Store | str | None = None,
+    include_holdout_samples: bool = False,
+    key_dir: str | Path | None = None,
+    level: float = 0.95,
+    seed: int = 0,
+) -> list[ExportedRun]:
+    """Write `run_ids` as Every Eval Ever records or results tables (``evalsuite export``).
+
+    Args:
+        run_ids: The runs (unique prefixes of their ids are enough).
+        out: The directory to write into.
+        format: ``eee`` (records validated by the every-eval-ever package), ``csv`` or
+            ``parquet`` (the columns `evalsuite ingest` reads).
+        root: The project directory (default: the current directory).
+        store: The results store (as in `score`).
+        include_holdout_samples: Export holdout runs' per-item results too (ledgered).
+        key_dir: The key directory anchoring the holdout ledger (the command's
+            ``EVALSUITE_KEY_DIR``); needed with `include_holdout_samples` only.
+        level: Confidence level of the exported intervals.
+        seed: Seed of the bootstrap draws.
+
+    Returns:
+        One `ExportedRun` per run: ``.files``, ``.samples``, ``.ledgered``.
+
+    Raises:
+        NotFoundError: a run id no stored run has; UsageError: a holdout run as a table
+            without `include_holdout_samples`, or every-eval-ever not installed.
+    """
+    from evalsuite.interchange import ExportRequest
+    from evalsuite.service import export_results
+
+    project = _project(root, store)
+    request = ExportRequest(
+        run_ids=tuple(run_ids),
+        format=format,
+        out=Path(out),
+        include_holdout_samples=include_holdout_samples,
+        level=level,
+        seed=seed,
+    )
+    return export_results(
+        request,
+        layout=project.layout,
+        store=_store_of(project, store),
+        key_dir=Path(key_dir) if key_dir is not None else None,
+    )

@@ -36,7 +36,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "ingest": (
         "_run_cmds",
         "ingest_cmd",
-        "Store results produced elsewhere (inspect logs, or a CSV) as runs.",
+        "Store results produced elsewhere (inspect logs, CSV, EEE, lm-eval, HELM) as runs.",
+    ),
+    "export": (
+        "_export_cmd",
+        "export_cmd",
+        "Write runs as Every Eval Ever records or CSV / Parquet results tables.",
     ),
     "score": (
         "_analyse_cmds",

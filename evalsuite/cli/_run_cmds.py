@@ -780,6 +780,16 @@ CSV of its items) to that frozen manifest: an item id it does not list is refuse
 item of the split that is absent is counted as not run, and strata, split and item hashes
 come from the manifest (so the run compares with live runs of the suite).
 
+Other tools' files (docs/interchange.md): --format eee reads an Every Eval Ever aggregate
+record (.json, or a directory of them) with its per-sample _samples.jsonl sidecar,
+validated by the every-eval-ever package; --format lm-eval reads one task's
+samples_<task>_<date>.jsonl (lm_eval --log_samples) with its results_<date>.json beside
+it; --format helm reads a HELM run directory (run_spec.json, per_instance_stats.json,
+scenario_state.json). With --suite their items attach by id or by content hash
+(sample_hash). A record whose aggregate disagrees with its samples, a checksum or row
+count that does not match, or a metric whose direction is unknown or lower-is-better is
+refused, the field named, and nothing is stored.
+
 \b
 CSV columns (one row per attempt; map other names with --column TARGET=NAME):
   model       the model's name (or leave the column out and pass --model NAME)
@@ -809,9 +819,24 @@ batches (docs/scale.md).
 """
 
 
+INGEST_FORMATS: dict[str, Literal["inspect", "csv", "parquet", "eee", "lm-eval", "helm"]] = {
+    "inspect": "inspect",
+    "csv": "csv",
+    "parquet": "parquet",
+    "eee": "eee",
+    "lm-eval": "lm-eval",
+    "helm": "helm",
+}
+
+
 @click.command("ingest", help=_INGEST_HELP)
 @click.argument("path", metavar="PATH")
-@click.option("--format", "fmt", type=click.Choice(["inspect", "csv", "parquet"]), required=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["inspect", "csv", "parquet", "eee", "lm-eval", "helm"]),
+    required=True,
+)
 @click.option(
     "--column",
     "columns",
@@ -861,6 +886,13 @@ batches (docs/scale.md).
     help="With --suite: keep the results of this split's items (a plain `inspect eval` runs "
     "every sample); the others are counted and never stored.",
 )
+@click.option(
+    "--metric",
+    default=None,
+    metavar="NAME",
+    help="eee, lm-eval, helm: the metric to ingest (default: the record's first metric with "
+    "samples, the samples' first metric, HELM's exact_match).",
+)
 @json_option
 @pass_context
 @handle_errors
@@ -876,6 +908,7 @@ def ingest_cmd(
     again: bool,
     suite_ref: str | None,
     split: str | None,
+    metric: str | None,
     as_json: bool,
 ) -> None:
     """Store results produced elsewhere as runs (the help text is `_INGEST_HELP`)."""
@@ -883,7 +916,7 @@ def ingest_cmd(
 
     request = IngestRequest(
         path=path,
-        format="inspect" if fmt == "inspect" else ("csv" if fmt == "csv" else "parquet"),
+        format=INGEST_FORMATS[fmt],
         columns=column_mapping(columns),
         ignore_columns=ignore_columns,
         model=model,
@@ -892,6 +925,7 @@ def ingest_cmd(
         again=again,
         suite=suite_ref,
         split="dev" if split is not None else None,
+        metric=metric,
     )
     outcome = ingest_results(request, layout=ctx.layout, store=lambda: open_store(ctx))
     report = outcome.report

@@ -109,7 +109,8 @@ def import_cmd(ctx: Context, path: Path, as_json: bool) -> None:
     "scores_file",
     type=PathParam(path_type=Path),
     default=None,
-    help="CSV of model, benchmark, score (optional se): results from elsewhere.",
+    help="CSV of model, benchmark, score (optional se), or Every Eval Ever aggregate records "
+    "(.json, or a directory of them): results from elsewhere.",
 )
 @click.option(
     "--split",

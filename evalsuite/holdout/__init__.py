@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         open_ledger,
         read_ledger,
         record_decryption,
+        record_export,
         verify_ledger,
         who,
     )
@@ -99,6 +100,7 @@ else:
                 "open_ledger",
                 "read_ledger",
                 "record_decryption",
+                "record_export",
                 "verify_ledger",
                 "who",
             ),
@@ -149,6 +151,7 @@ __all__ = [
     "open_ledger",
     "read_ledger",
     "record_decryption",
+    "record_export",
     "replay_ladder",
     "replay_thresholdout",
     "resolve_family",

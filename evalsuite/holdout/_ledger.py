@@ -54,6 +54,7 @@ __all__ = [
     "open_ledger",
     "read_ledger",
     "record_decryption",
+    "record_export",
     "verify_ledger",
     "who",
 ]
@@ -90,8 +91,16 @@ def model_family(model: str) -> str:
         family = stripped
 
 
-EntryKind = Literal["access", "void", "family", "decrypt", "answer", "reveal"]
-KINDS: tuple[EntryKind, ...] = ("access", "void", "family", "decrypt", "answer", "reveal")
+EntryKind = Literal["access", "void", "family", "decrypt", "answer", "reveal", "export"]
+KINDS: tuple[EntryKind, ...] = (
+    "access",
+    "void",
+    "family",
+    "decrypt",
+    "answer",
+    "reveal",
+    "export",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +136,9 @@ class LedgerEntry:
     (Thresholdout, the Ladder) answered for run `run_id`, in `mechanism`
     (docs/design/reusable-holdout.md); ``reveal``: the exact holdout score of run `run_id`,
     sealed behind a mechanism's answer, was shown to `user`, with a `reason` (the score itself
-    is never written here)."""
+    is never written here); ``export``: a holdout run's per-item results were written out
+    (`evalsuite export --include-holdout-samples`; ids and scores, never item text), spending
+    no budget."""
     reason: str | None = None
     """Why a ``void`` or ``family`` event was recorded."""
     stopping_rule: dict[str, Any] | None = None
@@ -389,6 +400,49 @@ def record_decryption(
             "override_reason": None,
             "resumed": False,
             "kind": "decrypt",
+            "reason": reason,
+        },
+        anchor=anchor,
+    )
+
+
+def record_export(  # noqa: PLR0913 (the entry's fields, one each)
+    path: Path,
+    *,
+    run_id: str,
+    suite: str,
+    version: str,
+    manifest_hash: str,
+    model: str,
+    reason: str,
+    at: str,
+    anchor: Path | None = None,
+) -> LedgerEntry:
+    """Append an ``export`` entry: a holdout run's per-item results are about to be written.
+
+    Called before the files are written; it spends no budget (the model's look was the run's
+    own access) but leaves a chained record of who exported which run's items, when and how.
+
+    Raises:
+        LedgerError: the ledger is damaged (nothing is appended, nothing exported).
+    """
+    user, host = who()
+    return append_entry(
+        path,
+        {
+            "run_id": run_id,
+            "suite": suite,
+            "version": version,
+            "manifest_hash": manifest_hash,
+            "model": model,
+            "model_family": "",
+            "user": user,
+            "host": host,
+            "at": at,
+            "purpose": None,
+            "override_reason": None,
+            "resumed": False,
+            "kind": "export",
             "reason": reason,
         },
         anchor=anchor,

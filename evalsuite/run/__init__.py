@@ -31,12 +31,14 @@ if TYPE_CHECKING:
         CsvOptions,
         IngestedRun,
         IngestReport,
+        IngestSource,
         SkippedRun,
+        ingest_checked_table,
         ingest_csv,
         ingest_inspect,
         ingest_table,
     )
-    from evalsuite.run._ingest_csv import CSV_COLUMNS, CSV_EXAMPLE
+    from evalsuite.run._ingest_csv import CSV_COLUMNS, CSV_EXAMPLE, ResultsTable
     from evalsuite.run._log_files import find_inspect_logs, is_url
     from evalsuite.run._options import REFUSED_GENERATE, check_generate_config
     from evalsuite.run._outcomes import LIMIT_OUTCOME, SCORE_REASON_OUTCOME, classify_sample
@@ -93,9 +95,11 @@ else:
             ),
             "._ingest": (
                 "CsvOptions",
+                "IngestSource",
                 "IngestedRun",
                 "IngestReport",
                 "SkippedRun",
+                "ingest_checked_table",
                 "ingest_csv",
                 "ingest_inspect",
                 "ingest_table",
@@ -103,6 +107,7 @@ else:
             "._ingest_csv": (
                 "CSV_COLUMNS",
                 "CSV_EXAMPLE",
+                "ResultsTable",
             ),
             "._log_files": (
                 "find_inspect_logs",
@@ -177,8 +182,10 @@ __all__ = [
     "EpisodeState",
     "HarnessFault",
     "IngestReport",
+    "IngestSource",
     "IngestedRun",
     "PlannedAttempt",
+    "ResultsTable",
     "RunInterrupted",
     "RunResult",
     "RunSpec",
@@ -204,6 +211,7 @@ __all__ = [
     "episode_spec",
     "find_inspect_logs",
     "guarded_call",
+    "ingest_checked_table",
     "ingest_csv",
     "ingest_inspect",
     "ingest_table",

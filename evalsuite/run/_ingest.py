@@ -27,7 +27,7 @@ import gc
 import json
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -61,12 +61,17 @@ if TYPE_CHECKING:
 __all__ = [
     "CsvOptions",
     "IngestReport",
+    "IngestSource",
     "IngestedRun",
     "SkippedRun",
+    "ingest_checked_table",
     "ingest_csv",
     "ingest_inspect",
     "ingest_table",
 ]
+
+IngestSource = Literal["inspect", "csv", "eee", "lm-eval", "helm"]
+"""Where an ingested run's results came from (`RunRecord.source`)."""
 
 INSPECT_BATCH_SAMPLES = 2_000
 """Samples of an inspect log converted and written per batch (with two processes reading,
@@ -261,7 +266,7 @@ class _Source:
 
     run_id: str
     model: str
-    source: Literal["inspect", "csv"]
+    source: IngestSource
     origin: str
     extra: dict[str, Any]
     identity: dict[str, str] = field(default_factory=dict)
@@ -620,9 +625,45 @@ def ingest_table(  # noqa: PLR0913 (the options of `ingest`, one each)
     row is named by its line (or row) and nothing is stored unless all rows are valid. With
     `suite`, each model's attempts are attached to that frozen manifest (`_Attach`).
     """
-    table = ResultsTable(path, options, fmt)
+    extra = {
+        "file": str(path),
+        "format": fmt,
+        "columns": dict(options.columns),
+        "ignored_columns": list(options.ignore),
+        "epoch_base": options.epoch_base,
+    }
+    return ingest_checked_table(
+        ResultsTable(path, options, fmt),
+        store,
+        root=root,
+        source="csv",
+        extra=lambda _: extra,
+        again=again,
+        suite=suite,
+        split=split,
+    )
+
+
+def ingest_checked_table(  # noqa: PLR0913 (the options of `ingest`, one each)
+    table: ResultsTable,
+    store: Store,
+    *,
+    root: Path,
+    source: IngestSource,
+    extra: Callable[[str], dict[str, Any]],
+    again: bool = False,
+    suite: Manifest | None = None,
+    split: str | None = None,
+) -> IngestReport:
+    """Store the rows of a `ResultsTable` as one run per model, recorded as from `source`.
+
+    The table's rows come from a file (`ingest_table`) or from another format's reader
+    (`evalsuite.interchange`: Every Eval Ever, lm-eval, HELM); `extra(model)` is the run
+    spec's record of where that model's rows came from. Same checks, same one transaction.
+    """
     report = IngestReport()
     sources: dict[str, _Source] = {}
+    origin = str(table.path)
     with store.ingest_session() as session:
         for model, batch in table.batches():
             src = sources.get(model)
@@ -630,17 +671,11 @@ def ingest_table(  # noqa: PLR0913 (the options of `ingest`, one each)
                 src = sources[model] = _Source(
                     run_id=_new_run_id(datetime.now(UTC)),
                     model=model,
-                    source="csv",
-                    origin=str(path),
-                    extra={
-                        "file": str(path),
-                        "format": fmt,
-                        "columns": dict(options.columns),
-                        "ignored_columns": list(options.ignore),
-                        "epoch_base": options.epoch_base,
-                    },
+                    source=source,
+                    origin=origin,
+                    extra=dict(extra(model)),
                     manifest=suite,
-                    attach=_Attach(suite, str(path), split) if suite is not None else None,
+                    attach=_Attach(suite, origin, split) if suite is not None else None,
                 )
             if src.attach is not None:
                 attached = src.attach.batch(batch)
@@ -650,7 +685,10 @@ def ingest_table(  # noqa: PLR0913 (the options of `ingest`, one each)
             session.add(src.run_id, batch)
         table.raise_problems(duplicates=session.close_writes())
         ordered = [sources[m] for m in sorted(sources)]
-        _finish(session, ordered, report, root=root, threshold=options.error_threshold, again=again)
+        _finish(
+            session, ordered, report, root=root, threshold=table.options.error_threshold,
+            again=again,
+        )  # fmt: skip
     return report
 
 

@@ -318,15 +318,34 @@ class ResultsTable:
     `raise_problems`; batches stop coming at the first bad row (the rest is only checked).
     """
 
-    def __init__(self, path: Path, options: CsvOptions, fmt: Format = "csv") -> None:
-        """Open `path` and check its columns against the contract and `options`."""
+    def __init__(
+        self,
+        path: Path,
+        options: CsvOptions,
+        fmt: Format = "csv",
+        *,
+        table: pa.Table | None = None,
+        where: Callable[[int], str] | None = None,
+        reason: str = CSV_REASON,
+    ) -> None:
+        """Open `path` and check its columns against the contract and `options`.
+
+        `table`: the rows already read into memory by another format's reader
+        (`evalsuite.interchange`), in this contract's columns; `path` then only names the
+        source in messages, `where` names a data row's place in the original files, and
+        `reason` is the attempts' reason.
+        """
         if options.model is not None and not options.model.strip():
             raise UsageError("--model is empty; give the model's name, e.g. --model gpt-4o")
         self.path, self.options, self.fmt = path, options, fmt
-        _check_readable(path, "CSV" if fmt == "csv" else "Parquet")
-        if fmt == "csv":
+        self._table, self._where, self.reason = table, where, reason
+        if table is not None:
+            self.header = list(table.column_names)
+        elif fmt == "csv":
+            _check_readable(path, "CSV")
             self.header = _csv_header(path)
         else:
+            _check_readable(path, "Parquet")
             try:
                 self._parquet = pq.ParquetFile(path)
             except (pa.ArrowInvalid, OSError) as exc:
@@ -342,7 +361,9 @@ class ResultsTable:
     # raw batches: every mapped column as stripped text, keyed by evalsuite name
 
     def _raw_batches(self) -> Iterator[dict[str, pa.Array]]:
-        if self.fmt == "parquet":
+        if self._table is not None:
+            yield from self._memory_batches(self._table)
+        elif self.fmt == "parquet":
             yield from self._parquet_batches()
         else:
             yield from self._csv_batches()
@@ -355,6 +376,13 @@ class ResultsTable:
                 target: pc.utf8_trim_whitespace(
                     _as_text(batch.column(names[source]), source, self.path)
                 )
+                for target, source in self.mapped.items()
+            }
+
+    def _memory_batches(self, table: pa.Table) -> Iterator[dict[str, pa.Array]]:
+        for batch in table.to_batches(max_chunksize=PARQUET_BATCH_ROWS):
+            yield {
+                target: pc.utf8_trim_whitespace(_as_text(batch.column(source), source, self.path))
                 for target, source in self.mapped.items()
             }
 
@@ -483,7 +511,7 @@ class ResultsTable:
             "cluster": nothing,
             "outcome": outcome,
             "limit_type": limit_type,
-            "reason": pa.array([CSV_REASON] * count, pa.string()),
+            "reason": pa.array([self.reason] * count, pa.string()),
             "checks": nothing,
             "epoch": epochs,
             "seed": pa.nulls(count, pa.int64()),
@@ -619,6 +647,8 @@ class ResultsTable:
 
     def where(self, rows: set[int]) -> dict[int, str]:
         """``line N`` (CSV, as an editor shows it) or ``row N`` (Parquet) of data rows."""
+        if self._where is not None:
+            return {row: self._where(row) for row in rows}
         if self.fmt == "parquet":
             return {row: f"row {row + 1}" for row in rows}
         lines = _record_lines(self.path, {row + 1 for row in rows})

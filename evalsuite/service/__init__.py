@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         Completeness,
         run_completeness,
     )
+    from evalsuite.service._export import export_results
     from evalsuite.service._format import (
         fmt,
         fmt_bytes,
@@ -311,6 +312,7 @@ else:
                 "holdout_status",
                 "holdout_status_view",
             ),
+            "._export": ("export_results",),
             "._ingest": (
                 "CSV_TARGETS",
                 "IngestOutcome",
@@ -528,6 +530,7 @@ __all__ = [
     "compare_payload",
     "comparison_view",
     "execute_run",
+    "export_results",
     "fixed_interval_note",
     "fmt",
     "fmt_bytes",

@@ -1,4 +1,7 @@
-"""The `ingest` use case: results made elsewhere (inspect logs, a CSV or Parquet table) as runs.
+"""The `ingest` use case: results made elsewhere (inspect logs, tables, other tools' files).
+
+Other tools' files are Every Eval Ever records, lm-eval samples and HELM runs, read by
+`evalsuite.interchange` into the results-table contract.
 
 `evalsuite ingest` parses its options into an `IngestRequest` and calls `ingest_results`; the
 reading and storing are the run stage's (`evalsuite.run.ingest_inspect`, `ingest_table`),
@@ -21,7 +24,14 @@ if TYPE_CHECKING:
     from evalsuite.run import IngestReport
     from evalsuite.store import Store
 
-__all__ = ["CSV_TARGETS", "IngestOutcome", "IngestRequest", "column_mapping", "ingest_results"]
+__all__ = [
+    "CSV_TARGETS",
+    "FOREIGN_FORMATS",
+    "IngestOutcome",
+    "IngestRequest",
+    "column_mapping",
+    "ingest_results",
+]
 
 CSV_TARGETS = ("model", "item_id", "epoch", "score", "stratum", "outcome", "limit_type")
 """The columns of a results table that ``--column TARGET=NAME`` may map to a file's column."""
@@ -54,7 +64,7 @@ class IngestRequest:
 
     path: str
     """An inspect log or a directory of logs (a path or any fsspec URL), or a local table."""
-    format: Literal["inspect", "csv", "parquet"]
+    format: Literal["inspect", "csv", "parquet", "eee", "lm-eval", "helm"]
     columns: Mapping[str, str] = field(default_factory=dict)
     """Tables: {evalsuite column: the file's column} (`column_mapping`)."""
     ignore_columns: tuple[str, ...] = ()
@@ -71,6 +81,8 @@ class IngestRequest:
     """``SUITE@X.Y.Z``: attach the results to this frozen suite version."""
     split: Literal["dev"] | None = None
     """With `suite`: keep the results of this split's items only."""
+    metric: str | None = None
+    """eee, lm-eval, helm: the metric to ingest (default: the format's primary one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +123,58 @@ def _attached_suite(layout: Layout, request: IngestRequest) -> Manifest | None:
     return load_manifest(layout, name, version)
 
 
+FOREIGN_FORMATS = ("eee", "lm-eval", "helm")
+"""Formats read by `evalsuite.interchange` into the results-table contract."""
+
+
+def _ingest_foreign(
+    request: IngestRequest,
+    layout: Layout,
+    suite: Manifest | None,
+    store: Store | Callable[[], Store],
+) -> IngestReport:
+    """Read another tool's files (`evalsuite.interchange`) and store them as runs."""
+    from evalsuite.interchange import ingest_foreign, read_eee, read_helm, read_lm_eval
+
+    if request.columns or request.model or request.ignore_columns or request.epoch_base != 1:
+        raise UsageError(
+            "--column, --ignore-column, --model and --epoch-base apply to --format csv "
+            "and --format parquet only"
+        )
+    path = Path(request.path)
+    reader = {"eee": read_eee, "lm-eval": read_lm_eval, "helm": read_helm}[request.format]
+    rows = reader(path, metric=request.metric)
+    if suite is None and rows.manifest_hash is not None:
+        suite = _manifest_of(layout, rows.manifest_hash)
+    elif suite is not None and rows.manifest_hash not in (None, suite.manifest_hash):
+        raise UsageError(
+            f"{path}: the record was exported by evalsuite from a suite version whose manifest "
+            f"hash is {rows.manifest_hash}, not {suite.ref}'s; drop --suite (it attaches "
+            "itself when that version is frozen here) or give the suite it came from"
+        )
+    return ingest_foreign(
+        rows,
+        store() if callable(store) else store,
+        root=layout.root,
+        suite=suite,
+        split=request.split,
+        error_threshold=request.error_threshold,
+        again=request.again,
+    )
+
+
+def _manifest_of(layout: Layout, manifest_hash: str) -> Manifest | None:
+    """The frozen manifest of this project with `manifest_hash` (None: not frozen here)."""
+    from evalsuite.manifest import frozen_versions, list_suite_names, load_manifest
+
+    for name in list_suite_names(layout):
+        for version in frozen_versions(layout, name):
+            manifest = load_manifest(layout, name, version)
+            if manifest.manifest_hash == manifest_hash:
+                return manifest
+    return None
+
+
 def ingest_results(
     request: IngestRequest, *, layout: Layout, store: Store | Callable[[], Store]
 ) -> IngestOutcome:
@@ -143,6 +207,10 @@ def ingest_results(
             f"--column maps {unknown[0]!r}, not a column evalsuite reads (one of "
             f"{', '.join(CSV_TARGETS)})"
         )
+    if request.format in FOREIGN_FORMATS:
+        return IngestOutcome(_ingest_foreign(request, layout, suite, store))
+    if request.metric is not None:
+        raise UsageError("--metric applies to --format eee, lm-eval and helm only")
     if request.format == "inspect":
         if request.columns or request.model or request.ignore_columns or request.epoch_base != 1:
             raise UsageError(

@@ -303,7 +303,15 @@ def suite_scores(
 
 
 def read_scores_file(path: Path) -> pd.DataFrame:
-    """Scores from elsewhere: CSV with model, benchmark, score and optional se."""
+    """Scores from elsewhere: CSV with model, benchmark, score and optional se.
+
+    Every Eval Ever aggregate records (a ``.json`` file or a directory of them) are read by
+    `evalsuite.interchange.eee_scores`: means suffice here, so no per-sample file is needed.
+    """
+    if path.suffix == ".json" or path.is_dir():
+        from evalsuite.interchange import eee_scores
+
+        return eee_scores(path)
     if not path.is_file():
         raise NotFoundError(f"{path} does not exist")
     try:

@@ -45,7 +45,7 @@ class RunRecord:
     epochs: int
     planned: int
     status: Literal["running", "interrupted", "complete"]
-    source: Literal["evalsuite", "inspect", "csv"]
+    source: Literal["evalsuite", "inspect", "csv", "eee", "lm-eval", "helm"]
     started_at: str
     error_threshold: float = 0.05
     suite: str | None = None
