@@ -32,6 +32,7 @@ __all__ = [
     "Turn",
     "agent",
     "agent_means",
+    "agent_seed",
     "converse",
     "judge_v4",
     "play",
