@@ -57,12 +57,12 @@ from .shopgen import typo
 
 SEED = 20261206
 PER_STRATUM = 18
-RETURNS = 4
+RETURNS = 5
 """How many items a refund or address ticket returns."""
 PATTERNS: tuple[tuple[bool, ...], ...] = tuple(
     p for p in itertools.product((True, False), repeat=RETURNS) if any(p) and not all(p)
 )
-"""Which returns are due (True) in a decline stratum: every split with one of each (14)."""
+"""Which returns are due (True) in a decline stratum: every split with one of each (30)."""
 MULTI_INTENTS = ("refund", "refund_outside_window", "address_change", "unverified_change")
 DECLINE_INTENTS = ("refund_outside_window", "unverified_change")
 CASES: dict[tuple[str, str], tuple[str, ...]] = {

@@ -138,8 +138,9 @@ PARTS_V4 = replace(
             scripted.decline_by_position,
             "the full work, then the first return declined and the others refunded, an address "
             "change declined: a split by the ticket's order, not the records",
-            # one due pattern in `items_v4.PATTERNS` (14) matches the first return declined
-            # and the rest due: 1 in 14 of a decline stratum's items on average
+            # one due pattern of `items_v4.PATTERNS` (30) has the first return declined and
+            # the rest due, and a stratum's 18 items have distinct patterns: at most one
+            # item of a decline stratum (of its 7 to 11 dev items) matches
             floors=dict.fromkeys(_DECLINE_STRATA, 0.25),
         ),
     ],
