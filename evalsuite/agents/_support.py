@@ -321,8 +321,10 @@ def _address(ep: Episode, customer: dict[str, Any]) -> NoReturn:
 
 
 def _identity_ok(ep: Episode, customer: dict[str, Any]) -> bool:
-    """Version 4: each stated detail in its own call until one matches (rule 9); True when one
-    did (or when the agent skips the check: its error)."""
+    """Version 4: each stated detail in its own call until one matches (rule 9).
+
+    True when one did (or when the agent skips the check: its error).
+    """
     if ep.traits["skip_verify"]:
         return True
     details = stated_details(ep.ticket.body, robust=ep.profile.robust)
@@ -351,8 +353,10 @@ def _identity_declined(ep: Episode, customer: dict[str, Any]) -> str:
 
 
 def _returns(ep: Episode, customer: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
-    """Version 4: the customer's orders holding an item the ticket names, read, each with
-    that item's name (the returns of the ticket, in the order of the customer's list)."""
+    """Version 4: the returns of the ticket, as (order read, item name).
+
+    The customer's orders holding an item the ticket names, in the order of their list.
+    """
     robust, text = ep.profile.robust, ep.ticket.text
     orders = ep.call("list_orders", customer_id=customer["id"]).parsed() or []
     found = []
@@ -370,8 +374,10 @@ def _returns(ep: Episode, customer: dict[str, Any]) -> list[tuple[dict[str, Any]
 
 
 def _several(ep: Episode, customer: dict[str, Any], intent: str) -> NoReturn:
-    """Version 4 (rule 12): an address change and several returns, each decided on its own
-    from the records; one reply answering every request."""
+    """Version 4 (rule 12): an address change and several returns.
+
+    Each is decided on its own from the records; one reply answers every request.
+    """
     said: list[str] = []
     if intent == "address":
         address = new_address(ep.ticket.body, robust=ep.profile.robust)
