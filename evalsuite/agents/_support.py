@@ -388,8 +388,7 @@ def _several(ep: Episode, customer: dict[str, Any], intent: str) -> NoReturn:
             if result.error is not None:
                 ep.ask("your new address in full (street, town, postcode)")
             said.append(
-                f"Your address is now {address['line1']}, {address['city']}, "
-                f"{address['postcode']}."
+                f"Your address is now {address['line1']}, {address['city']}, {address['postcode']}."
             )
         else:
             said.append(_identity_declined(ep, customer))
