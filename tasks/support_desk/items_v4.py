@@ -25,8 +25,8 @@ the two decline strata, 18 of 108 dev items each (docs/design/red-team.md). Vers
   every stated detail fails (the change is declined, citing the phone on file) and the returns
   split as in ``refund_outside_window``: at least one is due (so declining everything fails)
   and which ones only the records tell.
-* **Damaged items and cancellations are version 3's tickets** (one request, which is due),
-  drawn anew.
+* **Damaged items and cancellations are version 3's tickets** (one request, which is due:
+  version 3's worlds and cases), drawn anew and worded anew (`DAMAGE`, `CANCEL_REASONS`).
 
 So every ticket whose right answer contains a decline also asks for something that is due, and
 within each decline stratum the decision on each request rests on a fact only the tools reveal.
@@ -50,7 +50,7 @@ from .items_v3 import (
     World3,
     _address_body,
     _amount,
-    _body,
+    _ref,
     _subject,
 )
 from .shopgen import typo
@@ -141,9 +141,70 @@ def _returns_text(rng: random.Random, world: World4) -> str:
     )
 
 
+DAMAGE = (
+    "has a split down one side",
+    "showed up scratched all over",
+    "was bent out of shape in the box",
+    "had a broken handle when it came",
+    "arrived leaking",
+    "came with a shattered corner",
+)
+CANCEL_REASONS = (
+    "My partner ordered the same thing.",
+    "I picked the wrong colour.",
+    "We will not need it after all.",
+    "It turns out I ordered too soon.",
+)
+"""Version 4's own wording of damaged items and cancellations (a ticket worded as version 3's
+could near-copy one, which `evalsuite freeze` refuses)."""
+
+
+def _damaged_body4(rng: random.Random, world: World4) -> str:
+    item, damage = world.target_line["name"].lower(), rng.choice(DAMAGE)
+    if not world.messy:
+        where = f", order {world.target_order['id']}," if world.case == "named" else ""
+        return rng.choice(
+            [
+                f"Hello,\n\nThe {item}{where} I received {damage}. I would be grateful for a "
+                f"replacement.\n\nThank you,\n{world.first_name}",
+                f"Dear Northwind,\n\nSadly the {item}{where} {damage}. Can you send me another "
+                f"one?\n\nKind regards,\n{world.first_name}",
+            ]
+        )
+    item = typo(rng, item) if rng.random() < 0.7 else item
+    return rng.choice(
+        [
+            f"so the {item}{_ref(rng, world)} {damage}.. can i get a new one sent\n\n"
+            f"{world.first_name.lower()}",
+            f"{item}{_ref(rng, world)} {damage} - replacement please!!\n\n{world.first_name}",
+        ]
+    )
+
+
+def _cancel_body4(rng: random.Random, world: World4) -> str:
+    item, reason = world.target_line["name"].lower(), rng.choice(CANCEL_REASONS)
+    if not world.messy:
+        if world.case == "named":
+            return (
+                f"Hello,\n\nPlease stop order {world.target_order['id']} (the {item}) before it "
+                f"ships. {reason}\n\nThank you,\n{world.first_name}"
+            )
+        return (
+            f"Hello,\n\nPlease stop my recent order for the {item} before it ships. {reason}"
+            f"\n\nThank you,\n{world.first_name}"
+        )
+    item = typo(rng, item) if rng.random() < 0.6 else item
+    return (
+        f"pls dont send the {item}{_ref(rng, world)}, want to cancel. {reason.lower()}\n\n"
+        f"{world.first_name.lower()}"
+    )
+
+
 def _body4(rng: random.Random, world: World4) -> str:
-    if not world.returns:
-        return _body(rng, world)
+    if world.intent == "damaged_replacement":
+        return _damaged_body4(rng, world)
+    if world.intent == "cancel_order":
+        return _cancel_body4(rng, world)
     returns = _returns_text(rng, world)
     if world.intent in ("refund", "refund_outside_window"):
         if not world.messy:
@@ -188,8 +249,9 @@ def target_of(world: World4, intent: str) -> dict[str, Any]:
 
 
 def spread(rng: random.Random) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    """Per stratum, what each item is assigned: its case and due pattern (cycled, so balanced),
-    its products (distinct within the ticket), a new town and the first detail kind."""
+    """Per stratum, what each item is assigned: its case (cycled, so balanced), its due pattern
+    (distinct in the stratum, drawn from `PATTERNS`), its products (distinct within the
+    ticket), a new town and the first detail kind."""
     from .generate import CONDITIONS, INTENTS
 
     plan: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -199,9 +261,7 @@ def spread(rng: random.Random) -> dict[tuple[str, str], list[dict[str, Any]]]:
             assigned = [cases[k % len(cases)] for k in range(PER_STRATUM)]
             rng.shuffle(assigned)
             if intent in DECLINE_INTENTS:
-                offset = rng.randrange(len(PATTERNS))  # which patterns come twice: any
-                patterns = [PATTERNS[(k + offset) % len(PATTERNS)] for k in range(PER_STRATUM)]
-                rng.shuffle(patterns)
+                patterns = rng.sample(PATTERNS, PER_STRATUM)  # distinct, no position favoured
             else:
                 patterns = [(True,) * RETURNS] * PER_STRATUM
             main = rng.sample(PRODUCTS, PER_STRATUM)  # distinct in the stratum (version 3's)
