@@ -182,7 +182,7 @@ def test_the_reference_agents_still_work_version_3s_tickets() -> None:
 # ---- the verifier -------------------------------------------------------------------------------
 def _oracle_with(item: dict[str, Any], edit: Any) -> float:
     """The oracle's episode on `item` with its reply edited by `edit(text) -> text`."""
-    final, calls, results, answer = play(scripted.oracle_v4, item)
+    final, calls, _, _ = play(scripted.oracle_v4, item)
     final = copy.deepcopy(final)
     for reply in final["replies"]:
         reply["message"] = edit(reply["message"])
