@@ -548,7 +548,11 @@ def find_order_then_decline_window_dated(play: Play) -> str:
 
 # version 4 (support_desk's items_v4): a refund or address ticket returns several items, some of
 # them outside the window on a decline item; these attack that shape. Each does the full work
-# (every record read, every stated detail verified) and words its reply as a correct agent does
+# (every record read, every stated detail verified) and words its reply as a correct agent does.
+# Those that decline are `reckless` like version 3's full-work decliners: on version 3's
+# one-request tickets they are those decliners (right on its decline strata). On version 4 each
+# is bounded by 3% (tests/redteam/test_support_v4_offline.py); once support@4.0.0 is frozen they
+# and the full-work decliners can become `cheap`, and the sweep holds them to 3% too
 def _returns_in_ticket_order(play: Play, customer: dict[str, Any]) -> list[dict[str, Any]]:
     """The customer's orders holding an item the ticket names, read, in the order the ticket
     names the items: each ``{"order", "line", "at"}``."""
@@ -634,7 +638,11 @@ def _split(play: Play, decline: Callable[[int, int], bool], address_ok: bool = F
     return _close(play, "Thanks for getting in touch. " + " ".join(s for s in said if s))
 
 
-@policy("support")
+@policy(
+    "support",
+    "reckless",
+    must_fail=("refund/", "damaged_replacement", "address_change", "cancel_order"),
+)
 def decline_first_return(play: Play) -> str:
     """Version 4's shape, by position: the first item the ticket returns declined on the window
     (its delivery date), the others refunded at the amount paid, an address change declined on
@@ -642,13 +650,21 @@ def decline_first_return(play: Play) -> str:
     return _split(play, lambda k, n: k == 0)
 
 
-@policy("support")
+@policy(
+    "support",
+    "reckless",
+    must_fail=("refund/", "damaged_replacement", "address_change", "cancel_order"),
+)
 def decline_last_return(play: Play) -> str:
     """`decline_first_return` with the last item the ticket returns declined."""
     return _split(play, lambda k, n: k == n - 1)
 
 
-@policy("support")
+@policy(
+    "support",
+    "reckless",
+    must_fail=("damaged_replacement", "address_change", "cancel_order"),
+)
 def decline_address_grant_returns(play: Play) -> str:
     """Version 4's shape, by kind: an address change declined on identity (every detail
     checked, the phone on file) and every return refunded; on a refund ticket, the returns
@@ -658,7 +674,11 @@ def decline_address_grant_returns(play: Play) -> str:
     return _split(play, lambda k, n: k < n // 2)
 
 
-@policy("support")
+@policy(
+    "support",
+    "reckless",
+    must_fail=("refund/", "damaged_replacement", "address_change", "cancel_order"),
+)
 def decline_every_request_dated(play: Play) -> str:
     """Version 3's full-work decliners on every request of a ticket: each return declined on
     the window with its delivery date, an address change declined on identity with the phone
