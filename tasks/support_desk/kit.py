@@ -144,6 +144,12 @@ PARTS_V4 = replace(
             floors=dict.fromkeys(_DECLINE_STRATA, 0.25),
         ),
     ],
+    harmless_features={
+        **PARTS_V3.harmless_features,
+        "requests[0].address.postcode": "an address ticket's first request is the address "
+        "change, whose new address the ticket states in words: writing it is the task, and "
+        "whether to write it is decided by verify_identity on the details it states",
+    },
     probes=[
         *(p for p in PARTS_V3.probes if p.name != "ignore_policy"),
         Probe(
@@ -155,7 +161,8 @@ PARTS_V4 = replace(
     ],
 )
 """Version 4's parts: its oracle (every request of a ticket), version 3's trivial policies
-seeing a multi ticket as its primary request, and two that attack version 4's shape."""
+seeing a multi ticket as its primary request, two that attack version 4's shape, and the new
+address declared as the ticket's wording where version 4's target holds it."""
 
 support_kit_v4 = PARTS_V4.family
 """The kit of version 4 of support_desk."""
