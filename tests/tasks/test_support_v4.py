@@ -21,7 +21,7 @@ import pytest
 
 from evalsuite.kit import family_of
 from tests.tasks.support_helpers import ROOT, TASK_V3
-from tests.tasks.support_v3_helpers import dev_ids
+from tests.tasks.support_v3_helpers import dev_ids, redteam
 from tests.tasks.support_v4_helpers import (
     TASK_V4,
     agent,
@@ -172,7 +172,17 @@ def test_the_reference_agents_separate_by_10_points_on_version_4() -> None:
     assert means["hacker"] == 0.0
 
 
-def test_the_reference_agents_still_work_version_3s_tickets() -> None:
+def test_the_audits_generated_policies_pass_no_dev_item() -> None:
+    """The grader audit's red team (blind templates, structural copies, kitchen-sink replies,
+    learned from the oracle's and the reference agents' passing episodes of the other items of
+    the stratum), played in memory on the dev split a freeze of 4.0.0 makes: nothing passes."""
+    found = redteam(DEV, oracle=scripted.oracle_v4, agent_fn=agent, score_fn=score)
+    assert set(found) >= {"blind_oracle_order", "copy_oracle_order", "kitchen_sink@improved"}
+    passed = {name: {s: ids for s, ids in strata.items() if ids} for name, strata in found.items()}
+    assert {name: strata for name, strata in passed.items() if strata} == {}
+
+
+def test_the_agents_take_version_4s_path_on_version_4s_policy_only() -> None:
     """Version 4's path is taken on version 4's policy only (`_support.V4_MARKER`)."""
     from evalsuite.agents._support import V4_MARKER
 
