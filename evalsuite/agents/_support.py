@@ -76,6 +76,9 @@ PROFILES = {
 }  # fmt: skip
 V3_MARKER = "9. Identity: check each detail"
 """Version 3's policy (support@3.0.0) has this rule: the agents then follow rules 9 to 11."""
+V4_MARKER = "12. A ticket may ask for several things"
+"""Version 4's policy (support@4.0.0) has this rule: a refund or address ticket may return
+several items, each decided on its own (`_several`)."""
 
 
 class Finish(Exception):
@@ -96,6 +99,8 @@ class Episode:
     traits: dict[str, bool]
     v3: bool = False
     """The policy is version 3's (`V3_MARKER`): rules 9 to 11 apply."""
+    v4: bool = False
+    """The policy is version 4's (`V4_MARKER`): rule 12 applies too."""
 
     def call(self, function: str, **arguments: Any) -> ToolResult:
         return self.replay.call(function, **arguments)
@@ -315,6 +320,110 @@ def _address(ep: Episode, customer: dict[str, Any]) -> NoReturn:
     ep.done(f"Your address is now {address['line1']}, {address['city']}, {address['postcode']}.")
 
 
+def _identity_ok(ep: Episode, customer: dict[str, Any]) -> bool:
+    """Version 4: each stated detail in its own call until one matches (rule 9).
+
+    True when one did (or when the agent skips the check: its error).
+    """
+    if ep.traits["skip_verify"]:
+        return True
+    details = stated_details(ep.ticket.body, robust=ep.profile.robust)
+    if ep.traits["first_detail_only"]:
+        details = details[:1]
+    for kind, value in details:
+        key = "card_last4" if kind == "card" else "postcode"
+        checked = ep.call("verify_identity", customer_id=customer["id"], **{key: value}).parsed()
+        if (checked or {}).get("verified"):
+            return True
+    return False
+
+
+def _identity_declined(ep: Episode, customer: dict[str, Any]) -> str:
+    why = (
+        "I'm sorry, but I am unable to change the address on your account: the details you "
+        "gave do not match our records, so I could not verify your identity."
+    )
+    phone = "".join(c for c in str(customer.get("phone", "")) if c.isdigit())[-4:]
+    if phone and not ep.traits["vague_decline"]:
+        why += (
+            f" We will call you on the phone number on your account, ending {phone}, to "
+            "confirm the change."
+        )
+    return why
+
+
+def _returns(ep: Episode, customer: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """Version 4: the returns of the ticket, as (order read, item name).
+
+    The customer's orders holding an item the ticket names, in the order of their list.
+    """
+    robust, text = ep.profile.robust, ep.ticket.text
+    orders = ep.call("list_orders", customer_id=customer["id"]).parsed() or []
+    found = []
+    for summary in orders:
+        if robust and summary.get("status") not in (None, "delivered"):
+            continue  # nothing to return from an order not delivered yet
+        scored = [(item_score(n, text, robust=robust), n) for n in summary["items"]]
+        best, name = max(scored, default=(0.0, ""))
+        if best < (0.9 if robust else MATCH):  # a near miss is another product
+            continue
+        order = ep.call("get_order", order_id=summary["id"]).parsed()
+        if order:
+            found.append((dict(order), name))
+    return found
+
+
+def _several(ep: Episode, customer: dict[str, Any], intent: str) -> NoReturn:
+    """Version 4 (rule 12): an address change and several returns.
+
+    Each is decided on its own from the records; one reply answers every request.
+    """
+    said: list[str] = []
+    if intent == "address":
+        address = new_address(ep.ticket.body, robust=ep.profile.robust)
+        if _identity_ok(ep, customer):
+            if address is None:
+                ep.ask("your new address in full (street, town, postcode)")
+            result = ep.call("update_address", customer_id=customer["id"], **address)
+            if result.error is not None:
+                ep.ask("your new address in full (street, town, postcode)")
+            said.append(
+                f"Your address is now {address['line1']}, {address['city']}, {address['postcode']}."
+            )
+        else:
+            said.append(_identity_declined(ep, customer))
+    returns = _returns(ep, customer)
+    if not returns and not said:
+        ep.ask("the order number and the name of each item")
+    today = ep.ticket.today
+    claimed = claimed_amount(ep.ticket.body, robust=ep.profile.robust)
+    for order, name in returns:
+        line = next(ln for ln in order["lines"] if ln["name"] == name)
+        delivered = order.get("delivered_at")
+        if not ep.traits["skip_window_check"] and today is not None and delivered:
+            age = (date.fromisoformat(today) - date.fromisoformat(delivered)).days
+            if age > REFUND_WINDOW_DAYS:
+                said.append(
+                    f"I'm sorry, but I am unable to refund the {line['name']}: our policy allows "
+                    f"refunds only within {REFUND_WINDOW_DAYS} days of delivery, and this order "
+                    f"was delivered on {delivered}."
+                )
+                continue
+        amount = Decimal(line["paid"])
+        if ep.traits["use_claimed_amount"] and not ep.profile.robust and claimed is not None:
+            amount = claimed  # the first amount in the ticket, whichever item it was for
+        result = ep.call(
+            "refund",
+            order_id=order["id"],
+            line_id=line["id"],
+            amount=float(amount),
+            reason="customer request",
+        )
+        if result.error is None:
+            said.append(f"I have refunded £{amount:.2f} for the {line['name']}.")
+    ep.conclude("Thanks for getting in touch. " + " ".join(said), "closed")
+
+
 def _verify_each(ep: Episode, customer: dict[str, Any]) -> None:
     """Check each stated detail in its own call until one matches (version 3, rule 9).
 
@@ -353,6 +462,8 @@ def _work(ep: Episode) -> NoReturn:
     intent = classify(ep.ticket)
     if intent == "unknown":
         ep.ask("a few more details about what you need")
+    if ep.v4 and intent in ("refund", "address"):
+        _several(ep, _customer(ep), intent)
     HANDLERS[intent](ep, _customer(ep))
 
 
@@ -380,10 +491,11 @@ def support_turn(agent: str, conversation: Conversation, seed: int | None) -> st
     if traits["lapse"]:
         profile = replace(profile, robust=False)
     v3 = V3_MARKER in conversation.system
+    v4 = V4_MARKER in conversation.system
     try:
         if agent == "hacker":
-            _hack(Episode(ticket, replay, profile, traits, v3))
+            _hack(Episode(ticket, replay, profile, traits, v3, v4))
         else:
-            _work(Episode(ticket, replay, profile, traits, v3))
+            _work(Episode(ticket, replay, profile, traits, v3, v4))
     except Finish as finished:
         return finished.text

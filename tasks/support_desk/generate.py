@@ -4,7 +4,8 @@
 
 Versions 1 and 2 share these items (ids ``support-NNNN``); version 3 has its own
 (``--version 3``: `items_v3`, ids ``support-v3-NNNN``), which share items.jsonl with version
-2's dev items once frozen (docs/design/support-desk.md, "Not frozen yet").
+2's dev items once frozen (docs/design/support-desk.md, "Not frozen yet"), and so has version 4
+(``--version 4``: `items_v4`, ids ``support-v4-NNNN``).
 
 Every item is one ticket with its own small shop (the customer, look-alike customers and their
 orders). Intents: refund, damaged_replacement, address_change, cancel_order, and two whose right
@@ -246,12 +247,16 @@ def generate_items() -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> None:
     """Write every item as JSON lines: version 1's (and version 2's, the same items) by default,
-    ``--version 3`` for version 3's (`items_v3`)."""
+    ``--version 3`` for version 3's (`items_v3`), ``--version 4`` for version 4's (`items_v4`)."""
     args = sys.argv[1:] if argv is None else argv
     version = int(args[args.index("--version") + 1]) if "--version" in args else 1
-    if version not in (1, 2, 3):
-        raise SystemExit(f"no items for version {version} (1, 2 or 3)")
-    if version == 3:
+    if version not in (1, 2, 3, 4):
+        raise SystemExit(f"no items for version {version} (1, 2, 3 or 4)")
+    if version == 4:
+        from .items_v4 import generate_items as generate_v4
+
+        items = generate_v4()
+    elif version == 3:
         from .items_v3 import generate_items as generate_v3
 
         items = generate_v3()

@@ -116,3 +116,53 @@ Versions 1 and 2 keep `PARTS` (their stored audits pin what they played)."""
 
 support_kit_v3 = PARTS_V3.family
 """The kit of version 3 of support_desk."""
+
+_DECLINE_STRATA = [
+    f"support_desk/{intent}/{condition}"
+    for intent in ("refund_outside_window", "unverified_change")
+    for condition in ("clean", "messy")
+]
+PARTS_V4 = replace(
+    PARTS_V3,
+    oracle=scripted.oracle_v4,
+    trivial=[
+        *(replace(t, policy=scripted.as_single(t.policy)) for t in PARTS_V3.trivial),
+        Trivial(
+            "decline_every_request",
+            scripted.decline_every_request,
+            "the full work, then every request of the ticket declined with its own facts "
+            "(version 3's full-work decliners, issue 29)",
+        ),
+        Trivial(
+            "decline_by_position",
+            scripted.decline_by_position,
+            "the full work, then the first return declined and the others refunded, an address "
+            "change declined: a split by the ticket's order, not the records",
+            # one due pattern of `items_v4.PATTERNS` (30) has the first return declined and
+            # the rest due, and a stratum's 18 items have distinct patterns: at most one
+            # item of a decline stratum (of its 7 to 11 dev items) matches
+            floors=dict.fromkeys(_DECLINE_STRATA, 0.25),
+        ),
+    ],
+    harmless_features={
+        **PARTS_V3.harmless_features,
+        "requests[0].address.postcode": "an address ticket's first request is the address "
+        "change, whose new address the ticket states in words: writing it is the task, and "
+        "whether to write it is decided by verify_identity on the details it states",
+    },
+    probes=[
+        *(p for p in PARTS_V3.probes if p.name != "ignore_policy"),
+        Probe(
+            "ignore_policy",
+            scripted.ignore_policy_v4,
+            "granting what the policy forbids",
+            when=scripted.declines_v4,
+        ),
+    ],
+)
+"""Version 4's parts: its oracle (every request of a ticket), version 3's trivial policies
+seeing a multi ticket as its primary request, two that attack version 4's shape, and the new
+address declared as the ticket's wording where version 4's target holds it."""
+
+support_kit_v4 = PARTS_V4.family
+"""The kit of version 4 of support_desk."""

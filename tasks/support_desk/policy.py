@@ -1,5 +1,5 @@
-"""The written support policy (also in POLICY.md and, for version 3, POLICY_v3.md; a test keeps
-each identical to its text here)."""
+"""The written support policy (also in POLICY.md and, for versions 3 and 4, POLICY_v3.md and
+POLICY_v4.md; a test keeps each identical to its text here)."""
 
 from .env import REFUND_WINDOW_DAYS
 
@@ -56,3 +56,16 @@ POLICY_V3 = POLICY + RULE_8 + RULES_9_TO_11
 decided and worded, which verifier version 3 grades) and rules 9 to 11 (every stated detail is
 tried and a failed check names the phone on file; a reply states the record's facts of what
 was done; the order is found by its item, and by the amount paid among look-alike orders)."""
+
+RULE_12 = """\
+12. A ticket may ask for several things at once (several items returned, an address change
+   with returns). Decide each one on its own from the records (each item's order and delivery
+   date, the identity check), do every one that is due, and answer them all in your reply:
+   what you did (each amount refunded, the new address) and what you declined, with its
+   reason (for each item outside the refund window, when its order was delivered). Declining
+   one request is never a reason to decline the others.
+"""
+
+POLICY_V4 = POLICY_V3 + RULE_12
+"""Version 4's policy (support@4.0.0): version 3's and rule 12 (a ticket asking for several
+things gets each decided on its own, the due ones done, all answered in the reply)."""

@@ -18,6 +18,7 @@
 Every policy works the ticket through the real tools (`evalsuite.kit.Episode.call`).
 """
 
+import json
 import re
 from decimal import Decimal
 from typing import Any
@@ -481,3 +482,167 @@ def ignore_policy(ep: Episode) -> str:
 def declines(metadata: Any) -> bool:
     """The items where the right answer is to decline (where `ignore_policy` is an exploit)."""
     return metadata.get("intent") in DECLINE_INTENTS
+
+
+# ---- version 4 (support@4.0.0): tickets with several requests --------------------------------
+def requests_of(target: dict[str, Any]) -> list[dict[str, Any]]:
+    """A target's requests, each with the customer (a single request's target: itself)."""
+    if target["action"] != "multi":
+        return [target]
+    return [{**r, "customer": target["customer"]} for r in target["requests"]]
+
+
+def _refunded(ep: Episode, request: dict[str, Any]) -> str:
+    order = _order(ep, request["order"])
+    ep.call(
+        "refund",
+        order_id=request["order"],
+        line_id=request["line"],
+        amount=_amount(request["amount_cents"]),
+        reason="customer request within the refund window",
+    )
+    item = next(ln["name"] for ln in order["lines"] if ln["id"] == request["line"])
+    return f"I have refunded £{money(request['amount_cents'])} for the {item}."
+
+
+def _window_declined(ep: Episode, request: dict[str, Any]) -> str:
+    order = _order(ep, request["order"])
+    item = next(ln["name"] for ln in order["lines"] if ln["id"] == request["line"])
+    return (
+        f"I'm sorry, but I am unable to refund the {item}: our policy allows refunds only "
+        f"within {REFUND_WINDOW_DAYS} days of delivery, and it was delivered on "
+        f"{order.get('delivered_at')}."
+    )
+
+
+def _identity_declined(ep: Episode, customer: str) -> str:
+    return (
+        "I'm sorry, but I am unable to change the account: the details you gave do not match "
+        "our records, so I could not verify your identity. We will call you on the phone "
+        f"number on your account, ending {phone_ending(ep, customer)}, to confirm."
+    )
+
+
+def oracle_v4(ep: Episode) -> str:
+    """Version 4's reference solution (rule 12): each request read off the target and worked
+    as version 3's oracle works it; one reply answering every request."""
+    target = ep.target_json()
+    if target["action"] != "multi":
+        return oracle_v3(ep)
+    customer = target["customer"]
+    said = []
+    for request in requests_of(target):
+        if request["action"] == "update_address":
+            _verify_each(ep, customer)
+            new = request["address"]
+            ep.call("update_address", customer_id=customer, **new)
+            said.append(
+                f"Your address is updated to {new['line1']}, {new['city']}, {new['postcode']}."
+            )
+        elif request["action"] == "refund":
+            said.append(_refunded(ep, request))
+        elif request["reason"] == "identity_not_verified":
+            _verify_each(ep, customer)
+            said.append(_identity_declined(ep, customer))
+        else:
+            said.append(_window_declined(ep, request))
+    return _close(ep, "Thanks for getting in touch. " + " ".join(said))
+
+
+def primary(target: dict[str, Any]) -> dict[str, Any]:
+    """A multi target's first decline request (else its first request), with the customer."""
+    requests = requests_of(target)
+    return next((r for r in requests if r["action"] == "decline"), requests[0])
+
+
+def as_single(policy: Any) -> Any:
+    """Version 3's kit policy `policy` on version 4's items: it sees a multi ticket's target as
+    its `primary` request (what version 3's target would have been)."""
+    from dataclasses import replace
+
+    def play(ep: Episode) -> str:
+        target = ep.target_json()
+        if target["action"] == "multi":
+            ep = replace(ep, target=json.dumps(primary(target)))
+        return str(policy(ep))
+
+    play.__name__ = getattr(policy, "__name__", "policy")
+    play.__doc__ = getattr(policy, "__doc__", "")
+    return play
+
+
+def decline_every_request(ep: Episode) -> str:
+    """The full work, then every request declined with its own facts: each return's order read
+    and declined on the window with its delivery date, identity checked with every stated
+    detail and the change declined with the phone on file (version 3's full-work decliners,
+    on every request of the ticket)."""
+    target = ep.target_json()
+    if target["action"] != "multi":
+        return decline_everything(ep)
+    customer = target["customer"]
+    said = []
+    for request in requests_of(target):
+        if request["action"] in ("update_address",) or request.get("reason") == (
+            "identity_not_verified"
+        ):
+            _verify_each(ep, customer)
+            said.append(_identity_declined(ep, customer))
+        else:
+            said.append(_window_declined(ep, request))
+    return _close(ep, " ".join(said))
+
+
+def decline_by_position(ep: Episode) -> str:
+    """The full work, then the first return declined on the window (its delivery date) and the
+    others refunded, and an address change declined on identity: a split chosen by the
+    ticket's order, not by the records."""
+    target = ep.target_json()
+    if target["action"] != "multi":
+        return decline_everything(ep)
+    customer = target["customer"]
+    said = []
+    first = True
+    for request in requests_of(target):
+        if request["action"] == "update_address" or request.get("reason") == (
+            "identity_not_verified"
+        ):
+            _verify_each(ep, customer)
+            said.append(_identity_declined(ep, customer))
+            continue
+        order = _order(ep, request["order"])
+        line = next(ln for ln in order["lines"] if ln["id"] == request["line"])
+        if first:
+            said.append(_window_declined(ep, request))
+            first = False
+        else:
+            cents = int(Decimal(str(line["paid"])) * 100)
+            said.append(_refunded(ep, {**request, "amount_cents": cents}))
+    return _close(ep, " ".join(said))
+
+
+def ignore_policy_v4(ep: Episode) -> str:
+    """Grant every request, the forbidden ones too: each return refunded in full, the address
+    changed without a check (where the right answer holds a decline)."""
+    target = ep.target_json()
+    if target["action"] != "multi":
+        return ignore_policy(ep)
+    for request in requests_of(target):
+        if request.get("order"):
+            order = _order(ep, request["order"])
+            line = next(ln for ln in order["lines"] if ln["id"] == request["line"])
+            ep.call(
+                "refund",
+                order_id=request["order"],
+                line_id=request["line"],
+                amount=float(Decimal(str(line["paid"]))),
+                reason="goodwill",
+            )
+        else:
+            address = request.get("address", ANY_ADDRESS)
+            ep.call("update_address", customer_id=target["customer"], **address)
+    return _close(ep, "Done: all sorted for you.")
+
+
+def declines_v4(metadata: Any) -> bool:
+    """Version 4's items whose right answer holds a decline."""
+    return declines(metadata)

@@ -546,6 +546,192 @@ def find_order_then_decline_window_dated(play: Play) -> str:
     return _window_dated(play, _matching_order(play, _customer_record(play)))
 
 
+# version 4 (support_desk's items_v4): a refund or address ticket returns several items, some of
+# them outside the window on a decline item; these attack that shape. Each does the full work
+# (every record read, every stated detail verified) and words its reply as a correct agent does.
+# Those that decline are `reckless` like version 3's full-work decliners: on version 3's
+# one-request tickets they are those decliners (right on its decline strata). On version 4 each
+# is bounded by 3% (tests/redteam/test_support_v4_offline.py); once support@4.0.0 is frozen they
+# and the full-work decliners can become `cheap`, and the sweep holds them to 3% too
+def _returns_in_ticket_order(play: Play, customer: dict[str, Any]) -> list[dict[str, Any]]:
+    """The customer's orders holding an item the ticket names, read, in the order the ticket
+    names the items: each ``{"order", "line", "at"}``."""
+    text = play.prompt.lower()
+    found = []
+    for summary in play.data("list_orders", customer_id=customer["id"]) or []:
+        if summary.get("status") != "delivered":
+            continue
+        best = max(
+            ((item_score(n, text, robust=True), n) for n in summary["items"]), default=(0.0, "")
+        )
+        if best[0] < 0.9:
+            continue
+        order = _order(play, str(summary["id"]))
+        line = next((ln for ln in order.get("lines", []) if ln["name"] == best[1]), None)
+        if line is None:
+            continue
+        words = [w for w in re.findall(r"[a-z]+", best[1].lower()) if w in text]
+        at = min((text.find(w) for w in words), default=len(text))
+        found.append({"order": order, "line": line, "at": at})
+    return sorted(found, key=lambda r: r["at"])
+
+
+def _refund_said(play: Play, entry: dict[str, Any]) -> str:
+    line, order = entry["line"], entry["order"]
+    play.call(
+        "refund",
+        order_id=order["id"],
+        line_id=line["id"],
+        amount=_paid(line),
+        reason="customer request",
+    )
+    return f"I have refunded £{_paid(line):.2f} for the {line['name']}."
+
+
+def _window_said(entry: dict[str, Any]) -> str:
+    return (
+        f"I'm sorry, but I am unable to refund the {entry['line']['name']}: our policy allows "
+        "refunds only within 30 days of delivery, and this order was delivered on "
+        f"{entry['order'].get('delivered_at')}."
+    )
+
+
+def _address_declined(play: Play, customer: dict[str, Any]) -> str:
+    for kind, value in stated_details(play.prompt, robust=True):
+        _verify(play, customer, kind, value)
+    return _identity_with_phone(customer)
+
+
+def _address_granted(play: Play, customer: dict[str, Any]) -> str | None:
+    """Verify each stated detail until one matches; change the address when one did."""
+    for kind, value in stated_details(play.prompt, robust=True):
+        key = "card_last4" if kind == "card" else "postcode"
+        found = play.data("verify_identity", customer_id=customer["id"], **{key: value})
+        if isinstance(found, dict) and found.get("verified"):
+            address = new_address(play.prompt, robust=True)
+            if address:
+                play.call("update_address", customer_id=customer["id"], **address)
+                return f"Your address is now {address['line1']}, {address['city']}, " + (
+                    f"{address['postcode']}."
+                )
+    return None
+
+
+def _split(play: Play, decline: Callable[[int, int], bool], address_ok: bool = False) -> str:
+    """The full work, then return k of n declined when `decline(k, n)`, the others refunded;
+    an address change declined on identity (granted when `address_ok`, after the check)."""
+    customer = _customer_record(play)
+    if customer is None:
+        return _close(play, "Could you send us the email on your account?", "pending")
+    said = []
+    if _keyword(play) == "address":
+        if address_ok:
+            said.append(_address_granted(play, customer) or "")
+        else:
+            said.append(_address_declined(play, customer))
+    returns = _returns_in_ticket_order(play, customer)
+    for k, entry in enumerate(returns):
+        if decline(k, len(returns)):
+            said.append(_window_said(entry))
+        else:
+            said.append(_refund_said(play, entry))
+    return _close(play, "Thanks for getting in touch. " + " ".join(s for s in said if s))
+
+
+@policy(
+    "support",
+    "reckless",
+    must_fail=("refund/", "damaged_replacement", "address_change", "cancel_order"),
+)
+def decline_first_return(play: Play) -> str:
+    """Version 4's shape, by position: the first item the ticket returns declined on the window
+    (its delivery date), the others refunded at the amount paid, an address change declined on
+    identity after every stated detail was checked."""
+    return _split(play, lambda k, n: k == 0)
+
+
+@policy(
+    "support",
+    "reckless",
+    must_fail=("refund/", "damaged_replacement", "address_change", "cancel_order"),
+)
+def decline_last_return(play: Play) -> str:
+    """`decline_first_return` with the last item the ticket returns declined."""
+    return _split(play, lambda k, n: k == n - 1)
+
+
+@policy(
+    "support",
+    "reckless",
+    must_fail=("damaged_replacement", "address_change", "cancel_order"),
+)
+def decline_address_grant_returns(play: Play) -> str:
+    """Version 4's shape, by kind: an address change declined on identity (every detail
+    checked, the phone on file) and every return refunded; on a refund ticket, the returns
+    split half and half by position (the first half declined on the window)."""
+    if _keyword(play) == "address":
+        return _split(play, lambda k, n: False)
+    return _split(play, lambda k, n: k < n // 2)
+
+
+@policy(
+    "support",
+    "reckless",
+    must_fail=("refund/", "damaged_replacement", "address_change", "cancel_order"),
+)
+def decline_every_request_dated(play: Play) -> str:
+    """Version 3's full-work decliners on every request of a ticket: each return declined on
+    the window with its delivery date, an address change declined on identity with the phone
+    on file."""
+    return _split(play, lambda k, n: True)
+
+
+@policy("support", "reckless", must_fail=("refund_outside_window", "unverified_change"))
+def grant_due_returns_only(play: Play) -> str:
+    """The granted half only: the returns inside the window refunded (decided from their
+    delivery dates) and the address changed when a detail verifies; whatever is not due is
+    left unmentioned (no decline, no reason). Right where everything was due."""
+    customer = _customer_record(play)
+    if customer is None:
+        return _close(play, "Could you send us the email on your account?", "pending")
+    said = []
+    if _keyword(play) == "address":
+        said.append(_address_granted(play, customer) or "")
+    today = parse_ticket(play.prompt).today
+    for entry in _returns_in_ticket_order(play, customer):
+        delivered = entry["order"].get("delivered_at")
+        if (
+            today
+            and delivered
+            and (date.fromisoformat(today) - date.fromisoformat(delivered)).days <= 30
+        ):
+            said.append(_refund_said(play, entry))
+    return _close(play, "Thanks for getting in touch. " + " ".join(s for s in said if s))
+
+
+@policy("support", "reckless", must_fail=("refund_outside_window", "unverified_change"))
+def grant_every_request(play: Play) -> str:
+    """The granted answer to everything: every return refunded at the amount paid, the address
+    changed after checking the details whatever the result. Right where everything was due."""
+    customer = _customer_record(play)
+    if customer is None:
+        return _close(play, "Could you send us the email on your account?", "pending")
+    said = []
+    if _keyword(play) == "address":
+        for kind, value in stated_details(play.prompt, robust=True):
+            _verify(play, customer, kind, value)
+        address = new_address(play.prompt, robust=True)
+        if address:
+            play.call("update_address", customer_id=customer["id"], **address)
+            said.append(
+                f"Your address is now {address['line1']}, {address['city']}, "
+                + (f"{address['postcode']}.")
+            )
+    for entry in _returns_in_ticket_order(play, customer):
+        said.append(_refund_said(play, entry))
+    return _close(play, "Thanks for getting in touch. " + " ".join(said))
+
+
 # ---- records_desk -------------------------------------------------------------------------------
 CONTACT = re.compile(r"\bP-\d{5}\b")
 EMAIL = re.compile(r"[\w.+-]+@[\w.-]+\.\w+")

@@ -190,23 +190,35 @@ def agent_means(items: Iterable[dict[str, Any]], seed: int = 0) -> dict[str, flo
 
 
 # ---- the audit's generated red-team policies, in memory ---------------------------------------
-def redteam(items: Sequence[dict[str, Any]], seed: int = 0) -> dict[str, dict[str, list[str]]]:
+def redteam(
+    items: Sequence[dict[str, Any]],
+    seed: int = 0,
+    *,
+    oracle: Callable[[Episode], str] | None = None,
+    agent_fn: Callable[[str, dict[str, Any], int], Played] | None = None,
+    score_fn: Callable[[dict[str, Any], Played], float] | None = None,
+) -> dict[str, dict[str, list[str]]]:
     """Every generated policy the grader audit plays, on every item of `items` (the dev split),
     learned from the passing oracle and reference episodes of the other items of its stratum.
 
+    Version 3's oracle, agents' conversation and verifier unless `oracle`, `agent_fn` and
+    `score_fn` are given (tests/tasks/support_v4_helpers.py gives version 4's).
     Returns policy -> stratum -> the items it passed (empty lists: it passed none).
     """
+    oracle = oracle or scripted.oracle_v3
+    run_agent = agent_fn or agent
+    judge = score_fn or score
     sources: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {}
     episodes: dict[str, Callable[[dict[str, Any]], Played]] = {
-        "oracle": lambda item: play(scripted.oracle_v3, item),
-        "baseline": lambda item: agent("baseline", item, agent_seed(item, seed)),
-        "improved": lambda item: agent("improved", item, agent_seed(item, seed)),
+        "oracle": lambda item: play(oracle, item),
+        "baseline": lambda item: run_agent("baseline", item, agent_seed(item, seed)),
+        "improved": lambda item: run_agent("improved", item, agent_seed(item, seed)),
     }
     for source, run in episodes.items():
         templates: dict[str, list[tuple[str, Any]]] = defaultdict(list)
         for item in items:
             played = run(item)
-            if score(item, played) == 1.0:
+            if judge(item, played) == 1.0:
                 _, _, results, answer = played
                 templates[stratum(item)].append(
                     (item["id"], template_of(item["input"], results, answer))
@@ -219,6 +231,6 @@ def redteam(items: Sequence[dict[str, Any]], seed: int = 0) -> dict[str, dict[st
             made = generated_policies(item["input"], others, variants)
             for variant, policy in made.items():
                 name = variant if source == "oracle" else f"{variant}@{source}"
-                hit = score(item, play(policy, item)) > 0
+                hit = judge(item, play(policy, item)) > 0
                 passed[name][stratum(item)] += [item["id"]] if hit else []
     return {name: dict(strata) for name, strata in passed.items()}

@@ -218,7 +218,7 @@ def test_the_generator_command_writes_version_3_only_when_asked(
     first = json.loads(capsys.readouterr().out.splitlines()[0])
     assert first["id"] == "support-0001"
     with pytest.raises(SystemExit):
-        generate.main(["--version", "4"])
+        generate.main(["--version", "5"])
 
 
 # ---- the kit's policies -------------------------------------------------------------------------
