@@ -73,8 +73,18 @@ def test_the_guard_is_apart_from_the_holdout_and_holdout_no_longer_re_exports_it
         with pytest.raises(AttributeError):
             getattr(holdout, name)
     modules = {p.stem for p in (PACKAGE / "holdout").glob("_*.py")} - {"__init__"}
-    # vault access, ledger (its head anchored outside, its git tracking), budget
-    assert modules == {"_anchor", "_budget", "_governance", "_ledger", "_tracking"}
+    # vault access, ledger (its head anchored outside, its git tracking), budget, and the
+    # reusable holdout's mechanisms, their simulation and their ledgered answers (issue 36)
+    assert modules == {
+        "_anchor",
+        "_answers",
+        "_budget",
+        "_governance",
+        "_ledger",
+        "_mechanism",
+        "_mechanism_sim",
+        "_tracking",
+    }
 
 
 def test_one_health_class_and_one_jsonable() -> None:

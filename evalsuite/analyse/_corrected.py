@@ -38,7 +38,7 @@ __all__ = ["CorrectedScore", "ScoreEstimate", "corrected_score"]
 
 @dataclass(frozen=True, slots=True)
 class ScoreEstimate:
-    """One estimate of the suite's mean score."""
+    """One estimate of the suite's mean score: method, mean, interval and what it trusts."""
 
     method: str
     mean: float

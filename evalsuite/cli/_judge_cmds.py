@@ -44,8 +44,7 @@ def regrade_cmd(ctx: Context, run_id: str, judge: str, log_dir: Path | None, as_
     run's logs with each judged family's scorer built with JUDGE. The re-scored run is stored
     on the same manifest, and compared with the original (baseline) per stratum.
     """
-    from evalsuite.service import comparison_view
-    from evalsuite.service._regrade import regrade
+    from evalsuite.service import comparison_view, regrade
 
     result = regrade(ctx.layout, open_store(ctx, create=False), run_id, judge, log_dir=log_dir)
     if as_json:

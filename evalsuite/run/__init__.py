@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from evalsuite.run._log_files import find_inspect_logs, is_url
     from evalsuite.run._options import REFUSED_GENERATE, check_generate_config
     from evalsuite.run._outcomes import LIMIT_OUTCOME, SCORE_REASON_OUTCOME, classify_sample
+    from evalsuite.run._rescore import rescore_log, task_name_of_log
     from evalsuite.run._runner import (
         PlannedAttempt,
         RunInterrupted,
@@ -129,6 +130,10 @@ else:
                 "dev_items",
                 "plan_attempts",
                 "run_suite",
+            ),
+            "._rescore": (
+                "rescore_log",
+                "task_name_of_log",
             ),
             "._samples": (
                 "item_to_sample",
@@ -221,11 +226,13 @@ __all__ = [
     "no_dataset_reads",
     "pick_scores",
     "plan_attempts",
+    "rescore_log",
     "run_suite",
     "sample_records",
     "standalone_samples",
     "state_copy",
     "suite_task_records",
+    "task_name_of_log",
     "to_unit",
     "verified_action_space_problems",
 ]

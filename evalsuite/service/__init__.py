@@ -111,6 +111,13 @@ if TYPE_CHECKING:
         items_csv,
         items_view,
     )
+    from evalsuite.service._judge_audit import (
+        FamilyJudgeAudit,
+        JudgeAuditResult,
+        audit_judges,
+        judge_audit_path,
+        judge_audit_status,
+    )
     from evalsuite.service._mechanism import (
         MechanismOptions,
         PreparedMechanism,
@@ -131,6 +138,7 @@ if TYPE_CHECKING:
         Project,
         open_project,
     )
+    from evalsuite.service._regrade import RegradeResult, regrade
     from evalsuite.service._results import (
         AuditInfo,
         RunFacts,
@@ -313,6 +321,14 @@ else:
                 "holdout_status_view",
             ),
             "._export": ("export_results",),
+            "._judge_audit": (
+                "FamilyJudgeAudit",
+                "JudgeAuditResult",
+                "audit_judges",
+                "judge_audit_path",
+                "judge_audit_status",
+            ),
+            "._regrade": ("RegradeResult", "regrade"),
             "._ingest": (
                 "CSV_TARGETS",
                 "IngestOutcome",
@@ -468,6 +484,7 @@ __all__ = [
     "ComparisonResult",
     "Completeness",
     "FamilyChange",
+    "FamilyJudgeAudit",
     "FaultOptions",
     "FreezeOutcome",
     "FreezeRefused",
@@ -481,6 +498,7 @@ __all__ = [
     "IngestRequest",
     "InspectOptions",
     "ItemsResult",
+    "JudgeAuditResult",
     "Leak",
     "LeakAuditResult",
     "MechanismOptions",
@@ -489,6 +507,7 @@ __all__ = [
     "PreparedMechanism",
     "Project",
     "RecordedGate",
+    "RegradeResult",
     "Release",
     "ResultView",
     "Reveal",
@@ -520,6 +539,7 @@ __all__ = [
     "adaptive_summary",
     "adaptive_view",
     "audit_fields",
+    "audit_judges",
     "audit_suite",
     "audit_view",
     "change_family",
@@ -552,6 +572,8 @@ __all__ = [
     "items",
     "items_csv",
     "items_view",
+    "judge_audit_path",
+    "judge_audit_status",
     "last_gate",
     "latest_outcomes",
     "level_text",
@@ -564,6 +586,7 @@ __all__ = [
     "read_scores_file",
     "record_gate",
     "recorded_gate",
+    "regrade",
     "reveal_exact",
     "reveal_records",
     "run_adaptive",

@@ -171,7 +171,7 @@ def _read_labels(path: Path) -> pd.DataFrame:
     return frame
 
 
-def _numbers(values: pd.Series, column: str, path: Path) -> np.ndarray | None:
+def _as_floats(values: pd.Series, column: str, path: Path) -> np.ndarray | None:
     converted = pd.to_numeric(values, errors="coerce")
     if converted.isna().any():
         return None
@@ -315,9 +315,9 @@ def _audit_family(  # noqa: PLR0913 - one family's labels and where they came fr
                 "depends on the order the answers are shown in"
             )
     bias = None
-    scores = _numbers(rows["judge"], "judge", labels)
+    scores = _as_floats(rows["judge"], "judge", labels)
     if "length" in rows.columns and scores is not None:
-        lengths = _numbers(rows["length"], "length", labels)
+        lengths = _as_floats(rows["length"], "length", labels)
         if lengths is None:
             raise ItemSourceError(f"{labels}: column 'length' must hold numbers")
         found = length_bias(list(scores), list(lengths), rows["human"].tolist(), items)

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from evalsuite._core.layout import Layout
 from evalsuite.errors import NotFoundError, UsageError
@@ -52,6 +54,12 @@ class RegradeResult:
         }
 
 
+def _placeholder() -> Any:  # an inspect Sample (service never imports inspect)
+    from evalsuite.run import item_to_sample
+
+    return item_to_sample({"id": "regrade", "input": "", "target": ""})
+
+
 def _slug(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_")[:80]
 
@@ -72,12 +80,14 @@ def regrade(
             family, a judge that is not an inspect model name, or a regrade already stored.
         NotFoundError: the run's logs are not where they were written (give `log_dir`).
     """
-    from inspect_ai import score
-    from inspect_ai.dataset import Sample
-    from inspect_ai.log import read_eval_log, write_eval_log
-
     from evalsuite.manifest import JudgeConfig, load_manifest
-    from evalsuite.run import build_task, ingest_inspect, load_task_function
+    from evalsuite.run import (
+        build_task,
+        ingest_inspect,
+        load_task_function,
+        rescore_log,
+        task_name_of_log,
+    )
 
     record = store.get_run(run_id)
     if record.split == "holdout":
@@ -124,19 +134,16 @@ def regrade(
     staging.mkdir(parents=True, exist_ok=True)
     prefix = f"{manifest.suite}-"
     for path in logs:
-        log = read_eval_log(str(path))
-        family_name = log.eval.task.removeprefix(prefix)
-        family = judged.get(family_name)
+        family = judged.get(task_name_of_log(path).removeprefix(prefix))
+        build = None
         if family is not None:
             swapped = family.model_copy(
                 update={"judge": new_judge.model_copy(update={"prompt": family.judge.prompt})}  # type: ignore[union-attr]
             )
             function = load_task_function(layout, manifest.suite, swapped)
-            # the task is built for its scorer only: one placeholder sample (never run)
-            placeholder = [Sample(id="regrade", input="", target="")]
-            scorers = build_task(function, swapped, placeholder).scorer or []
-            log = score(log, scorers=scorers, action="overwrite", display="none")
-        write_eval_log(log, str(staging / path.name))
+            # the task is built for its scorer only, on one placeholder sample (never run)
+            build = partial(build_task, function, swapped, [_placeholder()])
+        rescore_log(path, staging / path.name, build)
     staging.rename(target)
     report = ingest_inspect(target, store, root=layout.root, again=True)
     new_id = report.runs[0].run_id
