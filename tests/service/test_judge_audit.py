@@ -14,7 +14,7 @@ from evalsuite._core.layout import Layout
 from evalsuite.errors import IntegrityError, ItemSourceError, UsageError
 from evalsuite.manifest import load_manifest
 from evalsuite.service._judge_audit import audit_judges, judge_audit_path, judge_audit_status
-from tests.helpers import make_items, make_project, suite_toml
+from tests.helpers import Project, make_items, make_project, suite_toml
 from tests.manifest.test_judge_config import JUDGE, judged_project
 
 
@@ -157,3 +157,19 @@ def test_an_obedient_judge_fails_the_audit_on_its_injection_probe(tmp_path: Path
     reasons = result.families[0].reasons
     assert any(r.startswith("probe injection") for r in reasons), reasons
     assert not any(r.startswith("probe confident_wrong") for r in reasons)
+
+
+def test_the_audit_command_runs_the_judge_audit_and_exits_3_when_it_fails(
+    frozen: Path, tmp_path: Path
+) -> None:
+    project = Project(root=frozen, key_dir=frozen.parent / "keys")
+    fair = _write(tmp_path / "fair.csv", _labels(frozen, "fair"))
+    random = _write(tmp_path / "random.csv", _labels(frozen, "random"))
+    ok = project.invoke("audit", "demo@1.0.0", "--judge", "--labels", str(fair))
+    assert ok.exit_code == 0, ok.stderr
+    assert "judge judgesim/fair passed" in ok.stdout
+    bad = project.invoke("audit", "demo@1.0.0", "--judge", "--labels", str(random), "--json")
+    assert bad.exit_code == 3
+    assert json.loads(bad.stdout)["judge"]["ok"] is False
+    alone = project.invoke("audit", "demo@1.0.0", "--judge")
+    assert alone.exit_code == 2 and "go together" in alone.stderr
