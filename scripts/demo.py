@@ -42,7 +42,7 @@ from typing import IO, Any
 ROOT = Path(__file__).resolve().parents[1]
 WORKSPACE = ROOT / ".evalsuite" / "demo"
 REPORT = ROOT / "reports" / "demo"
-SUITES = ("support@3.0.0", "records@2.1.0", "repair@2.0.0")
+SUITES = ("support@4.0.0", "records@2.1.0", "repair@2.0.0")
 """The example suites, each run by both checkpoints on its holdout."""
 KEY_DIR = ROOT / ".evalsuite" / "demo-keys"
 """The demo's own key directory (`EVALSUITE_KEY_DIR` of its workers), outside the workspace:
