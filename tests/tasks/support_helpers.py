@@ -62,9 +62,13 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def dev_items() -> list[dict[str, Any]]:
     """Version 1's (and 2's) items in tasks/support_desk/items.jsonl (the dev split only, once
-    frozen). Version 3's (ids ``support-v3-NNNN``) share the file once support@3.0.0 is frozen:
-    tests/tasks/support_v3_helpers.py generates them."""
-    return [item for item in read_jsonl(ITEMS_FILE) if not item["id"].startswith("support-v3-")]
+    frozen). Later versions' (ids ``support-v3-NNNN``, ``support-v4-NNNN``) share the file once
+    frozen: tests/tasks/support_v3_helpers.py and support_v4_helpers.py generate them."""
+    return [
+        item
+        for item in read_jsonl(ITEMS_FILE)
+        if not item["id"].startswith(("support-v3-", "support-v4-"))
+    ]
 
 
 def stratum(item: dict[str, Any]) -> tuple[str, str]:

@@ -668,13 +668,10 @@ def test_the_v3_task_applies_its_declared_limits_version_and_policy() -> None:
     v2_kit = family_of(TASK_V2)
     assert v2_kit is not None and v2_kit.oracle is scripted.oracle  # version 2 keeps its kit
     assert "lookups_then_keyword_decline" not in {t.name for t in v2_kit.trivial}
-    # the suite file moves to version 3 when support@3.0.0 is frozen
+    # the suite file describes the latest version: 4 since support@4.0.0 is frozen
     suite = tomllib.loads((ROOT / "tasks" / "support.toml").read_text(encoding="utf-8"))
     (family,) = suite["families"]
-    assert (family["version"], family["task"]) in {
-        (2, "support_desk/task_v2.py@support_desk"),
-        (3, "support_desk/task_v3.py@support_desk"),
-    }
+    assert (family["version"], family["task"]) == (4, "support_desk/task_v4.py@support_desk")
     task = TASK_V3.support_desk(dataset=[Sample(id="x", input="")])
     assert (task.time_limit, task.message_limit, task.token_limit) == (
         kit.limits.time_s,
