@@ -67,6 +67,8 @@ def mean(name: str) -> float:
     return sum(sum(v) for v in scores(name).values()) / len(ITEMS)
 
 
+@pytest.mark.slow  # about 4 min of CPU: `make slow`; the fast tests below keep the six that
+# attack version 4 (the full-work decliners and the new shape attacks)
 @pytest.mark.parametrize("name", cheap_models.schedule("support"))
 def test_every_support_policy_holds_on_version_4s_dev_items(name: str) -> None:
     policy = cheap_models.POLICIES[name]
