@@ -11,12 +11,20 @@ import json
 import math
 from typing import Any, Final
 
-__all__ = ["SECONDARY_ERRORS_KEY", "SECONDARY_KEY", "read_checks", "secondary_values"]
+__all__ = [
+    "JUDGE_OUTPUT_KEY",
+    "SECONDARY_ERRORS_KEY",
+    "SECONDARY_KEY",
+    "read_checks",
+    "secondary_values",
+]
 
 SECONDARY_KEY: Final = "evalsuite:secondary"
 """Secondary metric -> its value in [0, 1], or null when it could not be mapped."""
 SECONDARY_ERRORS_KEY: Final = "evalsuite:secondary_errors"
 """Secondary metric -> why it has no value (only metrics that have none)."""
+JUDGE_OUTPUT_KEY: Final = "evalsuite:judge_output"
+"""A model-graded verdict's raw judge output, whole (dev runs only; docs/design/judge-audit.md)."""
 
 
 def read_checks(raw: Any) -> dict[str, Any]:

@@ -45,11 +45,14 @@ __all__ = [
     "audit_file_path",
     "audit_results_path",
     "audit_status",
+    "judge_audit_file",
+    "judge_states",
     "read_audit_file",
     "suite_audit_status",
 ]
 
 StatusName = Literal["passed", "failed", "skipped", "unaudited", "damaged"]
+JudgeState = Literal["passed", "failing", "unaudited", "damaged"]
 AUDIT_UNHASHED = ("runs", "seconds", "logs")
 """Fields of the results that vary between identical audits (left out of the hash)."""
 
@@ -121,36 +124,123 @@ class AuditStatus:
     """Integrity problems of the audit record (``damaged``)."""
     results: dict[str, Any] | None = None
     """The stored dev results (None when there are none)."""
+    judges: dict[str, JudgeState] = field(default_factory=dict)
+    """Each judged family's judge audit (`judge_states`); empty when no family has a judge."""
 
     @property
     def trusted(self) -> bool:
         """True when the version's graders passed an audit."""
         return self.state == "passed"
 
+    def judge_marker(self) -> str | None:
+        """``JUDGE FAILING``/``JUDGE UNAUDITED``/... naming the families (None: all passed)."""
+        worst = [
+            (label, [f for f, s in sorted(self.judges.items()) if s == state])
+            for state, label in _JUDGE_LABELS
+        ]
+        shown = [f"{label} ({', '.join(families)})" for label, families in worst if families]
+        return "; ".join(shown) or None
+
     def marker(self) -> str | None:
-        """What every output shows beside a number from this version (None: audited, passed)."""
-        if self.trusted:
-            return None
-        return {
-            "failed": "GRADER AUDIT FAILED",
-            "skipped": "GRADER AUDIT SKIPPED",
-            "unaudited": "UNAUDITED SUITE",
-            "damaged": "GRADER AUDIT RECORD DAMAGED",
-        }.get(self.state, "UNAUDITED SUITE")
+        """What every output shows beside a number from this version (None: audited, passed).
+
+        A judged family whose judge audit failed (or is missing or damaged) marks every number
+        of the version as the grader audit does (docs/design/judge-audit.md).
+        """
+        grader = (
+            None
+            if self.trusted
+            else {
+                "failed": "GRADER AUDIT FAILED",
+                "skipped": "GRADER AUDIT SKIPPED",
+                "unaudited": "UNAUDITED SUITE",
+                "damaged": "GRADER AUDIT RECORD DAMAGED",
+            }.get(self.state, "UNAUDITED SUITE")
+        )
+        shown = [m for m in (grader, self.judge_marker()) if m]
+        return "; ".join(shown) or None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the ``audit`` field of `run`, `score`, `compare`, `verify`)."""
         failures = _failed_checks(self.results) if self.results is not None else []
         return {
             "status": self.state,
-            "detail": self.detail,
+            "detail": self.detail + _judge_detail(self.judges),
             "problems": list(self.problems),
             "failed_checks": failures,
+            "judges": dict(sorted(self.judges.items())),
         }
 
 
+_JUDGE_LABELS: tuple[tuple[JudgeState, str], ...] = (
+    ("failing", "JUDGE FAILING"),
+    ("damaged", "JUDGE AUDIT DAMAGED"),
+    ("unaudited", "JUDGE UNAUDITED"),
+)
+
+
+def _judge_detail(judges: dict[str, JudgeState]) -> str:
+    """The judge audits' part of the status sentence ("" when every judge passed)."""
+    said = {
+        "failing": "failed its judge audit (below its declared floor or a planted bias caught)",
+        "damaged": "has a judge audit record that cannot be trusted",
+        "unaudited": "has no judge audit (`evalsuite audit SUITE@VERSION --judge --labels FILE`)",
+    }
+    parts = [
+        f"judged family {family} {said[state]}"
+        for family, state in sorted(judges.items())
+        if state != "passed"
+    ]
+    return "; " + "; ".join(parts) if parts else ""
+
+
+def judge_audit_file(layout: Layout, suite: str, version: str) -> Path:
+    """Where the judge audit of ``suite@version`` is kept (written by `audit --judge`)."""
+    return layout.state / "audits" / suite / f"{version}.judge.json"
+
+
+def _judged_families(manifest: Manifest | ManifestSummary) -> list[str]:
+    if isinstance(manifest, ManifestSummary):
+        families = manifest.record().get("families") or []
+        return [str(f["name"]) for f in families if isinstance(f, dict) and f.get("judge")]
+    return [f.name for f in manifest.families if f.judge is not None]
+
+
+def judge_states(layout: Layout, manifest: Manifest | ManifestSummary) -> dict[str, JudgeState]:
+    """Each judged family of a version: ``passed``, ``failing``, ``unaudited`` or ``damaged``.
+
+    ``damaged``: the stored judge audit cannot be read or is of another manifest (a judge
+    declaration changed since, which changes the manifest hash).
+    """
+    status: dict[str, JudgeState] = dict.fromkeys(_judged_families(manifest), "unaudited")
+    path = judge_audit_file(layout, manifest.suite, manifest.version)
+    if not status or not path.is_file():
+        return status
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        stored = {str(f["family"]): bool(f["passed"]) for f in data["families"]}
+        same = data["manifest_hash"] == manifest.manifest_hash
+    except (OSError, ValueError, KeyError, TypeError):
+        return dict.fromkeys(status, "damaged")
+    if not same:
+        return dict.fromkeys(status, "damaged")
+    for family, passed in stored.items():
+        if family in status:
+            status[family] = "passed" if passed else "failing"
+    return status
+
+
 def audit_status(layout: Layout, manifest: Manifest | ManifestSummary) -> AuditStatus:
-    """The audit status of a frozen version (see the module doc); the same for its summary."""
+    """The audit status of a frozen version (see the module doc); the same for its summary.
+
+    It carries the judge audit of each judged family (`judge_states`) too.
+    """
+    status = _grader_status(layout, manifest)
+    status.judges = judge_states(layout, manifest)
+    return status
+
+
+def _grader_status(layout: Layout, manifest: Manifest | ManifestSummary) -> AuditStatus:
     stamp = manifest.audit
     data, problems = read_audit_file(layout, manifest.suite, manifest.version)
     if stamp is not None and stamp.status == "skipped":

@@ -30,6 +30,7 @@ from typing import Any, Final
 from inspect_ai.log import EvalSample
 from inspect_ai.scorer import Score
 
+from evalsuite._core.checks import JUDGE_OUTPUT_KEY
 from evalsuite.run._episode import TOOL_LIMIT_KEY
 from evalsuite.run._limits import LIMIT_OUTCOME, LimitsInForce, OutcomeName
 from evalsuite.run._scores import (
@@ -244,6 +245,11 @@ def classify_sample(
             redact(f"score {primary.name!r}: {problem}")[:500],
         )
     explanation = score.explanation or reason_kind
+    if keep_text and score.explanation and "grading" in (score.metadata or {}):
+        # a model-graded verdict (inspect's model_graded_* scorers put the judge's messages in
+        # ``grading``): its raw output is kept whole, beside the 500-character reason (never on
+        # a holdout run: the judge may restate the item; docs/design/judge-audit.md)
+        checks = {**(checks or {}), JUDGE_OUTPUT_KEY: redact(score.explanation)}
     return Classified(
         "scored",
         value,

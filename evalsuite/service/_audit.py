@@ -23,6 +23,7 @@ def audit_info(layout: Layout | None, suite: str | None, version: str | None) ->
         problems=tuple(fields["problems"]),
         failed_checks=tuple(fields["failed_checks"]),
         marker=status.marker(),
+        judges=tuple(sorted(status.judges.items())),
     )
 
 

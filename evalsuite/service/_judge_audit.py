@@ -128,8 +128,10 @@ class JudgeAuditResult:
 
 
 def judge_audit_path(layout: Layout, suite: str, version: str) -> Path:
-    """Where the judge audit of ``suite@version`` is kept."""
-    return layout.state / "audits" / suite / f"{version}.judge.json"
+    """Where the judge audit of ``suite@version`` is kept (`manifest.judge_audit_file`)."""
+    from evalsuite.manifest import judge_audit_file
+
+    return judge_audit_file(layout, suite, version)
 
 
 def _read_labels(path: Path) -> pd.DataFrame:

@@ -113,8 +113,10 @@ class AuditInfo:
         detail: one sentence on it.
         problems: integrity problems of the audit record.
         failed_checks: ``family: check/policy`` of each failed check.
-        marker: what every number of such a run carries (``GRADER AUDIT FAILED``, ...);
-            None for a passed audit.
+        marker: what every number of such a run carries (``GRADER AUDIT FAILED``,
+            ``JUDGE FAILING (family)``, ...); None for a passed audit with passed judges.
+        judges: each judged family's judge audit: ``passed``, ``failing``, ``unaudited`` or
+            ``damaged`` (docs/design/judge-audit.md); empty when no family has a judge.
     """
 
     status: str
@@ -122,15 +124,17 @@ class AuditInfo:
     problems: tuple[str, ...] = ()
     failed_checks: tuple[str, ...] = ()
     marker: str | None = None
+    judges: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> JsonObject:
-        """The ``audit`` field: status, detail, problems, failed_checks, marker."""
+        """The ``audit`` field: status, detail, problems, failed_checks, marker, judges."""
         return {
             "status": self.status,
             "detail": self.detail,
             "problems": list(self.problems),
             "failed_checks": list(self.failed_checks),
             "marker": self.marker,
+            "judges": dict(self.judges),
         }
 
     def note(self, run: RunFacts) -> str:

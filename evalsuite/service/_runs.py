@@ -61,6 +61,7 @@ class RunListing:
             ),
             **self.completeness.to_dict(),
             "audit": self.audit.state,
+            "judges": dict(sorted(self.audit.judges.items())),
         }
 
 
