@@ -934,9 +934,17 @@ def ingest_cmd(
             {
                 "runs": [r.to_dict() for r in report.runs],
                 "skipped": [s.to_dict() for s in report.skipped],
+                "aggregates": [a.to_dict() for a in outcome.aggregates],
             }
         )
     else:
+        for a in outcome.aggregates:
+            se = f" ± {a.se:.4f} (se)" if a.se is not None else ""
+            console.print(
+                f"{'stored' if a.added else 'already stored'} aggregate result: {a.model} on "
+                f"{a.benchmark} = {a.score:.4f}{se} (no items: usable by `evalsuite validity "
+                "report --aggregates`, not by score or compare)"
+            )
         for r in report.runs:
             state = (
                 "valid"

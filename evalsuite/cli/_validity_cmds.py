@@ -113,6 +113,13 @@ def import_cmd(ctx: Context, path: Path, as_json: bool) -> None:
     "(.json, or a directory of them): results from elsewhere.",
 )
 @click.option(
+    "--aggregates",
+    "use_aggregates",
+    is_flag=True,
+    help="Predictors from the aggregate results stored by `ingest --format eee` (records "
+    "without samples): each benchmark a predictor.",
+)
+@click.option(
     "--split",
     type=click.Choice(["dev", "holdout"]),
     default=None,
@@ -134,6 +141,7 @@ def report_cmd(
     ref: str | None,
     metric: str,
     scores_file: Path | None,
+    use_aggregates: bool,
     split: str | None,
     allow_partial: bool,
     level: float,
@@ -156,6 +164,7 @@ def report_cmd(
         suite=suite,
         version=version,
         scores_file=scores_file,
+        aggregates=use_aggregates,
         split=split,
         layout=ctx.layout,
         allow_partial=allow_partial,

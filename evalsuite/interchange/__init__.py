@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from evalsuite.interchange._eee_package import EEE_INSTALL
     from evalsuite.interchange._eee_read import read_eee
-    from evalsuite.interchange._eee_scores import eee_scores
+    from evalsuite.interchange._eee_scores import eee_aggregate_rows, eee_scores
     from evalsuite.interchange._export import (
         TABLE_COLUMNS,
         ExportedRun,
@@ -29,7 +29,7 @@ else:
         {
             "._eee_package": ("EEE_INSTALL",),
             "._eee_read": ("read_eee",),
-            "._eee_scores": ("eee_scores",),
+            "._eee_scores": ("eee_aggregate_rows", "eee_scores"),
             "._export": ("TABLE_COLUMNS", "ExportRequest", "ExportedRun", "export_runs"),
             "._foreign": ("ForeignRows", "ingest_foreign"),
             "._helm": ("read_helm",),
@@ -43,6 +43,7 @@ __all__ = [
     "ExportRequest",
     "ExportedRun",
     "ForeignRows",
+    "eee_aggregate_rows",
     "eee_scores",
     "export_runs",
     "ingest_foreign",

@@ -9,6 +9,7 @@ record has several results of one name), with ``standard_error.value`` as its se
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -19,7 +20,7 @@ import pandas as pd
 from evalsuite.errors import ItemSourceError, NotFoundError
 from evalsuite.interchange._eee_package import eee_validator
 
-__all__ = ["eee_scores"]
+__all__ = ["eee_aggregate_rows", "eee_scores"]
 
 
 def _records(path: Path) -> list[Path]:
@@ -88,3 +89,60 @@ def eee_scores(path: Path) -> pd.DataFrame:
             "keep one record per model and evaluation"
         )
     return frame
+
+
+def eee_aggregate_rows(path: Path) -> tuple[list[dict[str, Any]], list[Path]]:
+    """The results of the records at `path` that hold no per-sample results, as store rows.
+
+    Each row: model, benchmark (the predictor name), score, se, format ``eee``, source (the
+    file), detail (evaluation id, schema version, source name, the result's metric id) and a
+    fingerprint (sha256 of the record's bytes with the benchmark name), so that storing the
+    same record twice adds nothing.
+
+    Returns:
+        (rows, records with samples): the second lists the records that do hold samples
+        (those are runs: `read_eee`).
+
+    Raises:
+        UsageError: the package is missing; NotFoundError: no record; ItemSourceError: a
+            schema violation (the field named) or a result where lower is better.
+    """
+    validator = eee_validator()
+    rows: list[dict[str, Any]] = []
+    with_samples: list[Path] = []
+    for record in _records(path):
+        report = validator.validate_aggregate(record)
+        if not report.valid:
+            problems = "\n  ".join(f"{e.get('loc')}: {e.get('msg')}" for e in report.errors[:10])
+            raise ItemSourceError(
+                f"{record}: not a valid Every Eval Ever aggregate record; nothing was "
+                f"stored:\n  {problems}"
+            )
+        raw = record.read_bytes()
+        data = json.loads(raw)
+        if data.get("detailed_evaluation_results") is not None:
+            with_samples.append(record)
+            continue
+        digest = hashlib.sha256(raw).hexdigest()
+        for row, result in zip(_rows(record, data), data["evaluation_results"], strict=True):
+            se = row["se"]
+            rows.append(
+                {
+                    "model": row["model"],
+                    "benchmark": row["predictor"],
+                    "score": row["score"],
+                    "se": None if math.isnan(se) else se,
+                    "format": "eee",
+                    "source": str(record),
+                    "detail": {
+                        "evaluation_id": data.get("evaluation_id"),
+                        "schema_version": data.get("schema_version"),
+                        "source_name": (data.get("source_metadata") or {}).get("source_name"),
+                        "evaluation_result_id": result.get("evaluation_result_id"),
+                        "record_sha256": digest,
+                    },
+                    "fingerprint": "sha256:"
+                    + hashlib.sha256(f"{digest}\n{row['predictor']}".encode()).hexdigest(),
+                }
+            )
+    return rows, with_samples

@@ -99,6 +99,7 @@ if TYPE_CHECKING:
         CSV_TARGETS,
         IngestOutcome,
         IngestRequest,
+        StoredAggregate,
         column_mapping,
         ingest_results,
     )
@@ -332,6 +333,7 @@ else:
             "._ingest": (
                 "CSV_TARGETS",
                 "IngestOutcome",
+                "StoredAggregate",
                 "IngestRequest",
                 "column_mapping",
                 "ingest_results",
@@ -525,6 +527,7 @@ __all__ = [
     "ScorecardRun",
     "ShardOptions",
     "StoreUpgrade",
+    "StoredAggregate",
     "SuiteSummary",
     "SuiteVersion",
     "TableView",

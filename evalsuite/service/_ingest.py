@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from evalsuite._core.jsonout import JsonObject
 from evalsuite.errors import InvalidRunError, UsageError
 from evalsuite.manifest import parse_ref
 
@@ -29,6 +30,7 @@ __all__ = [
     "FOREIGN_FORMATS",
     "IngestOutcome",
     "IngestRequest",
+    "StoredAggregate",
     "column_mapping",
     "ingest_results",
 ]
@@ -86,10 +88,36 @@ class IngestRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredAggregate:
+    """An aggregate result (a mean with no items) that `ingest --format eee` stored."""
+
+    model: str
+    benchmark: str
+    score: float
+    se: float | None
+    source: str
+    added: bool
+    """False: the same record's result was stored before (nothing added)."""
+
+    def to_dict(self) -> JsonObject:
+        """model, benchmark, score, se, source, added."""
+        return {
+            "model": self.model,
+            "benchmark": self.benchmark,
+            "score": self.score,
+            "se": self.se,
+            "source": self.source,
+            "added": self.added,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class IngestOutcome:
     """What an ingest stored and skipped (`evalsuite.run.IngestReport`)."""
 
     report: IngestReport
+    aggregates: tuple[StoredAggregate, ...] = ()
+    """Aggregate results stored (Every Eval Ever records without samples; no runs)."""
 
     @property
     def invalid(self) -> InvalidRunError | None:
@@ -163,6 +191,63 @@ def _ingest_foreign(
     )
 
 
+def _ingest_aggregates(
+    request: IngestRequest, suite: Manifest | None, store: Store | Callable[[], Store]
+) -> IngestOutcome | None:
+    """Every Eval Ever records without samples, stored as aggregate results.
+
+    None: the records hold samples, and are runs (`_ingest_foreign`). An aggregate is a
+    mean: usable where means suffice (`validity report --aggregates`),
+    never paired item by item, so it is no run and cannot attach to a suite's items.
+    """
+    from evalsuite.interchange import eee_aggregate_rows
+    from evalsuite.run import IngestReport
+
+    path = Path(request.path)
+    if path.is_file() and path.name.endswith("_samples.jsonl"):
+        return None  # read_eee names the mistake
+    rows, with_samples = eee_aggregate_rows(path)
+    if not rows:
+        return None
+    if with_samples:
+        raise UsageError(
+            f"{path} holds records with per-sample results ({with_samples[0].name}...) and "
+            f"records without ({rows[0]['source']}...): ingest them apart, the first as runs "
+            "and the second as aggregate results; nothing was stored"
+        )
+    if suite is not None or request.split is not None or request.again:
+        raise UsageError(
+            f"{path}: an Every Eval Ever record without samples is stored as an aggregate "
+            "result (a mean, no items): --suite, --split and --again do not apply to it; "
+            "nothing was stored"
+        )
+    if request.metric is not None:
+        wanted = request.metric
+        rows = [
+            r
+            for r in rows
+            if wanted in (r["benchmark"], (r["detail"] or {}).get("evaluation_result_id"))
+        ]
+        if not rows:
+            raise UsageError(f"{path}: no result named {wanted!r}; nothing was stored")
+    opened = store() if callable(store) else store
+    added = set(opened.add_aggregates(rows))
+    return IngestOutcome(
+        IngestReport(),
+        tuple(
+            StoredAggregate(
+                model=str(r["model"]),
+                benchmark=str(r["benchmark"]),
+                score=float(r["score"]),
+                se=r["se"],
+                source=str(r["source"]),
+                added=r["fingerprint"] in added,
+            )
+            for r in rows
+        ),
+    )
+
+
 def _manifest_of(layout: Layout, manifest_hash: str) -> Manifest | None:
     """The frozen manifest of this project with `manifest_hash` (None: not frozen here)."""
     from evalsuite.manifest import frozen_versions, list_suite_names, load_manifest
@@ -207,6 +292,10 @@ def ingest_results(
             f"--column maps {unknown[0]!r}, not a column evalsuite reads (one of "
             f"{', '.join(CSV_TARGETS)})"
         )
+    if request.format == "eee":
+        stored = _ingest_aggregates(request, suite, store)
+        if stored is not None:
+            return stored
     if request.format in FOREIGN_FORMATS:
         return IngestOutcome(_ingest_foreign(request, layout, suite, store))
     if request.metric is not None:

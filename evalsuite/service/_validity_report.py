@@ -302,6 +302,40 @@ def suite_scores(
     return frame
 
 
+def stored_aggregate_scores(store: Store) -> pd.DataFrame:
+    """model, predictor, score, se of the stored aggregate results; each benchmark a predictor.
+
+    They come from `ingest --format eee` of records without samples.
+
+    Raises:
+        NotFoundError: the store holds none.
+    """
+    frame = store.aggregates()
+    if frame.empty:
+        raise NotFoundError(
+            f"no aggregate results in the store {store.display_url}: store some with "
+            "`evalsuite ingest RECORD.json --format eee` (an Every Eval Ever record without "
+            "samples), or give --scores FILE or --suite SUITE@X.Y.Z"
+        )
+    twice = frame[frame.duplicated(["model", "benchmark"], keep=False)]
+    if not twice.empty:
+        first = twice.iloc[0]
+        raise UsageError(
+            f"the store holds {int((twice['model'] == first['model']).sum())} aggregate "
+            f"results of {first['model']!r} on {first['benchmark']!r} (from "
+            f"{sorted(set(twice['source']))}): a validity table takes one score per model "
+            "and benchmark; give the one you mean with --scores FILE"
+        )
+    return pd.DataFrame(
+        {
+            "model": frame["model"].astype(str),
+            "predictor": frame["benchmark"].astype(str),
+            "score": frame["score"].astype(float),
+            "se": pd.to_numeric(frame["se"], errors="coerce"),
+        }
+    )
+
+
 def read_scores_file(path: Path) -> pd.DataFrame:
     """Scores from elsewhere: CSV with model, benchmark, score and optional se.
 
@@ -394,15 +428,24 @@ def validity_report(  # noqa: PLR0913 - the options of `validity report`, one ea
     split: str | None = None,
     layout: Layout | None = None,
     allow_partial: bool = False,
+    aggregates: bool = False,
 ) -> ValidityResult:
     """`validity report`: how well the suite version's score (or each benchmark) predicted `metric`.
 
     Raises:
         UsageError: neither a suite version nor a scores file; or runs on both splits and
             no `split` chosen.
-        NotFoundError: no outcomes of `metric`, or no eligible runs of the suite version.
+        NotFoundError: no outcomes of `metric`, or no eligible runs of the suite version,
+            or (`aggregates`) no aggregate results stored.
     """
-    if scores_file is not None:
+    if aggregates and (scores_file is not None or suite is not None):
+        raise UsageError(
+            "give one source of scores: --aggregates (stored aggregate results), --scores "
+            "FILE or --suite SUITE@X.Y.Z"
+        )
+    if aggregates:
+        scores = stored_aggregate_scores(store)
+    elif scores_file is not None:
         scores = read_scores_file(scores_file)
     elif suite is not None and version is not None:
         scores = suite_scores(
@@ -415,7 +458,10 @@ def validity_report(  # noqa: PLR0913 - the options of `validity report`, one ea
             allow_partial=allow_partial,
         )
     else:
-        raise UsageError("give --suite SUITE@X.Y.Z (scores from stored runs) or --scores FILE")
+        raise UsageError(
+            "give --suite SUITE@X.Y.Z (scores from stored runs), --scores FILE or --aggregates "
+            "(stored aggregate results)"
+        )
     outcomes = latest_outcomes(store, metric)
     report = validity_table(
         scores.drop(columns=["run_id", "split", "partial"], errors="ignore"),
@@ -425,10 +471,11 @@ def validity_report(  # noqa: PLR0913 - the options of `validity report`, one ea
         level=options.level,
     )
     top = report.predictors[0].name if report.predictors else None
-    main = f"{suite}@{version}" if scores_file is None else top
+    from_runs = scores_file is None and not aggregates
+    main = f"{suite}@{version}" if from_runs else top
     notes = list(report.notes)
     runs = None
-    if scores_file is None:
+    if from_runs:
         used = scores.drop_duplicates("model")
         runs = ValidityRuns(
             split=scores.attrs.get("split"),
@@ -455,7 +502,13 @@ def validity_report(  # noqa: PLR0913 - the options of `validity report`, one ea
         over_time = _over_time(scores, outcomes, main)
     return ValidityResult(
         report=report,
-        source="scores file" if scores_file else f"runs of {suite}@{version}",
+        source=(
+            "scores file"
+            if scores_file
+            else "stored aggregate results"
+            if aggregates
+            else f"runs of {suite}@{version}"
+        ),
         analysis_seed=options.seed,
         models_with_outcome=tuple(sorted(outcomes["model"])),
         models_with_scores=tuple(sorted(set(scores["model"]))),

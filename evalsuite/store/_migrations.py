@@ -20,6 +20,7 @@ from evalsuite.store._fingerprint import (
     attempt_table,
 )
 from evalsuite.store._schema import (
+    aggregates,
     attempts,
     gates,
     ingest_claims,
@@ -133,6 +134,11 @@ def _v6_to_v7(conn: Connection) -> None:
     create_triggers(conn)
 
 
+def _v7_to_v8(conn: Connection) -> None:
+    """Add ``aggregates`` (created empty by the table creation before every migration)."""
+    aggregates.create(conn, checkfirst=True)
+
+
 MIGRATIONS: Mapping[int, Callable[[Connection], None]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -140,5 +146,6 @@ MIGRATIONS: Mapping[int, Callable[[Connection], None]] = {
     4: _v4_to_v5,
     5: _v5_to_v6,
     6: _v6_to_v7,
+    7: _v7_to_v8,
 }
 """From-version -> upgrade to the next version (see `_schema.SCHEMA_VERSION`)."""

@@ -22,6 +22,7 @@ __all__ = [
     "OUTCOME_TEXT_LIMITS",
     "SCHEMA_VERSION",
     "TEXT_LIMITS",
+    "aggregates",
     "attempt_column_cache",
     "attempt_revs",
     "attempts",
@@ -184,6 +185,24 @@ attempt_column_cache = Table(
 """A run's analysis columns as one compressed blob (`Store.attempt_columns`), valid only while
 ``rev`` is the run's revision in `attempt_revs` (0 when it has none) and dropped by any write
 to the run's attempts (triggers; docs/design/analysis-scale.md, "Fifth pass")."""
+
+aggregates = Table(
+    "aggregates",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("model", String(256), nullable=False),
+    Column("benchmark", String(512), nullable=False),
+    Column("score", Float, nullable=False),
+    Column("se", Float),
+    Column("format", String(16), nullable=False),
+    Column("source", Text, nullable=False),
+    Column("detail", Text, nullable=False),
+    Column("fingerprint", String(80), nullable=False, unique=True),
+    Column("recorded_at", String(40), nullable=False),
+)
+"""Results from elsewhere that hold means, not items (an Every Eval Ever record without
+samples): one row per (record, evaluation result), usable where means suffice (`validity
+report --aggregates`) and never as a run: nothing pairs their items (docs/interchange.md)."""
 
 attempt_revs = Table(
     "attempt_revs",

@@ -75,6 +75,7 @@ from evalsuite.store._records import (
 )
 from evalsuite.store._schema import (
     SCHEMA_VERSION,
+    aggregates,
     attempt_column_cache,
     attempt_revs,
     attempts,
@@ -821,10 +822,30 @@ class Store:
             raise NotFoundError(
                 f"no run {show_id(run_id)} in the store {self.display_url} (`evalsuite runs` "
                 "lists them)"
+                + self._aggregate_note(run_id)
                 + (f"; {missing_store_message(self.display_url)}" if self.missing else "")
             )
         raise UsageError(
             f"run id prefix {run_id!r} is ambiguous: " + ", ".join(r.run_id for r in rows[:5])
+        )
+
+    def _aggregate_note(self, name: str) -> str:
+        """Why a model with aggregate results only is no run ("" when it has none)."""
+        if self.missing:
+            return ""
+        query = select(aggregates.c.benchmark).where(aggregates.c.model == name)
+        try:
+            with self._tx() as conn:
+                found = sorted({str(b) for b in conn.execute(query).scalars()})
+        except SQLAlchemyError:  # a read-only store of an older schema: no note, same error
+            return ""
+        if not found:
+            return ""
+        return (
+            f"; {name!r} has aggregate results only ({', '.join(found[:3])}: means from Every "
+            "Eval Ever records without samples), and a paired comparison or a score needs "
+            "its items: ingest the record with its _samples.jsonl sidecar to make it a run, "
+            "or use the means where they suffice (`evalsuite validity report --aggregates`)"
         )
 
     def list_runs(self, *, suite: str | None = None, newest: int | None = None) -> list[RunRecord]:
@@ -1461,6 +1482,55 @@ class Store:
             .on_conflict_do_nothing(index_elements=["fingerprint"])
             .returning(outcomes.c.fingerprint)
         )
+
+    def add_aggregates(self, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+        """Store aggregate results; a fingerprint already stored is skipped (insert-or-ignore).
+
+        Each row: model, benchmark, score, se, format, source, detail, fingerprint.
+
+        Returns:
+            The fingerprints of the rows added (the others were stored before).
+        """
+        now = _now()
+        batch = [
+            {
+                "model": str(r["model"]),
+                "benchmark": str(r["benchmark"]),
+                "score": float(r["score"]),
+                "se": None if r.get("se") is None else float(r["se"]),
+                "format": str(r["format"]),
+                "source": str(r["source"]),
+                "detail": json.dumps(r.get("detail") or {}, sort_keys=True),
+                "fingerprint": str(r["fingerprint"]),
+                "recorded_at": now,
+            }
+            for r in rows
+        ]
+        if not batch:
+            return []
+        dialect = self.engine.dialect.name
+        if dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as dialect_insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert as dialect_insert  # type: ignore[assignment]
+        statement = (
+            dialect_insert(aggregates)
+            .on_conflict_do_nothing(index_elements=["fingerprint"])
+            .returning(aggregates.c.fingerprint)
+        )
+
+        def action() -> list[str]:
+            with self._tx() as conn:
+                return [str(f) for row in batch for f in conn.execute(statement, [row]).scalars()]
+
+        with self._errors("store aggregate results"):
+            return self._retrying(action)
+
+    def aggregates(self) -> pd.DataFrame:
+        """Stored aggregate results (as stored, with ``recorded_at``), oldest first."""
+        query = select(aggregates).order_by(aggregates.c.id)
+        with self._errors("read aggregate results"), self._tx() as conn:
+            return pd.read_sql(query, conn)
 
     def outcomes(self, metric: str | None = None) -> pd.DataFrame:
         """Deployment outcomes (optionally of one metric), oldest observation first."""

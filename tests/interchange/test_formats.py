@@ -120,12 +120,14 @@ def test_bad_eee_records_are_refused_with_the_field_named(project: Project, tmp_
     _refused(
         project, aggregate, "eee", "not a valid Every Eval Ever aggregate record", "model_info"
     )
-    # an aggregate without samples: refused where items are needed (every run is items)
+    # an aggregate without samples beside records with samples: ingested apart, or not at all
     wrong = json.loads(json.dumps(data))
     del wrong["detailed_evaluation_results"]
-    _write(aggregate, wrong)
-    sidecar.unlink()
-    _refused(project, aggregate, "eee", "no per-sample results", "cannot be ingested")
+    wrong["evaluation_id"] = "arc_easy/aggregate-only"
+    _write(aggregate.with_name("other.json"), wrong)
+    _write(aggregate, data)
+    _refused(project, aggregate.parent, "eee", "ingest them apart", "nothing was stored")
+    assert Store(default_store_url(project.root / ".evalsuite")).aggregates().empty
 
 
 def test_bad_lm_eval_and_helm_files_are_refused(project: Project, tmp_path: Path) -> None:
@@ -165,7 +167,8 @@ def test_options_of_other_formats_are_refused(project: Project) -> None:
 def test_aggregates_without_samples_serve_where_means_suffice(
     project: Project, tmp_path: Path
 ) -> None:
-    """Refused by ingest (items are needed), read by `validity report --scores` (means)."""
+    """Stored as aggregate results (no run): used by `validity report --aggregates` (means
+    suffice), refused by `compare` and `score` (items are needed), never stored twice."""
     base = json.loads(EEE.read_text(encoding="utf-8"))
     del base["detailed_evaluation_results"]
     folder = tmp_path / "records"
@@ -178,18 +181,46 @@ def test_aggregates_without_samples_serve_where_means_suffice(
         record["evaluation_results"] = record["evaluation_results"][:1]
         record["evaluation_results"][0]["score_details"]["score"] = mean
         _write(folder / f"{n}.json", record)
-    _refused(project, folder / "0.json", "eee", "no per-sample results", "cannot be ingested")
+    stored = project.invoke("ingest", str(folder), "--format", "eee", "--json")
+    assert stored.exit_code == 0, stored.stderr
+    out = json_out(stored)
+    assert out["runs"] == [] and [a["added"] for a in out["aggregates"]] == [True] * 5
+    assert {a["model"]: a["score"] for a in out["aggregates"]} == means
+    again = project.invoke("ingest", str(folder / "0.json"), "--format", "eee")
+    assert again.exit_code == 0 and "already stored aggregate result: org/a" in again.stdout
+    assert json_out(project.invoke("runs", "--json")) == []  # an aggregate is no run
+    refused = project.invoke("ingest", str(folder / "1.json"), "--format", "eee", "--again")
+    assert refused.exit_code == 2 and "--suite, --split and --again do not apply" in " ".join(
+        refused.stderr.split()
+    )
+    for command in (("compare", "org/a", "org/b"), ("score", "org/a")):
+        result = project.invoke(*command)
+        message = " ".join(result.stderr.split())
+        assert result.exit_code == 2, message
+        assert "'org/a' has aggregate results only" in message and "needs its items" in message
+
     outcomes = tmp_path / "outcomes.csv"
     lines = [f"{m},{1000 + 500 * v},arena_elo,test" for m, v in means.items()]
     outcomes.write_text("model,value,metric,source\n" + "\n".join(lines) + "\n", encoding="utf-8")
     assert project.invoke("validity", "import", str(outcomes)).exit_code == 0
-    result = project.invoke(
-        "validity", "report", "--metric", "arena_elo", "--scores", str(folder), "--json"
+    for source in (("--scores", str(folder)), ("--aggregates",)):
+        result = project.invoke("validity", "report", "--metric", "arena_elo", *source, "--json")
+        assert result.exit_code == 0, result.stderr
+        (predictor,) = json_out(result)["predictors"]
+        assert predictor["name"] == "arc_easy" and predictor["n"] == 5
+        assert predictor["spearman"] == pytest.approx(1.0)
+    both = project.invoke("validity", "report", "--metric", "arena_elo", "--aggregates",
+                          "--scores", str(folder))  # fmt: skip
+    assert both.exit_code == 2 and "one source of scores" in both.stderr
+
+
+def test_validity_report_aggregates_on_an_empty_store_says_how_to_store_some(
+    project: Project,
+) -> None:
+    result = project.invoke("validity", "report", "--metric", "m", "--aggregates")
+    assert result.exit_code == 2 and "ingest RECORD.json --format eee" in " ".join(
+        result.stderr.split()
     )
-    assert result.exit_code == 0, result.stderr
-    (predictor,) = json_out(result)["predictors"]
-    assert predictor["name"] == "arc_easy" and predictor["n"] == 5
-    assert predictor["spearman"] == pytest.approx(1.0)
 
 
 def test_a_failed_helm_request_is_a_harness_error(project: Project, tmp_path: Path) -> None:
