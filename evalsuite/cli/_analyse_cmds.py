@@ -24,10 +24,12 @@ from evalsuite.cli._views import print_scorecard, print_view, wide_option
 from evalsuite.errors import GateFailedError, UsageError
 from evalsuite.service import (
     AnalysisOptions,
+    ReleasedComparison,
     compare,
     comparison_view,
     fmt,
     record_gate,
+    released_comparison,
     score,
     score_view,
     scorecard,
@@ -172,6 +174,20 @@ def compare_cmd(
         raise UsageError("--gate noninferior and --margin D go together")
     options = AnalysisOptions(level=level, alpha=alpha, seed=seed, margin=margin)
     store = open_store(ctx, create=False)
+    # holdout runs a reusable-holdout mechanism answered: their released numbers, no interval
+    released = released_comparison(ctx.layout, store, baseline, candidate)
+    if released is not None:
+        if gate is not None:
+            raise UsageError(
+                "--gate needs a paired interval, and the released view of sealed holdout runs "
+                "gives none (docs/design/reusable-holdout.md): drop --gate, or reveal both "
+                "runs' exact scores with `evalsuite holdout reveal RUN --reason TEXT` first"
+            )
+        if as_json:
+            emit_json(released.to_dict())
+        else:
+            _print_released(released)
+        return
     result = compare(
         store,
         baseline,
@@ -209,3 +225,15 @@ def compare_cmd(
                 f"−{margin} ({outcome.status})"
             )
         )
+
+
+def _print_released(view: ReleasedComparison) -> None:
+    """The released view in the terminal: the two numbers, their meaning, no interval."""
+    console.print(view.headline, markup=False)
+    for role, side in (("baseline", view.baseline), ("candidate", view.candidate)):
+        console.print(
+            f"  {role} {side.run_id} ({side.model}, {side.mechanism} {side.scope}):", markup=False
+        )
+        console.print(f"    {side.meaning}", markup=False)
+    for caveat in view.caveats:
+        console.print(f"  note: {caveat}", markup=False)

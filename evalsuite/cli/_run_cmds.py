@@ -234,6 +234,10 @@ def _mechanism(
         if given:
             raise UsageError(f"{', '.join(given)} only apply with --mechanism")
         return None
+    if mechanism == "none":
+        if given:
+            raise UsageError(f"{', '.join(given)} do not apply to --mechanism none")
+        return MechanismOptions(none=True)
     ladder = mechanism == "ladder"
     wrong = [f for f in given if (f == "--ladder-step") != ladder]
     if wrong:
@@ -410,11 +414,13 @@ mechanism_options = option_group(
     _mechanism,
     click.option(
         "--mechanism",
-        type=click.Choice(["thresholdout", "ladder"]),
+        type=click.Choice(["thresholdout", "ladder", "none"]),
         default=None,
         help=(
             "With --split holdout: show this mechanism's answer instead of the exact holdout "
-            "score, which stays sealed in the store (docs/design/reusable-holdout.md)."
+            "score, which stays sealed in the store (docs/design/reusable-holdout.md). "
+            "Default: the suite's [holdout_mechanism], if it declares one (then another "
+            "mechanism is refused, exit 2, and none is refused, exit 7)."
         ),
     ),
     click.option(

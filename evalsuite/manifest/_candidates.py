@@ -267,6 +267,12 @@ def candidate_version(
         "stratify_by": list(suite.stratify_by),
         "cluster_by": suite.cluster_by,
         "holdout_budget": suite.holdout_budget,
+        # only when declared: a suite without it keeps the hash it had before it existed
+        **(
+            {"holdout_mechanism": suite.holdout_mechanism.model_dump(mode="json")}
+            if suite.holdout_mechanism is not None
+            else {}
+        ),
         "weights": {s: n / len(candidates) for s, n in sorted(strata.items())},
         "families": family_records,
         "items": [

@@ -390,10 +390,14 @@ def _required_bump(content: Mapping[str, Any], parent: Manifest) -> Bump | None:
         for new, was in zip(content["families"], old["families"], strict=False)
     ):
         return "major"  # the tools a model is shown changed: scores not comparable
+    if content.get("holdout_mechanism") != old.get("holdout_mechanism"):
+        # released numbers of two mechanisms (or of none) mean different things, and a new
+        # mechanism restarts its guarantee: docs/design/reusable-holdout.md
+        return "major"
     if diff["added"] or diff["removed"]:
         return "minor"
     skip = {"version", "parent", "diff", "split_salt", "vault", "fingerprints", "dev_items"}
-    if any(content[k] != old[k] for k in content if k not in skip):
+    if any(content[k] != old.get(k) for k in content if k not in skip):
         return "patch"
     return None
 
@@ -447,6 +451,12 @@ def _manifest_content(
         "stratify_by": list(suite.stratify_by),
         "cluster_by": suite.cluster_by,
         "holdout_budget": suite.holdout_budget,
+        # only when declared: a suite without it keeps the hash it had before it existed
+        **(
+            {"holdout_mechanism": suite.holdout_mechanism.model_dump(mode="json")}
+            if suite.holdout_mechanism is not None
+            else {}
+        ),
         "weights": _validate_weights(suite, strata),
         # undeclared optional fields (score, score_bounds) are left out: the hash of a suite
         # that declares none is the hash it had before they existed

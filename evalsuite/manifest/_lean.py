@@ -16,6 +16,7 @@ the shipped manifests and suite files and on altered copies of them.
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -94,6 +95,12 @@ class ManifestSummary:
             counts = out.setdefault(stratum, {"dev": 0, "holdout": 0})
             counts[split] += 1
         return dict(sorted(out.items()))
+
+    @property
+    def holdout_mechanism(self) -> dict[str, Any] | None:
+        """The suite's default reusable-holdout mechanism (None: none declared)."""
+        value = self._content.get("holdout_mechanism")
+        return dict(value) if value is not None else None
 
     def record(self) -> dict[str, Any]:
         """The manifest's record as the model would write it (checked strictly; not a copy)."""
@@ -216,6 +223,27 @@ def _stamp(v: Any) -> bool:
     return bool(v["reason"] and v["reason"].strip())
 
 
+def _mechanism_record(value: Any, number: Any) -> bool:
+    """Whether `value` is plainly a valid ``holdout_mechanism`` (as `HoldoutMechanismConfig`).
+
+    `number` checks a float field (a manifest keeps floats; a suite file may write ``1``).
+    """
+    if type(value) is not dict or value.get("name") not in ("thresholdout", "ladder"):
+        return False
+    allowed = (
+        ("threshold", "noise_scale", "budget") if value["name"] == "thresholdout" else ("step",)
+    )
+    if any(k != "name" and k not in allowed for k in value):
+        return False
+    for key in ("threshold", "noise_scale", "step"):
+        if key in value:
+            v = value[key]
+            if not number(v) or not math.isfinite(v) or v < 0 or (key != "threshold" and v == 0):
+                return False
+    budget = value.get("budget", 1)
+    return type(budget) is int and budget >= 1
+
+
 _MANIFEST = _record(
     {
         "format": lambda v: v == _MANIFEST_FORMAT,
@@ -243,7 +271,12 @@ _MANIFEST = _record(
         "manifest_hash": _STR,
     },
     # recorded only when set (a null one is left out of the model's record: not plainly valid)
-    {"note": _optional(_STR), "audit": _stamp, "dev_items": _FILE_RECORD},
+    {
+        "note": _optional(_STR),
+        "audit": _stamp,
+        "dev_items": _FILE_RECORD,
+        "holdout_mechanism": lambda v: _mechanism_record(v, _FLOAT),
+    },
 )
 
 
@@ -328,6 +361,7 @@ _SUITE = _record(
         "key": lambda v: v in ("random", "canary") and type(v) is str,
         "cluster_by": _STR,
         "holdout_budget": lambda v: type(v) is int and v >= 1,
+        "holdout_mechanism": lambda v: _mechanism_record(v, _number),
         "weights": _dict_of(_number),
     },
 )

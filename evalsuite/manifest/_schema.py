@@ -21,6 +21,7 @@ from evalsuite._core.validation import describe_validation_error
 from evalsuite.errors import ManifestTamperedError, NotFoundError
 from evalsuite.manifest._family_fields import FamilyFieldChecks
 from evalsuite.manifest._judge_config import JudgeConfig
+from evalsuite.manifest._mechanism_decl import HoldoutMechanismConfig
 from evalsuite.manifest._split import Split
 
 __all__ = [
@@ -48,7 +49,7 @@ _OPTIONAL_FAMILY_FIELDS = (
     "judge",
 )
 """Family fields recorded only when declared (absent from manifests frozen before them)."""
-_OPTIONAL_FIELDS = ("audit",)
+_OPTIONAL_FIELDS = ("audit", "holdout_mechanism")
 """Manifest fields recorded only when set (absent from manifests frozen before them)."""
 
 
@@ -167,6 +168,9 @@ class Manifest(_Frozen):
     stratify_by: list[str]
     cluster_by: str | None
     holdout_budget: int
+    holdout_mechanism: HoldoutMechanismConfig | None = None
+    """The suite's default reusable-holdout mechanism; left out of the record when the suite
+    declares none, so manifests frozen before it existed keep their hash."""
     weights: dict[str, float]
     families: list[ManifestFamily]
     items: list[ManifestItem]

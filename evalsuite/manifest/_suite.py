@@ -14,6 +14,7 @@ from evalsuite._core.validation import describe_validation_error
 from evalsuite.errors import NotFoundError, SuiteConfigError
 from evalsuite.manifest._family_fields import FamilyFieldChecks
 from evalsuite.manifest._judge_config import JudgeConfig
+from evalsuite.manifest._mechanism_decl import HoldoutMechanismConfig
 from evalsuite.manifest._names import NAME_PATTERN as _NAME
 from evalsuite.manifest._names import list_suite_names
 from evalsuite.manifest._paths import escaping_paths
@@ -107,6 +108,9 @@ class SuiteConfig(BaseModel):
     """Metadata key whose value groups items that share a source (clustered intervals)."""
     holdout_budget: int = Field(default=3, ge=1)
     """Holdout runs allowed per model family and suite version before `run` refuses."""
+    holdout_mechanism: HoldoutMechanismConfig | None = None
+    """``[holdout_mechanism]``: the reusable-holdout mechanism that answers holdout runs made
+    without ``--mechanism`` (docs/design/reusable-holdout.md); frozen only when declared."""
     families: list[FamilyConfig] = Field(min_length=1)
     weights: dict[str, float] | None = None
     """Deployment share of each stratum; default: the item shares."""
@@ -176,6 +180,10 @@ def _parse_suite_file(path: Path, name: str) -> SuiteConfig:
         allowed = list(SuiteConfig.model_fields)
         if any(str(p["loc"][0]) == "families" for p in exc.errors() if p["loc"]):
             allowed = allowed + [f"families.{f}" for f in FamilyConfig.model_fields]
+        if any(str(p["loc"][0]) == "holdout_mechanism" for p in exc.errors() if p["loc"]):
+            allowed = allowed + [
+                f"holdout_mechanism.{f}" for f in HoldoutMechanismConfig.model_fields
+            ]
         problems = describe_validation_error(exc, allowed=allowed, show_input=True)
         raise SuiteConfigError(f"{path}: " + "; ".join(problems)) from None
     if config.name != name:

@@ -140,6 +140,10 @@ if TYPE_CHECKING:
         open_project,
     )
     from evalsuite.service._regrade import RegradeResult, regrade
+    from evalsuite.service._released import (
+        ReleasedComparison,
+        released_comparison,
+    )
     from evalsuite.service._results import (
         AuditInfo,
         RunFacts,
@@ -315,6 +319,10 @@ else:
                 "mechanism_summaries",
                 "reveal_exact",
                 "reveal_records",
+            ),
+            "._released": (
+                "ReleasedComparison",
+                "released_comparison",
             ),
             "._holdout": (
                 "HoldoutStatus",
@@ -511,6 +519,7 @@ __all__ = [
     "RecordedGate",
     "RegradeResult",
     "Release",
+    "ReleasedComparison",
     "ResultView",
     "Reveal",
     "RoundRunner",
@@ -590,6 +599,7 @@ __all__ = [
     "record_gate",
     "recorded_gate",
     "regrade",
+    "released_comparison",
     "reveal_exact",
     "reveal_records",
     "run_adaptive",

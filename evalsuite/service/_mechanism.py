@@ -54,6 +54,7 @@ __all__ = [
     "reveal_exact",
     "reveal_records",
     "run_score",
+    "with_suite_default",
 ]
 
 
@@ -71,6 +72,9 @@ class MechanismOptions:
     seed: int | None = None
     step: float | None = None
     """The Ladder's step."""
+    none: bool = False
+    """``--mechanism none``: the exact score asked for (refused when the suite declares a
+    default mechanism: `with_suite_default`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +157,57 @@ def default_ladder_step(holdout_items: int, *, alpha: float = 0.05, power: float
     """
     z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
     return z * math.sqrt(2 * 0.25 / max(holdout_items, 1))
+
+
+def with_suite_default(
+    options: MechanismOptions | None, declared: Mapping[str, Any] | None, *, ref: str
+) -> MechanismOptions | None:
+    """The mechanism a holdout run of `ref` uses: ``--mechanism``, or the suite's default.
+
+    `declared` is the manifest's ``holdout_mechanism`` (None: the suite declares none; then
+    `options` is used as given, and ``--mechanism none`` is a plain exact run). When the suite
+    declares one, its holdout's exact scores are sealed behind it: no ``--mechanism`` uses it
+    with its frozen parameters; ``--mechanism`` of the same name may add what the suite left
+    open (a seed, a dev run, an undeclared parameter) but not contradict it.
+
+    Raises:
+        HoldoutAccessError: ``--mechanism none`` on a suite that declares a default (exit 7):
+            the exact score is reached only through the recorded ``holdout reveal``.
+        UsageError: another mechanism than the declared one, or a parameter that contradicts
+            a declared one (exit 2).
+    """
+    if declared is None:
+        return None if options is None or options.none else options
+    name = declared["name"]
+    shown = f"[holdout_mechanism] name = {name!r}"
+    if options is not None and options.none:
+        raise HoldoutAccessError(
+            f"{ref} declares {shown}: its holdout scores are answered by {name}, and the "
+            "exact score stays sealed. `--mechanism none` is refused and no look was spent. "
+            "Run without --mechanism; `evalsuite holdout reveal RUN --reason TEXT` shows a "
+            "run's exact score and records why (docs/design/reusable-holdout.md)."
+        )
+    if options is None:
+        options = MechanismOptions()
+    if options.name is not None and options.name != name:
+        raise UsageError(
+            f"--mechanism {options.name} contradicts {ref}'s {shown}: a suite version's holdout "
+            f"is answered by one mechanism. Drop --mechanism (or give {name}); another default "
+            "needs a new major version of the suite (`evalsuite freeze`). No look was spent."
+        )
+    merged: dict[str, Any] = {}
+    clash = []
+    for key in ("threshold", "noise_scale", "budget", "step"):
+        given, frozen = getattr(options, key), declared.get(key)
+        if given is not None and frozen is not None and given != frozen:
+            clash.append(f"{key} {given} (declared: {frozen})")
+        merged[key] = given if given is not None else frozen
+    if clash:
+        raise UsageError(
+            f"{', '.join(clash)}: {ref}'s {shown} fixes these in its manifest; drop the "
+            "options to use the declared values. No look was spent."
+        )
+    return MechanismOptions(name=name, dev_run=options.dev_run, seed=options.seed, **merged)
 
 
 def _dev_run(store: Store, suite: str, version: str, model: str, named: str | None) -> str:

@@ -491,16 +491,32 @@ def _prepare_mechanism(
     request: RunRequest, planned: PlannedRun, layout: Layout, store: Store
 ) -> PreparedMechanism | None:
     """``--mechanism``: everything that can refuse, checked before the look is spent."""
+    from evalsuite.service._mechanism import prepare_mechanism, with_suite_default
+
     options = request.governance.mechanism
+    spec = planned.spec
+    if request.plan.split == "holdout":
+        # the suite's [holdout_mechanism], frozen in its manifest, answers when none is given
+        from evalsuite.manifest import load_manifest_summary
+
+        declared = load_manifest_summary(layout, spec.suite, spec.version).holdout_mechanism
+        ref = f"{spec.suite}@{spec.version}"
+        options = with_suite_default(options, declared, ref=ref)
+        if declared is not None and (planned.resume or planned.shard or planned.rule):
+            raise UsageError(
+                f"{ref} declares [holdout_mechanism] name = {declared['name']!r}, which answers "
+                "a whole holdout run: its holdout runs cannot use --resume, --shard or "
+                "--adaptive. No look was spent."
+            )
+    elif options is not None and options.none:
+        options = None
     if options is None or options.name is None:
         return None
-    spec = planned.spec
     if request.plan.split != "holdout" or planned.resume or planned.shard or planned.rule:
         raise UsageError(
             f"--mechanism {options.name} answers a whole holdout run: use it with --split "
             "holdout, without --resume, --shard or --adaptive"
         )
-    from evalsuite.service._mechanism import prepare_mechanism
 
     return prepare_mechanism(
         layout,

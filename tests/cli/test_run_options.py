@@ -139,7 +139,7 @@ BEFORE: list[tuple[str, str, object, bool, bool, str]] = [
 # options added since, each with the issue that added it (docs/cli.md, "run")
 ADDED: list[tuple[str, str, object, bool, bool, str]] = [
     # issue 36, docs/design/reusable-holdout.md
-    ("mechanism", "--mechanism", None, False, False, "Choice(['thresholdout', 'ladder'])"),
+    ("mechanism", "--mechanism", None, False, False, "Choice(['thresholdout', 'ladder', 'none'])"),
     ("dev_run", "--dev-run", None, False, False, "STRING"),
     ("threshold", "--threshold", None, False, False, "FLOAT"),
     ("noise_scale", "--noise-scale", None, False, False, "FLOAT"),
