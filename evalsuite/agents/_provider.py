@@ -23,6 +23,7 @@ KNOWN_FAMILIES: dict[str, str] = {
     "support_desk": "support",
     "code_repair": "repair",
     "records_desk": "records",
+    "answers": "answers",
 }
 """Task families the agents have a policy for -> the example suite that ships the family."""
 

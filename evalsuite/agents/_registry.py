@@ -2,8 +2,9 @@
 
 Use ``--model evalsuite/baseline``, ``evalsuite/improved`` or ``evalsuite/hacker`` (the
 offline reference agents), ``evalsuite/replay -M log=PATH`` (the outputs recorded in an
-earlier inspect log, see `evalsuite.agents._replay`), or ``evalsuite/audit`` (the grader
-audit's scripted policies, only inside ``evalsuite audit --graders``).
+earlier inspect log, see `evalsuite.agents._replay`), ``evalsuite/audit`` (the grader
+audit's scripted policies, only inside ``evalsuite audit --graders``), or ``evalsuite/judge``
+(the offline rubric judge of the example suite `answers`, `evalsuite.agents._judge`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ def create_model(model_name: str, *args: Any, **kwargs: Any) -> ModelAPI:
         from evalsuite.agents._replay import ReplayModel
 
         return ReplayModel(model_name, *args, **kwargs)
+    if model_name == "judge":
+        from evalsuite.agents._judge import RubricJudge
+
+        return RubricJudge(model_name, *args, **kwargs)
     if model_name == "audit":
         from evalsuite.agents._audit import AuditModel
 

@@ -73,6 +73,11 @@ def _toml_value(value: Any) -> str:
         return repr(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):  # a family's judge, task_args, sandbox...: an inline table
+        pairs = (
+            f"{json.dumps(str(k), ensure_ascii=False)} = {_toml_value(v)}" for k, v in value.items()
+        )
+        return "{ " + ", ".join(pairs) + " }"
     return json.dumps(str(value), ensure_ascii=False)
 
 
