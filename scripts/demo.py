@@ -376,6 +376,26 @@ def run_holdout(suite: str, model: str) -> Step:
     )
 
 
+def reference_labels(run: str) -> Path:
+    """The answers run's reference labels (tasks/answers/reference_labels.py), in the workspace.
+
+    The family's answers are checkable exactly, so the check stands in for a person's label
+    of each attempt; the judge audit compares the judge's verdicts with them.
+    """
+    path = WORKSPACE / "answers-labels.csv"
+    done = subprocess.run(
+        [sys.executable, "tasks/answers/reference_labels.py", f".evalsuite/logs/{run}"],
+        cwd=WORKSPACE,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        sys.exit(f"could not label the answers run {run}: {done.stderr.strip()[-500:]}")
+    path.write_text(done.stdout, encoding="utf-8")
+    print(f"\n== Reference labels of {run}: {path.relative_to(ROOT)}", flush=True)
+    return path
+
+
 def run_id(out: str) -> str:
     """The run id that `evalsuite run` printed."""
     match = re.search(r"^run (\S+)", out, re.MULTILINE)
@@ -493,8 +513,41 @@ def main() -> None:
             for suite in SUITES
             for model in ("evalsuite/baseline", "evalsuite/improved")
         ]
-        ids = [run_id(out) for out in pool.run([*checks, *runs])[len(checks) :]]
-        steps = read_only_steps(ids)
+        judged = Step(
+            "Run improved on the dev split of answers (graded by its declared judge)",
+            command(
+                "run",
+                "answers@1.0.0",
+                "--model",
+                "evalsuite/improved",
+                "--epochs",
+                str(EPOCHS),
+                "--seed",
+                "1",
+                "--no-progress",
+            ),
+            weight=1.0,
+        )
+        outs = pool.run([*checks, *runs, judged])[len(checks) :]
+        ids, answers = [run_id(out) for out in outs[:-1]], run_id(outs[-1])
+        labels = reference_labels(answers)
+        pool.run(
+            [
+                Step(
+                    "Audit the answers judge against reference labels of that run's attempts",
+                    command("audit", "answers@1.0.0", "--judge", "--labels", str(labels)),
+                    weight=1.0,
+                )
+            ]
+        )
+        steps = [
+            Step(
+                "Estimates on answers (dev): the judge passed its audit, so no mark",
+                command("score", answers),
+                weight=0.5,
+            ),
+            *read_only_steps(ids),
+        ]
         last = len(steps) - 1  # the report: its first screen is taken while the rest runs
 
         def report_written(index: int, done: Done) -> None:

@@ -203,9 +203,33 @@ _FAMILY_FIELDS: dict[str, Check] = {
 }
 """Family fields a suite file declares and a manifest records (their validators, run as the
 models run them)."""
+def _judge_model(v: Any) -> bool:
+    return type(v) is str and len(v) >= 3 and "/" in v.strip("/") and not v.startswith("/")
+
+
+def _judge(number: Check) -> Check:
+    """A plainly valid ``[families.judge]`` (as `JudgeConfig`; anything else: pydantic)."""
+    return _record(
+        {"model": _judge_model, "prompt": lambda v: type(v) is str and len(v) >= 1},
+        {
+            "version": _STR,
+            "config": lambda v: type(v) is dict and all(type(k) is str for k in v),
+            "labels": _list_of(_STR),
+            "scale": lambda v: v in ("binary", "categorical", "ordinal") and type(v) is str,
+            "floor": lambda v: number(v) and -1.0 < v <= 1.0,
+            "consistency_floor": lambda v: number(v) and 0.0 <= v <= 1.0,
+        },
+    )
+
+
 _MANIFEST_FAMILY = _record(
     {"name": _STR, "version": _INT, "task": _STR},
-    {**_FAMILY_FIELDS, "score_bounds": _bounds(_FLOAT), "tools": _dict_of(_STR)},
+    {
+        **_FAMILY_FIELDS,
+        "score_bounds": _bounds(_FLOAT),
+        "tools": _dict_of(_STR),
+        "judge": _judge(_FLOAT),
+    },
 )
 
 
@@ -346,7 +370,7 @@ _SUITE_FAMILY = _record(
         "version": lambda v: type(v) is int and v >= 1,
         "task": lambda v: type(v) is str and _accepted(check_task_reference, v),
     },
-    {**_FAMILY_FIELDS, "score_bounds": _bounds(_number)},
+    {**_FAMILY_FIELDS, "score_bounds": _bounds(_number), "judge": _judge(_number)},
 )
 _SUITE = _record(
     {

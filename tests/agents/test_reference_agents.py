@@ -221,7 +221,7 @@ def test_an_unknown_suite_is_refused_before_any_attempt(tmp_path: Path, split: s
     )
     assert result.exit_code == 2, result.stdout + result.stderr
     message = " ".join(json_out(result)["message"].split())
-    assert "suites only: arith (family arith), " in message
+    assert "suites only: answers (family answers), arith (family arith), " in message
     for known in (
         "records (family records_desk)",
         "repair (family code_repair)",
