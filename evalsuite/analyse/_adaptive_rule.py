@@ -145,28 +145,32 @@ class AdaptiveRule:
 
     def to_dict(self) -> dict[str, Any]:
         """The rule as recorded in the run's spec and the holdout ledger."""
-        return {
-            "target_halfwidth": self.target_halfwidth,
-            "versus": self.versus,
-            "margin": self.margin,
-            "max_epochs": self.max_epochs,
-            "max_calls": self.max_calls,
-            "alpha": self.alpha,
-            "seed": self.seed,
-            "mix": self.mix,
-            "round_share": self.round_share,
-            "prior_strength": self.prior_strength,
-            "bets": self.bet_rule,
-            "truncation": self.truncation,
-            "method": self.method,
-        } | ({"estimand": self.estimand} if self.target_halfwidth is not None else {}) | (
+        return (
             {
-                "final_share": self.final_share,
-                "alpha_sequence": self.alpha_sequence,
-                "alpha_final": self.alpha_final,
+                "target_halfwidth": self.target_halfwidth,
+                "versus": self.versus,
+                "margin": self.margin,
+                "max_epochs": self.max_epochs,
+                "max_calls": self.max_calls,
+                "alpha": self.alpha,
+                "seed": self.seed,
+                "mix": self.mix,
+                "round_share": self.round_share,
+                "prior_strength": self.prior_strength,
+                "bets": self.bet_rule,
+                "truncation": self.truncation,
+                "method": self.method,
             }
-            if self.versus is not None
-            else {}
+            | ({"estimand": self.estimand} if self.target_halfwidth is not None else {})
+            | (
+                {
+                    "final_share": self.final_share,
+                    "alpha_sequence": self.alpha_sequence,
+                    "alpha_final": self.alpha_final,
+                }
+                if self.versus is not None
+                else {}
+            )
         )
 
     def describe(self) -> str:

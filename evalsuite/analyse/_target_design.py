@@ -31,8 +31,10 @@ outcomes: few degrees of freedom, a wider interval), and never narrower than the
 pilot's variances ``s0_j^2`` and quantile ``q0`` (``q0 sqrt(sum_j w_j^2 s0_j^2 / n_j)``, Stein's
 interval). Stopping when the variance estimate happens to be low selects runs whose variance
 is underestimated; the pilot floor takes that selection away (the plan is fixed by the pilot),
-and is what brings the coverage to 0.95 on Bernoulli items (docs/design/sequential.md). ``item_population``: the weighted t
-interval of item means on ``N - 1`` degrees of freedom (as the paired t, `_adaptive_final`).
+and, with a reserve of 0.1 alpha, what brings the coverage to 0.95 on Bernoulli items
+(docs/design/sequential.md). ``item_population``: the weighted t interval of item means on
+``N - 1`` degrees of freedom (as the paired t, `_adaptive_final`), never narrower than the
+pilot's between- and within-item spreads give at the epochs run.
 
 Why not spend the epochs on the items whose outcomes are mixed: an item's unbiased estimate
 under a plan that extends it only when its own pilot is mixed has, with a 2-epoch pilot,
@@ -248,7 +250,9 @@ class TargetDesign:
         half = q * math.sqrt(total)
         spread = float(np.sum(w**2 * var))
         if self._pilot_var is not None:  # never narrower than the pilot's variances give
-            pilot = self._pilot_q * math.sqrt(float(np.sum(w**2 * self._pilot_var / n)))
+            pilot = self._pilot_q * math.sqrt(
+                float(np.sum(w**2 * self._pilot_var / np.maximum(n, 1)))
+            )
             if pilot > half:
                 half, q = pilot, self._pilot_q
                 spread = float(np.sum(w**2 * self._pilot_var))
@@ -280,9 +284,10 @@ class TargetDesign:
             if self.stages >= self.max_stages:
                 self._stop(f"stages: {self.max_stages} top-ups did not reach +-H")
                 return None
-            extra = self._plan(current)
-            if extra is None:
+            planned = self._plan(current)
+            if planned is None:
                 return None
+            extra = planned
             self.stages += 1
         self._pending = extra
         return extra.copy()

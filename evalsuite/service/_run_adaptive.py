@@ -21,8 +21,8 @@ import numpy.typing as npt
 
 from evalsuite.analyse import (
     AdaptiveRule,
-    Estimand,
     AdaptiveRun,
+    Estimand,
     SequentialComparison,
     SequentialDesign,
     SequentialLook,
@@ -528,14 +528,14 @@ def _run_target(
         )
         current = result.run.run_id
         scores = _round_scores(store, current, round_keys)
-        n = len(items)
-        sums, squares = np.zeros(n), np.zeros(n)
-        scored = np.zeros(n, dtype=np.int64)
-        for index, score in zip(owners, scores, strict=True):
+        count = len(items)
+        sums, squares = np.zeros(count), np.zeros(count)
+        scored = np.zeros(count, dtype=np.int64)
+        for owner, score in zip(owners, scores, strict=True):
             if score is not None:
-                sums[index] += score
-                squares[index] += score * score
-                scored[index] += 1
+                sums[owner] += score
+                squares[owner] += score * score
+                scored[owner] += 1
         design.observe(sums, scored, squares)
         now = design.interval()
         rounds.append(
