@@ -163,7 +163,7 @@ class TargetDesign:
         max_epochs: most epochs on any item.
         max_calls: most attempts in all (None: ``max_epochs x items``).
         max_stages: most plan-and-top-up stages after the pilot.
-        reserve: the share of alpha held back (``suite_items``): the t quantile is taken at
+        reserve: the share of alpha held back (both estimands): the t quantile is taken at
             ``1 - alpha (1 - reserve) / 2``. The normal-theory degrees of freedom overstate
             what 2-3 Bernoulli attempts per item say about their variance; the reserve
             (0.1, chosen on tuning seeds, checked on fresh ones: docs/design/sequential.md)
@@ -237,7 +237,7 @@ class TargetDesign:
         if self.estimand == "item_population":
             k = w.size
             se = math.sqrt(k / (k - 1) * float(np.sum(w**2 * (mean - estimate) ** 2)))
-            q = float(stats.t.isf(self.alpha / 2, k - 1))
+            q = float(stats.t.isf(self.alpha * (1 - self.reserve) / 2, k - 1))
             if self.population is not None:  # never narrower than the pilot's spreads give
                 epochs = float(np.mean(np.maximum(n, 1)))
                 b, v = self.population.between_sd**2, self.population.within_var
