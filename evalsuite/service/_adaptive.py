@@ -48,9 +48,10 @@ _NAMES = {
     "paired_t": "paired t on item differences (the full fixed run's claim)",
     "stein_few_stage_equal_epochs": "few-stage design: a 2-epoch pilot, then equal epochs on "
     "every item planned from the variance so far (Stein 1945), until the interval is +-H",
-    "satterthwaite_t": "t interval of the suite's item mean, Welch-Satterthwaite degrees of "
-    "freedom",
-    "item_means_t": "weighted t interval of the item means (the item population)",
+    "satterthwaite_t_pilot_floor": "t interval of the suite's item mean on Welch-Satterthwaite "
+    "degrees of freedom, never narrower than the pilot's variances give (0.9 of alpha)",
+    "item_means_t": "weighted t interval of the item means (the item population), never "
+    "narrower than the pilot's spreads give (0.9 of alpha)",
 }
 
 
