@@ -367,7 +367,7 @@ class TargetDesign:
                 self.sums / np.maximum(self.scored, 1),
                 np.maximum(self.scored, 1),
                 self.halfwidth,
-                alpha=self.alpha,
+                alpha=self.alpha * (1 - self.reserve),  # the level the interval is taken at
                 max_epochs=self.max_epochs,
             )
 
