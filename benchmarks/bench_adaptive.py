@@ -13,14 +13,25 @@ margin set to that design's MDE (80% power):
   with fewer calls than the full run, and at an interim look (before the last group).
 Every figure has its Monte-Carlo standard error.
 
-Part 2, `--target-halfwidth` on the suite's items (the current `AdaptiveRun`, betting CS),
-against the best fixed design with the same target and coverage: the oracle fixed design
-with the smallest epochs E whose normal interval of the suite's item mean, with the true
-within-item variances, is +-H (``E = ceil(z^2 mean p(1-p) / (N H^2))``): no real fixed design
-can do better. H is set so that E = 3 on each drawn suite.
+Part 2, `--target-halfwidth` on the suite's items, against the best fixed design with the same
+target and coverage: the oracle fixed design, which knows the true within-item variances and
+gives every item ``E = z^2 mean p(1-p) / (N H^2)`` epochs (fractional: a random subset gets one
+more), so that its normal interval with the true variances is exactly +-H at coverage 0.95; no
+real fixed design can do better (one that estimates its variances at those epochs covers
+0.938-0.957: column "fixed cov"). H is set so that E = 3 on each drawn suite.
+- `--stein-reps`: the wired few-stage design (`_target_design`, `run --adaptive
+  --target-halfwidth`): calls / the oracle's, coverage of the suite's item mean, share
+  reaching +-H;
+- `--target-reps`: the anytime-valid betting design it replaced (`AdaptiveRun`).
+
+Part 3, `--population-reps`: `--estimand population` (the item population's mean), H the
+3-epoch fixed design's half-width from the population's true spreads: share refused after the
+pilot, coverage where not refused, share reaching +-H, calls / 3 epochs, the fixed design's
+own coverage, and the share refused at a target below the floor (0.8 x the between-item
+spread's half-width). Tau-bench's population: its 50 tasks, resampled with replacement.
 
 Run: ``.venv/bin/python benchmarks/bench_adaptive.py [--reps 2000] [--target-reps 200]
-[--seed 0]``.
+[--stein-reps 2000] [--population-reps 2000] [--skip-comparison] [--seed 0]``.
 """
 
 from __future__ import annotations
