@@ -229,6 +229,23 @@ def test_an_adaptive_run_says_its_rounds_not_an_epoch_count(project: Project) ->
     assert "adaptive, " in result.stdout and " round(s) · seed " in result.stdout
     assert "plain mean over all rounds' scored and limit attempts" in result.stdout
     assert "adaptive (stein_few_stage_equal_epochs+satterthwaite_t_pilot_floor):" in result.stdout
+    text = " ".join(result.stdout.split())
+    assert "few-stage 95% interval" in text
+    assert "estimand (suite_items)" in text and "Welch-Satterthwaite" in text
+
+
+def test_a_target_run_counts_harness_errors_and_excludes_them(project: Project) -> None:
+    result = project.invoke(
+        *BASE, "--adaptive", "--target-halfwidth", "0.2", "--max-epochs", "3",
+        "--inject-faults", "0.3", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 5, result.stderr  # too many harness errors: invalid, as fixed
+    out = json_out(result)
+    adaptive = out["adaptive"]
+    counted = sum(r["harness_errors"] for r in adaptive["rounds"])
+    assert counted == out["harness"]["harness_errors"] > 0
+    assert adaptive["calls"] == out["harness"]["planned"]
+    assert adaptive["estimand"] == "suite_items"
 
 
 def test_adaptive_population_target_is_refused_when_epochs_cannot_reach_it(
