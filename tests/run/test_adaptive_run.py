@@ -97,6 +97,8 @@ def test_adaptive_holdout_run_is_one_look_with_its_rule(project: Project) -> Non
     assert looks[0].stopping_rule is not None
     assert looks[0].stopping_rule["target_halfwidth"] == 0.3
     assert looks[0].stopping_rule["max_calls"] == 40
+    assert looks[0].stopping_rule["method"].startswith("stein_few_stage_equal_epochs")
+    assert looks[0].stopping_rule["estimand"] == "suite_items"
 
 
 def test_adaptive_flags_without_adaptive_are_refused(project: Project) -> None:
