@@ -66,9 +66,9 @@ __all__ = [
     "target_halfwidth_run",
 ]
 
-METHOD = "stein_few_stage_equal_epochs+satterthwaite_t_pilot_floor"
-"""``suite_items``: the few-stage design, t interval on Welch-Satterthwaite df, never narrower
-than the pilot's variances give."""
+METHOD = "stein_two_stage_equal_epochs+pilot_variance_satterthwaite_t"
+"""``suite_items``: Stein's two-stage design; the interval from the pilot's variances, t on
+their Welch-Satterthwaite df."""
 METHOD_POPULATION = "stein_few_stage_equal_epochs+item_means_t"
 """``item_population``: the few-stage design, weighted t interval of item means."""
 
@@ -192,6 +192,7 @@ class TargetDesign:
     _pending: IntArray | None = field(init=False, default=None)
     _pilot_var: FloatArray | None = field(init=False, default=None)
     _pilot_q: float = field(init=False, default=math.nan)
+    _pilot_df: float = field(init=False, default=math.nan)
 
     def __post_init__(self) -> None:
         _check(self.weights, self.halfwidth, self.alpha, self.pilot, self.max_epochs)
@@ -244,19 +245,15 @@ class TargetDesign:
                 pilot = math.sqrt(float(np.sum(w**2)) * (b + v / epochs))
                 se = max(se, pilot)
             return TargetInterval(estimate, q * se, q, float(k - 1), se**2)
-        var = _item_variances(self.sums, self.squares, n)
-        q, df = self._quantile(var, n)
+        # Stein's interval: the pilot's variances and quantile, at the epochs run since
+        var = self._pilot_var
+        if var is None:
+            var = _item_variances(self.sums, self.squares, n)
+            q, df = self._quantile(var, n)
+        else:
+            q, df = self._pilot_q, self._pilot_df
         total = float(np.sum(w**2 * var / np.maximum(n, 1)))
-        half = q * math.sqrt(total)
-        spread = float(np.sum(w**2 * var))
-        if self._pilot_var is not None:  # never narrower than the pilot's variances give
-            pilot = self._pilot_q * math.sqrt(
-                float(np.sum(w**2 * self._pilot_var / np.maximum(n, 1)))
-            )
-            if pilot > half:
-                half, q = pilot, self._pilot_q
-                spread = float(np.sum(w**2 * self._pilot_var))
-        return TargetInterval(estimate, half, q, df, spread)
+        return TargetInterval(estimate, q * math.sqrt(total), q, df, float(np.sum(w**2 * var)))
 
     def _quantile(self, var: FloatArray, n: IntArray) -> tuple[float, float]:
         """The t quantile on the Welch-Satterthwaite df of ``sum_j w_j^2 s_j^2 / n_j``."""
@@ -314,8 +311,10 @@ class TargetDesign:
         extra = np.clip(floor - self.attempts, 0, None)
         lucky = self.rng.random(n) < need - floor
         extra = extra + ((self.attempts + extra == floor) & lucky)
-        if not extra.any():  # the plan is already met: one more epoch where there are fewest
-            extra = (self.attempts == self.attempts.min()).astype(np.int64)
+        if self.estimand == "suite_items" and self.stages > 0:
+            extra = np.zeros(n, dtype=np.int64)  # the plan ran: only what +-H still needs
+        if not extra.any():  # the plan is met, the interval still wider: the fewest more
+            extra = self._fewest(current)
         extra = np.minimum(extra, self.max_epochs - self.attempts).astype(np.int64)
         room = self.budget - self.calls
         if extra.sum() > room:  # a random subset of the planned attempts, outcome-blind
@@ -330,6 +329,27 @@ class TargetDesign:
                 "reach +-H"
             )
             return None
+        return extra
+
+    def _fewest(self, current: TargetInterval) -> IntArray:
+        """One more epoch on the fewest items that bring the interval to +-H.
+
+        The items are taken in a random order among those with the fewest epochs
+        (``suite_items``: until the pilot's variances give +-H; the population: all of them).
+        """
+        n = self.weights.size
+        low = np.flatnonzero(self.attempts == self.attempts.min())
+        order = self.rng.permutation(low)
+        extra = np.zeros(n, dtype=np.int64)
+        if self.estimand == "item_population" or self._pilot_var is None:
+            extra[order] = 1
+            return extra
+        w2v = self.weights**2 * self._pilot_var
+        k = np.maximum(self.scored, 1)
+        gain = np.cumsum(w2v[order] * (1 / k[order] - 1 / (k[order] + 1)))
+        excess = float(np.sum(w2v / k)) - (self.halfwidth / current.quantile) ** 2
+        take = min(int(np.searchsorted(gain, excess)) + 1, order.size)
+        extra[order[:take]] = 1
         return extra
 
     def _stop(self, reason: str) -> None:
@@ -361,7 +381,7 @@ class TargetDesign:
         self.rounds += 1
         if self.rounds == 1 and self.estimand == "suite_items":
             self._pilot_var = _item_variances(self.sums, self.squares, self.scored)
-            self._pilot_q = self._quantile(self._pilot_var, self.scored)[0]
+            self._pilot_q, self._pilot_df = self._quantile(self._pilot_var, self.scored)
         elif self.rounds == 1:
             self.population = population_target(
                 self.sums / np.maximum(self.scored, 1),
