@@ -10,7 +10,7 @@ Two estimands (`evalsuite.analyse._estimand`; docs/design/sequential.md, "Target
 The design (`TargetDesign`, one round at a time):
 
 1. **Pilot**: `pilot` epochs (at least 2) on every item.
-2. **Plan** from everything so far. ``suite_items``: the within-item variances ``s_j^2``
+2. **Plan**. ``suite_items``, from the pilot: its within-item variances ``s_j^2``
    (unbiased, ``ddof = 1``) give the variance with ``E`` epochs on every item,
    ``V(E) = sum_j w_j^2 s_j^2 / E``; the epochs needed are ``E* = q^2 sum_j w_j^2 s_j^2 / H^2``
    (Stein 1945's two-stage idea: the item count, not the epoch count, is the sample size).
@@ -21,20 +21,21 @@ The design (`TargetDesign`, one round at a time):
 4. **Check**: the interval from all attempts; if wider than +-H, plan and top up again (at
    most `max_stages` stages, never past `max_epochs` on an item nor `max_calls` in all).
 
-Which items get how many epochs never depends on their own outcomes beyond the common plan,
-so each item's plain mean is unbiased for its solve rate and the weights stay the deployment
+Which items get how many epochs never depends on their own outcomes beyond the common plan
+(a later top-up's size depends on the pilot's variances, its items are drawn at random), so
+each item's plain mean is unbiased for its solve rate and the weights stay the deployment
 weights. Stopping depends on the variance estimate alone, not the mean.
 
-The interval (``suite_items``): ``mu_hat +- q sqrt(sum_j w_j^2 s_j^2 / n_j)`` with ``q`` the t
-quantile on the Welch-Satterthwaite degrees of freedom of that sum (few items with mixed
-outcomes: few degrees of freedom, a wider interval), and never narrower than the same with the
-pilot's variances ``s0_j^2`` and quantile ``q0`` (``q0 sqrt(sum_j w_j^2 s0_j^2 / n_j)``, Stein's
-interval). Stopping when the variance estimate happens to be low selects runs whose variance
-is underestimated; the pilot floor takes that selection away (the plan is fixed by the pilot),
-and, with a reserve of 0.1 alpha, what brings the coverage to 0.95 on Bernoulli items
-(docs/design/sequential.md). ``item_population``: the weighted t interval of item means on
-``N - 1`` degrees of freedom (as the paired t, `_adaptive_final`), never narrower than the
-pilot's between- and within-item spreads give at the epochs run.
+The interval (``suite_items``) is Stein's: ``mu_hat +- q0 sqrt(sum_j w_j^2 s0_j^2 / n_j)``,
+with the pilot's item variances ``s0_j^2`` at the epochs run since, and ``q0`` the t quantile on
+their Welch-Satterthwaite degrees of freedom (few items with mixed outcomes in the pilot: few
+degrees of freedom), at ``1 - 0.9 alpha / 2`` (the reserve). The plan makes it +-H after one
+top-up; a later top-up adds one epoch to the fewest items, in a random order, that bring it
+to +-H. Stopping depends on the pilot alone, so stopping cannot select runs whose variance
+estimate happens to be low (that selection cost a variance-checking design 0.005-0.015 of
+coverage; docs/design/sequential.md). ``item_population``: the weighted t interval of item
+means on ``N - 1`` degrees of freedom (as the paired t, `_adaptive_final`), never narrower
+than the pilot's between- and within-item spreads give at the epochs run, at the same level.
 
 Why not spend the epochs on the items whose outcomes are mixed: an item's unbiased estimate
 under a plan that extends it only when its own pilot is mixed has, with a 2-epoch pilot,
@@ -165,9 +166,9 @@ class TargetDesign:
         max_stages: most plan-and-top-up stages after the pilot.
         reserve: the share of alpha held back (both estimands): the t quantile is taken at
             ``1 - alpha (1 - reserve) / 2``. The normal-theory degrees of freedom overstate
-            what 2-3 Bernoulli attempts per item say about their variance; the reserve
-            (0.1, chosen on tuning seeds, checked on fresh ones: docs/design/sequential.md)
-            brings the coverage to 0.95.
+            what 2 Bernoulli attempts per item say about their variance; the reserve (0.1,
+            chosen on tuning seeds, checked on fresh ones: docs/design/sequential.md) keeps
+            the coverage at 0.95.
     """
 
     weights: FloatArray

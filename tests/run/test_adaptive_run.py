@@ -40,7 +40,7 @@ def test_adaptive_dev_run_plans_rounds_and_stops(project: Project) -> None:
     assert result.exit_code == 0, result.stderr
     out = json_out(result)
     summary = out["adaptive"]
-    assert summary["method"] == "stein_few_stage_equal_epochs+satterthwaite_t_pilot_floor"
+    assert summary["method"] == "stein_two_stage_equal_epochs+pilot_variance_satterthwaite_t"
     assert summary["estimand"] == "suite_items" and summary["interval"] == "few-stage"
     assert summary["rounds"][0]["attempts"] == 2 * summary["items"]  # the pilot: 2 epochs each
     assert summary["calls"] <= 4 * summary["items"]
@@ -97,7 +97,7 @@ def test_adaptive_holdout_run_is_one_look_with_its_rule(project: Project) -> Non
     assert looks[0].stopping_rule is not None
     assert looks[0].stopping_rule["target_halfwidth"] == 0.3
     assert looks[0].stopping_rule["max_calls"] == 40
-    assert looks[0].stopping_rule["method"].startswith("stein_few_stage_equal_epochs")
+    assert looks[0].stopping_rule["method"].startswith("stein_")
     assert looks[0].stopping_rule["estimand"] == "suite_items"
 
 
@@ -230,7 +230,7 @@ def test_an_adaptive_run_says_its_rounds_not_an_epoch_count(project: Project) ->
     assert "epoch(s)" not in result.stdout
     assert "adaptive, " in result.stdout and " round(s) · seed " in result.stdout
     assert "plain mean over all rounds' scored and limit attempts" in result.stdout
-    assert "adaptive (stein_few_stage_equal_epochs+satterthwaite_t_pilot_floor):" in result.stdout
+    assert "adaptive (stein_two_stage_equal_epochs+pilot_variance_satterthwaite_t):" in result.stdout
     text = " ".join(result.stdout.split())
     assert "few-stage 95% interval" in text
     assert "estimand (suite_items)" in text and "Welch-Satterthwaite" in text
