@@ -230,7 +230,8 @@ def test_an_adaptive_run_says_its_rounds_not_an_epoch_count(project: Project) ->
     assert "epoch(s)" not in result.stdout
     assert "adaptive, " in result.stdout and " round(s) · seed " in result.stdout
     assert "plain mean over all rounds' scored and limit attempts" in result.stdout
-    assert "adaptive (stein_two_stage_equal_epochs+pilot_variance_satterthwaite_t):" in result.stdout
+    method = "stein_two_stage_equal_epochs+pilot_variance_satterthwaite_t"
+    assert f"adaptive ({method}):" in result.stdout
     text = " ".join(result.stdout.split())
     assert "few-stage 95% interval" in text
     assert "estimand (suite_items)" in text and "Welch-Satterthwaite" in text
