@@ -156,9 +156,9 @@ TAU = Path(__file__).parents[1] / "data" / "tau_bench" / "gpt-4o-airline_trials.
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SUITES)
 def test_acceptance_coverage_and_calls_2000_replicates(name: str) -> None:
-    """2,000 replicates per suite on seeds the benchmark does not use (9100): coverage of the suite's
-    item mean within two Monte-Carlo errors of 0.95 or above, and far fewer calls than the
-    anytime-valid betting design (2.33-2.49 x the oracle fixed design)."""
+    """2,000 replicates per suite on seeds the benchmark does not use (9100): coverage of the
+    suite's item mean within two Monte-Carlo errors of 0.95 or above, and far fewer calls than
+    the anytime-valid betting design (2.33-2.49 x the oracle fixed design)."""
     frame = pd.read_csv(TAU)
     tau = [g["reward"].to_numpy(dtype=float) for _, g in frame.groupby("task_id", sort=True)]
     rng = np.random.default_rng(9100)
