@@ -381,8 +381,14 @@ class TargetDesign:
         self._pending = None
         self.rounds += 1
         if self.rounds == 1 and self.estimand == "suite_items":
-            self._pilot_var = _item_variances(self.sums, self.squares, self.scored)
-            self._pilot_q, self._pilot_df = self._quantile(self._pilot_var, self.scored)
+            var = _item_variances(self.sums, self.squares, self.scored)
+            if np.count_nonzero(var) < 2:
+                # fewer than 2 items with mixed outcomes: no variance to plan or claim from
+                # (2 agreeing attempts do not show an item is deterministic); every item
+                # counts with the largest variance of a [0, 1] score
+                var = np.full(var.size, _MAX_VAR)
+            self._pilot_var = var
+            self._pilot_q, self._pilot_df = self._quantile(var, self.scored)
         elif self.rounds == 1:
             self.population = population_target(
                 self.sums / np.maximum(self.scored, 1),

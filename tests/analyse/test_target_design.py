@@ -67,14 +67,28 @@ def test_the_interval_is_never_narrower_than_the_pilot_gives() -> None:
 
 def test_harness_errors_leave_an_item_its_largest_variance() -> None:
     rng = np.random.default_rng(6)
-    design = TargetDesign(np.full(3, 1 / 3), 0.1, rng)
+    design = TargetDesign(np.full(4, 0.25), 0.1, rng)
     design.next_round()
-    # item 0: both attempts harness errors; items 1 and 2: always solved
-    design.observe(np.array([0.0, 2.0, 2.0]), np.array([0, 2, 2]), np.array([0.0, 2.0, 2.0]))
+    # item 0: both attempts harness errors; items 1, 2: mixed (variance 0.5); item 3: solved
+    sums = np.array([0.0, 1.0, 1.0, 2.0])
+    design.observe(sums, np.array([0, 2, 2, 2]), sums)
     interval = design.interval()
-    assert interval.spread == pytest.approx((1 / 3) ** 2 * 0.25)  # the unscored item: 0.25
+    assert interval.spread == pytest.approx(0.25**2 * (0.25 + 0.5 + 0.5 + 0.0))
     with pytest.raises(UsageError, match="without a pending round"):
-        design.observe(np.zeros(3), np.zeros(3), np.zeros(3))
+        design.observe(np.zeros(4), np.zeros(4), np.zeros(4))
+
+
+def test_a_pilot_without_mixed_outcomes_claims_no_zero_width() -> None:
+    """Every item agreed with itself twice: no variance to claim from, so the largest."""
+    rng = np.random.default_rng(8)
+    design = TargetDesign(np.full(20, 0.05), 0.05, rng, max_epochs=4)
+    extra = design.next_round()
+    assert extra is not None
+    design.observe(extra * 1.0, extra, extra * 1.0)  # every attempt solved
+    interval = design.interval()
+    assert interval.spread == pytest.approx(20 * 0.05**2 * 0.25)
+    assert interval.halfwidth > 0.05  # so the run goes on, to the budget here
+    assert design.next_round() is not None
 
 
 def test_a_budget_stop_says_how_many_epochs_would_reach_the_target() -> None:
