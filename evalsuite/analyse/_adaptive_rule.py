@@ -145,33 +145,34 @@ class AdaptiveRule:
 
     def to_dict(self) -> dict[str, Any]:
         """The rule as recorded in the run's spec and the holdout ledger."""
-        return (
+        out: dict[str, Any] = {
+            "target_halfwidth": self.target_halfwidth,
+            "versus": self.versus,
+            "margin": self.margin,
+            "max_epochs": self.max_epochs,
+            "max_calls": self.max_calls,
+            "alpha": self.alpha,
+            "seed": self.seed,
+            "mix": self.mix,
+            "round_share": self.round_share,
+            "prior_strength": self.prior_strength,
+            "bets": self.bet_rule,
+            "truncation": self.truncation,
+            "method": self.method,
+        } | (
             {
-                "target_halfwidth": self.target_halfwidth,
-                "versus": self.versus,
-                "margin": self.margin,
-                "max_epochs": self.max_epochs,
-                "max_calls": self.max_calls,
-                "alpha": self.alpha,
-                "seed": self.seed,
-                "mix": self.mix,
-                "round_share": self.round_share,
-                "prior_strength": self.prior_strength,
-                "bets": self.bet_rule,
-                "truncation": self.truncation,
-                "method": self.method,
+                "final_share": self.final_share,
+                "alpha_sequence": self.alpha_sequence,
+                "alpha_final": self.alpha_final,
             }
-            | ({"estimand": self.estimand} if self.target_halfwidth is not None else {})
-            | (
-                {
-                    "final_share": self.final_share,
-                    "alpha_sequence": self.alpha_sequence,
-                    "alpha_final": self.alpha_final,
-                }
-                if self.versus is not None
-                else {}
-            )
+            if self.versus is not None
+            else {}
         )
+        return out | self._estimand_field()
+
+    def _estimand_field(self) -> dict[str, Any]:
+        """With a target half-width: the estimand its interval covers (issue 31)."""
+        return {"estimand": self.estimand} if self.target_halfwidth is not None else {}
 
     def describe(self) -> str:
         """One line: the stopping rule and budget."""
