@@ -13,14 +13,25 @@ margin set to that design's MDE (80% power):
   with fewer calls than the full run, and at an interim look (before the last group).
 Every figure has its Monte-Carlo standard error.
 
-Part 2, `--target-halfwidth` on the suite's items (the current `AdaptiveRun`, betting CS),
-against the best fixed design with the same target and coverage: the oracle fixed design
-with the smallest epochs E whose normal interval of the suite's item mean, with the true
-within-item variances, is +-H (``E = ceil(z^2 mean p(1-p) / (N H^2))``): no real fixed design
-can do better. H is set so that E = 3 on each drawn suite.
+Part 2, `--target-halfwidth` on the suite's items, against the best fixed design with the same
+target and coverage: the oracle fixed design, which knows the true within-item variances and
+gives every item ``E = z^2 mean p(1-p) / (N H^2)`` epochs (fractional: a random subset gets one
+more), so that its normal interval with the true variances is exactly +-H at coverage 0.95; no
+real fixed design can do better (one that estimates its variances at those epochs covers
+0.938-0.957: column "fixed cov"). H is set so that E = 3 on each drawn suite.
+- `--stein-reps`: the wired few-stage design (`_target_design`, `run --adaptive
+  --target-halfwidth`): calls / the oracle's, coverage of the suite's item mean, share
+  reaching +-H;
+- `--target-reps`: the anytime-valid betting design it replaced (`AdaptiveRun`).
+
+Part 3, `--population-reps`: `--estimand population` (the item population's mean), H the
+3-epoch fixed design's half-width from the population's true spreads: share refused after the
+pilot, coverage where not refused, share reaching +-H, calls / 3 epochs, the fixed design's
+own coverage, and the share refused at a target below the floor (0.8 x the between-item
+spread's half-width). Tau-bench's population: its 50 tasks, resampled with replacement.
 
 Run: ``.venv/bin/python benchmarks/bench_adaptive.py [--reps 2000] [--target-reps 200]
-[--seed 0]``.
+[--stein-reps 2000] [--population-reps 2000] [--skip-comparison] [--seed 0]``.
 """
 
 from __future__ import annotations
@@ -33,12 +44,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from evalsuite.analyse._adaptive import AdaptiveRule, AdaptiveRun
 from evalsuite.analyse._sequential import SequentialDesign
 from evalsuite.analyse._sequential_sim import (
     SUITES,
     ComparisonOutcome,
+    Suite,
     fixed_mde,
     make_suite,
     simulate_comparison,
@@ -157,6 +170,96 @@ def target_stein(
     return _mean(ratios), _share(covered), _share(reached), _share(fixed_covered)
 
 
+def _population(name: str, rng: np.random.Generator, tau: list[np.ndarray]) -> tuple[Suite, float]:
+    """A suite drawn from its item population, and that population's mean solve rate.
+
+    Simulated suites: Beta(a, a) (mean 1/2) or the 60% always/never mixture (mean 1/2). The
+    tau-bench suite: 50 tasks resampled with replacement from the 50 recorded ones, whose
+    mean solve rate is then the population's.
+    """
+    if name.startswith("tau-bench"):
+        picks = rng.integers(0, len(tau), len(tau))
+        return make_suite(name, rng, [tau[i] for i in picks]), float(
+            np.mean([t.mean() for t in tau])
+        )
+    return make_suite(name, rng, tau), 0.5
+
+
+def _population_spread(name: str, tau: list[np.ndarray]) -> tuple[float, float]:
+    """(between-item variance, mean within-item variance) of the suite's item population."""
+    if name.startswith("tau-bench"):
+        p = np.array([t.mean() for t in tau])
+        return float(p.var()), float(np.mean(p * (1 - p)))
+    if name.startswith("60%"):
+        # 0.3 at 0, 0.3 at 1, 0.4 Beta(2, 2): E p = 1/2, E p^2 = 0.3 + 0.4 * 0.3
+        ep2 = 0.3 + 0.4 * 0.3
+        return ep2 - 0.25, 0.5 - ep2
+    a = 0.5 if "0.5" in name else 2.0
+    var = 0.25 / (2 * a + 1)  # Beta(a, a)
+    return var, 0.25 - var
+
+
+def target_population(
+    name: str, reps: int, seed: int, tau: list[np.ndarray], epochs: int = 3
+) -> tuple[str, str, str, str, str]:
+    """The few-stage design for the item population's mean at a target it can reach.
+
+    H is the normal half-width of a fixed design with `epochs` epochs on every item, from the
+    population's true spreads: ``z sqrt((sigma_b^2 + sigma_w^2 / E) / N)``; the oracle fixed
+    design spends E epochs. Returns (share refused after the pilot, coverage of the
+    population mean where not refused, share reaching +-H, calls / the oracle's, coverage of
+    the oracle fixed design's own t interval of item means at E epochs, every replicate).
+    """
+    rng = np.random.default_rng(seed)
+    between, within = _population_spread(name, tau)
+    refused, covered, reached, ratios, fixed = [], [], [], [], []
+    for _ in range(reps):
+        suite, truth = _population(name, rng, tau)
+        m = _draw(suite.p, suite.trials, rng)(np.full(suite.n_items, epochs, dtype=np.int64))
+        m = m / epochs
+        half = float(stats.t.isf(0.025, m.size - 1)) * float(np.std(m, ddof=1)) / math.sqrt(m.size)
+        fixed.append(bool(abs(m.mean() - truth) <= half))
+        n = suite.n_items
+        h = 1.96 * math.sqrt((between + within / epochs) / n)
+        draw = _draw(suite.p, suite.trials, rng)
+        out = target_halfwidth_run(
+            np.full(n, 1 / n), h, draw, rng, max_epochs=10, estimand="item_population"
+        )
+        refused.append(out.refused)
+        if not out.refused:
+            covered.append(bool(out.lower <= truth <= out.upper))
+            reached.append(out.reached)
+            ratios.append(out.calls / (epochs * n))
+    return (
+        _share(refused),
+        _share(covered) if covered else "n/a",
+        _share(reached) if reached else "n/a",
+        _mean(ratios) if len(ratios) > 1 else "n/a",
+        _share(fixed),
+    )
+
+
+def population_refusal(name: str, reps: int, seed: int, tau: list[np.ndarray]) -> str:
+    """Share refused at a target below the population floor: ``0.8 z sigma_b / sqrt(N)``."""
+    rng = np.random.default_rng(seed)
+    between, _ = _population_spread(name, tau)
+    refused = []
+    for _ in range(reps):
+        suite, _truth = _population(name, rng, tau)
+        n = suite.n_items
+        h = 0.8 * 1.96 * math.sqrt(between / n)
+        out = target_halfwidth_run(
+            np.full(n, 1 / n),
+            h,
+            _draw(suite.p, suite.trials, rng),
+            rng,
+            max_epochs=10,
+            estimand="item_population",
+        )
+        refused.append(out.refused)
+    return _share(refused)
+
+
 def _draw(
     p: np.ndarray, trials: tuple[np.ndarray, ...] | None, rng: np.random.Generator
 ) -> Callable[[np.ndarray], np.ndarray]:
@@ -175,6 +278,9 @@ def main() -> None:
     parser.add_argument("--null-reps", type=int, default=None, help="equal-model replicates")
     parser.add_argument("--stein-reps", type=int, default=2000)
     parser.add_argument("--skip-comparison", action="store_true")
+    parser.add_argument(
+        "--population-reps", type=int, default=0, help="replicates of the population target"
+    )
     args = parser.parse_args()
     tau = tau_trials()
     design = SequentialDesign()
@@ -182,7 +288,7 @@ def main() -> None:
         _part_one(args, tau, design)
     if args.stein_reps > 0:
         print(
-            f"\n--target-halfwidth, few-stage design ({STEIN_METHOD}, not wired) vs the oracle "
+            f"\n--target-halfwidth, few-stage design ({STEIN_METHOD}, wired) vs the oracle "
             f"best fixed design (3 epochs); {args.stein_reps} replicates per row, seed "
             f"{args.seed + 200}+k"
         )
@@ -194,6 +300,25 @@ def main() -> None:
             print(f"{name:<24} " + " ".join(f"{x:>12}" for x in row), flush=True)
     if args.target_reps > 0:
         _part_two(args, tau)
+    if args.population_reps > 0:
+        _part_three(args, tau)
+
+
+def _part_three(args: argparse.Namespace, tau: list[np.ndarray]) -> None:
+    print(
+        f"\n--target-halfwidth --estimand population (item_population, few-stage design); "
+        f"H = the 3-epoch fixed design's half-width from the true spreads; "
+        f"{args.population_reps} replicates per row, seed {args.seed + 300}+k; 'refused below "
+        "floor': H = 0.8 x the spread-between-items floor"
+    )
+    print(
+        f"{'suite':<24} {'refused':>12} {'coverage':>12} {'reached':>12} {'calls/fixed':>12} "
+        f"{'fixed cov':>12} {'refused<floor':>14}"
+    )
+    for k, name in enumerate(SUITES):
+        row = target_population(name, args.population_reps, args.seed + 300 + k, tau)
+        below = population_refusal(name, args.population_reps // 4, args.seed + 400 + k, tau)
+        print(f"{name:<24} " + " ".join(f"{x:>12}" for x in row) + f" {below:>14}", flush=True)
 
 
 def _part_one(args: argparse.Namespace, tau: list[np.ndarray], design: SequentialDesign) -> None:

@@ -22,7 +22,12 @@ if TYPE_CHECKING:
     from evalsuite.analyse._bootstrap import N_RESAMPLES
     from evalsuite.analyse._compare import Comparison, Gate, GateResult, StratumDiff, compare_runs
     from evalsuite.analyse._corrected import CorrectedScore, ScoreEstimate, corrected_score
-    from evalsuite.analyse._estimand import PopulationTarget, estimand_text, population_target
+    from evalsuite.analyse._estimand import (
+        Estimand,
+        PopulationTarget,
+        estimand_text,
+        population_target,
+    )
     from evalsuite.analyse._estimates import StratumEstimate, estimate_mean, stratified_mean
     from evalsuite.analyse._intervals import Estimate, check_level
     from evalsuite.analyse._judge import (
@@ -47,6 +52,7 @@ if TYPE_CHECKING:
         SequentialLook,
     )
     from evalsuite.analyse._table import Interval
+    from evalsuite.analyse._target_design import TargetDesign, TargetOutcome
     from evalsuite.analyse._weighted_diff import WeightedDiff, weighted_difference
 else:
     from evalsuite._core.lazy import lazy_exports
@@ -102,6 +108,10 @@ else:
                 "secondary_estimates",
             ),
             "._table": ("Interval",),
+            "._target_design": (
+                "TargetDesign",
+                "TargetOutcome",
+            ),
             "._weighted_diff": (
                 "WeightedDiff",
                 "weighted_difference",
@@ -133,6 +143,7 @@ else:
                 "corrected_score",
             ),
             "._estimand": (
+                "Estimand",
                 "PopulationTarget",
                 "estimand_text",
                 "population_target",
@@ -147,6 +158,7 @@ __all__ = [
     "Agreement",
     "Comparison",
     "CorrectedScore",
+    "Estimand",
     "Estimate",
     "Gate",
     "GateResult",
@@ -166,6 +178,8 @@ __all__ = [
     "SequentialLook",
     "StratumDiff",
     "StratumEstimate",
+    "TargetDesign",
+    "TargetOutcome",
     "VarianceComponents",
     "Versus",
     "WeightedDiff",

@@ -37,6 +37,9 @@ class AdaptiveRule:
             plug-in schedule) or ``target`` (tuned to reach `target_halfwidth` soonest); None:
             ``target`` for a --target-halfwidth run, ``plugin`` with --versus.
         truncation: c, the cap on every bet's share of the capital at risk (< 1).
+        estimand: with `target_halfwidth`: what the interval covers, ``suite_items`` (the
+            suite's own items) or ``item_population`` (the population they were drawn
+            from); `run --adaptive` runs the few-stage design for it (`_target_design`).
     """
 
     target_halfwidth: float | None = None
@@ -52,6 +55,7 @@ class AdaptiveRule:
     final_share: float = 0.9
     bets: str | None = None
     truncation: float = 0.9
+    estimand: str = "suite_items"
 
     def __post_init__(self) -> None:
         if self.target_halfwidth is None and self.versus is None:
@@ -69,6 +73,16 @@ class AdaptiveRule:
             raise UsageError(f"--max-epochs must be at least 1 (got {self.max_epochs})")
         if self.max_calls is not None and self.max_calls < 1:
             raise UsageError(f"--max-calls must be at least 1 (got {self.max_calls})")
+        if self.estimand not in ("suite_items", "item_population"):
+            raise UsageError(
+                f"--estimand must be items (the suite's own items) or population (the "
+                f"population they were drawn from) (got {self.estimand})"
+            )
+        if self.estimand != "suite_items" and self.target_halfwidth is None:
+            raise UsageError(
+                "--estimand population applies to --target-halfwidth; --versus compares on "
+                "the item population already (docs/design/sequential.md)"
+            )
         self._check_settings()
 
     def _check_settings(self) -> None:
@@ -131,7 +145,7 @@ class AdaptiveRule:
 
     def to_dict(self) -> dict[str, Any]:
         """The rule as recorded in the run's spec and the holdout ledger."""
-        return {
+        out: dict[str, Any] = {
             "target_halfwidth": self.target_halfwidth,
             "versus": self.versus,
             "margin": self.margin,
@@ -154,6 +168,11 @@ class AdaptiveRule:
             if self.versus is not None
             else {}
         )
+        return out | self._estimand_field()
+
+    def _estimand_field(self) -> dict[str, Any]:
+        """With a target half-width: the estimand its interval covers (issue 31)."""
+        return {"estimand": self.estimand} if self.target_halfwidth is not None else {}
 
     def describe(self) -> str:
         """One line: the stopping rule and budget."""

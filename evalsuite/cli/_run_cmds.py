@@ -260,10 +260,13 @@ def _adaptive(
     margin: float,
     max_epochs: int | None,
     max_calls: int | None,
+    estimand: str | None,
 ) -> AdaptiveOptions:
     from evalsuite.service import AdaptiveOptions
 
-    return AdaptiveOptions(adaptive, target_halfwidth, versus, margin, max_epochs, max_calls)
+    return AdaptiveOptions(
+        adaptive, target_halfwidth, versus, margin, max_epochs, max_calls, estimand
+    )
 
 
 def _shards(shard_text: str | None) -> ShardOptions:
@@ -499,6 +502,15 @@ adaptive_options = option_group(
         type=click.IntRange(min=1),
         default=None,
         help="With --adaptive: budget of at most this many attempts (model calls).",
+    ),
+    click.option(
+        "--estimand",
+        type=click.Choice(["items", "population"]),
+        default=None,
+        help=(
+            "With --target-halfwidth: the suite's own items (default) or the population of "
+            "items they were drawn from (refused when more epochs cannot reach +-H)."
+        ),
     ),
 )
 shard_options = option_group(

@@ -46,6 +46,15 @@ _NAMES = {
     "margin_group_sequential_lan_demets_obrien_fleming": "the margin claims by two one-sided "
     "tests with Lan-DeMets O'Brien-Fleming-type spending",
     "paired_t": "paired t on item differences (the full fixed run's claim)",
+    "stein_few_stage_equal_epochs": "few-stage design: a 2-epoch pilot, then equal epochs on "
+    "every item planned from the variance so far (Stein 1945), until the interval is +-H",
+    "stein_two_stage_equal_epochs": "two-stage design: a 2-epoch pilot, then equal epochs on "
+    "every item planned from the pilot's variances (Stein 1945), until the interval is +-H",
+    "pilot_variance_satterthwaite_t": "Stein's interval of the suite's item mean: the pilot's "
+    "item variances at the epochs run, t on their Welch-Satterthwaite degrees of freedom "
+    "(0.9 of alpha)",
+    "item_means_t": "weighted t interval of the item means (the item population), never "
+    "narrower than the pilot's spreads give (0.9 of alpha)",
 }
 
 

@@ -314,6 +314,12 @@ def adaptive_view(result: AdaptiveResult) -> ResultView:
         if errors
         else []
     )
+    target = result.summary.get("target")
+    if isinstance(target, Mapping) and not target.get("reached"):
+        caveats.append(
+            f"the interval did not reach the target ±{fmt_g(_as_float(target.get('halfwidth')))}"
+            f": {result.stop_reason or 'see the run'}"
+        )
     with_ci = [r.difference_ci for r in result.rounds if r.difference_ci is not None]
     last = with_ci[-1] if with_ci else None
     if versus is not None and last is not None:

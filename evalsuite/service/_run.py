@@ -170,6 +170,8 @@ class AdaptiveOptions:
     margin: float = 0.02
     max_epochs: int | None = None
     max_calls: int | None = None
+    estimand: str | None = None
+    """``--estimand items|population`` (with ``--target-halfwidth``; None: items)."""
 
     def rule(self, *, seed: int, conflicts: Mapping[str, object]) -> AdaptiveRule | None:
         """The adaptive rule (None without ``--adaptive``).
@@ -190,6 +192,7 @@ class AdaptiveOptions:
                     ("--versus", self.versus),
                     ("--max-epochs", self.max_epochs),
                     ("--max-calls", self.max_calls),
+                    ("--estimand", self.estimand),
                 )
                 if value is not None
             ]
@@ -215,6 +218,7 @@ class AdaptiveOptions:
             max_epochs=self.max_epochs,
             max_calls=self.max_calls,
             seed=seed,
+            estimand="item_population" if self.estimand == "population" else "suite_items",
         )
 
 

@@ -22,9 +22,11 @@ import numpy.typing as npt
 from evalsuite.analyse import (
     AdaptiveRule,
     AdaptiveRun,
+    Estimand,
     SequentialComparison,
     SequentialDesign,
     SequentialLook,
+    TargetDesign,
     Versus,
     estimand_text,
 )
@@ -232,6 +234,8 @@ def run_adaptive(
         raise UsageError(f"{manifest.ref} has no {target.split} items: nothing to run")
     weights = item_weights(items, dict(manifest.weights))
     versus = versus_results(store, rule.versus, target, items) if rule.versus else None
+    if versus is None and rule.target_halfwidth is not None:
+        return _run_target(items, weights, rule, store=store, run_round=run_round, run_id=run_id)
     if versus is not None:
         _require_binary(store, versus.run_id)
         return _run_sequential(
@@ -459,5 +463,144 @@ def _sequential_summary(
             "difference": block["estimate"],
             "difference_ci": block["ci"],
             "estimand": block["estimand"],
+        },
+    }
+
+
+def _target_design(rule: AdaptiveRule, weights: npt.NDArray[np.float64]) -> TargetDesign:
+    """The few-stage design a ``--target-halfwidth`` rule runs (`TargetDesign`)."""
+    if rule.target_halfwidth is None:  # run_adaptive calls it only with a target
+        raise UsageError("the few-stage design needs --target-halfwidth")
+    estimand: Estimand = "item_population" if rule.estimand == "item_population" else "suite_items"
+    return TargetDesign(
+        weights,
+        rule.target_halfwidth,
+        np.random.default_rng(rule.seed),
+        estimand=estimand,
+        alpha=rule.alpha,
+        max_epochs=rule.full_epochs,
+        max_calls=rule.max_calls,
+    )
+
+
+def _run_target(
+    items: Sequence[ManifestItem],
+    weights: npt.NDArray[np.float64],
+    rule: AdaptiveRule,
+    *,
+    store: Store,
+    run_round: RoundRunner[R],
+    run_id: str | None,
+) -> AdaptiveRunResult[R]:
+    """``--target-halfwidth``: the few-stage design (docs/design/sequential.md).
+
+    A pilot of 2 epochs on every item, then top-ups of equal epochs (a random subset gets
+    one more), each a round of the same run, until the interval of the estimand is at most
+    +-H, or the budget; the item population's target is refused after the pilot when more
+    epochs cannot reach it.
+    """
+    design = _target_design(rule, weights)
+    record = rule.to_dict() | {"method": design.method}
+    update: Mapping[str, object] = {"adaptive": record, "epochs": 1}
+    done: list[tuple[str, int]] = []
+    epochs: Counter[str] = Counter()
+    rounds: list[dict[str, object]] = []
+    current = run_id
+    while (extra := design.next_round()) is not None:
+        round_keys: list[tuple[str, int]] = []
+        owners: list[int] = []
+        for index in np.flatnonzero(extra):
+            item_id = items[int(index)].id
+            for _ in range(int(extra[index])):
+                epochs[item_id] += 1
+                round_keys.append((item_id, epochs[item_id]))
+                owners.append(int(index))
+        done.extend(round_keys)
+        first = not rounds
+        result = run_round(
+            RoundStep(
+                attempts=tuple(done),
+                spec_update=update,
+                run_id=current if first else None,
+                resume=None if first else current,
+                finish=False,
+            )
+        )
+        current = result.run.run_id
+        scores = _round_scores(store, current, round_keys)
+        count = len(items)
+        sums, squares = np.zeros(count), np.zeros(count)
+        scored = np.zeros(count, dtype=np.int64)
+        for owner, score in zip(owners, scores, strict=True):
+            if score is not None:
+                sums[owner] += score
+                squares[owner] += score * score
+                scored[owner] += 1
+        design.observe(sums, scored, squares)
+        now = design.interval()
+        rounds.append(
+            {
+                "round": len(rounds) + 1,
+                "attempts": len(round_keys),
+                "items": len({k[0] for k in round_keys}),
+                "harness_errors": sum(s is None for s in scores),
+                "calls": design.calls,
+                "estimate": now.estimate,
+                "ci": [now.estimate - now.halfwidth, now.estimate + now.halfwidth],
+                "halfwidth": now.halfwidth,
+            }
+        )
+    if current is None:  # the pilot always runs: TargetDesign refuses a budget below it
+        raise UsageError("the adaptive run's budget allows no attempt")
+    finished = run_round(
+        RoundStep(tuple(done), spec_update=update, run_id=None, resume=current, finish=True)
+    )
+    summary = _target_summary(design, rule, record, rounds, current, len(items))
+    store.set_adaptive(current, summary)
+    return AdaptiveRunResult(finished, AdaptiveResult.from_dict(summary))
+
+
+def _target_summary(
+    design: TargetDesign,
+    rule: AdaptiveRule,
+    record: Mapping[str, object],
+    rounds: list[dict[str, object]],
+    run_id: str,
+    n_items: int,
+) -> dict[str, object]:
+    out = design.outcome()
+    now = design.interval()
+    per_item = design.attempts
+    population = design.population
+    return {
+        "run_id": run_id,
+        "method": design.method,
+        "rule": dict(record),
+        "estimand": design.estimand,
+        "estimand_text": estimand_text(design.estimand),
+        "interval": "few-stage",
+        "estimate": out.estimate,
+        "ci": [out.lower, out.upper],
+        "level": 1 - rule.alpha,
+        "calls": design.calls,
+        "budget": design.budget,
+        "items": n_items,
+        "seed": rule.seed,
+        "stop_reason": design.stop_reason,
+        "rounds": rounds,
+        "attempts_per_item": {
+            "min": int(per_item.min()),
+            "median": float(np.median(per_item)),
+            "max": int(per_item.max()),
+        },
+        "target": {
+            "halfwidth": design.halfwidth,
+            "reached": out.reached,
+            "refused": out.refused,
+            "stages": design.stages,
+            "epochs_needed": design.epochs_needed,
+            "quantile": now.quantile,
+            "df": now.df if math.isfinite(now.df) else None,
+            "population": None if population is None else population.to_dict(),
         },
     }

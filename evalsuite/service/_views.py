@@ -277,7 +277,8 @@ def _anytime_cell(block: Mapping[str, Any] | None) -> str:
     if not block:
         return "–"
     return (
-        f"{fmt(block.get('estimate'))}, anytime-valid {fmt_ci(block.get('ci'))} "
+        f"{fmt(block.get('estimate'))}, {block.get('interval') or 'anytime-valid'} "
+        f"{fmt_ci(block.get('ci'))} "
         f"({level_text(block.get('level'))}, {block.get('method')})"
     )
 
@@ -491,7 +492,7 @@ def _estimate_rows(r: ScoreResult) -> list[tuple[str, ...]]:
         rows.insert(
             0,
             (
-                f"adaptive (anytime-valid{at})",
+                f"adaptive ({adaptive.get('interval') or 'anytime-valid'}{at})",
                 fmt(adaptive.get("estimate")),
                 "–",
                 fmt_ci(adaptive.get("ci")),

@@ -75,6 +75,7 @@ GROUPS: dict[str, list[str]] = {
         "--margin",
         "--max-epochs",
         "--max-calls",
+        "--estimand",
     ],
     "Shards": ["--shard"],
     "Fault injection": ["--inject-faults", "--fault-kind", "--fault-mode"],
@@ -146,6 +147,8 @@ ADDED: list[tuple[str, str, object, bool, bool, str]] = [
     ("mechanism_budget", "--mechanism-budget", None, False, False, "INT"),
     ("mechanism_seed", "--mechanism-seed", None, False, False, "INT"),
     ("ladder_step", "--ladder-step", None, False, False, "FLOAT"),
+    # issue 31, docs/design/sequential.md ("--target-halfwidth")
+    ("estimand", "--estimand", None, False, False, "Choice(['items', 'population'])"),
 ]
 
 

@@ -40,9 +40,14 @@ def test_adaptive_dev_run_plans_rounds_and_stops(project: Project) -> None:
     assert result.exit_code == 0, result.stderr
     out = json_out(result)
     summary = out["adaptive"]
-    assert summary["method"] == "betting_cs_hedged_target"
-    assert summary["rounds"][0]["attempts"] == summary["items"]  # round 1: every item once
+    assert summary["method"] == "stein_two_stage_equal_epochs+pilot_variance_satterthwaite_t"
+    assert summary["estimand"] == "suite_items" and summary["interval"] == "few-stage"
+    assert summary["rounds"][0]["attempts"] == 2 * summary["items"]  # the pilot: 2 epochs each
     assert summary["calls"] <= 4 * summary["items"]
+    # equal epochs on every item (a random subset one more): never by an item's own outcomes
+    per = summary["attempts_per_item"]
+    assert per["max"] - per["min"] <= 1
+    assert summary["target"]["reached"] == summary["stop_reason"].startswith("target")
     assert summary["stop_reason"].startswith(("target", "budget"))
     frame = project.store().attempts(out["run_id"])
     assert len(frame) == summary["calls"]
@@ -60,7 +65,7 @@ def test_adaptive_dev_run_plans_rounds_and_stops(project: Project) -> None:
     assert made.exit_code == 0, made.stderr
     markdown = (report_dir / "report.md").read_text()
     assert "## Adaptive runs" in markdown
-    assert f"| 1 | {summary['items']} | {summary['items']} |" in markdown
+    assert f"| 1 | {2 * summary['items']} | {summary['items']} |" in markdown
     assert f"Stopped: {summary['stop_reason']}." in markdown
     html = (report_dir / "index.html").read_text()
     assert 'id="adaptive"' in html
@@ -76,7 +81,7 @@ def test_adaptive_holdout_run_is_one_look_with_its_rule(project: Project) -> Non
         "--target-halfwidth",
         "0.3",
         "--max-calls",
-        "15",
+        "40",
         "--json",
     )
     assert result.exit_code == 0, result.stderr
@@ -91,7 +96,9 @@ def test_adaptive_holdout_run_is_one_look_with_its_rule(project: Project) -> Non
     assert len(looks) == 1
     assert looks[0].stopping_rule is not None
     assert looks[0].stopping_rule["target_halfwidth"] == 0.3
-    assert looks[0].stopping_rule["max_calls"] == 15
+    assert looks[0].stopping_rule["max_calls"] == 40
+    assert looks[0].stopping_rule["method"].startswith("stein_")
+    assert looks[0].stopping_rule["estimand"] == "suite_items"
 
 
 def test_adaptive_flags_without_adaptive_are_refused(project: Project) -> None:
@@ -223,4 +230,58 @@ def test_an_adaptive_run_says_its_rounds_not_an_epoch_count(project: Project) ->
     assert "epoch(s)" not in result.stdout
     assert "adaptive, " in result.stdout and " round(s) · seed " in result.stdout
     assert "plain mean over all rounds' scored and limit attempts" in result.stdout
-    assert "adaptive (betting_cs_hedged_target):" in result.stdout
+    method = "stein_two_stage_equal_epochs+pilot_variance_satterthwaite_t"
+    assert f"adaptive ({method}):" in result.stdout
+    text = " ".join(result.stdout.split())
+    assert "few-stage 95% interval" in text
+    assert "estimand (suite_items)" in text and "Welch-Satterthwaite" in text
+
+
+def test_a_target_run_counts_harness_errors_and_excludes_them(project: Project) -> None:
+    result = project.invoke(
+        *BASE, "--adaptive", "--target-halfwidth", "0.2", "--max-epochs", "3",
+        "--inject-faults", "0.3", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 5, result.stderr  # too many harness errors: invalid, as fixed
+    out = json_out(result)
+    adaptive = out["adaptive"]
+    counted = sum(r["harness_errors"] for r in adaptive["rounds"])
+    assert counted == out["harness"]["harness_errors"] > 0
+    assert adaptive["calls"] == out["harness"]["planned"]
+    assert adaptive["estimand"] == "suite_items"
+
+
+def test_adaptive_population_target_is_refused_when_epochs_cannot_reach_it(
+    project: Project,
+) -> None:
+    """A population target far below the spread between items: refused after the pilot."""
+    result = project.invoke(
+        *BASE,
+        "--adaptive",
+        "--target-halfwidth",
+        "0.01",
+        "--estimand",
+        "population",
+        "--json",
+    )
+    assert result.exit_code == 0, result.stderr
+    summary = json_out(result)["adaptive"]
+    assert summary["estimand"] == "item_population"
+    assert summary["method"] == "stein_few_stage_equal_epochs+item_means_t"
+    assert summary["calls"] == 2 * summary["items"]  # the pilot only
+    assert summary["target"]["refused"] is True
+    population = summary["target"]["population"]
+    assert population["reachable"] is False and population["items_needed"] > summary["items"]
+    assert "more epochs cannot reach" in summary["stop_reason"]
+    assert any("did not reach the target" in c for c in summary["caveats"])
+
+
+def test_adaptive_estimand_flag_refusals(project: Project) -> None:
+    alone = project.invoke(*BASE, "--estimand", "population")
+    assert alone.exit_code == 2 and "add --adaptive" in alone.stderr
+    versus = project.invoke(*BASE, "--adaptive", "--versus", "x", "--estimand", "population")
+    assert versus.exit_code == 2 and "applies to --target-halfwidth" in versus.stderr
+    small = project.invoke(*BASE, "--adaptive", "--target-halfwidth", "0.1", "--max-calls", "3")
+    assert small.exit_code == 2 and "raise --max-calls" in small.stderr
+    one = project.invoke(*BASE, "--adaptive", "--target-halfwidth", "0.1", "--max-epochs", "1")
+    assert one.exit_code == 2 and "--max-epochs 2 or more" in one.stderr

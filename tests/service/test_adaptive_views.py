@@ -20,7 +20,9 @@ from evalsuite._core.layout import Layout
 from evalsuite.cli import cli
 from evalsuite.report import build_report, render_html, render_markdown
 from evalsuite.service import (
+    AdaptiveResult,
     AnalysisOptions,
+    adaptive_view,
     compare,
     comparison_view,
     score,
@@ -163,3 +165,30 @@ def test_the_report_shows_the_anytime_valid_interval_first(project: Path) -> Non
         "unweighted (manifest) (fixed-sample)"
     )
     assert "not valid under the run's stopping rule" in html
+
+
+FEW_STAGE: dict[str, Any] = TARGET | {
+    "method": "stein_few_stage_equal_epochs+item_means_t",
+    "estimand": "item_population",
+    "estimand_text": "the mean score over the population of items the suite was drawn from",
+    "interval": "few-stage",
+    "stop_reason": "refused: more epochs cannot reach +-0.01 for the item population",
+    "target": {"halfwidth": 0.01, "reached": False, "refused": True},
+}
+
+
+def test_a_few_stage_run_names_its_interval_estimand_and_method(project: Path) -> None:
+    """`--target-halfwidth` (issue 31): the few-stage interval is named as such, not as
+    anytime-valid, with its estimand and method, and a refusal is a caveat."""
+    store = _adaptive(project, FEW_STAGE)
+    result = score(store, "run-b", AnalysisOptions(seed=1), layout=Layout(project))
+    view = score_view(result)
+    assert "few-stage 95% interval [0.402, 0.731]" in view.headline
+    assert "anytime-valid" not in view.headline
+    rows = view.tables[0].rows
+    assert rows[0][0] == "adaptive (few-stage)"
+    block = result.to_dict()["adaptive"]
+    assert block["estimand"] == "item_population"
+    assert "pilot's spreads" in block["name"]
+    caveats = adaptive_view(AdaptiveResult.from_dict(FEW_STAGE)).caveats
+    assert any("did not reach the target ±0.01: refused: more epochs" in c for c in caveats)

@@ -84,9 +84,13 @@ def test_run_adaptive_returns_a_typed_result_kept_in_the_store(project: Project)
     assert all(s.resume == "adaptive-1" and s.run_id is None for s in steps[1:])
     assert [s.finish for s in steps] == [False] * len(found.rounds) + [True]
     assert steps[-1].attempts == steps[-2].attempts
-    assert steps[0].spec_update == {"adaptive": rule.to_dict(), "epochs": 1}
+    # the rule as given, with the method of the design that runs it (issue 31: few-stage)
+    assert steps[0].spec_update == {
+        "adaptive": rule.to_dict() | {"method": found.method},
+        "epochs": 1,
+    }
     # the typed result: rounds, calls, interval
-    assert found.items == 6 and found.rounds[0].attempts == 6  # the dev split: every item once
+    assert found.items == 6 and found.rounds[0].attempts == 12  # the pilot: every item twice
     assert found.calls == sum(r.attempts for r in found.rounds) == len(steps[-1].attempts)
     assert found.calls <= found.budget == 3 * 6
     assert found.ci is not None and found.ci[0] is not None and found.ci[1] is not None
