@@ -32,6 +32,10 @@ __all__ = [
 ]
 
 Estimand = Literal["suite_items", "item_population"]
+Estimand.__doc__ = (
+    "What an interval covers: ``suite_items`` (the mean long-run score of this suite's own "
+    "items) or ``item_population`` (the mean over the population they were drawn from)."
+)
 ESTIMANDS: tuple[Estimand, ...] = ("suite_items", "item_population")
 
 _TEXT = {
