@@ -84,7 +84,6 @@ else:
             "._propose": (
                 "DEFAULT_PROPOSE",
                 "RANDOM_SHARE",
-                "TOP_MODES",
                 "Proposal",
                 "propose",
                 "saturation",
@@ -105,7 +104,6 @@ else:
                 "ModeChange",
                 "ModeRate",
                 "Reclassified",
-                "StatsOptions",
                 "attempt_id",
                 "mode_changes",
                 "mode_rates",
