@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,6 +110,18 @@ def _flagged(value: Any) -> bool:
     return bool(value) if value is not None and value == value else False  # NaN: not flagged
 
 
+def _results_of(found: Mapping[str, Any], name: str) -> Any:
+    """Scanner `name`'s results among Scout's.
+
+    Scout keys them by the scanner's registry name, which an installed package's entry point
+    qualifies (``evalsuite/tool_errors``).
+    """
+    if name in found:
+        return found[name]
+    qualified = [key for key in found if key.endswith(f"/{name}")]
+    return found[qualified[0]] if len(qualified) == 1 else None
+
+
 def scan_run(
     store: Store,
     layout: Layout,
@@ -140,22 +153,33 @@ def scan_run(
     files = run_log_files(store, layout, run_id, log_dir)
     target = scans_dir or layout.state / "scans"
     target.mkdir(parents=True, exist_ok=True)
-    status = scan(
-        dict(scanners),
-        transcripts=transcripts_from_logs(files),
-        scans=str(target),
-        model=model,
-        max_processes=1,
-        display="none",
-        tags=["evalsuite", f"run:{run_id}"],
-        metadata={"evalsuite_run_id": run_id},
-    )
+    # inspect-scout 0.6.1 calls pandas with arguments pandas 3 deprecates (Pandas4Warning):
+    # under -W error (or PYTHONWARNINGS=error) such a warning ends Scout's scan silently
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        status = scan(
+            dict(scanners),
+            transcripts=transcripts_from_logs(files),
+            scans=str(target),
+            model=model,
+            max_processes=1,
+            display="none",
+            tags=["evalsuite", f"run:{run_id}"],
+            metadata={"evalsuite_run_id": run_id},
+        )
     if status.errors:
         first = status.errors[0]
         raise EvalsuiteError(
             f"Scout scan of run {run_id} had {len(status.errors)} scanner error(s); the first, "
             f"in scanner {first.scanner!r}: {first.error.splitlines()[0][:300]}. The partial "
             f"scan is in {status.location}"
+        )
+    if not status.complete:
+        raise EvalsuiteError(
+            f"Scout's scan of run {run_id} did not complete and reported no error (a warning "
+            f"raised as an error inside Scout ends it so); its partial results are in "
+            f"{status.location}. Run it again without -W error / PYTHONWARNINGS=error"
         )
     results = scan_results_df(status.location)
     keys = store.attempt_keys(run_id)
@@ -164,7 +188,7 @@ def scan_run(
     unmatched = 0
     transcripts = 0
     for name in scanners:
-        frame = results.scanners.get(name)
+        frame = _results_of(results.scanners, name)
         found: dict[tuple[str, int], dict[str, Any]] = {}
         if frame is not None:
             for found_row in frame.to_dict("records"):

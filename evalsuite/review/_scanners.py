@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from inspect_ai.event import SampleLimitEvent
-from inspect_ai.model import ChatMessageTool
+from inspect_ai.model import ChatMessageTool, Model
 from inspect_scout import Result, Scanner, Transcript, llm_scanner, scanner
 
 from evalsuite.review._taxonomy import Mode
@@ -221,7 +221,42 @@ def builtin_scanners(names: tuple[str, ...] | None = None) -> dict[str, Scanner[
     return {name: _scout_scanner(name) for name in names or BUILTIN_SCANNERS}
 
 
-def llm_mode_scanner(mode: Mode, model: str) -> Scanner[Transcript]:
+CHARS_PER_TOKEN = 4
+"""Characters per token of the offline estimate (as the runner's mockllm adapter)."""
+
+
+def _offline_ready(model: str | Model) -> Model:
+    """`model` resolved; a mockllm model made to count tokens without a tokenizer.
+
+    Scout's LLM scanner counts the prompt's tokens to fit the context window; inspect's
+    default count loads tiktoken's encoding, which downloads on first use. mockllm (the
+    offline tests' model) counts ceil(characters / 4) instead, and a mockllm named by string
+    answers "ANSWER: no" with its token usage set.
+    """
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.model._providers.mockllm import MockLLM
+
+    if isinstance(model, str):
+        if model.startswith("mockllm/"):
+
+            def answer(*_: Any) -> ModelOutput:
+                output = ModelOutput.from_content(model="mockllm", content="ANSWER: no")
+                output.usage = ModelUsage(input_tokens=1, output_tokens=3, total_tokens=4)
+                return output
+
+            model = get_model(model, custom_outputs=answer)
+        else:
+            model = get_model(model)
+    if isinstance(model.api, MockLLM):
+
+        async def count_text_tokens(text: str) -> int:
+            return -(-len(text) // CHARS_PER_TOKEN)
+
+        model.api.count_text_tokens = count_text_tokens  # type: ignore[method-assign]
+    return model
+
+
+def llm_mode_scanner(mode: Mode, model: str | Model) -> Scanner[Transcript]:
     """A Scout LLM scanner asking `model` whether a transcript shows failure mode `mode`.
 
     Any inspect model works (``openai/gpt-4o``, ``mockllm/model`` offline); its answer is a
@@ -231,4 +266,9 @@ def llm_mode_scanner(mode: Mode, model: str) -> Scanner[Transcript]:
         f"Does this transcript show the following failure? {mode.name}: {mode.definition} "
         "Answer yes only if the transcript clearly shows it."
     )
-    return llm_scanner(question=question, answer="boolean", model=model, name=f"llm_{mode.name}")
+    return llm_scanner(
+        question=question,
+        answer="boolean",
+        model=_offline_ready(model),
+        name=f"llm_{mode.name}",
+    )
