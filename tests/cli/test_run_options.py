@@ -78,7 +78,7 @@ GROUPS: dict[str, list[str]] = {
     ],
     "Shards": ["--shard"],
     "Fault injection": ["--inject-faults", "--fault-kind", "--fault-mode"],
-    "Output and other options": ["--no-progress", "--json", "--help"],
+    "Output and other options": ["--no-progress", "--scan", "--json", "--help"],
 }
 
 # every option `run` took before its options were grouped (main at 720881b): name, flag,
@@ -146,6 +146,8 @@ ADDED: list[tuple[str, str, object, bool, bool, str]] = [
     ("mechanism_budget", "--mechanism-budget", None, False, False, "INT"),
     ("mechanism_seed", "--mechanism-seed", None, False, False, "INT"),
     ("ladder_step", "--ladder-step", None, False, False, "FLOAT"),
+    # issue 32, docs/review.md
+    ("scan", "--scan", None, True, False, "BOOL"),
 ]
 
 
