@@ -177,8 +177,8 @@ def test_scout_finds_every_injected_fault_and_ties_it_to_its_attempt(
     assert {s["scanner"] for s in store.scan_records(run_id)} == set(BUILTIN_SCANNERS)
 
 
-def test_scanner_precision_and_recall_against_labels_in_stats(
-    faulty: tuple[Project, str, dict[str, Any]],
+def test_scanner_precision_and_recall_against_labels_in_stats_and_report(
+    faulty: tuple[Project, str, dict[str, Any]], tmp_path: Path
 ) -> None:
     project, run_id, _ = faulty
     store = project.store()
@@ -216,6 +216,22 @@ def test_scanner_precision_and_recall_against_labels_in_stats(
     assert run["reclassified"]["error_rate_after"] > run["reclassified"]["error_rate_before"]
     text = project.invoke("review", run_id, "--stats")
     assert text.exit_code == 0 and "precision 1.000, recall 0.667" in text.stdout
+    # the report's "why it failed" section, after the verdict, carries the re-classification
+    out = tmp_path / "report"
+    made = project.invoke("report", run_id, "--out", str(out))
+    assert made.exit_code == 0, made.stderr
+    why = json.loads((out / "report.json").read_text())["why_it_failed"]
+    reviewed = why["runs"][0]
+    assert reviewed["reclassified"] == run["reclassified"]
+    assert reviewed["top_modes"][0]["mode"] == "tool_fault"
+    example = reviewed["top_modes"][0]["examples"][0]
+    assert example["log"] == f".evalsuite/logs/{run_id}" and example["sample_id"].endswith("::1")
+    markdown = (out / "report.md").read_text()
+    assert markdown.index("## Answer") < markdown.index("## Why it failed")
+    assert "re-classify 1 attempts as harness errors" in markdown
+    html = (out / "index.html").read_text()
+    assert html.index('id="answer"') < html.index('id="why-it-failed"')
+    assert f'data-reclassified="{run_id}"' in html
 
 
 def test_an_llm_scanner_runs_through_scout_with_mockllm(
