@@ -206,6 +206,13 @@ def _print_proposals(proposals: list[dict[str, Any]]) -> None:
     help="With --scan: also ask MODEL (any inspect model) whether each transcript shows MODE.",
 )
 @click.option(
+    "--scanner-file",
+    "scanner_files",
+    multiple=True,
+    metavar="FILE.py[@NAME]",
+    help="With --scan: also run a team's own Scout scanners from FILE.py (as `scout scan`).",
+)
+@click.option(
     "--log-dir",
     type=PathParam(path_type=Path),
     default=None,
@@ -251,6 +258,7 @@ def review_cmd(
     scan: bool,
     scanner_names: tuple[str, ...],
     llm_scanners: tuple[str, ...],
+    scanner_files: tuple[str, ...],
     log_dir: Path | None,
     scans_dir: Path | None,
     stats: bool,
@@ -271,8 +279,10 @@ def review_cmd(
 
     if sum([scan, stats, propose_n is not None]) > 1:
         raise UsageError("give one of --scan, --stats and --propose N (run them one by one)")
-    if (scanner_names or llm_scanners or log_dir or scans_dir) and not scan:
-        raise UsageError("--scanner, --llm-scanner, --log-dir and --scans go with --scan")
+    if (scanner_names or llm_scanners or scanner_files or log_dir or scans_dir) and not scan:
+        raise UsageError(
+            "--scanner, --llm-scanner, --scanner-file, --log-dir and --scans go with --scan"
+        )
     store = open_store(ctx, create=scan)
     if scan:
         reports = scan_runs(
@@ -281,6 +291,7 @@ def review_cmd(
             run_ids,
             names=scanner_names,
             llm=llm_scanners,
+            files=scanner_files,
             taxonomy_file=taxonomy_file,
             log_dir=log_dir,
             scans_dir=scans_dir,

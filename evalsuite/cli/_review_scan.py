@@ -60,16 +60,26 @@ def scan_runs(
     *,
     names: tuple[str, ...] = (),
     llm: tuple[str, ...] = (),
+    files: tuple[str, ...] = (),
     taxonomy_file: Path | None = None,
     log_dir: Path | None = None,
     scans_dir: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Scan each run with Inspect Scout (`review --scan`, `run --scan`); the scan reports.
 
+    The built-in scanners run (those in `names`, else all) unless only LLM scanners (`llm`,
+    ``MODE=MODEL``) or a team's scanner files (`files`) are named.
+
     Raises:
         UsageError: an unknown built-in scanner, a malformed ``--llm-scanner``.
     """
-    from evalsuite.review import BUILTIN_SCANNERS, builtin_scanners, llm_mode_scanner, scan_run
+    from evalsuite.review import (
+        BUILTIN_SCANNERS,
+        builtin_scanners,
+        llm_mode_scanner,
+        scan_run,
+        scanners_from_file,
+    )
 
     unknown = sorted(set(names) - set(BUILTIN_SCANNERS))
     if unknown:
@@ -80,9 +90,10 @@ def scan_runs(
     llm_pairs = parse_llm_scanners(llm)
     reports = []
     for run_id in run_ids:
-        scanners: dict[str, Any] = dict(
-            builtin_scanners(names or None) if names or not llm_pairs else {}
-        )
+        builtin = names or not (llm_pairs or files)
+        scanners: dict[str, Any] = dict(builtin_scanners(names or None) if builtin else {})
+        for spec in files:
+            scanners |= scanners_from_file(spec)
         if llm_pairs:
             taxonomy = run_taxonomy(ctx, store, run_id, taxonomy_file)
             for mode, model in llm_pairs:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         BUILTIN_SCANNERS,
         builtin_scanners,
         llm_mode_scanner,
+        scanners_from_file,
         signature,
     )
     from evalsuite.review._stats import (
@@ -98,6 +99,7 @@ else:
                 "BUILTIN_SCANNERS",
                 "builtin_scanners",
                 "llm_mode_scanner",
+                "scanners_from_file",
                 "signature",
             ),
             "._stats": (
@@ -175,6 +177,7 @@ __all__ = [
     "scan_run",
     "scanner_agreement",
     "scanner_rates",
+    "scanners_from_file",
     "signature",
     "suite_taxonomy",
     "taxonomy_path",

@@ -39,6 +39,7 @@ __all__ = [
     "REPEAT_AT",
     "builtin_scanners",
     "llm_mode_scanner",
+    "scanners_from_file",
     "signature",
 ]
 
@@ -272,3 +273,34 @@ def llm_mode_scanner(mode: Mode, model: str | Model) -> Scanner[Transcript]:
         model=_offline_ready(model),
         name=f"llm_{mode.name}",
     )
+
+
+def scanners_from_file(spec: str) -> dict[str, Scanner[Transcript]]:
+    """A team's own Scout scanners: those of a Python file, as ``scout scan FILE`` loads them.
+
+    `spec` is ``FILE.py`` (every ``@scanner`` in it) or ``FILE.py@NAME`` (that one); they run
+    unchanged, through Scout's own loader. Keyed by their names.
+
+    Raises:
+        NotFoundError: no such file.
+        UsageError: the file declares no (such) scanner.
+    """
+    from pathlib import Path
+
+    from inspect_ai._util.registry import registry_unqualified_name
+    from inspect_scout._scanner.scanner import scanners_from_file as scout_load
+
+    from evalsuite.errors import NotFoundError, UsageError
+
+    file = spec.split("@", 1)[0]
+    if not Path(file).is_file():
+        raise NotFoundError(
+            f"--scanner-file {spec}: no file {file}; name a Python file of Scout scanners"
+        )
+    loaded = scout_load(spec, {})
+    if not loaded:
+        raise UsageError(
+            f"--scanner-file {spec}: no @scanner found there; decorate each scanner factory "
+            "with inspect_scout's @scanner (or name one as FILE.py@NAME)"
+        )
+    return {registry_unqualified_name(found): found for found in loaded}

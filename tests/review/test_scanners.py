@@ -174,7 +174,7 @@ def test_scout_finds_every_injected_fault_and_ties_it_to_its_attempt(
     assert (Path(report["location"]) / "_scan.json").is_file()
     rows = store.finding_rows(run_id)
     assert {(r["item_id"], r["epoch"]) for r in rows if r["scanner"] == "tool_errors"} == faults
-    assert {s["scanner"] for s in store.scan_records(run_id)} == set(BUILTIN_SCANNERS)
+    assert set(BUILTIN_SCANNERS) <= {s["scanner"] for s in store.scan_records(run_id)}
 
 
 def test_scanner_precision_and_recall_against_labels_in_stats_and_report(
@@ -262,3 +262,40 @@ def test_an_llm_scanner_runs_through_scout_with_mockllm(
     assert Path(report.location).is_relative_to(tmp_path)
     record = next(r for r in store.scan_records(run_id) if r["scanner"] == "llm_tool_fault")
     assert record["flagged"] == len(frame) == record["transcripts"]
+
+
+TEAM_SCANNER = """
+from inspect_scout import Result, Scanner, Transcript, scanner
+
+
+@scanner(messages="all")
+def alpha_items() -> Scanner[Transcript]:
+    async def scan(transcript: Transcript) -> Result:
+        return Result(value=str(transcript.task_id).startswith("alpha"))
+
+    return scan
+"""
+
+
+def test_a_teams_own_scout_scanner_runs_unchanged(
+    faulty: tuple[Project, str, dict[str, Any]], tmp_path: Path
+) -> None:
+    project, run_id, _ = faulty
+    file = tmp_path / "team_scanners.py"
+    file.write_text(TEAM_SCANNER, encoding="utf-8")
+    result = project.invoke(
+        "review", run_id, "--scan", "--scanner-file", str(file), "--scans", str(tmp_path / "s"),
+        "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)["scans"][0]
+    assert report["scanners"] == ["alpha_items"]  # only the team's scanner: no built-ins
+    frame = project.store().attempts(run_id)
+    alpha = {
+        (str(i), int(e))
+        for i, e in zip(frame["item_id"], frame["epoch"], strict=True)
+        if str(i).startswith("alpha")
+    }
+    assert {(x["item_id"], x["epoch"]) for x in report["flagged"]["alpha_items"]} == alpha
+    missing = project.invoke("review", run_id, "--scan", "--scanner-file", "nope.py")
+    assert missing.exit_code == 2 and "no file nope.py" in missing.stderr
