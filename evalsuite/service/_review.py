@@ -8,9 +8,10 @@ It reads labels and findings from the store only (`evalsuite.review.review_summa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalsuite._core.jsonout import JsonObject
 from evalsuite._core.layout import Layout
 from evalsuite.service._format import fmt, fmt_ci, fmt_p, fmt_pct, fmt_signed
 
@@ -28,7 +29,7 @@ def why_it_failed(
     level: float = 0.95,
     alpha: float = 0.05,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The report's "why it failed" section of `run_ids` (runs without a taxonomy skipped).
 
     A run with no label and no scanner finding is left out of ``runs`` (nothing to say);
@@ -36,7 +37,7 @@ def why_it_failed(
     """
     from evalsuite.review import TOP_MODES, StatsOptions, review_summary
 
-    payload = review_summary(
+    payload: dict[str, Any] = review_summary(
         store,
         layout,
         run_ids,
@@ -101,7 +102,7 @@ def _run_lines(run: dict[str, Any]) -> list[str]:
     return lines
 
 
-def review_lines(payload: dict[str, Any]) -> list[str]:
+def review_lines(payload: Mapping[str, Any]) -> list[str]:
     """`review --stats` (and the report's section) as plain lines."""
     lines: list[str] = []
     for run in payload["runs"]:
