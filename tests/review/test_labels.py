@@ -122,3 +122,24 @@ def test_a_bad_label_is_refused_and_nothing_is_saved(store: Store) -> None:
     with pytest.raises(UsageError, match="needs the taxonomy version"):
         save_label(store, AttemptLabel("r1", "i1", 1, ("tool_loop",)))
     assert load_labels(store, "r1") == []
+
+
+def test_findings_and_scan_records_round_trip_and_a_rescan_replaces(store: Store) -> None:
+    make_run(store, "r1", {("i1", 1): ("scored", 0.0), ("i2", 1): ("scored", 1.0)})
+    scan = {"scan_location": "scans/scan_id=a", "scanned_at": "2026-01-01T00:00:00Z"}
+    row = {"value": "true", "explanation": "x"} | scan
+    rows = [row | {"item_id": "i1", "epoch": 1}, row | {"item_id": "i2", "epoch": 1}]
+    assert store.replace_findings("r1", "tool_errors", rows, scan=scan | {"transcripts": 2}) == 2
+    store.replace_findings("r1", "refusal", [], scan=scan | {"transcripts": 2})
+    assert [(r["scanner"], r["item_id"]) for r in store.finding_rows("r1")] == [
+        ("tool_errors", "i1"),
+        ("tool_errors", "i2"),
+    ]
+    later = scan | {"scan_location": "scans/scan_id=b", "transcripts": 2}
+    store.replace_findings("r1", "tool_errors", rows[:1], scan=later)
+    assert [r["item_id"] for r in store.finding_rows("r1")] == ["i1"]
+    records = {r["scanner"]: r for r in store.scan_records("r1")}
+    assert records["tool_errors"]["flagged"] == 1 and records["refusal"]["flagged"] == 0
+    assert records["tool_errors"]["scan_location"] == "scans/scan_id=b"
+    store.delete_run("r1")
+    assert store.finding_rows("r1") == [] and store.scan_records("r1") == []
