@@ -30,7 +30,7 @@ _NOTE_LIMIT = 20_000
 
 def now_utc() -> str:
     """The current time as ISO 8601 UTC, to the second (``2026-12-06T03:30:00Z``)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def default_labeller() -> str:
