@@ -125,12 +125,6 @@ def test_transcripts_map_to_attempts() -> None:
 
 def _build(root: Path) -> dict[str, str]:
     project = make_probe_project(root, n_per_stratum=5)
-    result = project.invoke(
-        "run", "probe@1.0.0", "--model", "fakeagent/x", "-M", "accuracy=0.9", "--epochs", "2",
-        "--inject-faults", "0.4", "--max-retries", "0", "--seed", "3", "--no-progress", "--json",
-    )  # fmt: skip
-    assert result.exit_code in (0, 5), result.stderr
-    run_id = str(json_out(result)["run_id"])
     (root / "project" / "tasks" / "taxonomies").mkdir()
     (root / "project" / "tasks" / "taxonomies" / "probe.toml").write_text(
         'suite = "probe"\nversion = "1"\n[[modes]]\nname = "tool_fault"\nkind = "harness"\n'
@@ -138,10 +132,16 @@ def _build(root: Path) -> dict[str, str]:
         'name = "wrong_value"\nkind = "model"\ndefinition = "Answered the wrong value."\n',
         encoding="utf-8",
     )
-    scanned = project.invoke("review", run_id, "--scan", "--json")
-    assert scanned.exit_code == 0, scanned.stderr
-    (root / "scan.json").write_text(scanned.stdout, encoding="utf-8")
-    return {"run_id": run_id}
+    # `run --scan`: Scout scans the run's transcripts when it ends (as `review RUN --scan`)
+    result = project.invoke(
+        "run", "probe@1.0.0", "--model", "fakeagent/x", "-M", "accuracy=0.9", "--epochs", "2",
+        "--inject-faults", "0.4", "--max-retries", "0", "--seed", "3", "--scan",
+        "--no-progress", "--json",
+    )  # fmt: skip
+    assert result.exit_code in (0, 5), result.stderr
+    payload = json_out(result)
+    (root / "scan.json").write_text(json.dumps({"scans": [payload["scan"]]}), encoding="utf-8")
+    return {"run_id": str(payload["run_id"])}
 
 
 @pytest.fixture(scope="module")
