@@ -2,10 +2,11 @@
 scanners find every injected fault (recall 1.0) and flag at most 5% of the improved agent's
 clean attempts (precision at least 0.95). The test prints the numbers.
 
-The run is the shipped `support` suite (version 3.0.0, dev split, 60 items) with the
-reference agent ``evalsuite/improved``, 20% of episodes given a persistent tool fault and no
-retries, scanned by `run --scan` (Inspect Scout). The ground truth is the store's: an attempt
-whose harness error names the injected fault.
+The runs are of the shipped `support` suite (version 3.0.0, dev split) with the reference
+agent ``evalsuite/improved`` and no retries, scanned by `run --scan` (Inspect Scout): 60
+items with 20% of episodes given a persistent tool error, and 30 items with 30% given a tool
+hang past a 1 s tool timeout. The ground truth is the store's: an attempt whose harness error
+is the injected fault (the error names it; a hang's says the tool did not answer in time).
 """
 
 from __future__ import annotations
@@ -34,15 +35,26 @@ def _project(tmp_path: Path) -> Project:
     return Project(root=root, key_dir=tmp_path / "keys")
 
 
-@pytest.mark.slow  # about two minutes on two shared cores: 60 support episodes, then Scout
+FAULTS = {
+    "error": ("--limit", "60", "--inject-faults", "0.2", "--seed", "7"),
+    "hang": (
+        "--limit", "30", "--inject-faults", "0.3", "--fault-kind", "hang", "--tool-timeout", "1",
+        "--seed", "11",
+    ),
+}  # fmt: skip
+INJECTED = ("injected fault", "did not answer within")
+"""What the harness error of an injected error, and of an injected hang, says."""
+
+
+@pytest.mark.slow  # one to two minutes each on two shared cores: support episodes, then Scout
+@pytest.mark.parametrize("kind", sorted(FAULTS))
 def test_builtin_scanners_find_every_injected_fault_and_spare_clean_attempts(
-    tmp_path: Path,
+    tmp_path: Path, kind: str
 ) -> None:
     project = _project(tmp_path)
     result = project.invoke(
-        "run", "support@3.0.0", "--model", "evalsuite/improved", "--limit", "60",
-        "--inject-faults", "0.2", "--max-retries", "0", "--seed", "7", "--scan",
-        "--no-progress", "--json",
+        "run", "support@3.0.0", "--model", "evalsuite/improved", *FAULTS[kind],
+        "--max-retries", "0", "--scan", "--no-progress", "--json",
     )  # fmt: skip
     assert result.exit_code in (0, 5), result.stderr
     payload = json_out(result)
@@ -52,7 +64,7 @@ def test_builtin_scanners_find_every_injected_fault_and_spare_clean_attempts(
     faults = {
         (str(i), int(e))
         for i, e, r in zip(frame["item_id"], frame["epoch"], frame["reason"], strict=True)
-        if r and "injected fault" in str(r)
+        if r and any(says in str(r) for says in INJECTED)
     }
     clean = keys - faults
     flagged = {
@@ -70,6 +82,7 @@ def test_builtin_scanners_find_every_injected_fault_and_spare_clean_attempts(
         json.dumps(
             {
                 "run": run_id,
+                "fault_kind": kind,
                 "attempts": len(keys),
                 "injected_faults": len(faults),
                 "clean_attempts": len(clean),
