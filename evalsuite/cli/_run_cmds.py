@@ -559,6 +559,11 @@ fault_options = option_group(
 @click.command("run", cls=GroupedCommand)
 @click.argument("ref", required=False)
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
+@click.option(
+    "--scan",
+    is_flag=True,
+    help="When the run ends, scan its transcripts with the built-in scanners (review --scan).",
+)
 @json_option
 @pass_context
 @handle_errors  # above the groups: a malformed value they parse exits with its code (2)
@@ -575,6 +580,7 @@ def run_cmd(
     ctx: Context,
     ref: str | None,
     no_progress: bool,
+    scan: bool,
     as_json: bool,
     plan: RunPlan,
     model: ModelOptions,
@@ -623,9 +629,25 @@ def run_cmd(
             hard_stop=stop_now,
             stop_within_s=_stop_within(),
         )
-    _print_run(ctx, outcome, as_json=as_json)
+    scanned = _scan_after_run(ctx, outcome) if scan else None
+    _print_run(ctx, outcome, as_json=as_json, scanned=scanned)
     if outcome.invalid is not None:
         exit_after_output(outcome.invalid)
+
+
+def _scan_after_run(ctx: Context, outcome: RunOutcome) -> dict[str, Any] | None:
+    """``run --scan``: the finished run's transcripts through Scout (a holdout run has none).
+
+    Returns the scan report, or None when there is nothing to scan (a holdout run, a shard
+    whose run is not complete).
+    """
+    run = outcome.result.run
+    if run.split == "holdout" or not outcome.result.run_complete:
+        return None
+    from evalsuite.cli._review_scan import scan_runs
+
+    with contextlib.redirect_stdout(sys.stderr):  # Scout's banners: stdout is ours
+        return scan_runs(ctx, open_store(ctx), (run.run_id,))[0]
 
 
 def _run_adaptive(*args: Any, **kwargs: Any) -> tuple[RunResult, AdaptiveResult]:
@@ -639,8 +661,13 @@ def _run_adaptive(*args: Any, **kwargs: Any) -> tuple[RunResult, AdaptiveResult]
     return run_adaptive(*args, **kwargs)
 
 
-def _print_run(ctx: Context, outcome: RunOutcome, *, as_json: bool) -> None:
-    """A finished run (or shard): its JSON, or its lines on the terminal."""
+def _print_run(
+    ctx: Context, outcome: RunOutcome, *, as_json: bool, scanned: dict[str, Any] | None = None
+) -> None:
+    """A finished run (or shard): its JSON, or its lines on the terminal.
+
+    `scanned`: what `run --scan` found (the JSON's ``scan``, a line on the terminal).
+    """
     result, summary = outcome.result, outcome.adaptive
     health = result.health
     audit = audit_field(ctx, result.run.suite, result.run.version)
@@ -648,7 +675,8 @@ def _print_run(ctx: Context, outcome: RunOutcome, *, as_json: bool) -> None:
     release = outcome.release
     if as_json:
         sealed = {} if release is None else {"mean": None, "mechanism": release.to_dict()}
-        emit_json(result.to_dict() | {"audit": audit} | _adaptive_json(summary) | sealed)
+        found = {} if scanned is None else {"scan": scanned}
+        emit_json(result.to_dict() | {"audit": audit} | _adaptive_json(summary) | sealed | found)
     elif not result.run_complete:
         _print_shard(result)
     else:
@@ -692,6 +720,9 @@ def _print_run(ctx: Context, outcome: RunOutcome, *, as_json: bool) -> None:
         print_top_errors([g.to_dict() for g in health.top_errors or ()])
         if summary is not None:
             print_view(console, adaptive_view(summary))
+        if scanned is not None:
+            counts = ", ".join(f"{k} {v}" for k, v in scanned["counts"].items())
+            console.print(f"  scanned: {counts} (Scout's results in {scanned['location']})")
 
 
 def _adaptive_json(found: AdaptiveResult | None) -> dict[str, object]:

@@ -203,6 +203,8 @@ _FAMILY_FIELDS: dict[str, Check] = {
 }
 """Family fields a suite file declares and a manifest records (their validators, run as the
 models run them)."""
+
+
 def _judge_model(v: Any) -> bool:
     return type(v) is str and len(v) >= 3 and "/" in v.strip("/") and not v.startswith("/")
 

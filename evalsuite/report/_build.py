@@ -45,6 +45,7 @@ from evalsuite.service import (
     score_view,
     scorecard,
     validity_results,
+    why_it_failed,
 )
 from evalsuite.store import Store
 
@@ -385,6 +386,15 @@ def build_report(
             "hashes are unknown"
         )
     health = environment_health(layout, runs, frames)
+    # labels, scanner findings, mode rates and changes (docs/review.md): after the verdict
+    why = why_it_failed(
+        store,
+        layout,
+        [r["run_id"] for r in runs],
+        level=options.level,
+        alpha=options.alpha,
+        seed=options.seed,
+    )
     item_results = item_sections(store, layout, runs, level=options.level)
     payload = {
         "format": REPORT_FORMAT,
@@ -400,6 +410,7 @@ def build_report(
         "unfinished_runs": [r["run_id"] for r in runs if is_unfinished(r)],
         "partial_runs": [r["run_id"] for r in runs if r["partial"]],
         "environment_health": health,
+        "why_it_failed": why,
         "adaptive": [  # each adaptive run's result, as the store keeps it
             adaptive_result(store, layout, r["run_id"]).to_dict()
             for r in runs

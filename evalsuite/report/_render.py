@@ -329,6 +329,15 @@ def _md_answer(p: dict[str, Any], figure_files: dict[str, str]) -> list[str]:
     return lines
 
 
+def _md_why(why: dict[str, Any]) -> list[str]:
+    """The "why it failed" section (docs/review.md); nothing when no run was reviewed."""
+    if not why.get("runs"):
+        return []
+    lines = ["## Why it failed", ""]
+    lines += [f"    {line}" for line in why["lines"]]
+    return [*lines, ""]
+
+
 def _md_provenance(r: dict[str, Any]) -> list[str]:
     suite = f"{r['suite']}@{r['version']}" if r["manifest"] else "ingested, no manifest"
     args = ", ".join(f"{k}={v}" for k, v in sorted((r.get("model_args") or {}).items()))
@@ -393,6 +402,7 @@ def render_markdown(report: ReportData, figure_files: dict[str, str]) -> str:
         "",
     ]
     lines += _md_answer(p, figure_files)
+    lines += _md_why(p.get("why_it_failed") or {})
     if p["invalid_runs"]:
         lines += [
             f"> **INVALID RUN(S): {', '.join(p['invalid_runs'])}** — too many harness "

@@ -148,6 +148,7 @@ if TYPE_CHECKING:
         AuditInfo,
         RunFacts,
     )
+    from evalsuite.service._review import review_lines, why_it_failed
     from evalsuite.service._run import (
         AdaptiveOptions,
         AdaptiveRunner,
@@ -434,6 +435,7 @@ else:
                 "list_suites",
                 "suites_view",
             ),
+            "._review": ("review_lines", "why_it_failed"),
             "._triage_view": ("triage_view",),
             "._validity_report": (
                 "ValidityPoint",
@@ -602,6 +604,7 @@ __all__ = [
     "released_comparison",
     "reveal_exact",
     "reveal_records",
+    "review_lines",
     "run_adaptive",
     "run_completeness",
     "run_facts",
@@ -626,4 +629,5 @@ __all__ = [
     "verify_audit",
     "verify_view",
     "versus_results",
+    "why_it_failed",
 ]

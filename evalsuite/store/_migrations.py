@@ -21,12 +21,15 @@ from evalsuite.store._fingerprint import (
 )
 from evalsuite.store._schema import (
     aggregates,
+    attempt_labels,
     attempts,
     gates,
     ingest_claims,
     run_adaptive,
     run_shards,
     runs,
+    scan_findings,
+    scan_runs,
 )
 
 __all__ = ["MIGRATIONS", "fingerprint_stored_run"]
@@ -139,6 +142,16 @@ def _v7_to_v8(conn: Connection) -> None:
     aggregates.create(conn, checkfirst=True)
 
 
+def _v8_to_v9(conn: Connection) -> None:
+    """Add ``attempt_labels``, ``scan_findings`` and ``scan_runs`` (docs/review.md).
+
+    No row changes.
+    """
+    attempt_labels.create(conn, checkfirst=True)
+    scan_findings.create(conn, checkfirst=True)
+    scan_runs.create(conn, checkfirst=True)
+
+
 MIGRATIONS: Mapping[int, Callable[[Connection], None]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -147,5 +160,6 @@ MIGRATIONS: Mapping[int, Callable[[Connection], None]] = {
     5: _v5_to_v6,
     6: _v6_to_v7,
     7: _v7_to_v8,
+    8: _v8_to_v9,
 }
 """From-version -> upgrade to the next version (see `_schema.SCHEMA_VERSION`)."""

@@ -2,7 +2,7 @@
 
 __all__ = ["SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """Bump with a migration in `_migrations.MIGRATIONS` whenever a table changes.
 
 1. runs, attempts, outcomes, meta.
@@ -24,4 +24,7 @@ SCHEMA_VERSION = 8
    revision) at any write to the run's attempts (docs/design/analysis-scale.md).
 8. ``aggregates``: results from elsewhere that hold means only (an Every Eval Ever record
    without samples), for the validity tables (docs/interchange.md).
+9. ``attempt_labels`` (failure-mode labels of attempts, every save kept),
+   ``scan_findings`` (what the transcript scanners flagged) and ``scan_runs`` (the last
+   scan of a run by each scanner), docs/review.md.
 """

@@ -79,7 +79,7 @@ GROUPS: dict[str, list[str]] = {
     ],
     "Shards": ["--shard"],
     "Fault injection": ["--inject-faults", "--fault-kind", "--fault-mode"],
-    "Output and other options": ["--no-progress", "--json", "--help"],
+    "Output and other options": ["--no-progress", "--scan", "--json", "--help"],
 }
 
 # every option `run` took before its options were grouped (main at 720881b): name, flag,
@@ -149,6 +149,8 @@ ADDED: list[tuple[str, str, object, bool, bool, str]] = [
     ("ladder_step", "--ladder-step", None, False, False, "FLOAT"),
     # issue 31, docs/design/sequential.md ("--target-halfwidth")
     ("estimand", "--estimand", None, False, False, "Choice(['items', 'population'])"),
+    # issue 32, docs/review.md
+    ("scan", "--scan", None, True, False, "BOOL"),
 ]
 
 

@@ -104,7 +104,7 @@ def test_markdown_leads_with_the_same_scorecard(written: dict[str, Any]) -> None
 def test_report_json_gains_the_scorecard_and_keeps_its_keys(written: dict[str, Any]) -> None:
     data = written["json"]
     assert set(data) >= REPORT_KEYS
-    assert set(data) - REPORT_KEYS == {"scorecard"}
+    assert set(data) - REPORT_KEYS == {"scorecard", "why_it_failed"}  # issue 32: docs/review.md
     assert data["scorecard"] == json.loads(
         json.dumps(scorecard(written["report"].payload["comparisons"]).to_dict())
     )
