@@ -1,0 +1,202 @@
+"""Open stored runs for review: records, attempts, taxonomy, labels, the holdout rule.
+
+`open_review` is what ``evalsuite review RUN [RUN ...]`` calls before it serves the app or
+writes it as a site (docs/review-app.md).
+
+The holdout rule: a holdout run's transcripts exist only in memory during the run (its logs
+go to ``memory://``), and nothing here writes one to disk: the index keeps a holdout run's
+store rows but no transcript text, and the live server reads a holdout transcript, should a
+log of one exist, into memory only when it is opened. A run whose exact holdout score is
+sealed behind a reusable-holdout mechanism's answer (a ledger ``answer`` with no ``reveal``)
+is refused outright, since the list shows every attempt's score; and a static site
+(``--out``) of a holdout run is written only when the suite's ledger records the run's
+access (not voided), and then without any transcript.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalsuite.errors import HoldoutAccessError, NotFoundError, UsageError
+from evalsuite.review._web._app import ModeInfo, ReviewApp
+from evalsuite.review._web._index import ReviewIndex
+
+if TYPE_CHECKING:
+    from evalsuite._core.layout import Layout
+    from evalsuite.store import RunRecord, Store
+
+__all__ = ["ReviewOptions", "index_path", "ledger_allows", "open_review"]
+
+INDEX_NAME = "review-index.sqlite"
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewOptions:
+    """How to open the runs."""
+
+    who: str
+    """Who labels (``--who``; default the login name)."""
+    taxonomy: Path | None = None
+    """A taxonomy file other than the suite's own (``--taxonomy``)."""
+    static: bool = False
+    """For a static site (``--out``): read-only, and the holdout rule for files applies."""
+
+
+def index_path(store_url: str, state_dir: Path) -> Path:
+    """The index file beside the store: next to a SQLite file, else in ``.evalsuite/``."""
+    from evalsuite.store import sqlite_file
+
+    database = sqlite_file(store_url)
+    return (database.parent if database is not None else state_dir) / INDEX_NAME
+
+
+def _ledger_kinds(layout: Layout, record: RunRecord) -> list[str]:
+    from evalsuite.holdout import read_ledger
+
+    path = layout.ledger_file(record.suite or "")
+    if not record.suite or not path.is_file():
+        return []
+    return [e.kind for e in read_ledger(path) if e.run_id == record.run_id]
+
+
+def ledger_allows(layout: Layout, record: RunRecord, *, static: bool) -> str | None:
+    """None when the run may be reviewed this way; else why not (see the module docstring)."""
+    if record.split != "holdout":
+        return None
+    kinds = _ledger_kinds(layout, record)
+    if "answer" in kinds and "reveal" not in kinds:
+        return (
+            f"run {record.run_id}'s exact holdout score is sealed behind a reusable-holdout "
+            "mechanism's answer, and the review shows every attempt's score; "
+            f'`evalsuite holdout reveal {record.run_id} --reason "..."` records a reveal first'
+        )
+    if static:
+        accesses = kinds.count("access") - kinds.count("void")
+        if accesses < 1:
+            return (
+                f"run {record.run_id} is a holdout run with no access recorded in the ledger of "
+                f"{record.suite} ({layout.ledger_file(record.suite or '')}): its attempts are "
+                "not written to a static site; review it live with `evalsuite review "
+                f"{record.run_id}` (transcripts stay in memory), or check the ledger with "
+                "`evalsuite verify`"
+            )
+    return None
+
+
+def _taxonomy(
+    layout: Layout, records: Sequence[RunRecord], path: Path | None
+) -> tuple[Any, list[str]]:
+    from evalsuite.review._taxonomy import load_taxonomy, suite_taxonomy, taxonomy_path
+
+    if path is not None:
+        return load_taxonomy(path), []
+    suites = sorted({r.suite for r in records if r.suite})
+    if not suites:
+        return None, ["these runs name no suite, so no taxonomy applies: only notes can be saved"]
+    if len(suites) > 1:
+        raise UsageError(
+            f"the runs are of several suites ({', '.join(suites)}); review one suite's runs at "
+            "a time (labels are made against one suite's taxonomy)"
+        )
+    try:
+        return suite_taxonomy(layout, suites[0]), []
+    except NotFoundError:
+        return None, [
+            f"suite {suites[0]} has no taxonomy file ({taxonomy_path(layout, suites[0])}): only "
+            "notes can be saved; write the file to label failure modes (docs/review-app.md)"
+        ]
+
+
+def _labels(store: Store, run_ids: Sequence[str]) -> dict[tuple[str, str, int], dict[str, Any]]:
+    from evalsuite.review._labels import load_labels
+
+    found: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for run_id in run_ids:
+        for label in load_labels(store, run_id):
+            found[(label.run_id, label.item_id, label.epoch)] = label.to_dict()
+    return found
+
+
+def open_review(
+    store: Store,
+    layout: Layout,
+    store_url: str,
+    run_ids: Sequence[str],
+    options: ReviewOptions,
+    findings: Mapping[tuple[str, str, int], Sequence[str]] | None = None,
+) -> ReviewApp:
+    """Open `run_ids` (unique prefixes, as `Store.get_run` takes them) for review.
+
+    Raises:
+        UsageError: no run named, runs of several suites, a malformed taxonomy.
+        NotFoundError: an unknown run.
+        HoldoutAccessError: a holdout run the ledger does not allow (exit 7).
+        ValueError: a run's log is not a readable inspect log.
+    """
+    if not run_ids:
+        raise UsageError("name the runs to review: evalsuite review RUN [RUN ...]")
+    records = []
+    for run_id in run_ids:
+        record = store.get_run(run_id)
+        if record.run_id in {r.run_id for r in records}:
+            raise UsageError(f"run {record.run_id} is named twice")
+        refused = ledger_allows(layout, record, static=options.static)
+        if refused is not None:
+            raise HoldoutAccessError(refused)
+        records.append(record)
+    taxonomy, notes = _taxonomy(layout, records, options.taxonomy)
+    rows = {r.run_id: store.attempts(r.run_id).to_dict("records") for r in records}
+    modes = [
+        ModeInfo(name=m.name, definition=m.definition, kind=m.kind)
+        for m in (taxonomy.modes if taxonomy is not None else ())
+    ]
+    version = taxonomy.version if taxonomy is not None else ""
+    if any(r.split == "holdout" for r in records):
+        notes.append(
+            "holdout runs: their transcripts are never written to disk; they are shown only "
+            "where a log exists, read into memory, and search does not reach them"
+        )
+    saver = None
+    if not options.static:
+        saver = _saver(store, taxonomy, options.who)
+    index = ReviewIndex(index_path(store_url, layout.state))
+    return ReviewApp.open(
+        index,
+        records,
+        rows,
+        layout.state,
+        modes=modes,
+        taxonomy_version=version,
+        who=options.who,
+        labels=_labels(store, [r.run_id for r in records]),
+        findings=dict(findings or {}),
+        saver=saver,
+        notes=notes,
+    )
+
+
+def _saver(store: Store, taxonomy: Any, who: str) -> Any:
+    from evalsuite.review._labels import AttemptLabel, now_utc, save_label
+
+    version = taxonomy.version if taxonomy is not None else "none"
+
+    def save(
+        run_id: str, item_id: str, epoch: int, modes: Sequence[str], note: str
+    ) -> dict[str, Any]:
+        label = AttemptLabel(
+            run_id=run_id,
+            item_id=item_id,
+            epoch=epoch,
+            modes=tuple(modes),
+            note=note,
+            who=who,
+            at=now_utc(),
+            taxonomy_version=version,
+        )
+        save_label(store, label, taxonomy=taxonomy)
+        return label.to_dict()
+
+    return save
