@@ -5,7 +5,7 @@
 docs/review-app.md describes it; ``evalsuite review RUN [RUN ...]`` is its command.
 """
 
-from evalsuite.review._web._app import PAGE_SIZE, Filters, ModeInfo, ReviewApp
+from evalsuite.review._web._app import PAGE_SIZE, AppSetup, Filters, ModeInfo, ReviewApp
 from evalsuite.review._web._index import ReviewIndex
 from evalsuite.review._web._open import ReviewOptions, index_path, ledger_allows, open_review
 from evalsuite.review._web._page import KEYS, render_page
@@ -14,6 +14,7 @@ from evalsuite.review._web._server import ReviewServer, site_data, start_server,
 __all__ = [
     "KEYS",
     "PAGE_SIZE",
+    "AppSetup",
     "Filters",
     "ModeInfo",
     "ReviewApp",

@@ -21,6 +21,7 @@ from evalsuite.review._web._logs import log_source, read_transcripts
 
 __all__ = [
     "PAGE_SIZE",
+    "AppSetup",
     "Filters",
     "ModeInfo",
     "ReviewApp",
@@ -150,6 +151,19 @@ Labeller = Callable[[str, str, int, Sequence[str], str], dict[str, Any]]
 """Saves a label: (run id, item id, epoch, modes, note) -> the saved label as JSON."""
 
 
+@dataclass(frozen=True, slots=True)
+class AppSetup:
+    """What the app shows besides the runs: taxonomy, labeller, labels, findings."""
+
+    modes: Sequence[ModeInfo] = ()
+    taxonomy_version: str = ""
+    who: str = ""
+    labels: Mapping[tuple[str, str, int], Mapping[str, Any]] = field(default_factory=dict)
+    findings: Mapping[tuple[str, str, int], Sequence[str]] = field(default_factory=dict)
+    saver: Labeller | None = None
+    notes: Sequence[str] = ()
+
+
 @dataclass
 class ReviewApp:
     """The reviewed runs, their labels and findings, and the answers the page asks for."""
@@ -176,14 +190,7 @@ class ReviewApp:
         records: Sequence[Any],
         rows: Mapping[str, Sequence[Mapping[str, Any]]],
         state_dir: Path,
-        *,
-        modes: Sequence[ModeInfo],
-        taxonomy_version: str,
-        who: str,
-        labels: Mapping[tuple[str, str, int], Mapping[str, Any]],
-        findings: Mapping[tuple[str, str, int], Sequence[str]],
-        saver: Labeller | None,
-        notes: Sequence[str] = (),
+        setup: AppSetup,
     ) -> ReviewApp:
         """Open `records` (stored `RunRecord`s) with their attempt `rows` through `index`.
 
@@ -219,13 +226,13 @@ class ReviewApp:
             index=index,
             runs=views,
             indexed=indexed,
-            modes=list(modes),
-            taxonomy_version=taxonomy_version,
-            who=who,
-            labels={k: dict(v) for k, v in labels.items()},
-            findings={k: list(v) for k, v in findings.items()},
-            saver=saver,
-            notes=list(notes),
+            modes=list(setup.modes),
+            taxonomy_version=setup.taxonomy_version,
+            who=setup.who,
+            labels={k: dict(v) for k, v in setup.labels.items()},
+            findings={k: list(v) for k, v in setup.findings.items()},
+            saver=setup.saver,
+            notes=list(setup.notes),
             open_s=time.perf_counter() - started,
         )
 
@@ -258,40 +265,48 @@ class ReviewApp:
             "findings": self.findings.get(key, []),
         }
 
+    @staticmethod
+    def _score_in(row: AttemptRow, f: Filters) -> bool:
+        if f.score_min is None and f.score_max is None:
+            return True
+        if row.score is None or math.isnan(row.score):
+            return False
+        low = f.score_min if f.score_min is not None else -math.inf
+        high = f.score_max if f.score_max is not None else math.inf
+        return low <= row.score <= high
+
+    def _labelled_as(self, key: tuple[str, str, int], mode: str | None) -> bool:
+        if not mode:
+            return True
+        label = self.labels.get(key)
+        if mode == "-":
+            return label is None
+        if mode == "*":
+            return label is not None
+        return label is not None and mode in label["modes"]
+
+    def _found_by(self, key: tuple[str, str, int], finding: str | None) -> bool:
+        if not finding:
+            return True
+        found = self.findings.get(key, [])
+        return bool(found) and (finding == "*" or finding in found)
+
     def _matches(self, row: AttemptRow, f: Filters) -> bool:
-        if f.run and row.run_id != f.run:
+        wanted = (
+            (f.run, row.run_id),
+            (f.outcome, row.outcome),
+            (f.stratum, row.stratum),
+            (f.limit_type, row.limit_type),
+            (f.epoch, row.epoch),
+        )
+        if any(want is not None and want != value for want, value in wanted):
             return False
-        if f.outcome and row.outcome != f.outcome:
-            return False
-        if f.stratum and row.stratum != f.stratum:
-            return False
-        if f.limit_type and row.limit_type != f.limit_type:
-            return False
-        if f.epoch is not None and row.epoch != f.epoch:
-            return False
-        if f.score_min is not None or f.score_max is not None:
-            if row.score is None or math.isnan(row.score):
-                return False
-            if f.score_min is not None and row.score < f.score_min:
-                return False
-            if f.score_max is not None and row.score > f.score_max:
-                return False
         key = (row.run_id, row.item_id, row.epoch)
-        if f.mode:
-            label = self.labels.get(key)
-            if f.mode == "-":
-                if label is not None:
-                    return False
-            elif f.mode == "*":
-                if label is None:
-                    return False
-            elif label is None or f.mode not in label["modes"]:
-                return False
-        if f.finding:
-            found = self.findings.get(key, [])
-            if not found or (f.finding != "*" and f.finding not in found):
-                return False
-        return True
+        return (
+            self._score_in(row, f)
+            and self._labelled_as(key, f.mode)
+            and self._found_by(key, f.finding)
+        )
 
     def attempts(self, f: Filters) -> dict[str, Any]:
         """One page of the attempts that pass `f`, and how many pass.
@@ -381,7 +396,8 @@ class ReviewApp:
         """
         if self.saver is None:
             raise UsageError(
-                "this is a static copy of the review: labels are saved only by the live app (`evalsuite review RUN`)"
+                "this is a static copy of the review: labels are saved only by the live app "
+                "(`evalsuite review RUN`)"
             )
         try:
             run_id, item_id = str(payload["run_id"]), str(payload["item_id"])

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalsuite.errors import HoldoutAccessError, NotFoundError, UsageError
-from evalsuite.review._web._app import ModeInfo, ReviewApp
+from evalsuite.review._web._app import AppSetup, ModeInfo, ReviewApp
 from evalsuite.review._web._index import ReviewIndex
 
 if TYPE_CHECKING:
@@ -163,11 +163,7 @@ def open_review(
     if not options.static:
         saver = _saver(store, taxonomy, options.who)
     index = ReviewIndex(index_path(store_url, layout.state))
-    return ReviewApp.open(
-        index,
-        records,
-        rows,
-        layout.state,
+    setup = AppSetup(
         modes=modes,
         taxonomy_version=version,
         who=options.who,
@@ -176,6 +172,7 @@ def open_review(
         saver=saver,
         notes=notes,
     )
+    return ReviewApp.open(index, records, rows, layout.state, setup)
 
 
 def _saver(store: Store, taxonomy: Any, who: str) -> Any:

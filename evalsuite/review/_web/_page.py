@@ -1,3 +1,4 @@
+# ruff: noqa: E501 (the page's CSS and JavaScript are kept inline, one rule a line)
 """The review app's one page: HTML, CSS and JavaScript inline, nothing fetched from elsewhere.
 
 The live server answers the page's four requests under ``/api/``; a static site embeds the

@@ -44,7 +44,7 @@ def _clean(value: Any) -> Any:
 class _Handler(BaseHTTPRequestHandler):
     server: ReviewServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base's name)
+    def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the command prints its URL; requests are not logged."""
 
     def _send(self, status: int, body: bytes, kind: str) -> None:
