@@ -8,9 +8,11 @@ go to ``memory://``), and nothing here writes one to disk: the index keeps a hol
 store rows but no transcript text, and the live server reads a holdout transcript, should a
 log of one exist, into memory only when it is opened. A run whose exact holdout score is
 sealed behind a reusable-holdout mechanism's answer (a ledger ``answer`` with no ``reveal``)
-is refused outright, since the list shows every attempt's score; and a static site
-(``--out``) of a holdout run is written only when the suite's ledger records the run's
-access (not voided), and then without any transcript.
+is refused outright, since the list shows every attempt's score. A static site (``--out``)
+holds a holdout run's attempt rows (ids, outcomes, scores, the store's reasons, which never
+hold item text) only with ``--include-holdout-attempts``, which records an ``export`` entry
+in the suite's ledger before anything is written (as `evalsuite export
+--include-holdout-samples` does), and never a transcript of one.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ class ReviewOptions:
     """A taxonomy file other than the suite's own (``--taxonomy``)."""
     static: bool = False
     """For a static site (``--out``): read-only, and the holdout rule for files applies."""
+    include_holdout: bool = False
+    """A static site may hold holdout runs' attempt rows (``--include-holdout-attempts``):
+    each such run's export is recorded in its suite's ledger first."""
+    key_dir: Path | None = None
+    """Where the ledgers' heads are anchored (``EVALSUITE_KEY_DIR``), for that record."""
 
 
 def index_path(store_url: str, state_dir: Path) -> Path:
@@ -62,7 +69,7 @@ def _ledger_kinds(layout: Layout, record: RunRecord) -> list[str]:
     return [e.kind for e in read_ledger(path) if e.run_id == record.run_id]
 
 
-def ledger_allows(layout: Layout, record: RunRecord, *, static: bool) -> str | None:
+def ledger_allows(layout: Layout, record: RunRecord, options: ReviewOptions) -> str | None:
     """None when the run may be reviewed this way; else why not (see the module docstring)."""
     if record.split != "holdout":
         return None
@@ -73,17 +80,40 @@ def ledger_allows(layout: Layout, record: RunRecord, *, static: bool) -> str | N
             "mechanism's answer, and the review shows every attempt's score; "
             f'`evalsuite holdout reveal {record.run_id} --reason "..."` records a reveal first'
         )
-    if static:
-        accesses = kinds.count("access") - kinds.count("void")
-        if accesses < 1:
-            return (
-                f"run {record.run_id} is a holdout run with no access recorded in the ledger of "
-                f"{record.suite} ({layout.ledger_file(record.suite or '')}): its attempts are "
-                "not written to a static site; review it live with `evalsuite review "
-                f"{record.run_id}` (transcripts stay in memory), or check the ledger with "
-                "`evalsuite verify`"
-            )
+    if options.static and not options.include_holdout:
+        return (
+            f"run {record.run_id} is a holdout run: a static site writes its attempts (ids, "
+            "outcomes, scores; never a transcript) only with --include-holdout-attempts, which "
+            "records the export in the holdout ledger; or review it live with `evalsuite "
+            f"review {record.run_id}` (nothing is written)"
+        )
     return None
+
+
+def _record_export(layout: Layout, record: RunRecord, key_dir: Path | None) -> None:
+    from datetime import UTC, datetime
+
+    from evalsuite.holdout import anchor_file, record_export
+
+    if key_dir is None:
+        raise UsageError(
+            f"writing holdout run {record.run_id}'s attempts is recorded in the holdout ledger, "
+            "whose head is anchored in the key directory: give the key directory "
+            "(EVALSUITE_KEY_DIR)"
+        )
+    suite = str(record.suite)
+    record_export(
+        layout.ledger_file(suite),
+        run_id=record.run_id,
+        suite=suite,
+        version=str(record.version),
+        manifest_hash=str(record.manifest_hash),
+        model=record.model,
+        reason="evalsuite review --out --include-holdout-attempts: item ids, outcomes and "
+        "scores, never a transcript",
+        at=datetime.now(UTC).isoformat(),
+        anchor=anchor_file(key_dir, layout.root, suite),
+    )
 
 
 def _taxonomy(
@@ -143,10 +173,14 @@ def open_review(
         record = store.get_run(run_id)
         if record.run_id in {r.run_id for r in records}:
             raise UsageError(f"run {record.run_id} is named twice")
-        refused = ledger_allows(layout, record, static=options.static)
+        refused = ledger_allows(layout, record, options)
         if refused is not None:
             raise HoldoutAccessError(refused)
         records.append(record)
+    if options.static:
+        for record in records:
+            if record.split == "holdout":
+                _record_export(layout, record, options.key_dir)
     taxonomy, notes = _taxonomy(layout, records, options.taxonomy)
     rows = {r.run_id: store.attempts(r.run_id).to_dict("records") for r in records}
     modes = [

@@ -1,0 +1,128 @@
+"""The web app of `evalsuite review RUN [RUN ...]`: served on 127.0.0.1, or written as a site.
+
+`web_options` adds ``--port``, ``--out`` and ``--who`` to the review command; `serve_review`
+opens the runs and serves them until Ctrl-C (printing the URL first), or writes the static
+site with ``--out`` (docs/review-app.md).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from evalsuite.cli._common import Context, console, emit_json
+from evalsuite.cli._paths import PathParam
+
+if TYPE_CHECKING:
+    from evalsuite.review._web import ReviewApp
+
+__all__ = ["open_app", "serve_review", "web_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def web_options(func: F) -> F:
+    """``--port``, ``--out DIR`` and ``--who NAME`` of the review web app."""
+    func = click.option(
+        "--who",
+        default="",
+        help="Who labels in the app (default: $EVALSUITE_LABELLER or the login name).",
+    )(func)
+    func = click.option(
+        "--out",
+        "site_dir",
+        type=PathParam(file_okay=False, path_type=Path),
+        default=None,
+        help=(
+            "Write the app as a static, read-only site into DIR (replaced whole) instead of "
+            "serving it; holdout runs only as the ledger allows, never their transcripts."
+        ),
+    )(func)
+    func = click.option(
+        "--port",
+        type=click.IntRange(0, 65535),
+        default=8765,
+        show_default=True,
+        help="Port of the app on 127.0.0.1 (0: any free port).",
+    )(func)
+    return func  # type: ignore[no-any-return]
+
+
+def open_app(
+    ctx: Context,
+    run_ids: Sequence[str],
+    *,
+    who: str,
+    taxonomy: Path | None,
+    static: bool,
+    findings: Mapping[tuple[str, str, int], Sequence[str]] | None = None,
+) -> ReviewApp:
+    """Open `run_ids` of the project's store for the app (see `evalsuite.review._web`)."""
+    from evalsuite.cli._run_cmds import open_store
+    from evalsuite.review import default_labeller
+    from evalsuite.review._web import ReviewOptions, open_review
+    from evalsuite.store import default_store_url
+
+    store = open_store(ctx, create=False)
+    url = ctx.store_url or default_store_url(ctx.layout.state)
+    options = ReviewOptions(who=who.strip() or default_labeller(), taxonomy=taxonomy, static=static)
+    return open_review(store, ctx.layout, url, run_ids, options, findings)
+
+
+def _opened(app: ReviewApp) -> list[dict[str, Any]]:
+    return [r.to_dict() for r in app.runs]
+
+
+def serve_review(
+    ctx: Context,
+    run_ids: Sequence[str],
+    *,
+    port: int,
+    site_dir: Path | None,
+    who: str,
+    taxonomy: Path | None,
+    as_json: bool,
+    findings: Mapping[tuple[str, str, int], Sequence[str]] | None = None,
+) -> None:
+    """Serve the app until interrupted (printing its URL), or write it with `site_dir`.
+
+    Raises:
+        UsageError: bad runs or options, a port that cannot be bound.
+        HoldoutAccessError: a holdout run the ledger does not allow (exit 7).
+    """
+    from evalsuite.review._web import start_server, write_site
+
+    app = open_app(
+        ctx, run_ids, who=who, taxonomy=taxonomy, static=site_dir is not None, findings=findings
+    )
+    if site_dir is not None:
+        page = write_site(app, site_dir)
+        if as_json:
+            emit_json({"written": str(page), "runs": _opened(app)})
+        else:
+            console.print(f"review site {page}", markup=False)
+        return
+    server = start_server(app, port)
+    if as_json:
+        emit_json({"url": server.url, "runs": _opened(app), "open_s": app.open_s})
+    else:
+        for run in app.runs:
+            how = "reused" if run.index_reused else f"built in {run.index_build_s:.1f} s"
+            console.print(
+                f"{run.run_id}: {run.n_attempts} attempts, {run.n_transcripts} transcripts "
+                f"(index {how})",
+                markup=False,
+            )
+        console.print(f"review app at {server.url} (Ctrl-C stops it)", markup=False)
+    sys.stdout.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        app.index.close()
