@@ -174,6 +174,7 @@ async function showList(p) {
   $("#status").textContent = `${res.total} attempts · ${Math.round(performance.now() - t0)} ms`;
   document.body.dataset.view = "list";
   document.body.dataset.total = String(res.total);
+  document.body.dataset.shown = location.hash;
   for (const el of document.querySelectorAll("#filters select")) el.addEventListener("change", applyFilters);
   for (const el of document.querySelectorAll("#f-score_min,#f-score_max,#q")) el.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); applyFilters(); } });
   for (const tr of document.querySelectorAll("#list tbody tr")) tr.addEventListener("click", () => { SEL = Number(tr.dataset.i); openSelected(); });
@@ -236,6 +237,7 @@ async function showAttempt(run, item, epoch, p) {
     <div class="cols"><div class="pane" id="main-pane">${labeller(a)}${transcriptHtml(a, false)}</div>
     <div class="pane" id="cmp-pane"><div id="tabs"><b>Same item</b> ${tabs || '<span class="muted">no other attempt of this item in the reviewed runs</span>'}</div><div id="cmp"></div></div></div>`;
   document.body.dataset.view = "attempt";
+  document.body.dataset.shown = location.hash;
   for (const el of document.querySelectorAll("#labeller input[type=checkbox]")) el.addEventListener("change", () => saveLabel());
   $("#note").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); saveLabel(); $("#note").blur(); }
@@ -264,6 +266,7 @@ async function saveLabel(modes) {
     if (row) { row.modes = saved.modes; row.labelled = true; }
     $("#saved").textContent = "saved " + (saved.modes.length ? saved.modes.join(", ") : "(no mode)") + " at " + saved.at;
     document.body.dataset.saved = keyOf(r) + "|" + saved.modes.join(",");
+    document.body.dataset.saves = String(Number(document.body.dataset.saves || 0) + 1);
   } catch (e) { $("#saved").textContent = ""; alert(e.message); }
 }
 function toggleMode(i) {
