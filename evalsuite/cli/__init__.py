@@ -95,6 +95,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "validity_group",
         "Deployment outcomes and predictive validity of eval scores.",
     ),
+    "review": (
+        "_review_cmd",
+        "review_cmd",
+        "Review transcripts: label failure modes, run scanners, count modes per run.",
+    ),
     "store": (
         "_store_cmds",
         "store_group",

@@ -20,12 +20,14 @@ from evalsuite.store._fingerprint import (
     attempt_table,
 )
 from evalsuite.store._schema import (
+    attempt_labels,
     attempts,
     gates,
     ingest_claims,
     run_adaptive,
     run_shards,
     runs,
+    scan_findings,
 )
 
 __all__ = ["MIGRATIONS", "fingerprint_stored_run"]
@@ -133,6 +135,12 @@ def _v6_to_v7(conn: Connection) -> None:
     create_triggers(conn)
 
 
+def _v7_to_v8(conn: Connection) -> None:
+    """Add ``attempt_labels`` and ``scan_findings`` (review, docs/review.md); no row changes."""
+    attempt_labels.create(conn, checkfirst=True)
+    scan_findings.create(conn, checkfirst=True)
+
+
 MIGRATIONS: Mapping[int, Callable[[Connection], None]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -140,5 +148,6 @@ MIGRATIONS: Mapping[int, Callable[[Connection], None]] = {
     4: _v4_to_v5,
     5: _v5_to_v6,
     6: _v6_to_v7,
+    7: _v7_to_v8,
 }
 """From-version -> upgrade to the next version (see `_schema.SCHEMA_VERSION`)."""

@@ -7,6 +7,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     Float,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
@@ -23,6 +24,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "TEXT_LIMITS",
     "attempt_column_cache",
+    "attempt_labels",
     "attempt_revs",
     "attempts",
     "gates",
@@ -33,6 +35,7 @@ __all__ = [
     "run_adaptive",
     "run_shards",
     "runs",
+    "scan_findings",
 ]
 
 metadata = MetaData()
@@ -193,3 +196,37 @@ attempt_revs = Table(
 )
 """A run's attempts revision: raised by every statement that writes the run's attempts
 (PostgreSQL triggers), so a cached blob read in an older snapshot is never taken for current."""
+
+attempt_labels = Table(
+    "attempt_labels",
+    metadata,
+    Column("label_id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), nullable=False),
+    Column("item_id", String(256), nullable=False),
+    Column("epoch", Integer, nullable=False),
+    Column("modes", Text, nullable=False),
+    Column("note", Text, nullable=False),
+    Column("who", String(256), nullable=False),
+    Column("at", String(40), nullable=False),
+    Column("taxonomy_version", String(64), nullable=False),
+    Index("ix_attempt_labels_run", "run_id", "item_id", "epoch"),
+)
+"""Every label saved on an attempt (review, docs/review.md): the failure modes (a JSON list of
+names), a note, who and when, against which taxonomy version. Rows are never updated: a
+later save of the same attempt is its current label, the earlier ones its history."""
+
+scan_findings = Table(
+    "scan_findings",
+    metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("item_id", String(256), primary_key=True),
+    Column("epoch", Integer, primary_key=True),
+    Column("scanner", String(128), primary_key=True),
+    Column("value", Text, nullable=False),
+    Column("explanation", Text, nullable=False),
+    Column("scan_location", Text, nullable=False),
+    Column("scanned_at", String(40), nullable=False),
+)
+"""What the Inspect Scout scanners found in a run's transcripts, one row per (attempt,
+scanner) that flagged it; a later scan of the run by a scanner replaces that scanner's rows
+(review --scan, docs/review.md). ``scan_location`` is the Scout scan the finding came from."""

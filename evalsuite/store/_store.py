@@ -76,6 +76,7 @@ from evalsuite.store._records import (
 from evalsuite.store._schema import (
     SCHEMA_VERSION,
     attempt_column_cache,
+    attempt_labels,
     attempt_revs,
     attempts,
     gates,
@@ -86,6 +87,7 @@ from evalsuite.store._schema import (
     run_adaptive,
     run_shards,
     runs,
+    scan_findings,
 )
 
 __all__ = [
@@ -1359,6 +1361,8 @@ class Store:
                 conn.execute(attempts.delete().where(attempts.c.run_id == run_id))
                 conn.execute(run_shards.delete().where(run_shards.c.run_id == run_id))
                 conn.execute(run_adaptive.delete().where(run_adaptive.c.run_id == run_id))
+                conn.execute(attempt_labels.delete().where(attempt_labels.c.run_id == run_id))
+                conn.execute(scan_findings.delete().where(scan_findings.c.run_id == run_id))
                 conn.execute(
                     gates.delete().where(
                         (gates.c.baseline == run_id) | (gates.c.candidate == run_id)
@@ -1413,6 +1417,80 @@ class Store:
         with self._errors("read a recorded gate"), self._tx() as conn:
             row = conn.execute(select(gates).where(key)).first()
         return dict(row._mapping) if row is not None else None
+
+    # review: labels and scanner findings -----------------------------------------------
+
+    def add_label_row(self, row: Mapping[str, Any]) -> None:
+        """Append one label of an attempt (`attempt_labels`; earlier labels are kept).
+
+        `row` holds run_id, item_id, epoch, modes (a JSON list), note, who, at and
+        taxonomy_version; the caller (`evalsuite.review.save_label`) has checked them.
+
+        Raises:
+            NotFoundError: no run `row["run_id"]` in the store.
+        """
+        self.get_run(str(row["run_id"]))
+        values = {c.name: row[c.name] for c in attempt_labels.columns if c.name != "label_id"}
+
+        def action() -> None:
+            with self._tx() as conn:
+                conn.execute(attempt_labels.insert().values(**values))
+
+        with self._errors(f"save a label of run {row['run_id']}"):
+            self._retrying(action)
+
+    def label_rows(self, run_id: str, *, history: bool = False) -> list[dict[str, Any]]:
+        """The labels of run `run_id`: the latest per attempt, or every save (`history`).
+
+        Ordered by (item_id, epoch) then save order; a row's ``modes`` is its JSON text.
+        """
+        query = (
+            select(attempt_labels)
+            .where(attempt_labels.c.run_id == run_id)
+            .order_by(attempt_labels.c.item_id, attempt_labels.c.epoch, attempt_labels.c.label_id)
+        )
+        with self._errors(f"read the labels of run {run_id}"), self._tx() as conn:
+            rows = [dict(r._mapping) for r in conn.execute(query)]
+        if history:
+            return rows
+        latest: dict[tuple[str, int], dict[str, Any]] = {}
+        for row in rows:
+            latest[(row["item_id"], row["epoch"])] = row
+        return list(latest.values())
+
+    def replace_findings(self, run_id: str, scanner: str, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Replace what `scanner` found in run `run_id` by `rows` (one transaction).
+
+        Each row holds item_id, epoch, value (JSON text), explanation, scan_location and
+        scanned_at. Returns the number of rows written.
+        """
+
+        def action() -> None:
+            with self._tx() as conn:
+                conn.execute(
+                    scan_findings.delete().where(
+                        (scan_findings.c.run_id == run_id) & (scan_findings.c.scanner == scanner)
+                    )
+                )
+                if rows:
+                    conn.execute(
+                        scan_findings.insert(),
+                        [dict(r) | {"run_id": run_id, "scanner": scanner} for r in rows],
+                    )
+
+        with self._errors(f"record the findings of scanner {scanner} in run {run_id}"):
+            self._retrying(action)
+        return len(rows)
+
+    def finding_rows(self, run_id: str) -> list[dict[str, Any]]:
+        """What the scanners found in run `run_id`, ordered by (item_id, epoch, scanner)."""
+        query = (
+            select(scan_findings)
+            .where(scan_findings.c.run_id == run_id)
+            .order_by(scan_findings.c.item_id, scan_findings.c.epoch, scan_findings.c.scanner)
+        )
+        with self._errors(f"read the scanner findings of run {run_id}"), self._tx() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]
 
     # deployment outcomes ---------------------------------------------------------------
 

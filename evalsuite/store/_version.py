@@ -2,7 +2,7 @@
 
 __all__ = ["SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """Bump with a migration in `_migrations.MIGRATIONS` whenever a table changes.
 
 1. runs, attempts, outcomes, meta.
@@ -22,4 +22,6 @@ SCHEMA_VERSION = 7
 7. ``attempt_column_cache`` and ``attempt_revs``: a run's analysis columns cached as one
    blob, and the triggers on ``attempts`` that drop it (and, on PostgreSQL, raise the run's
    revision) at any write to the run's attempts (docs/design/analysis-scale.md).
+8. ``attempt_labels`` (failure-mode labels of attempts, every save kept) and
+   ``scan_findings`` (what the transcript scanners flagged), docs/review.md.
 """

@@ -41,7 +41,7 @@ def test_a_v4_store_gains_the_gates_table_and_keeps_its_runs(store_url: str) -> 
         conn.execute(update(meta).where(meta.c.key == "schema_version").values(value="4"))
     assert Store(store_url, upgrade=False).info().schema_version == 4
     upgraded = Store(store_url)
-    assert upgraded.schema_version == SCHEMA_VERSION == 7
+    assert upgraded.schema_version == SCHEMA_VERSION == 8
     with engine.connect() as conn:
         assert "gates" in inspect(conn).get_table_names()
     engine.dispose()

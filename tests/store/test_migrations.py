@@ -86,7 +86,7 @@ def test_a_v1_store_is_upgraded_without_losing_a_row(store_url: str) -> None:
     before = {table: _rows(url, table) for table in TABLES}
     assert [len(before[t]) for t in TABLES] == [4, 13, 2]
     store = Store(url)
-    assert store.schema_version == SCHEMA_VERSION == 7
+    assert store.schema_version == SCHEMA_VERSION == 8
     assert {table: _rows(url, table) for table in TABLES} == before
     runs = {r.model: r for r in store.list_runs()}
     # runs ingested from CSV get the fingerprint their rows would get today
@@ -177,7 +177,7 @@ def test_a_v2_store_gets_scheme_2_fingerprints_of_its_stored_rows(store_url: str
     old = {r.run_id: r.content_hash for r in Store(url, upgrade=False).list_runs()}
     assert all(h is None or h.startswith("sha256:") for h in old.values())
     store = Store(url)
-    assert store.schema_version == SCHEMA_VERSION == 7
+    assert store.schema_version == SCHEMA_VERSION == 8
     assert store.info().written_by  # the version that upgraded it is recorded
     assert {table: _rows(url, table) for table in TABLES} == before  # no row changed
     runs = {r.run_id: r for r in store.list_runs()}
@@ -266,7 +266,7 @@ def test_a_v3_store_gains_the_shards_table(store_url: str) -> None:
         conn.execute(text("DROP TABLE run_shards"))
         conn.execute(update(meta).where(meta.c.key == "schema_version").values(value="3"))
     assert Store(store_url, upgrade=False).info().schema_version == 3
-    assert Store(store_url).schema_version == SCHEMA_VERSION == 7
+    assert Store(store_url).schema_version == SCHEMA_VERSION == 8
     with engine.connect() as conn:
         assert "run_shards" in inspect(conn).get_table_names()
     engine.dispose()
@@ -286,7 +286,7 @@ def test_a_v4_store_opens_upgrades_and_keeps_adaptive_summaries(store_url: str) 
     with pytest.raises(Exception, match="run_adaptive"):  # the table does not exist yet
         old.adaptive("20261101-090000-abc123")
     store = Store(url)
-    assert store.schema_version == SCHEMA_VERSION == 7
+    assert store.schema_version == SCHEMA_VERSION == 8
     assert {table: _rows(url, table) for table in tables} == before  # no row changed
     assert store.adaptive("20261101-090000-abc123") is None  # recorded before version 5
     summary = {"method": "betting_cs_hedged", "rounds": [{"round": 1, "calls": 4}]}
