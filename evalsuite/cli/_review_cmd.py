@@ -20,6 +20,7 @@ from evalsuite.cli._common import (
     pass_context,
 )
 from evalsuite.cli._paths import PathParam
+from evalsuite.cli._review_web import serve_review, wants_web, web_options
 from evalsuite.errors import UsageError
 
 if TYPE_CHECKING:
@@ -158,6 +159,7 @@ def _labels_summary(ctx: Context, store: Store, run_ids: tuple[str, ...]) -> lis
 @click.group("review", cls=_ReviewGroup, invoke_without_command=True)
 @click.argument("run_ids", nargs=-1, required=True)
 @taxonomy_option
+@web_options
 @json_option
 @pass_context
 @handle_errors
@@ -165,13 +167,25 @@ def review_cmd(
     ctx: Context,
     run_ids: tuple[str, ...],
     taxonomy_file: Path | None,
+    port: int | None,
+    site_dir: Path | None,
+    who: str,
     as_json: bool,
 ) -> None:
     """Review the transcripts of RUN_IDS: labels and failure modes (docs/review.md).
 
+    Serves the review app on 127.0.0.1 (docs/review-app.md), or writes it with --out DIR;
+    with --json alone, prints the runs' label counts instead.
     `evalsuite review label RUN ITEM EPOCH --mode M` labels one attempt.
     """
     from evalsuite.cli._run_cmds import open_store
+
+    if wants_web(as_json=as_json, port=port, site_dir=site_dir):
+        serve_review(
+            ctx, run_ids, port=port, site_dir=site_dir, who=who, taxonomy=taxonomy_file,
+            as_json=as_json,
+        )  # fmt: skip
+        return
 
     store = open_store(ctx, create=False)
     for run_id in run_ids:

@@ -20,9 +20,11 @@ from evalsuite.cli._paths import PathParam
 if TYPE_CHECKING:
     from evalsuite.review._web import ReviewApp
 
-__all__ = ["open_app", "serve_review", "web_options"]
+__all__ = ["DEFAULT_PORT", "open_app", "serve_review", "wants_web", "web_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_PORT = 8765
 
 
 def web_options(func: F) -> F:
@@ -45,11 +47,15 @@ def web_options(func: F) -> F:
     func = click.option(
         "--port",
         type=click.IntRange(0, 65535),
-        default=8765,
-        show_default=True,
-        help="Port of the app on 127.0.0.1 (0: any free port).",
+        default=None,
+        help=f"Port of the app on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port).",
     )(func)
-    return func  # type: ignore[no-any-return]
+    return func
+
+
+def wants_web(*, as_json: bool, port: int | None, site_dir: Path | None) -> bool:
+    """Whether `review` serves or writes the app: always but for ``--json`` alone."""
+    return site_dir is not None or port is not None or not as_json
 
 
 def open_app(
@@ -81,7 +87,7 @@ def serve_review(
     ctx: Context,
     run_ids: Sequence[str],
     *,
-    port: int,
+    port: int | None,
     site_dir: Path | None,
     who: str,
     taxonomy: Path | None,
@@ -106,7 +112,7 @@ def serve_review(
         else:
             console.print(f"review site {page}", markup=False)
         return
-    server = start_server(app, port)
+    server = start_server(app, DEFAULT_PORT if port is None else port)
     if as_json:
         emit_json({"url": server.url, "runs": _opened(app), "open_s": app.open_s})
     else:

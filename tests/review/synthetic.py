@@ -47,7 +47,7 @@ def _sample(run_id: str, item: str, epoch: int, rng: random.Random, word: str) -
         messages.append(
             {
                 "role": "tool",
-                "content": f"order {item}-{n}: status shipped, courier ref Z{rng.randint(0, 999999)}",
+                "content": f"order {item}-{n}: status shipped, ref Z{rng.randint(0, 10**6)}",
                 "tool_call_id": call_id,
                 "function": "lookup_order",
             }

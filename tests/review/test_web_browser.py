@@ -25,6 +25,14 @@ from tests.e2e.conftest import copy_project
 from tests.helpers import REPO, Project, json_out
 from tests.report.test_browser import ARTIFACTS, FLAGS, _require_browser
 
+FIRST_TOOL = """async (run) => {
+  const item = document.querySelector('#list tbody td:nth-child(2)').textContent;
+  const query = new URLSearchParams({run, item, epoch: 1});
+  const shown = await (await fetch('api/attempt?' + query)).json();
+  return shown.transcript.messages.find((m) => m.tool_calls).tool_calls[0].function;
+}"""
+"""The name of a tool the first listed attempt called (asked of the app's own API)."""
+
 FAMILIES = {"support": "support@4.0.0", "records": "records@2.1.0", "repair": "repair@2.0.0"}
 LABELS = 10
 
@@ -66,7 +74,7 @@ def serve(project: Project, run_ids: list[str], who: str = "browser-test") -> Se
         "EVALSUITE_KEY_DIR": str(project.key_dir),
         "HOME": str(project.root.parent),
     }
-    process = subprocess.Popen(  # noqa: S603 (our own command)
+    process = subprocess.Popen(
         [sys.executable, "-c", "from evalsuite.cli import main; main()", "--root",
          str(project.root), "review", *run_ids, "--port", "0", "--who", who],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -77,7 +85,8 @@ def serve(project: Project, run_ids: list[str], who: str = "browser-test") -> Se
         if found:
             return Served(url=found.group(1), process=process)
     process.wait(timeout=10)
-    raise AssertionError(f"the review app did not start: {process.stderr.read() if process.stderr else ''}")
+    error = process.stderr.read() if process.stderr else ""
+    raise AssertionError(f"the review app did not start: {error}")
 
 
 def stop(served: Served) -> None:
@@ -145,9 +154,8 @@ def label_with_keys(page: Any, count: int, n_modes: int) -> list[tuple[str, str,
 
 def review_family(browser: Any, reviewed: Reviewed, suite: str, shots: Path | None) -> None:
     """The acceptance steps on one family's runs (screenshots into `shots` when given)."""
-    from evalsuite.review import load_labels, suite_taxonomy
-
     from evalsuite._core.layout import Layout
+    from evalsuite.review import load_labels, suite_taxonomy
 
     project, run_ids = reviewed.project, reviewed.runs[suite]
     modes = suite_taxonomy(Layout(project.root), suite).modes
@@ -164,16 +172,9 @@ def review_family(browser: Any, reviewed: Reviewed, suite: str, shots: Path | No
         wait_ready(page)
         everything = total(page)
         assert everything == 12 * len(run_ids)
-        if shots is not None:
-            page.screenshot(path=str(shots / "review-list.png"))
         # search: "/" focuses the box, Enter runs it over messages, tool calls and results
         page.keyboard.press("/")
-        tool = page.evaluate("""async () => {
-            const r = await (await fetch('api/attempt?run=' + encodeURIComponent(%s) +
-              '&item=' + encodeURIComponent(document.querySelector('#list tbody td:nth-child(2)').textContent) +
-              '&epoch=1')).json();
-            const m = r.transcript.messages.find((x) => x.tool_calls);
-            return m.tool_calls[0].function; }""" % json.dumps(run_ids[0]))
+        tool = page.evaluate(FIRST_TOOL, run_ids[0])
         page.keyboard.type(tool)
         page.keyboard.press("Enter")
         page.wait_for_function("location.hash.includes('q=')")
@@ -207,6 +208,11 @@ def review_family(browser: Any, reviewed: Reviewed, suite: str, shots: Path | No
             assert run == run_ids[0] and ",".join(label.modes) == shown
             assert label.who == "browser-test" and label.taxonomy_version
         assert sum(1 for x in stored.values() if x.note == "looked at this one first") == 1
+        if shots is not None:  # the list with the labels on it
+            page.goto(served.url + "#/")
+            page.reload()
+            wait_ready(page)
+            page.screenshot(path=str(shots / "review-list.png"))
         page.close()
     finally:
         stop(served)
@@ -217,7 +223,9 @@ def review_family(browser: Any, reviewed: Reviewed, suite: str, shots: Path | No
 @pytest.mark.slow  # about a minute: three families' runs, then the browser
 @pytest.mark.browser
 @pytest.mark.parametrize("suite", list(FAMILIES))
-def test_review_app_search_filter_label_reload(reviewed: Reviewed, browser: Any, suite: str) -> None:
+def test_review_app_search_filter_label_reload(
+    reviewed: Reviewed, browser: Any, suite: str
+) -> None:
     shots = None
     if suite == "support":
         shots = ARTIFACTS / "review"

@@ -168,7 +168,7 @@ def open_review(
     """
     if not run_ids:
         raise UsageError("name the runs to review: evalsuite review RUN [RUN ...]")
-    records = []
+    records: list[RunRecord] = []
     for run_id in run_ids:
         record = store.get_run(run_id)
         if record.run_id in {r.run_id for r in records}:
@@ -182,7 +182,13 @@ def open_review(
             if record.split == "holdout":
                 _record_export(layout, record, options.key_dir)
     taxonomy, notes = _taxonomy(layout, records, options.taxonomy)
-    rows = {r.run_id: store.attempts(r.run_id).to_dict("records") for r in records}
+    rows: dict[str, list[dict[str, Any]]] = {
+        r.run_id: [
+            {str(k): v for k, v in row.items()}
+            for row in store.attempts(r.run_id).to_dict("records")
+        ]
+        for r in records
+    }
     modes = [
         ModeInfo(name=m.name, definition=m.definition, kind=m.kind)
         for m in (taxonomy.modes if taxonomy is not None else ())

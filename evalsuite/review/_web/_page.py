@@ -46,7 +46,7 @@ th{background:#eef1f5;position:sticky;top:0}tr.sel{background:#dbe9ff}tr:hover{b
 .err{color:#b3261e;font-weight:600}pre{white-space:pre-wrap;word-break:break-word;font-size:12px;background:#f6f8fa;padding:6px;margin:4px 0;max-height:260px;overflow:auto}
 #labeller{background:#f4f8ff;border:1px solid #c9dafc;border-radius:6px;padding:8px;margin-bottom:8px}
 .mode{display:inline-flex;gap:4px;align-items:center;margin:2px 10px 2px 0;font-size:13px}.mode kbd{min-width:18px}
-kbd{font:11px ui-monospace,monospace;border:1px solid #aab;border-bottom-width:2px;border-radius:3px;padding:0 4px;background:#fff}
+kbd{font:11px ui-monospace,monospace;border:1px solid #aab;border-bottom-width:2px;border-radius:3px;padding:0 4px;background:#fff;color:#1d232b}
 #note{width:100%;height:56px}#saved{font-size:12px;color:#17663a;margin-left:8px}#tabs button{margin:0 4px 4px 0;font-size:12px}#tabs button.on{background:#1d2a3a;color:#fff}
 #help{position:fixed;right:16px;top:50px;background:#fff;border:1px solid #99a;box-shadow:0 4px 14px #0003;padding:10px 14px;display:none;z-index:5}#help.on{display:block}
 h3{font-size:14px;margin:8px 0 4px}.muted{color:#667;font-size:12px}
@@ -220,11 +220,12 @@ function labeller(a) {
   const cur = new Set(a.label ? a.label.modes : []);
   MODES = META.modes.map((m) => m.name);
   const modes = META.modes.map((m, i) => `<label class="mode" title="${esc(m.definition)}"><kbd>${i < 9 ? i + 1 : ""}</kbd><input type="checkbox" data-mode="${esc(m.name)}"${cur.has(m.name) ? " checked" : ""}${META.can_label ? "" : " disabled"}> ${esc(m.name)}${m.kind === "harness" ? ' <span class="chip harness">harness fault</span>' : ""}</label>`).join("");
-  const who = a.label ? `<span class="muted">labelled by ${esc(a.label.who)} at ${esc(a.label.at)} (taxonomy ${esc(a.label.taxonomy_version)})</span>` : `<span class="muted">not labelled</span>`;
+  const who = `<span class="muted" id="who">${whoText(a.label)}</span>`;
   return `<div id="labeller"><div><b>Failure modes</b> ${who}<span id="saved"></span></div>
     ${modes || '<span class="muted">the suite has no taxonomy file: only notes can be saved</span>'}
     <div><textarea id="note" placeholder="note ( n to write, Enter to save )"${META.can_label ? "" : " disabled"}>${esc(a.label ? a.label.note : "")}</textarea></div></div>`;
 }
+function whoText(l) { return l ? `labelled by ${esc(l.who)} at ${esc(l.at)} (taxonomy ${esc(l.taxonomy_version)})` : "not labelled"; }
 async function showAttempt(run, item, epoch, p) {
   VIEW = "attempt";
   if (!PAGE || JSON.stringify(PAGE.p) !== JSON.stringify(p)) { const res = await api.attempts(Object.assign({}, p, {offset: Number(p.offset || 0), limit: META.page_size})); PAGE = {p, res}; }
@@ -264,6 +265,7 @@ async function saveLabel(modes) {
     CUR.label = saved; NOTE_DIRTY = false;
     const row = PAGE && PAGE.res.rows.find((x) => keyOf(x) === keyOf(r));
     if (row) { row.modes = saved.modes; row.labelled = true; }
+    $("#who").innerHTML = whoText(saved);
     $("#saved").textContent = "saved " + (saved.modes.length ? saved.modes.join(", ") : "(no mode)") + " at " + saved.at;
     document.body.dataset.saved = keyOf(r) + "|" + saved.modes.join(",");
     document.body.dataset.saves = String(Number(document.body.dataset.saves || 0) + 1);

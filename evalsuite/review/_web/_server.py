@@ -188,7 +188,7 @@ def site_data(app: ReviewApp) -> dict[str, Any]:
             extra = [str(g.get("explanation") or "") for g in found["grader"]]
             text[row.id] = "\n".join(said + calls + extra + [found["final"]["completion"]]).lower()
     meta = app.meta() | {"can_label": False}
-    return _clean(
+    data: dict[str, Any] = _clean(
         {
             "meta": meta,
             "rows": rows,
@@ -199,6 +199,7 @@ def site_data(app: ReviewApp) -> dict[str, Any]:
             "findings": {"\x1f".join([k[0], k[1], str(k[2])]): v for k, v in app.findings.items()},
         }
     )
+    return data
 
 
 def write_site(app: ReviewApp, out: Path) -> Path:
