@@ -13,11 +13,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalsuite.errors import NotFoundError, UsageError
 from evalsuite.review._web._index import AttemptRow, IndexedRun, ReviewIndex, RunFacts
 from evalsuite.review._web._logs import log_source, read_transcripts
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "PAGE_SIZE",
@@ -188,11 +191,11 @@ class ReviewApp:
     def open(
         index: ReviewIndex,
         records: Sequence[Any],
-        rows: Mapping[str, Sequence[Mapping[str, Any]]],
+        attempts: Mapping[str, pd.DataFrame],
         state_dir: Path,
         setup: AppSetup,
     ) -> ReviewApp:
-        """Open `records` (stored `RunRecord`s) with their attempt `rows` through `index`.
+        """Open `records` (stored `RunRecord`s) with their `attempts` through `index`.
 
         Raises:
             ValueError: a log of a run is not a readable inspect log.
@@ -204,7 +207,12 @@ class ReviewApp:
             holdout = record.split == "holdout"
             logs = log_source(record.run_id, record.spec, state_dir)
             run = index.open_run(
-                RunFacts(run_id=record.run_id, holdout=holdout, rows=rows[record.run_id], logs=logs)
+                RunFacts(
+                    run_id=record.run_id,
+                    holdout=holdout,
+                    attempts=attempts[record.run_id],
+                    logs=logs,
+                )
             )
             indexed[record.run_id] = run
             views.append(

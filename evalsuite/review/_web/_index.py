@@ -25,9 +25,12 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalsuite.review._web._logs import LogSource, Transcript, read_transcripts
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "INDEX_FORMAT",
@@ -63,8 +66,8 @@ class RunFacts:
 
     run_id: str
     holdout: bool
-    rows: Sequence[Mapping[str, Any]]
-    """The store's attempt rows (`Store.attempts` as records)."""
+    attempts: pd.DataFrame
+    """The store's attempts of the run (`Store.attempts`)."""
     logs: LogSource
 
 
@@ -124,17 +127,15 @@ def _number(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
-def _store_signature(rows: Sequence[Mapping[str, Any]]) -> str:
-    digest = hashlib.sha256()
-    for row in rows:
-        score = _number(row.get("score"))
-        digest.update(
-            json.dumps(
-                [row["item_id"], int(row["epoch"]), row["outcome"], score, row.get("reason")],
-                default=str,
-            ).encode()
-        )
-    return digest.hexdigest()
+_SIGNED = ["item_id", "epoch", "outcome", "score", "reason"]
+
+
+def _store_signature(attempts: pd.DataFrame) -> str:
+    """A digest of the store's rows of the run (what the list shows of each attempt)."""
+    import pandas as pd
+
+    hashed = pd.util.hash_pandas_object(attempts[_SIGNED].astype(str), index=False)
+    return f"{len(attempts)}:" + hashlib.sha256(hashed.to_numpy().tobytes()).hexdigest()
 
 
 def fts_query(text: str) -> str:
@@ -182,7 +183,7 @@ class ReviewIndex:
         Raises:
             ValueError: one of its logs is not a readable inspect log.
         """
-        signature = _store_signature(facts.rows) + "\n" + facts.logs.signature()
+        signature = _store_signature(facts.attempts) + "\n" + facts.logs.signature()
         with self._lock:
             found = self._db.execute(
                 "SELECT signature, n_transcripts, build_s FROM runs WHERE run_id = ?",
@@ -233,7 +234,7 @@ class ReviewIndex:
                 )]  # fmt: skip
                 db.executemany("DELETE FROM search WHERE rowid = ?", ((i,) for i in old))
                 db.execute("DELETE FROM attempts WHERE run_id = ?", (facts.run_id,))
-                for row in facts.rows:
+                for row in facts.attempts.to_dict("records"):
                     key = (str(row["item_id"]), int(row["epoch"]))
                     transcript = transcripts.get(key)
                     cursor = db.execute(
@@ -266,7 +267,7 @@ class ReviewIndex:
                     (
                         facts.run_id,
                         signature,
-                        len(facts.rows),
+                        len(facts.attempts),
                         len(transcripts),
                         time.perf_counter() - started,
                     ),

@@ -182,13 +182,7 @@ def open_review(
             if record.split == "holdout":
                 _record_export(layout, record, options.key_dir)
     taxonomy, notes = _taxonomy(layout, records, options.taxonomy)
-    rows: dict[str, list[dict[str, Any]]] = {
-        r.run_id: [
-            {str(k): v for k, v in row.items()}
-            for row in store.attempts(r.run_id).to_dict("records")
-        ]
-        for r in records
-    }
+    attempts = {r.run_id: store.attempts(r.run_id) for r in records}
     modes = [
         ModeInfo(name=m.name, definition=m.definition, kind=m.kind)
         for m in (taxonomy.modes if taxonomy is not None else ())
@@ -212,7 +206,7 @@ def open_review(
         saver=saver,
         notes=notes,
     )
-    return ReviewApp.open(index, records, rows, layout.state, setup)
+    return ReviewApp.open(index, records, attempts, layout.state, setup)
 
 
 def _saver(store: Store, taxonomy: Any, who: str) -> Any:
