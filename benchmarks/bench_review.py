@@ -28,7 +28,7 @@ import urllib.request
 from pathlib import Path
 
 from evalsuite._core.layout import Layout
-from evalsuite.review._web import ReviewApp, ReviewOptions, open_review, start_server
+from evalsuite.review import ReviewApp, ReviewOptions, open_review, start_server
 from evalsuite.review._web._logs import log_source, read_transcripts
 from evalsuite.store import RunRecord, Store, default_store_url
 from tests.review.synthetic import synthetic_run

@@ -169,6 +169,7 @@ def review_cmd(
     taxonomy_file: Path | None,
     port: int | None,
     site_dir: Path | None,
+    include_holdout: bool,
     who: str,
     as_json: bool,
 ) -> None:
@@ -183,7 +184,7 @@ def review_cmd(
     if wants_web(as_json=as_json, port=port, site_dir=site_dir):
         serve_review(
             ctx, run_ids, port=port, site_dir=site_dir, who=who, taxonomy=taxonomy_file,
-            as_json=as_json,
+            as_json=as_json, include_holdout=include_holdout,
         )  # fmt: skip
         return
 

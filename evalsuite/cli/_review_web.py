@@ -16,9 +16,10 @@ import click
 
 from evalsuite.cli._common import Context, console, emit_json
 from evalsuite.cli._paths import PathParam
+from evalsuite.errors import UsageError
 
 if TYPE_CHECKING:
-    from evalsuite.review._web import ReviewApp
+    from evalsuite.review import ReviewApp
 
 __all__ = ["DEFAULT_PORT", "open_app", "serve_review", "wants_web", "web_options"]
 
@@ -28,7 +29,16 @@ DEFAULT_PORT = 8765
 
 
 def web_options(func: F) -> F:
-    """``--port``, ``--out DIR`` and ``--who NAME`` of the review web app."""
+    """``--port``, ``--out DIR``, ``--include-holdout-attempts`` and ``--who NAME``."""
+    func = click.option(
+        "--include-holdout-attempts",
+        "include_holdout",
+        is_flag=True,
+        help=(
+            "With --out: write holdout runs' attempt rows (ids, outcomes, scores; never a "
+            "transcript), recording the export in the holdout ledger."
+        ),
+    )(func)
     func = click.option(
         "--who",
         default="",
@@ -65,17 +75,23 @@ def open_app(
     who: str,
     taxonomy: Path | None,
     static: bool,
+    include_holdout: bool = False,
     findings: Mapping[tuple[str, str, int], Sequence[str]] | None = None,
 ) -> ReviewApp:
     """Open `run_ids` of the project's store for the app (see `evalsuite.review._web`)."""
     from evalsuite.cli._run_cmds import open_store
-    from evalsuite.review import default_labeller
-    from evalsuite.review._web import ReviewOptions, open_review
+    from evalsuite.review import ReviewOptions, default_labeller, open_review
     from evalsuite.store import default_store_url
 
     store = open_store(ctx, create=False)
     url = ctx.store_url or default_store_url(ctx.layout.state)
-    options = ReviewOptions(who=who.strip() or default_labeller(), taxonomy=taxonomy, static=static)
+    options = ReviewOptions(
+        who=who.strip() or default_labeller(),
+        taxonomy=taxonomy,
+        static=static,
+        include_holdout=include_holdout,
+        key_dir=ctx.key_dir,
+    )
     return open_review(store, ctx.layout, url, run_ids, options, findings)
 
 
@@ -92,6 +108,7 @@ def serve_review(
     who: str,
     taxonomy: Path | None,
     as_json: bool,
+    include_holdout: bool = False,
     findings: Mapping[tuple[str, str, int], Sequence[str]] | None = None,
 ) -> None:
     """Serve the app until interrupted (printing its URL), or write it with `site_dir`.
@@ -100,10 +117,18 @@ def serve_review(
         UsageError: bad runs or options, a port that cannot be bound.
         HoldoutAccessError: a holdout run the ledger does not allow (exit 7).
     """
-    from evalsuite.review._web import start_server, write_site
+    from evalsuite.review import start_server, write_site
 
+    if include_holdout and site_dir is None:
+        raise UsageError("--include-holdout-attempts goes with --out DIR (a static site)")
     app = open_app(
-        ctx, run_ids, who=who, taxonomy=taxonomy, static=site_dir is not None, findings=findings
+        ctx,
+        run_ids,
+        who=who,
+        taxonomy=taxonomy,
+        static=site_dir is not None,
+        include_holdout=include_holdout,
+        findings=findings,
     )
     if site_dir is not None:
         page = write_site(app, site_dir)

@@ -5,6 +5,7 @@ Usage::
     taxonomy = suite_taxonomy(layout, "support")          # tasks/taxonomies/support.toml
     save_label(store, AttemptLabel(run_id, "item-1", 1, ("tool_error",)), taxonomy=taxonomy)
     labels = load_labels(store, run_id)                     # the latest label per attempt
+    app = open_review(store, layout, url, [run_id], ReviewOptions(who="me"))  # the web app
 
 It sits above the statistics and the store, below the use cases (docs/review.md).
 """
@@ -29,6 +30,13 @@ if TYPE_CHECKING:
         suite_taxonomy,
         taxonomy_path,
     )
+    from evalsuite.review._web import (
+        ReviewApp,
+        ReviewOptions,
+        open_review,
+        start_server,
+        write_site,
+    )
 else:
     from evalsuite._core.lazy import lazy_exports
 
@@ -52,6 +60,7 @@ else:
                 "suite_taxonomy",
                 "taxonomy_path",
             ),
+            "._web": ("ReviewApp", "ReviewOptions", "open_review", "start_server", "write_site"),
         },
     )
 
@@ -59,6 +68,8 @@ __all__ = [
     "MODE_KINDS",
     "AttemptLabel",
     "Mode",
+    "ReviewApp",
+    "ReviewOptions",
     "Taxonomy",
     "check_label",
     "default_labeller",
@@ -66,7 +77,10 @@ __all__ = [
     "load_labels",
     "load_taxonomy",
     "now_utc",
+    "open_review",
     "save_label",
+    "start_server",
     "suite_taxonomy",
     "taxonomy_path",
+    "write_site",
 ]

@@ -84,8 +84,8 @@ def ledger_allows(layout: Layout, record: RunRecord, options: ReviewOptions) -> 
         return (
             f"run {record.run_id} is a holdout run: a static site writes its attempts (ids, "
             "outcomes, scores; never a transcript) only with --include-holdout-attempts, which "
-            "records the export in the holdout ledger; or review it live with `evalsuite "
-            f"review {record.run_id}` (nothing is written)"
+            "records the export in the holdout ledger; or review it live (`evalsuite review "
+            "RUN` without --out writes nothing)"
         )
     return None
 
@@ -109,8 +109,8 @@ def _record_export(layout: Layout, record: RunRecord, key_dir: Path | None) -> N
         version=str(record.version),
         manifest_hash=str(record.manifest_hash),
         model=record.model,
-        reason="evalsuite review --out --include-holdout-attempts: item ids, outcomes and "
-        "scores, never a transcript",
+        reason="a static review site (review --out with --include-holdout-attempts): item "
+        "ids, outcomes and scores, never a transcript",
         at=datetime.now(UTC).isoformat(),
         anchor=anchor_file(key_dir, layout.root, suite),
     )
