@@ -274,3 +274,37 @@ def _append_ledger(path: Path, run_id: str, kind: str) -> None:
             "mechanism": {"name": "thresholdout"} if kind == "answer" else None,
         },
     )
+
+
+def _cli(root: Path, key_dir: Path, *args: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from evalsuite.cli import cli
+
+    result = CliRunner().invoke(
+        cli, ["--root", str(root), *args], env={"EVALSUITE_KEY_DIR": str(key_dir)}
+    )
+    return result.exit_code, result.output
+
+
+def test_the_command_writes_the_site_and_keeps_the_holdout_rule(
+    setup: Setup, tmp_path: Path
+) -> None:
+    keys = tmp_path / "keys"
+    out = setup.root / "reports" / "review"
+    code, text = _cli(setup.root, keys, "review", "run-a", "--out", str(out), "--json")
+    assert code == 0, text
+    written = json.loads(text)
+    assert written["written"] == str(out / "index.html") and written["runs"][0]["n_attempts"] == 40
+    synthetic_run(setup.root, setup.store, "run-h", items=3, seed=4, split="holdout")
+    code, text = _cli(setup.root, keys, "review", "run-h", "--out", str(out))
+    assert code == 7 and "--include-holdout-attempts" in text
+    code, text = _cli(setup.root, keys, "review", "run-a", "--include-holdout-attempts")
+    assert code == 2 and "goes with --out" in text
+    code, text = _cli(
+        setup.root, keys, "review", "run-h", "--out", str(out), "--include-holdout-attempts"
+    )
+    assert code == 0, text
+    assert [e.kind for e in read_ledger(setup.layout.ledger_file("support"))] == ["export"]
+    code, text = _cli(setup.root, keys, "review", "no-such-run", "--out", str(out))
+    assert code == 2 and "no-such-run" in text
