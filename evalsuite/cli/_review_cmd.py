@@ -17,17 +17,19 @@ from evalsuite.cli._common import (
     emit_json,
     handle_errors,
     json_option,
+    level_option,
     pass_context,
+    seed_option,
 )
 from evalsuite.cli._paths import PathParam
-from evalsuite.cli._review_web import serve_review, wants_web, web_options
+from evalsuite.cli._review_web import WebRequest, web_options
 from evalsuite.errors import UsageError
 
 if TYPE_CHECKING:
     from evalsuite.review import Taxonomy
     from evalsuite.store import Store
 
-__all__ = ["label_cmd", "review_cmd"]
+__all__ = ["label_cmd", "parse_llm_scanners", "review_cmd", "scan_runs"]
 
 taxonomy_option = click.option(
     "--taxonomy",
@@ -156,39 +158,249 @@ def _labels_summary(ctx: Context, store: Store, run_ids: tuple[str, ...]) -> lis
     return out
 
 
+def parse_llm_scanners(pairs: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``--llm-scanner MODE=MODEL`` pairs as (mode, model).
+
+    Raises:
+        UsageError: a pair without ``=``, an empty mode or model.
+    """
+    out = []
+    for pair in pairs:
+        mode, sep, model = pair.partition("=")
+        if not sep or not mode.strip() or not model.strip():
+            raise UsageError(
+                f"--llm-scanner {pair!r}: expected MODE=MODEL, e.g. --llm-scanner "
+                "tool_loop=openai/gpt-4o-mini (a mode of the taxonomy, any inspect model)"
+            )
+        out.append((mode.strip(), model.strip()))
+    return out
+
+
+def scan_runs(
+    ctx: Context,
+    store: Store,
+    run_ids: tuple[str, ...],
+    *,
+    names: tuple[str, ...] = (),
+    llm: tuple[str, ...] = (),
+    taxonomy_file: Path | None = None,
+    log_dir: Path | None = None,
+    scans_dir: Path | None = None,
+) -> list[dict[str, Any]]:
+    """Scan each run with Inspect Scout (`review --scan`, `run --scan`); the scan reports.
+
+    Raises:
+        UsageError: an unknown built-in scanner, a malformed ``--llm-scanner``.
+    """
+    from evalsuite.review import BUILTIN_SCANNERS, builtin_scanners, llm_mode_scanner, scan_run
+
+    unknown = sorted(set(names) - set(BUILTIN_SCANNERS))
+    if unknown:
+        raise UsageError(
+            f"unknown scanner(s) {', '.join(unknown)}; the built-in scanners are "
+            f"{', '.join(BUILTIN_SCANNERS)}"
+        )
+    llm_pairs = parse_llm_scanners(llm)
+    reports = []
+    for run_id in run_ids:
+        scanners: dict[str, Any] = dict(
+            builtin_scanners(names or None) if names or not llm_pairs else {}
+        )
+        if llm_pairs:
+            taxonomy = run_taxonomy(ctx, store, run_id, taxonomy_file)
+            for mode, model in llm_pairs:
+                scanners[f"llm_{mode}"] = llm_mode_scanner(taxonomy.mode(mode), model)
+        report = scan_run(store, ctx.layout, run_id, scanners, log_dir=log_dir, scans_dir=scans_dir)
+        reports.append(report.to_dict())
+    return reports
+
+
+def _print_scan(reports: list[dict[str, Any]]) -> None:
+    for report in reports:
+        console.print(
+            f"{report['run_id']}: {report['transcripts']} transcripts scanned; Scout's results "
+            f"in {report['location']}",
+            markup=False,
+        )
+        for name, count in report["counts"].items():
+            console.print(f"  {name:24s} {count} flagged", markup=False)
+
+
+def _print_stats(payload: dict[str, Any]) -> None:
+    from evalsuite.service import review_lines
+
+    for line in review_lines(payload):
+        console.print(line, markup=False)
+
+
+def _propose(
+    ctx: Context, store: Store, run_ids: tuple[str, ...], n: int, seed: int, share: float
+) -> list[dict[str, Any]]:
+    from evalsuite.review import label_history, load_labels, propose, saturation
+
+    out = []
+    for run_id in run_ids:
+        store.get_run(run_id)
+        found = propose(
+            run_id,
+            store.attempts(run_id),
+            load_labels(store, run_id),
+            n=n,
+            seed=seed,
+            random_share=share,
+        )
+        out.append(found.to_dict() | {"saturation": saturation(label_history(store, run_id))})
+    return out
+
+
+def _print_proposals(proposals: list[dict[str, Any]]) -> None:
+    for found in proposals:
+        sat = found["saturation"]
+        console.print(
+            f"{found['run_id']}: {found['proposed']} attempts to label (seed {found['seed']}, "
+            f"{found['random_share']:.0%} random; {found['already_labelled']} labelled so far, "
+            f"{sat['modes_seen']} modes seen, {sat['new_in_last_k']} new in the last "
+            f"{sat['k']} labels)",
+            markup=False,
+        )
+        for row in found["attempts"]:
+            console.print(f"  {row['attempt']:32s} {row['outcome']:14s} {row['why']}", markup=False)
+
+
 @click.group("review", cls=_ReviewGroup, invoke_without_command=True)
 @click.argument("run_ids", nargs=-1, required=True)
+@click.option("--scan", is_flag=True, help="Scan the runs' transcripts with Inspect Scout.")
+@click.option(
+    "--scanner",
+    "scanner_names",
+    multiple=True,
+    help="With --scan: a built-in scanner to run (repeat; default: all of them).",
+)
+@click.option(
+    "--llm-scanner",
+    "llm_scanners",
+    multiple=True,
+    metavar="MODE=MODEL",
+    help="With --scan: also ask MODEL (any inspect model) whether each transcript shows MODE.",
+)
+@click.option(
+    "--log-dir",
+    type=PathParam(path_type=Path),
+    default=None,
+    help="With --scan: the runs' inspect logs (default: where each run wrote them).",
+)
+@click.option(
+    "--scans",
+    "scans_dir",
+    type=PathParam(file_okay=False, path_type=Path),
+    default=None,
+    help="With --scan: where Scout writes its results (default: .evalsuite/scans).",
+)
+@click.option(
+    "--stats",
+    is_flag=True,
+    help="Per-mode rates with intervals, changes between runs, scanner checks.",
+)
+@click.option(
+    "--propose",
+    "propose_n",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Propose N attempts to label next (failures stratified, plus a random share).",
+)
+@click.option(
+    "--random-share",
+    type=click.FloatRange(0, 1),
+    default=0.25,
+    show_default=True,
+    help="With --propose: the share of attempts drawn at random.",
+)
 @taxonomy_option
+@level_option
+@click.option("--alpha", type=click.FloatRange(0.001, 0.5), default=0.05, show_default=True)
+@seed_option
 @web_options
 @json_option
 @pass_context
 @handle_errors
-def review_cmd(
+def review_cmd(  # noqa: C901, PLR0912 (one branch per action: scan, stats, propose, app)
     ctx: Context,
     run_ids: tuple[str, ...],
+    scan: bool,
+    scanner_names: tuple[str, ...],
+    llm_scanners: tuple[str, ...],
+    log_dir: Path | None,
+    scans_dir: Path | None,
+    stats: bool,
+    propose_n: int | None,
+    random_share: float,
     taxonomy_file: Path | None,
+    level: float,
+    alpha: float,
+    seed: int,
     port: int | None,
     site_dir: Path | None,
     include_holdout: bool,
     who: str,
     as_json: bool,
 ) -> None:
-    """Review the transcripts of RUN_IDS: labels and failure modes (docs/review.md).
+    """Review the transcripts of RUN_IDS: scan, count failure modes, propose what to label.
 
-    Serves the review app on 127.0.0.1 (docs/review-app.md), or writes it with --out DIR;
-    with --json alone, prints the runs' label counts instead.
-    `evalsuite review label RUN ITEM EPOCH --mode M` labels one attempt.
+    One of --scan, --stats, --propose N; with none, the review app on 127.0.0.1
+    (docs/review-app.md), or written as a static site with --out DIR; with --json alone
+    (no --port, no --out), the labels so far per mode.
+    `evalsuite review label RUN ITEM EPOCH --mode M` labels one attempt (docs/review.md).
     """
     from evalsuite.cli._run_cmds import open_store
 
-    if wants_web(as_json=as_json, port=port, site_dir=site_dir):
-        serve_review(
-            ctx, run_ids, port=port, site_dir=site_dir, who=who, taxonomy=taxonomy_file,
-            as_json=as_json, include_holdout=include_holdout,
-        )  # fmt: skip
+    if sum([scan, stats, propose_n is not None]) > 1:
+        raise UsageError("give one of --scan, --stats and --propose N (run them one by one)")
+    if (scanner_names or llm_scanners or log_dir or scans_dir) and not scan:
+        raise UsageError("--scanner, --llm-scanner, --log-dir and --scans go with --scan")
+    web = WebRequest(port=port, site_dir=site_dir, include_holdout=include_holdout, who=who)
+    if web.serve_or_write(ctx, run_ids, acts=scan or stats or propose_n is not None,
+                          taxonomy=taxonomy_file, as_json=as_json):  # fmt: skip
         return
+    store = open_store(ctx, create=scan)
+    if scan:
+        reports = scan_runs(
+            ctx,
+            store,
+            run_ids,
+            names=scanner_names,
+            llm=llm_scanners,
+            taxonomy_file=taxonomy_file,
+            log_dir=log_dir,
+            scans_dir=scans_dir,
+        )
+        if as_json:
+            emit_json({"scans": reports})
+        else:
+            _print_scan(reports)
+        return
+    if stats:
+        from evalsuite.review import StatsOptions, review_summary
 
-    store = open_store(ctx, create=False)
+        payload = review_summary(
+            store,
+            ctx.layout,
+            run_ids,
+            taxonomy_file=taxonomy_file,
+            options=StatsOptions(level=level, alpha=alpha, seed=seed),
+        )
+        if as_json:
+            emit_json(payload)
+        else:
+            _print_stats(payload)
+        return
+    if propose_n is not None:
+        proposals = _propose(ctx, store, run_ids, propose_n, seed, random_share)
+        if as_json:
+            emit_json({"proposals": proposals})
+        else:
+            _print_proposals(proposals)
+        return
     for run_id in run_ids:
         run_taxonomy(ctx, store, run_id, taxonomy_file)
     summary = _labels_summary(ctx, store, run_ids)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,7 +22,7 @@ from evalsuite.errors import UsageError
 if TYPE_CHECKING:
     from evalsuite.review import ReviewApp
 
-__all__ = ["DEFAULT_PORT", "open_app", "serve_review", "wants_web", "web_options"]
+__all__ = ["DEFAULT_PORT", "WebRequest", "open_app", "serve_review", "wants_web", "web_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -66,6 +67,54 @@ def web_options(func: F) -> F:
 def wants_web(*, as_json: bool, port: int | None, site_dir: Path | None) -> bool:
     """Whether `review` serves or writes the app: always but for ``--json`` alone."""
     return site_dir is not None or port is not None or not as_json
+
+
+@dataclass(frozen=True, slots=True)
+class WebRequest:
+    """The review command's web options, and what they ask for."""
+
+    port: int | None
+    site_dir: Path | None
+    include_holdout: bool
+    who: str
+
+    def serve_or_write(
+        self,
+        ctx: Context,
+        run_ids: Sequence[str],
+        *,
+        acts: bool,
+        taxonomy: Path | None,
+        as_json: bool,
+    ) -> bool:
+        """Serve or write the app unless the command `acts` otherwise; whether it did.
+
+        Raises:
+            UsageError: web options with another action (``--scan``, ``--stats``,
+                ``--propose``), or ``--include-holdout-attempts`` without ``--out``.
+        """
+        if self.include_holdout and self.site_dir is None:
+            raise UsageError("--include-holdout-attempts goes with --out DIR (a static site)")
+        if acts:
+            if self.port is not None or self.site_dir is not None:
+                raise UsageError(
+                    "--port and --out serve or write the review app: not with --scan, --stats "
+                    "or --propose"
+                )
+            return False
+        if not wants_web(as_json=as_json, port=self.port, site_dir=self.site_dir):
+            return False
+        serve_review(
+            ctx,
+            run_ids,
+            port=self.port,
+            site_dir=self.site_dir,
+            who=self.who,
+            taxonomy=taxonomy,
+            as_json=as_json,
+            include_holdout=self.include_holdout,
+        )
+        return True
 
 
 def open_app(

@@ -161,5 +161,5 @@ def load_labels(store: Store, run_id: str) -> list[AttemptLabel]:
 
 
 def label_history(store: Store, run_id: str) -> list[AttemptLabel]:
-    """Every label ever saved on run `run_id`, oldest first within each attempt."""
+    """Every label ever saved on run `run_id`, in the order they were saved."""
     return [_label(row) for row in store.label_rows(run_id, history=True)]

@@ -143,6 +143,7 @@ if TYPE_CHECKING:
         AuditInfo,
         RunFacts,
     )
+    from evalsuite.service._review import review_lines, why_it_failed
     from evalsuite.service._run import (
         AdaptiveOptions,
         AdaptiveRunner,
@@ -424,6 +425,7 @@ else:
                 "list_suites",
                 "suites_view",
             ),
+            "._review": ("review_lines", "why_it_failed"),
             "._triage_view": ("triage_view",),
             "._validity_report": (
                 "ValidityPoint",
@@ -589,6 +591,7 @@ __all__ = [
     "regrade",
     "reveal_exact",
     "reveal_records",
+    "review_lines",
     "run_adaptive",
     "run_completeness",
     "run_facts",
@@ -613,4 +616,5 @@ __all__ = [
     "verify_audit",
     "verify_view",
     "versus_results",
+    "why_it_failed",
 ]

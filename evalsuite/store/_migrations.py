@@ -28,6 +28,7 @@ from evalsuite.store._schema import (
     run_shards,
     runs,
     scan_findings,
+    scan_runs,
 )
 
 __all__ = ["MIGRATIONS", "fingerprint_stored_run"]
@@ -136,9 +137,13 @@ def _v6_to_v7(conn: Connection) -> None:
 
 
 def _v7_to_v8(conn: Connection) -> None:
-    """Add ``attempt_labels`` and ``scan_findings`` (review, docs/review.md); no row changes."""
+    """Add ``attempt_labels``, ``scan_findings`` and ``scan_runs`` (docs/review.md).
+
+    No row changes.
+    """
     attempt_labels.create(conn, checkfirst=True)
     scan_findings.create(conn, checkfirst=True)
+    scan_runs.create(conn, checkfirst=True)
 
 
 MIGRATIONS: Mapping[int, Callable[[Connection], None]] = {

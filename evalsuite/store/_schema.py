@@ -36,6 +36,7 @@ __all__ = [
     "run_shards",
     "runs",
     "scan_findings",
+    "scan_runs",
 ]
 
 metadata = MetaData()
@@ -230,3 +231,16 @@ scan_findings = Table(
 """What the Inspect Scout scanners found in a run's transcripts, one row per (attempt,
 scanner) that flagged it; a later scan of the run by a scanner replaces that scanner's rows
 (review --scan, docs/review.md). ``scan_location`` is the Scout scan the finding came from."""
+
+scan_runs = Table(
+    "scan_runs",
+    metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("scanner", String(128), primary_key=True),
+    Column("scan_location", Text, nullable=False),
+    Column("scanned_at", String(40), nullable=False),
+    Column("transcripts", Integer, nullable=False),
+    Column("flagged", Integer, nullable=False),
+)
+"""The last scan of each run by each scanner: where Scout wrote it, how many transcripts it
+read and flagged; a scanner with a row here and no `scan_findings` flagged nothing."""

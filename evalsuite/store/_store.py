@@ -88,6 +88,7 @@ from evalsuite.store._schema import (
     run_shards,
     runs,
     scan_findings,
+    scan_runs,
 )
 
 __all__ = [
@@ -1363,6 +1364,7 @@ class Store:
                 conn.execute(run_adaptive.delete().where(run_adaptive.c.run_id == run_id))
                 conn.execute(attempt_labels.delete().where(attempt_labels.c.run_id == run_id))
                 conn.execute(scan_findings.delete().where(scan_findings.c.run_id == run_id))
+                conn.execute(scan_runs.delete().where(scan_runs.c.run_id == run_id))
                 conn.execute(
                     gates.delete().where(
                         (gates.c.baseline == run_id) | (gates.c.candidate == run_id)
@@ -1442,12 +1444,13 @@ class Store:
     def label_rows(self, run_id: str, *, history: bool = False) -> list[dict[str, Any]]:
         """The labels of run `run_id`: the latest per attempt, or every save (`history`).
 
-        Ordered by (item_id, epoch) then save order; a row's ``modes`` is its JSON text.
+        The latest are ordered by (item_id, epoch), the history in save order; a row's
+        ``modes`` is its JSON text.
         """
         query = (
             select(attempt_labels)
             .where(attempt_labels.c.run_id == run_id)
-            .order_by(attempt_labels.c.item_id, attempt_labels.c.epoch, attempt_labels.c.label_id)
+            .order_by(attempt_labels.c.label_id)
         )
         with self._errors(f"read the labels of run {run_id}"), self._tx() as conn:
             rows = [dict(r._mapping) for r in conn.execute(query)]
@@ -1456,17 +1459,28 @@ class Store:
         latest: dict[tuple[str, int], dict[str, Any]] = {}
         for row in rows:
             latest[(row["item_id"], row["epoch"])] = row
-        return list(latest.values())
+        return [latest[key] for key in sorted(latest)]
 
-    def replace_findings(self, run_id: str, scanner: str, rows: Sequence[Mapping[str, Any]]) -> int:
+    def replace_findings(
+        self,
+        run_id: str,
+        scanner: str,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        scan: Mapping[str, Any],
+    ) -> int:
         """Replace what `scanner` found in run `run_id` by `rows` (one transaction).
 
         Each row holds item_id, epoch, value (JSON text), explanation, scan_location and
-        scanned_at. Returns the number of rows written.
+        scanned_at; `scan` (scan_location, scanned_at, transcripts) is the scan's record in
+        `scan_runs`. Returns the number of rows written.
         """
+        record = dict(scan) | {"run_id": run_id, "scanner": scanner, "flagged": len(rows)}
+        upsert = self._upsert_row(scan_runs, record, keys=("run_id", "scanner"))
 
         def action() -> None:
             with self._tx() as conn:
+                conn.execute(upsert)
                 conn.execute(
                     scan_findings.delete().where(
                         (scan_findings.c.run_id == run_id) & (scan_findings.c.scanner == scanner)
@@ -1481,6 +1495,12 @@ class Store:
         with self._errors(f"record the findings of scanner {scanner} in run {run_id}"):
             self._retrying(action)
         return len(rows)
+
+    def scan_records(self, run_id: str) -> list[dict[str, Any]]:
+        """The last scan of run `run_id` by each scanner (`scan_runs`), by scanner name."""
+        query = select(scan_runs).where(scan_runs.c.run_id == run_id).order_by(scan_runs.c.scanner)
+        with self._errors(f"read the scans of run {run_id}"), self._tx() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]
 
     def finding_rows(self, run_id: str) -> list[dict[str, Any]]:
         """What the scanners found in run `run_id`, ordered by (item_id, epoch, scanner)."""

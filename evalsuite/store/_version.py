@@ -22,6 +22,7 @@ SCHEMA_VERSION = 8
 7. ``attempt_column_cache`` and ``attempt_revs``: a run's analysis columns cached as one
    blob, and the triggers on ``attempts`` that drop it (and, on PostgreSQL, raise the run's
    revision) at any write to the run's attempts (docs/design/analysis-scale.md).
-8. ``attempt_labels`` (failure-mode labels of attempts, every save kept) and
-   ``scan_findings`` (what the transcript scanners flagged), docs/review.md.
+8. ``attempt_labels`` (failure-mode labels of attempts, every save kept),
+   ``scan_findings`` (what the transcript scanners flagged) and ``scan_runs`` (the last
+   scan of a run by each scanner), docs/review.md.
 """

@@ -150,6 +150,16 @@ def _labels(store: Store, run_ids: Sequence[str]) -> dict[tuple[str, str, int], 
     return found
 
 
+def _findings(store: Store, run_ids: Sequence[str]) -> dict[tuple[str, str, int], list[str]]:
+    """The scanners that flagged each attempt, from the scans stored by `review --scan`."""
+    found: dict[tuple[str, str, int], list[str]] = {}
+    for run_id in run_ids:
+        for row in store.finding_rows(run_id):
+            key = (run_id, str(row["item_id"]), int(row["epoch"]))
+            found.setdefault(key, []).append(str(row["scanner"]))
+    return found
+
+
 def open_review(
     store: Store,
     layout: Layout,
@@ -159,6 +169,9 @@ def open_review(
     findings: Mapping[tuple[str, str, int], Sequence[str]] | None = None,
 ) -> ReviewApp:
     """Open `run_ids` (unique prefixes, as `Store.get_run` takes them) for review.
+
+    `findings` ((run, item, epoch) -> scanner names): None reads the findings of the scans
+    stored by ``review --scan`` (`Store.finding_rows`).
 
     Raises:
         UsageError: no run named, runs of several suites, a malformed taxonomy.
@@ -197,12 +210,13 @@ def open_review(
     if not options.static:
         saver = _saver(store, taxonomy, options.who)
     index = ReviewIndex(index_path(store_url, layout.state))
+    ids = [r.run_id for r in records]
     setup = AppSetup(
         modes=modes,
         taxonomy_version=version,
         who=options.who,
         labels=_labels(store, [r.run_id for r in records]),
-        findings=dict(findings or {}),
+        findings=dict(findings) if findings is not None else _findings(store, ids),
         saver=saver,
         notes=notes,
     )
