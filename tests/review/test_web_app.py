@@ -308,3 +308,27 @@ def test_the_command_writes_the_site_and_keeps_the_holdout_rule(
     assert [e.kind for e in read_ledger(setup.layout.ledger_file("support"))] == ["export"]
     code, text = _cli(setup.root, keys, "review", "no-such-run", "--out", str(out))
     assert code == 2 and "no-such-run" in text
+
+
+def test_stored_scanner_findings_show_and_filter_the_list(setup: Setup) -> None:
+    scan = {"scan_location": "scans/x", "scanned_at": "2026-12-06T00:00:00Z", "transcripts": 40}
+    row = {"value": "true", "explanation": "same call 3 times", "scan_location": "scans/x",
+           "scanned_at": "2026-12-06T00:00:00Z"}  # fmt: skip
+    setup.store.replace_findings(
+        "run-a",
+        "repeated_tool_call",
+        [row | {"item_id": "item-00001", "epoch": 1}, row | {"item_id": "item-00002", "epoch": 2}],
+        scan=scan,
+    )
+    app = setup.open(["run-a"])
+    assert app.meta()["scanners"] == ["repeated_tool_call"]
+    found = app.attempts(Filters(finding="repeated_tool_call"))
+    assert [(r["item_id"], r["epoch"], r["findings"]) for r in found["rows"]] == [
+        ("item-00001", 1, ["repeated_tool_call"]),
+        ("item-00002", 2, ["repeated_tool_call"]),
+    ]
+    assert app.attempts(Filters(finding="*"))["total"] == 2
+    app.index.close()
+    code, text = _cli(setup.root, setup.root.parent / "keys", "review", "run-a", "--stats",
+                      "--port", "0")  # fmt: skip
+    assert code == 2 and "not with --scan" in text
