@@ -234,3 +234,39 @@ def test_review_app_search_filter_label_reload(
     if shots is not None:
         assert (shots / "review-list.png").stat().st_size > 10_000
         assert (shots / "review-transcript.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow  # shares the runs above
+@pytest.mark.browser
+def test_the_static_site_lists_searches_and_shows_a_transcript_offline(
+    reviewed: Reviewed, browser: Any, tmp_path: Path
+) -> None:
+    run_ids = reviewed.runs["records"]
+    out = tmp_path / "site"
+    result = reviewed.project.invoke("review", *run_ids, "--out", str(out), "--json")
+    assert result.exit_code == 0, result.stderr
+    page = browser.new_page(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+    problems: list[str] = []
+    requested: list[str] = []
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("request", lambda r: requested.append(r.url))
+    page.goto((out / "index.html").resolve().as_uri())
+    wait_ready(page)
+    assert total(page) == 12
+    tool = page.evaluate(
+        "() => DATA.transcripts[DATA.rows[0].id].messages.find((m) => m.tool_calls)"
+        ".tool_calls[0].function"
+    )
+    page.keyboard.press("/")
+    page.keyboard.type(tool)
+    page.keyboard.press("Enter")
+    page.wait_for_function("location.hash.includes('q=')")
+    assert 0 < total(page) <= 12
+    page.keyboard.press("Enter")
+    page.wait_for_function("location.hash.startsWith('#/a/')")
+    shown(page)
+    assert page.locator("#main-pane .msg.tool").count() > 0
+    assert page.locator("#labeller input[type=checkbox]:disabled").count() > 0  # read-only
+    page.close()
+    assert problems == []
+    assert [u for u in requested if not u.startswith("file://")] == []
