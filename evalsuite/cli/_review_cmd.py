@@ -23,6 +23,7 @@ from evalsuite.cli._common import (
 )
 from evalsuite.cli._paths import PathParam
 from evalsuite.cli._review_scan import run_taxonomy, scan_runs
+from evalsuite.cli._review_web import WebRequest, web_options
 from evalsuite.errors import UsageError
 
 if TYPE_CHECKING:
@@ -249,10 +250,11 @@ def _print_proposals(proposals: list[dict[str, Any]]) -> None:
 @level_option
 @click.option("--alpha", type=click.FloatRange(0.001, 0.5), default=0.05, show_default=True)
 @seed_option
+@web_options
 @json_option
 @pass_context
 @handle_errors
-def review_cmd(
+def review_cmd(  # noqa: C901, PLR0912 (one branch per action: scan, stats, propose, app)
     ctx: Context,
     run_ids: tuple[str, ...],
     scan: bool,
@@ -268,11 +270,17 @@ def review_cmd(
     level: float,
     alpha: float,
     seed: int,
+    port: int | None,
+    site_dir: Path | None,
+    include_holdout: bool,
+    who: str,
     as_json: bool,
 ) -> None:
     """Review the transcripts of RUN_IDS: scan, count failure modes, propose what to label.
 
-    One of --scan, --stats, --propose N; with none, the labels so far per mode.
+    One of --scan, --stats, --propose N; with none, the review app on 127.0.0.1
+    (docs/review-app.md), or written as a static site with --out DIR; with --json alone
+    (no --port, no --out), the labels so far per mode.
     `evalsuite review label RUN ITEM EPOCH --mode M` labels one attempt (docs/review.md).
     """
     from evalsuite.cli._run_cmds import open_store
@@ -283,6 +291,10 @@ def review_cmd(
         raise UsageError(
             "--scanner, --llm-scanner, --scanner-file, --log-dir and --scans go with --scan"
         )
+    web = WebRequest(port=port, site_dir=site_dir, include_holdout=include_holdout, who=who)
+    if web.serve_or_write(ctx, run_ids, acts=scan or stats or propose_n is not None,
+                          taxonomy=taxonomy_file, as_json=as_json):  # fmt: skip
+        return
     store = open_store(ctx, create=scan)
     if scan:
         reports = scan_runs(

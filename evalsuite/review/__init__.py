@@ -5,6 +5,7 @@ Usage::
     taxonomy = suite_taxonomy(layout, "support")          # tasks/taxonomies/support.toml
     save_label(store, AttemptLabel(run_id, "item-1", 1, ("tool_error",)), taxonomy=taxonomy)
     labels = load_labels(store, run_id)                     # the latest label per attempt
+    app = open_review(store, layout, url, [run_id], ReviewOptions(who="me"))  # the web app
 
 The scanners (`builtin_scanners`, `scan_run`) import Inspect Scout when first used; the
 rest reads the store only. It sits above the statistics and the store, below the use cases
@@ -72,6 +73,13 @@ if TYPE_CHECKING:
         suite_taxonomy,
         taxonomy_path,
     )
+    from evalsuite.review._web import (
+        ReviewApp,
+        ReviewOptions,
+        open_review,
+        start_server,
+        write_site,
+    )
 else:
     from evalsuite._core.lazy import lazy_exports
 
@@ -136,6 +144,7 @@ else:
                 "suite_taxonomy",
                 "taxonomy_path",
             ),
+            "._web": ("ReviewApp", "ReviewOptions", "open_review", "start_server", "write_site"),
         },
     )
 
@@ -151,6 +160,8 @@ __all__ = [
     "ModeRate",
     "Proposal",
     "Reclassified",
+    "ReviewApp",
+    "ReviewOptions",
     "ScanReport",
     "ScannerCheck",
     "StatsOptions",
@@ -167,6 +178,7 @@ __all__ = [
     "mode_changes",
     "mode_rates",
     "now_utc",
+    "open_review",
     "propose",
     "reclassify",
     "review_summary",
@@ -179,7 +191,9 @@ __all__ = [
     "scanner_rates",
     "scanners_from_file",
     "signature",
+    "start_server",
     "suite_taxonomy",
     "taxonomy_path",
     "transcript_link",
+    "write_site",
 ]
