@@ -138,6 +138,12 @@ if TYPE_CHECKING:
         Project,
         open_project,
     )
+    from evalsuite.service._ray_run import (
+        RayRunOutcome,
+        RayRunRequest,
+        check_distributed_store,
+        execute_ray_run,
+    )
     from evalsuite.service._regrade import RegradeResult, regrade
     from evalsuite.service._results import (
         AuditInfo,
@@ -186,6 +192,12 @@ if TYPE_CHECKING:
         ScorecardRow,
         ScorecardRun,
         scorecard,
+    )
+    from evalsuite.service._shard_progress import (
+        ShardProgress,
+        plan_item_ids,
+        shard_progress,
+        shards_line,
     )
     from evalsuite.service._stage_views import (
         audit_view,
@@ -359,6 +371,18 @@ else:
                 "AuditInfo",
                 "RunFacts",
             ),
+            "._ray_run": (
+                "RayRunOutcome",
+                "RayRunRequest",
+                "check_distributed_store",
+                "execute_ray_run",
+            ),
+            "._shard_progress": (
+                "ShardProgress",
+                "plan_item_ids",
+                "shard_progress",
+                "shards_line",
+            ),
             "._run": (
                 "AdaptiveOptions",
                 "AdaptiveRunner",
@@ -506,6 +530,8 @@ __all__ = [
     "PlannedRun",
     "PreparedMechanism",
     "Project",
+    "RayRunOutcome",
+    "RayRunRequest",
     "RecordedGate",
     "RegradeResult",
     "Release",
@@ -524,6 +550,7 @@ __all__ = [
     "ScorecardRow",
     "ScorecardRun",
     "ShardOptions",
+    "ShardProgress",
     "StoreUpgrade",
     "SuiteSummary",
     "SuiteVersion",
@@ -544,11 +571,13 @@ __all__ = [
     "audit_view",
     "change_family",
     "check_comparable",
+    "check_distributed_store",
     "check_governance",
     "column_mapping",
     "compare",
     "compare_payload",
     "comparison_view",
+    "execute_ray_run",
     "execute_run",
     "export_results",
     "fixed_interval_note",
@@ -582,6 +611,7 @@ __all__ = [
     "mechanism_problems",
     "mechanism_summaries",
     "open_project",
+    "plan_item_ids",
     "plan_run",
     "read_scores_file",
     "record_gate",
@@ -598,6 +628,8 @@ __all__ = [
     "score_payload",
     "score_view",
     "scorecard",
+    "shard_progress",
+    "shards_line",
     "store_info",
     "store_info_view",
     "store_label",
