@@ -16,7 +16,18 @@ from types import ModuleType
 
 from evalsuite.errors import UsageError
 
-__all__ = ["LOCAL_CLUSTER", "ClusterOptions", "connect", "import_ray", "shutdown"]
+__all__ = [
+    "LOCAL_CLUSTER",
+    "LOCAL_OBJECT_STORE_BYTES",
+    "ClusterOptions",
+    "check_address",
+    "connect",
+    "import_ray",
+    "shutdown",
+]
+
+LOCAL_OBJECT_STORE_BYTES = 200 * 1024 * 1024
+"""Object store of a local cluster made by `connect` (Ray's default is 30% of the memory)."""
 
 LOCAL_CLUSTER = "a local Ray cluster started by this process"
 """How a run names the cluster it made itself (no ``--address``)."""
@@ -37,12 +48,13 @@ class ClusterOptions:
             (the cluster this machine belongs to), or ``ray://HOST:PORT`` (Ray Client); None
             starts a local cluster in this process, stopped when the process ends.
         num_cpus: CPUs of a local cluster (None: the machine's); ignored with `address`.
-        object_store_bytes: Object store of a local cluster (None: Ray's default).
+        object_store_bytes: Object store of a local cluster (None: Ray's default, 30% of the
+            memory; a run's shards pass only their command lines through it).
     """
 
     address: str | None = None
     num_cpus: int | None = None
-    object_store_bytes: int | None = None
+    object_store_bytes: int | None = LOCAL_OBJECT_STORE_BYTES
 
     def describe(self) -> str:
         """The cluster, as messages name it."""
@@ -84,6 +96,26 @@ def _reachable(address: str, timeout_s: float) -> str | None:
         return exc.strerror or type(exc).__name__
 
 
+def check_address(address: str | None, *, timeout_s: float = 5.0) -> None:
+    """Refuse at once an address where nothing listens, before any other work.
+
+    None (a local cluster) has nothing to check; `connect` checks an address again.
+
+    Raises:
+        UsageError: no TCP connection to the address opens within `timeout_s` (the cause
+            named, and what to do).
+    """
+    if address is None:
+        return
+    why = _reachable(address, timeout_s)
+    if why is not None:
+        raise UsageError(
+            f"--address {address}: no Ray cluster answers there ({why}). Give the address "
+            "`ray start --head` printed on the cluster's head node (HOST:6379), check that "
+            "this machine can reach it, or leave --address out to start a local cluster"
+        )
+
+
 def connect(options: ClusterOptions, *, timeout_s: float = 5.0) -> ModuleType:
     """Ray, connected to the cluster `options` names (a new local one without an address).
 
@@ -97,15 +129,7 @@ def connect(options: ClusterOptions, *, timeout_s: float = 5.0) -> ModuleType:
     ray = import_ray()
     if ray.is_initialized():
         return ray
-    if options.address is not None:
-        why = _reachable(options.address, timeout_s)
-        if why is not None:
-            raise UsageError(
-                f"--address {options.address}: no Ray cluster answers there ({why}). Give the "
-                "address `ray start --head` printed on the cluster's head node (HOST:6379), "
-                "check that this machine can reach it, or leave --address out to start a local "
-                "cluster"
-            )
+    check_address(options.address, timeout_s=timeout_s)
     kwargs: dict[str, object] = {
         "include_dashboard": False,
         "logging_level": "warning",

@@ -311,10 +311,17 @@ def execute_ray_run(
         RunStoppedError: a shard lost more often than `request.retries` allows (its
             stored attempts stay; the message names the command that resumes it).
     """
-    from evalsuite._core.cluster import ClusterOptions, connect, import_ray, shutdown
+    from evalsuite._core.cluster import (
+        ClusterOptions,
+        check_address,
+        connect,
+        import_ray,
+        shutdown,
+    )
     from evalsuite.run import check_run_id
 
     check_distributed_store(store_url)
+    check_address(request.address)
     if request.shards is not None and request.shards < 1:
         raise UsageError(f"--shards {request.shards}: give the number of shards, at least 1")
     opened = store()
