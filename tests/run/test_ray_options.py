@@ -123,3 +123,22 @@ def test_each_shard_gets_the_command_line_options_as_given(
     for own in ("--executor", "--shards", "--address", "--run-id", "--json", "--no-progress"):
         assert own not in args
     assert (request.run_id, request.shards, request.address) == ("r1", 2, "auto")
+
+
+def test_a_shard_process_runs_the_cli_and_a_killed_one_is_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The body of each Ray task: the shard's command in a process of its own; a process
+    ended by a signal raises `ShardLost`, which Ray retries (a worker's death it retries
+    anyway)."""
+    import subprocess
+
+    from evalsuite.service import _ray_run
+
+    ended = _ray_run.run_shard_process(1, ["--version"], {}, str(tmp_path))
+    assert (ended.shard, ended.code) == (1, 0)
+    assert ended.stdout.startswith("evalsuite, version")
+    killed = subprocess.CompletedProcess(["x"], -9, "", "partial output")
+    monkeypatch.setattr(_ray_run.subprocess, "run", lambda *a, **k: killed)
+    with pytest.raises(_ray_run.ShardLost, match="shard 2's process was killed by signal 9"):
+        _ray_run.run_shard_process(2, ["run"], {}, str(tmp_path))
