@@ -418,25 +418,7 @@ def _run_shards(
             watch.show()
     elapsed = time.perf_counter() - started
     final = watch.read() or []
-    if lost:
-        for index in lost:
-            opened.set_shard(run_id, index, shards, "interrupted")
-        named = "; ".join(f"shard {i}/{shards}: {why}" for i, why in sorted(lost.items()))
-        raise RunStoppedError(
-            f"run {run_id}: {len(lost)} shard(s) were lost {request.retries + 1} times each "
-            f"({named}). The attempts they stored are kept; resume the run with `evalsuite run "
-            f"--resume {run_id} --executor ray --shards {shards}`"
-        )
-    failed = [e for _, e in sorted(exits.items()) if e.code not in (0, 5)]
-    if failed:
-        raise _shard_error(failed[0], shards)
-    record = opened.find_run(run_id)
-    if record is None or record.status != "complete":
-        status = "missing" if record is None else record.status
-        raise RunStoppedError(
-            f"run {run_id}: every shard ended but the run is {status}; resume it with "
-            f"`evalsuite run --resume {run_id} --executor ray --shards {shards}`"
-        )
+    record = _judge(target, shards, exits, lost, request.retries)
     return RayRunOutcome(
         run_id=run_id,
         shards=final,
@@ -445,3 +427,36 @@ def _run_shards(
         elapsed_s=elapsed,
         cluster=options.describe(),
     )
+
+
+def _judge(
+    target: _Target, shards: int, exits: dict[int, ShardExit], lost: dict[int, str], retries: int
+) -> RunRecord:
+    """The complete run the shards made, or the error of the first shard that failed.
+
+    Raises:
+        RunStoppedError: a shard was lost past its retries (marked interrupted), or every
+            shard ended and the run is still not complete.
+        EvalsuiteError: the first failed shard's error, its exit code kept.
+    """
+    opened, run_id = target.store, target.run_id
+    again = f"`evalsuite run --resume {run_id} --executor ray --shards {shards}`"
+    if lost:
+        if opened.find_run(run_id) is not None:  # a shard lost before the run row: none
+            for index in lost:
+                opened.set_shard(run_id, index, shards, "interrupted")
+        named = "; ".join(f"shard {i}/{shards}: {why}" for i, why in sorted(lost.items()))
+        raise RunStoppedError(
+            f"run {run_id}: {len(lost)} shard(s) were lost {retries + 1} times each ({named}). "
+            f"The attempts they stored are kept; resume the run with {again}"
+        )
+    failed = [e for _, e in sorted(exits.items()) if e.code not in (0, 5)]
+    if failed:
+        raise _shard_error(failed[0], shards)
+    record = opened.find_run(run_id)
+    if record is None or record.status != "complete":
+        status = "missing" if record is None else record.status
+        raise RunStoppedError(
+            f"run {run_id}: every shard ended but the run is {status}; resume it with {again}"
+        )
+    return record
