@@ -16,7 +16,14 @@ reference run): `slow`, run by `make slow` (docs/design/test-speed.md).
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +32,7 @@ import pytest
 
 from evalsuite.holdout import read_ledger
 from evalsuite.run import KILL_SHARD_ENV
-from tests.helpers import REPO, Project, finish, json_out
+from tests.helpers import REPO, Project, finish, json_out, wait_until
 from tests.pg import PgServer
 from tests.run.conftest import STABLE
 from tests.run.processes import spawn
@@ -152,3 +159,68 @@ def test_support_dev_3_epochs_on_ray_with_a_worker_killed_equals_a_local_run(
     assert _killed(project, "ray-dev", 2)
     assert found["mean"] == json_out(local)["mean"]
     _same_as_local(project, "ray-dev", "local-dev", planned=324)
+
+
+@pytest.fixture
+def head(tmp_path: Path) -> Iterator[str]:
+    """A Ray cluster started as a user starts one, `ray start --head --block`, on 127.0.0.1
+    with two worker CPUs; its address. Ended by ending that process (never `ray stop`,
+    which would stop every Ray cluster of the machine)."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    ray = Path(sys.executable).parent / "ray"
+    temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # short: Unix socket paths
+    command = [str(ray), "start", "--head", "--block", "--node-ip-address", "127.0.0.1"]
+    command += [f"--port={port}", "--num-cpus=2", "--include-dashboard=false"]
+    command += ["--object-store-memory=200000000", f"--temp-dir={temp}", "--disable-usage-stats"]
+    log = (tmp_path / "ray-head.log").open("w")
+    proc = subprocess.Popen(
+        command,
+        env={**os.environ, **RAY_ENV},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    address = f"127.0.0.1:{port}"
+    try:
+        wait_until(lambda: _listening(port), "the Ray head listens", proc=proc)
+        yield address
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # --block: the head stops what it started
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_a_run_on_a_started_cluster_by_address_survives_a_killed_shard_process(
+    tmp_path: Path, pg: PgServer, head: str
+) -> None:
+    """`--address` of a cluster made by `ray start --head`; the shard's process (not its
+    worker) is killed: the task raises `ShardLost`, which Ray retries."""
+    project = _project(tmp_path, pg.new_database())
+    args = ("run", "support@4.0.0", "--model", "evalsuite/improved", "--epochs", "2")
+    args += ("--seed", "5", "--limit", "6", "--json")
+    local = project.invoke(*args, "--run-id", "local-2", "--no-progress")
+    assert local.exit_code == 0, local.stderr
+    env = {**RAY_ENV, "EVALSUITE_STORE": str(project.store_url), KILL_SHARD_ENV: "2:2"}
+    proc = spawn(
+        project, *args, "--run-id", "ray-2", "--executor", "ray", "--address", head,
+        "--shards", "2", env=env, fresh=True,
+    )  # fmt: skip
+    out, err = finish(proc)
+    assert proc.returncode == 0, err[-3000:]
+    assert f"2 shard(s) on the Ray cluster at {head}" in err
+    assert _killed(project, "ray-2", 2)
+    assert json.loads(out)["mean"] == json_out(local)["mean"]
+    _same_as_local(project, "ray-2", "local-2", planned=12)
