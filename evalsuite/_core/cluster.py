@@ -149,8 +149,10 @@ def connect(options: ClusterOptions, *, timeout_s: float = 5.0) -> ModuleType:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise UsageError(
             f"could not connect to {options.describe()}: {first}. Check that the cluster runs "
-            "(`ray status` on its head node) and runs the same Ray and Python versions as "
-            "this machine, or leave --address out to start a local cluster"
+            "(`ray status` on its head node) with the same Ray and Python versions as this "
+            "machine, and that RAY_AUTH_MODE is set here as on the cluster (with token "
+            "authentication, Ray's default, this machine needs the cluster's token too); or "
+            "leave --address out to start a local cluster"
         ) from None
     return ray
 

@@ -46,6 +46,10 @@ RAY_ENV = {
     "PYTHONPATH": str(REPO),  # Ray's workers and the shard processes import this checkout
 }
 
+NO_AUTH = {"RAY_AUTH_MODE": "disabled"}
+"""The test's own cluster on 127.0.0.1 runs without Ray's token authentication (its token
+would be written to the user's ~/.ray, which other sessions of the machine share)."""
+
 
 def _project(tmp_path: Path, store_url: str) -> Project:
     """A copy of this project (tasks, manifests, holdout without its ledger)."""
@@ -177,7 +181,7 @@ def head(tmp_path: Path) -> Iterator[str]:
     log = (tmp_path / "ray-head.log").open("w")
     proc = subprocess.Popen(
         command,
-        env={**os.environ, **RAY_ENV},
+        env={**os.environ, **RAY_ENV, **NO_AUTH},
         stdout=log,
         stderr=subprocess.STDOUT,
         text=True,
@@ -213,7 +217,7 @@ def test_a_run_on_a_started_cluster_by_address_survives_a_killed_shard_process(
     args += ("--seed", "5", "--limit", "6", "--json")
     local = project.invoke(*args, "--run-id", "local-2", "--no-progress")
     assert local.exit_code == 0, local.stderr
-    env = {**RAY_ENV, "EVALSUITE_STORE": str(project.store_url), KILL_SHARD_ENV: "2:2"}
+    env = {**RAY_ENV, **NO_AUTH, "EVALSUITE_STORE": str(project.store_url), KILL_SHARD_ENV: "2:2"}
     proc = spawn(
         project, *args, "--run-id", "ray-2", "--executor", "ray", "--address", head,
         "--shards", "2", env=env, fresh=True,
