@@ -8,6 +8,7 @@ show progress the shards do not make.
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -94,3 +95,36 @@ def test_the_line_sums_the_shards() -> None:
     progress = shard_progress(record, 2, ["a", "b"], attempts, rows)
     assert shards_line(progress) == "1/2 shards complete · 3/4 attempts · 0 error(s)"
     assert progress[1].line() == "shard 2/2 waiting: 1/2 attempts, 0 error(s)"
+
+
+def test_the_fast_reader_and_the_store_give_the_same_shard_rows(tmp_path: Path) -> None:
+    """`RunReader.shard_rows` reads SQLite with sqlite3, any other store through `Store`
+    (`shards`, `attempt_outcomes`): both must give the same rows."""
+    import math
+
+    from evalsuite.store import AttemptRecord, RunReader, Store
+
+    url = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    store = Store(url)
+    store.create_run(_record(2, 2, 2))
+    store.set_shard("r", 2, 2, "running", host="node-2")
+    store.record_attempts(
+        "r",
+        [
+            AttemptRecord(
+                item_id=item,
+                epoch=epoch,
+                stratum="s",
+                outcome=outcome,
+                score=math.nan if outcome == "harness_error" else 1.0,
+                item_hash="h",
+                seed=epoch,
+            )
+            for item, epoch, outcome in [("a", 1, "scored"), ("b", 2, "harness_error")]
+        ],
+    )
+    states, attempts = RunReader(url).shard_rows("r")
+    assert sorted(attempts) == sorted(store.attempt_outcomes("r"))
+    assert sorted(attempts) == [("a", 1, "scored"), ("b", 2, "harness_error")]
+    assert [(s.shard, s.shards, s.status, s.host) for s in states] == [(2, 2, "running", "node-2")]
+    assert [(s.shard, s.status) for s in store.shards("r")] == [(2, "running")]
