@@ -78,6 +78,7 @@ GROUPS: dict[str, list[str]] = {
     ],
     "Shards": ["--shard"],
     "Fault injection": ["--inject-faults", "--fault-kind", "--fault-mode"],
+    "Executor": ["--executor", "--address", "--shards"],
     "Output and other options": ["--no-progress", "--json", "--help"],
 }
 
@@ -146,6 +147,10 @@ ADDED: list[tuple[str, str, object, bool, bool, str]] = [
     ("mechanism_budget", "--mechanism-budget", None, False, False, "INT"),
     ("mechanism_seed", "--mechanism-seed", None, False, False, "INT"),
     ("ladder_step", "--ladder-step", None, False, False, "FLOAT"),
+    # issue 35, docs/scale.md, "Runs on a Ray cluster"
+    ("executor", "--executor", "local", False, False, "Choice(['local', 'ray'])"),
+    ("address", "--address", None, False, False, "STRING"),
+    ("shards_n", "--shards", None, False, False, "<IntRange x>=1>"),
 ]
 
 
