@@ -528,6 +528,71 @@ shard_options = option_group(
         ),
     ),
 )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ExecutorOptions:
+    """Where the run's attempts run: in this process, or as shards on a Ray cluster."""
+
+    executor: Literal["local", "ray"]
+    address: str | None
+    shards: int | None
+
+    def check(self) -> None:
+        """Refuse the cluster's options without ``--executor ray``.
+
+        Raises:
+            UsageError: ``--address`` or ``--shards`` with ``--executor local``.
+        """
+        given = [
+            flag
+            for flag, value in (("--address", self.address), ("--shards", self.shards))
+            if value is not None
+        ]
+        if self.executor == "local" and given:
+            raise UsageError(
+                f"{' and '.join(given)} only apply with --executor ray (a run on a Ray "
+                "cluster); add --executor ray, or leave them out to run in this process"
+            )
+
+
+def _executor(
+    executor: Literal["local", "ray"], address: str | None, shards_n: int | None
+) -> ExecutorOptions:
+    options = ExecutorOptions(executor, address, shards_n)
+    options.check()
+    return options
+
+
+executor_options = option_group(
+    "Executor",
+    "executor",
+    _executor,
+    click.option(
+        "--executor",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help=(
+            "local: this process runs every attempt; ray: the run is split into --shards "
+            "shards run as Ray tasks into one PostgreSQL store, lost shards retried "
+            "(docs/scale.md)."
+        ),
+    ),
+    click.option(
+        "--address",
+        default=None,
+        metavar="ADDR",
+        help="With --executor ray: the cluster's head, HOST:PORT (default: a local cluster).",
+    ),
+    click.option(
+        "--shards",
+        "shards_n",
+        type=click.IntRange(min=1),
+        default=None,
+        help="With --executor ray: number of shards (default: the cluster's CPUs).",
+    ),
+)
 fault_options = option_group(
     "Fault injection",
     "faults",
@@ -576,6 +641,7 @@ fault_options = option_group(
 @adaptive_options
 @shard_options
 @fault_options
+@executor_options
 def run_cmd(
     ctx: Context,
     ref: str | None,
@@ -591,6 +657,7 @@ def run_cmd(
     adaptive: AdaptiveOptions,
     shards: ShardOptions,
     faults: FaultOptions,
+    executor: ExecutorOptions,
 ) -> None:
     """Run MODEL against REF (SUITE@X.Y.Z); prints the run id; exit 5 if the run is invalid.
 
@@ -603,6 +670,9 @@ def run_cmd(
     """
     from evalsuite.service import RunRequest, execute_run
 
+    if executor.executor == "ray":
+        _run_on_ray(ctx, executor, plan, shards, adaptive, mechanism, as_json, no_progress)
+        return
     request = RunRequest(
         ref=ref,
         plan=plan,
@@ -648,6 +718,112 @@ def _scan_after_run(ctx: Context, outcome: RunOutcome) -> dict[str, Any] | None:
 
     with contextlib.redirect_stdout(sys.stderr):  # Scout's banners: stdout is ours
         return scan_runs(ctx, open_store(ctx), (run.run_id,))[0]
+
+
+_RAY_OWN = frozenset(
+    {"ref", "run_id", "resume", "shard_text", "as_json", "no_progress", "executor", "address"}
+    | {"shards_n"}
+)
+"""`run`'s parameters that each shard gets from the Ray run, not from the command line."""
+
+
+def _shard_run_args() -> tuple[str, ...]:
+    """This `run` command's own options, as each shard of a Ray run is given them.
+
+    Every option given on the command line, as given (paths made absolute: shards may start
+    in another directory).
+    """
+    click_ctx = click.get_current_context()
+    args: list[str] = []
+    ref = click_ctx.params.get("ref")
+    if ref is not None:
+        args.append(str(ref))
+    for param in click_ctx.command.params:
+        name = param.name
+        if not isinstance(param, click.Option) or name is None or name in _RAY_OWN:
+            continue
+        source = click_ctx.get_parameter_source(name)
+        if source in (None, click.core.ParameterSource.DEFAULT):
+            continue
+        value = click_ctx.params.get(name)
+        flag = param.opts[0]
+        if param.is_flag:
+            if value:
+                args.append(flag)
+            continue
+        values: tuple[Any, ...] = tuple(value or ()) if param.multiple else (value,)
+        for one in values:
+            if one is None:
+                continue
+            text = str(Path(one).resolve()) if isinstance(one, Path) else str(one)
+            args += [flag, text]
+    return tuple(args)
+
+
+def _run_on_ray(
+    ctx: Context,
+    executor: ExecutorOptions,
+    plan: RunPlan,
+    shards: ShardOptions,
+    adaptive: AdaptiveOptions,
+    mechanism: MechanismOptions | None,
+    as_json: bool,
+    no_progress: bool,
+) -> None:
+    """`run --executor ray`: the run's shards as Ray tasks (docs/scale.md)."""
+    from evalsuite.run import stored_run_result
+    from evalsuite.service import RayRunRequest, RunOutcome, execute_ray_run
+
+    refused = [
+        flag
+        for flag, given in (
+            (f"--shard {shards.shard}", shards.shard is not None),
+            ("--adaptive", adaptive.adaptive),
+            ("--mechanism", mechanism is not None),
+        )
+        if given
+    ]
+    if refused:
+        raise UsageError(
+            f"--executor ray runs the run as --shards N shards itself, so {', '.join(refused)} "
+            "cannot go with it: give --shards N (and no --shard); an adaptive run or a "
+            "--mechanism run is one process's (run it without --executor ray)"
+        )
+    if plan.resume is not None and plan.run_id is not None:
+        raise UsageError("--resume names the run already; give no --run-id with it")
+    request = RayRunRequest(
+        run_args=_shard_run_args(),
+        run_id=plan.run_id,
+        resume=plan.resume,
+        shards=executor.shards,
+        address=executor.address,
+        progress=not no_progress,
+    )
+    store = functools.partial(open_store, ctx)
+    with contextlib.redirect_stdout(sys.stderr):
+        outcome = execute_ray_run(
+            request,
+            layout=ctx.layout,
+            store_url=ctx.store_url,
+            store=store,
+            echo=lambda text: click.echo(text, err=True),
+        )
+        result = stored_run_result(store(), outcome.record)
+    shards_json = [p.to_dict() for p in outcome.shards]
+    if as_json:
+        audit = audit_field(ctx, result.run.suite, result.run.version)
+        _ledger_note(ctx, result.run.suite, result.run.split)
+        extra = {"executor": "ray", "shards": shards_json, "elapsed_s": round(outcome.elapsed_s, 3)}
+        emit_json(result.to_dict() | {"audit": audit} | extra)
+    else:
+        _print_run(ctx, RunOutcome(result), as_json=False)
+        console.print(
+            f"  executor: ray, {len(outcome.shards)} shard(s) on {outcome.cluster}, "
+            f"{outcome.elapsed_s:.1f} s"
+        )
+    run_outcome = RunOutcome(result)
+    if run_outcome.invalid is not None:
+        exit_after_output(run_outcome.invalid)
 
 
 def _run_adaptive(*args: Any, **kwargs: Any) -> tuple[RunResult, AdaptiveResult]:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from evalsuite.run._options import REFUSED_GENERATE, check_generate_config
     from evalsuite.run._outcomes import LIMIT_OUTCOME, SCORE_REASON_OUTCOME, classify_sample
     from evalsuite.run._rescore import rescore_log, task_name_of_log
+    from evalsuite.run._run_id import new_run_id
     from evalsuite.run._runner import (
         PlannedAttempt,
         RunInterrupted,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
         dev_items,
         plan_attempts,
         run_suite,
+        stored_run_result,
     )
     from evalsuite.run._samples import item_to_sample, standalone_samples
     from evalsuite.run._scores import (
@@ -59,7 +61,7 @@ if TYPE_CHECKING:
         pick_scores,
         to_unit,
     )
-    from evalsuite.run._shards import Shard
+    from evalsuite.run._shards import KILL_SHARD_ENV, Shard, check_run_id
     from evalsuite.run._spec import MAX_EPOCHS, MAX_PLANNED_ATTEMPTS, STOP_WITHIN_S, RunSpec
     from evalsuite.run._task_samples import sample_records, suite_task_records
     from evalsuite.run._tasks import build_task, load_task_function, no_dataset_reads
@@ -130,6 +132,8 @@ else:
                 "dev_items",
                 "plan_attempts",
                 "run_suite",
+                "stored_run_result",
+                "stored_run_result",
             ),
             "._rescore": (
                 "rescore_log",
@@ -146,7 +150,8 @@ else:
                 "pick_scores",
                 "to_unit",
             ),
-            "._shards": ("Shard",),
+            "._run_id": ("new_run_id",),
+            "._shards": ("KILL_SHARD_ENV", "Shard", "check_run_id"),
             "._spec": (
                 "MAX_EPOCHS",
                 "MAX_PLANNED_ATTEMPTS",
@@ -175,6 +180,7 @@ __all__ = [
     "CSV_EXAMPLE",
     "EPISODE_KEY",
     "GUARDED_KEY",
+    "KILL_SHARD_ENV",
     "LIMIT_OUTCOME",
     "MAX_EPOCHS",
     "MAX_PLANNED_ATTEMPTS",
@@ -206,6 +212,7 @@ __all__ = [
     "check_action_space",
     "check_family_scoring",
     "check_generate_config",
+    "check_run_id",
     "check_task_scoring",
     "checked_initial_state",
     "classify_sample",
@@ -223,6 +230,7 @@ __all__ = [
     "is_url",
     "item_to_sample",
     "load_task_function",
+    "new_run_id",
     "no_dataset_reads",
     "pick_scores",
     "plan_attempts",
@@ -231,6 +239,7 @@ __all__ = [
     "sample_records",
     "standalone_samples",
     "state_copy",
+    "stored_run_result",
     "suite_task_records",
     "task_name_of_log",
     "to_unit",

@@ -107,6 +107,7 @@ from evalsuite.run._shards import (
     check_run_id,
     finish_shard,
     join_check,
+    kill_hook,
     resume_check,
     start_shard,
     stop_shard,
@@ -123,6 +124,7 @@ __all__ = [
     "load_task_function",
     "plan_attempts",
     "run_suite",
+    "stored_run_result",
 ]
 
 _SEP = "::"
@@ -1490,6 +1492,23 @@ def _eval_failed(job: _Job, exc: Exception, redact: _Redactor, now: datetime) ->
     )
 
 
+def _with_fault(
+    advance: Callable[[AttemptRecord], None], kill: Callable[[int], None] | None
+) -> Callable[[AttemptRecord], None]:
+    """`advance`, then the injected kill of a lost-shard test (`KILL_SHARD_ENV`), if any."""
+    if kill is None:
+        return advance
+    stored = 0
+
+    def counted(record: AttemptRecord) -> None:
+        nonlocal stored
+        advance(record)
+        stored += 1
+        kill(stored)
+
+    return counted
+
+
 def _run_locked(
     job: _Job,
     tasks: list[Task],
@@ -1515,7 +1534,7 @@ def _run_locked(
             by_sample,
             redact,
             spec.split == "holdout",
-            advance,
+            _with_fault(advance, kill_hook(layout.state, run_id, job.shard)),
             guard,
             job.rules,
             job.limits,
@@ -1606,6 +1625,20 @@ def _stored_result(store: Store, record: RunRecord, shard: Shard) -> RunResult:
         mean=_mean(frame),
         shard=str(shard),
         shards_complete=shard.count,
+    )
+
+
+def stored_run_result(store: Store, record: RunRecord) -> RunResult:
+    """The result of stored run `record` as a local run returns it.
+
+    Health and mean over all its attempts: what `run --executor ray` prints once its shards
+    completed the run.
+    """
+    frame = store.attempts(record.run_id)
+    return RunResult(
+        run=record,
+        health=run_health(frame, planned=record.planned, threshold=record.error_threshold),
+        mean=_mean(frame),
     )
 
 

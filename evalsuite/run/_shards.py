@@ -7,10 +7,13 @@ counting from 0) belongs to shard ``(k mod N) + 1``.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from evalsuite.errors import UsageError
@@ -18,11 +21,13 @@ from evalsuite.run._spec import RunSpec
 from evalsuite.store import RunRecord, Store
 
 __all__ = [
+    "KILL_SHARD_ENV",
     "PER_PROCESS_FIELDS",
     "Shard",
     "check_run_id",
     "finish_shard",
     "join_check",
+    "kill_hook",
     "resume_check",
     "spec_differences",
     "start_shard",
@@ -216,3 +221,52 @@ def finish_shard(store: Store, record: RunRecord, shard: Shard) -> bool:
         return True
     _sync_status(store, record.run_id)
     return False
+
+
+KILL_SHARD_ENV = "EVALSUITE_FAULT_KILL_SHARD"
+"""Fault injection for tests of lost shards: ``I:K`` makes the process running shard I kill
+itself with SIGKILL once it has stored K attempts, on its first try only; ``I:K:parent`` kills
+its parent process first (the Ray worker that runs the shard, docs/scale.md): a worker lost
+mid-run, as a node failure loses it."""
+
+
+def kill_hook(state_dir: Path, run_id: str, shard: Shard | None) -> Callable[[int], None] | None:
+    """The `KILL_SHARD_ENV` fault for this shard: called with the attempts stored so far.
+
+    None when the variable is unset, names another shard, or this shard was killed once
+    already (a marker file under `state_dir`/faults): the retry runs to the end.
+
+    Raises:
+        UsageError: the variable is not ``I:K`` or ``I:K:parent``.
+    """
+    text = os.environ.get(KILL_SHARD_ENV)
+    if not text or shard is None:
+        return None
+    parts = text.split(":")
+    if not (
+        len(parts) in (2, 3)
+        and parts[0].isdigit()
+        and parts[1].isdigit()
+        and (len(parts) == 2 or parts[2] == "parent")
+    ):
+        raise UsageError(
+            f"{KILL_SHARD_ENV}={text!r}: give I:K (kill shard I after K stored attempts) or "
+            "I:K:parent (kill its parent process too), or unset it"
+        )
+    if int(parts[0]) != shard.index:
+        return None
+    marker = state_dir / "faults" / f"{run_id}.{shard.lock_name}.killed"
+    if marker.exists():
+        return None
+    after, parent = int(parts[1]), len(parts) == 3
+
+    def kill(stored: int) -> None:
+        if stored < after:
+            return
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+        if parent:
+            os.kill(os.getppid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    return kill

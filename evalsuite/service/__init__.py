@@ -139,6 +139,12 @@ if TYPE_CHECKING:
         Project,
         open_project,
     )
+    from evalsuite.service._ray_run import (
+        RayRunOutcome,
+        RayRunRequest,
+        check_distributed_store,
+        execute_ray_run,
+    )
     from evalsuite.service._regrade import RegradeResult, regrade
     from evalsuite.service._released import (
         ReleasedComparison,
@@ -192,6 +198,12 @@ if TYPE_CHECKING:
         ScorecardRow,
         ScorecardRun,
         scorecard,
+    )
+    from evalsuite.service._shard_progress import (
+        ShardProgress,
+        plan_item_ids,
+        shard_progress,
+        shards_line,
     )
     from evalsuite.service._stage_views import (
         audit_view,
@@ -370,6 +382,18 @@ else:
                 "AuditInfo",
                 "RunFacts",
             ),
+            "._ray_run": (
+                "RayRunOutcome",
+                "RayRunRequest",
+                "check_distributed_store",
+                "execute_ray_run",
+            ),
+            "._shard_progress": (
+                "ShardProgress",
+                "plan_item_ids",
+                "shard_progress",
+                "shards_line",
+            ),
             "._run": (
                 "AdaptiveOptions",
                 "AdaptiveRunner",
@@ -518,6 +542,8 @@ __all__ = [
     "PlannedRun",
     "PreparedMechanism",
     "Project",
+    "RayRunOutcome",
+    "RayRunRequest",
     "RecordedGate",
     "RegradeResult",
     "Release",
@@ -537,6 +563,7 @@ __all__ = [
     "ScorecardRow",
     "ScorecardRun",
     "ShardOptions",
+    "ShardProgress",
     "StoreUpgrade",
     "StoredAggregate",
     "SuiteSummary",
@@ -558,11 +585,13 @@ __all__ = [
     "audit_view",
     "change_family",
     "check_comparable",
+    "check_distributed_store",
     "check_governance",
     "column_mapping",
     "compare",
     "compare_payload",
     "comparison_view",
+    "execute_ray_run",
     "execute_run",
     "export_results",
     "fixed_interval_note",
@@ -596,6 +625,7 @@ __all__ = [
     "mechanism_problems",
     "mechanism_summaries",
     "open_project",
+    "plan_item_ids",
     "plan_run",
     "read_scores_file",
     "record_gate",
@@ -614,6 +644,8 @@ __all__ = [
     "score_payload",
     "score_view",
     "scorecard",
+    "shard_progress",
+    "shards_line",
     "store_info",
     "store_info_view",
     "store_label",

@@ -13,13 +13,19 @@ from typing import TYPE_CHECKING
 
 from evalsuite._core.display import printable
 from evalsuite.service._completeness import Completeness, run_completeness
+from evalsuite.service._shard_progress import (
+    ShardProgress,
+    plan_item_ids,
+    shard_progress,
+    shards_line,
+)
 from evalsuite.service._views import Column, ResultView, TableView
 
 if TYPE_CHECKING:
     from evalsuite._core.jsonout import JsonObject
     from evalsuite._core.layout import Layout
     from evalsuite.manifest import AuditStatus, ManifestSummary
-    from evalsuite.store import RunRecord
+    from evalsuite.store import RunReader, RunRecord
 
 __all__ = ["RUNS_SHOWN", "RunListing", "RunsResult", "list_runs", "runs_view"]
 
@@ -37,6 +43,9 @@ class RunListing:
     """Its suite version's grader audit status."""
     top_error: tuple[str, int] | None = None
     """Its most frequent harness error and how often it occurred (None: no harness error)."""
+    shards: tuple[ShardProgress, ...] | None = None
+    """A sharded run that is not complete: each shard's state and attempts done (None:
+    any other run)."""
 
     def to_dict(self) -> JsonObject:
         """One entry of ``runs --json``."""
@@ -62,6 +71,7 @@ class RunListing:
             **self.completeness.to_dict(),
             "audit": self.audit.state,
             "judges": dict(sorted(self.audit.judges.items())),
+            "shards": None if self.shards is None else [p.to_dict() for p in self.shards],
         }
 
 
@@ -111,11 +121,24 @@ def list_runs(
             run_completeness(r, layout, manifests=manifests),
             audits[(r.suite, r.version)],
             top_error.get(r.run_id),
+            _shards(reader, r, manifests),
         )
         for r in records
     )
     missing = missing_store_message(reader.display_url) if reader.missing else None
     return RunsResult(listed, total, suite, missing)
+
+
+def _shards(
+    reader: RunReader, run: RunRecord, manifests: dict[tuple[str, str], ManifestSummary | None]
+) -> tuple[ShardProgress, ...] | None:
+    """How far each shard of `run` has come, if it is a sharded run that is not complete."""
+    count = run.spec.get("shards") if isinstance(run.spec, dict) else None
+    if not isinstance(count, int) or run.status == "complete":
+        return None
+    states, attempts = reader.shard_rows(run.run_id)
+    manifest = manifests.get((run.suite, run.version)) if run.suite and run.version else None
+    return tuple(shard_progress(run, count, plan_item_ids(run, manifest), attempts, states))
 
 
 def _row(listing: RunListing) -> tuple[str, ...]:
@@ -130,7 +153,7 @@ def _row(listing: RunListing) -> tuple[str, ...]:
         printable(r.model),
         str(r.epochs),
         items + (" PARTIAL" if c.partial else ""),
-        r.status,
+        r.status if listing.shards is None else f"{r.status} · {shards_line(listing.shards)}",
         health + (f" · {marker}" if marker else ""),
         r.started_at[:19],
     )

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         outcome_fingerprint,
         read_outcomes_file,
     )
-    from evalsuite.store._reader import RunReader
+    from evalsuite.store._reader import RunReader, ShardRow
     from evalsuite.store._records import (
         IngestStored,
         RunRecord,
@@ -67,7 +67,7 @@ else:
                 "outcome_fingerprint",
                 "read_outcomes_file",
             ),
-            "._reader": ("RunReader",),
+            "._reader": ("RunReader", "ShardRow"),
             "._records": (
                 "IngestStored",
                 "RunRecord",
@@ -108,6 +108,7 @@ __all__ = [
     "RunReader",
     "RunRecord",
     "RunTally",
+    "ShardRow",
     "ShardState",
     "Store",
     "StoreInfo",

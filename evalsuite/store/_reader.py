@@ -25,7 +25,7 @@ from evalsuite.store._version import SCHEMA_VERSION
 if TYPE_CHECKING:
     from evalsuite.store._store import Store
 
-__all__ = ["RunKey", "RunReader"]
+__all__ = ["RunKey", "RunReader", "ShardRow"]
 
 _CHUNK = 500
 """Run ids per ``IN (...)`` list: under every SQLite's limit on bound parameters."""
@@ -41,6 +41,19 @@ class RunKey:
     split: str | None
     source: str
     manifest_hash: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ShardRow:
+    """One stored shard of a sharded run (`Store.shards`' `ShardState`, read without it)."""
+
+    run_id: str
+    shard: int
+    shards: int
+    status: str
+    host: str | None
+    started_at: str
+    finished_at: str | None
 
 
 class RunReader:
@@ -188,6 +201,32 @@ class RunReader:
         except sqlite3.Error:
             pass
         return self._full().top_error_reasons(run_ids)
+
+    def shard_rows(self, run_id: str) -> tuple[list[ShardRow], list[tuple[str, int, str]]]:
+        """A sharded run's shard rows and its attempts as (item id, epoch, outcome)."""
+        if self.missing:
+            return [], []
+        try:
+            with self._sqlite() as conn:
+                if conn is not None:
+                    rows = conn.execute(
+                        "SELECT run_id, shard, shards, status, host, started_at, finished_at "
+                        "FROM run_shards WHERE run_id = ? ORDER BY shard",
+                        [run_id],
+                    )
+                    states = [ShardRow(*row) for row in rows]
+                    found = conn.execute(
+                        "SELECT item_id, epoch, outcome FROM attempts WHERE run_id = ?", [run_id]
+                    )
+                    return states, [(str(i), int(e), str(o)) for i, e, o in found]
+        except sqlite3.Error:
+            pass
+        store = self._full()
+        states = [
+            ShardRow(s.run_id, s.shard, s.shards, s.status, s.host, s.started_at, s.finished_at)
+            for s in store.shards(run_id)
+        ]
+        return states, store.attempt_outcomes(run_id)
 
 
 def _record(row: dict[str, Any]) -> RunRecord:

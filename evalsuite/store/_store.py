@@ -1033,6 +1033,16 @@ class Store:
             )
             return {(r.item_id, int(r.epoch)) for r in rows}
 
+    def attempt_outcomes(self, run_id: str) -> list[tuple[str, int, str]]:
+        """(item_id, epoch, outcome) of every attempt of a run (a sharded run's progress)."""
+        with self._errors(f"read attempts of run {run_id}"), self._tx() as conn:
+            rows = conn.execute(
+                select(attempts.c.item_id, attempts.c.epoch, attempts.c.outcome).where(
+                    attempts.c.run_id == run_id
+                )
+            )
+            return [(r.item_id, int(r.epoch), str(r.outcome)) for r in rows]
+
     def top_error_reasons(self, run_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
         """Each run's most frequent harness error reason and its count (runs with errors only).
 

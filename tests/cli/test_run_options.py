@@ -79,6 +79,7 @@ GROUPS: dict[str, list[str]] = {
     ],
     "Shards": ["--shard"],
     "Fault injection": ["--inject-faults", "--fault-kind", "--fault-mode"],
+    "Executor": ["--executor", "--address", "--shards"],
     "Output and other options": ["--no-progress", "--scan", "--json", "--help"],
 }
 
@@ -151,6 +152,10 @@ ADDED: list[tuple[str, str, object, bool, bool, str]] = [
     ("estimand", "--estimand", None, False, False, "Choice(['items', 'population'])"),
     # issue 32, docs/review.md
     ("scan", "--scan", None, True, False, "BOOL"),
+    # issue 35, docs/scale.md, "Runs on a Ray cluster"
+    ("executor", "--executor", "local", False, False, "Choice(['local', 'ray'])"),
+    ("address", "--address", None, False, False, "STRING"),
+    ("shards_n", "--shards", None, False, False, "<IntRange x>=1>"),
 ]
 
 
