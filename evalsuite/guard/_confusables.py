@@ -141,11 +141,11 @@ def fold_confusables_reference(text: str) -> str:
 
 @functools.cache
 def _point_table() -> npt.NDArray[np.uint32]:
-    """`fold_table` as an array over every code point (4.4 MB): one numpy gather a text,
-    several times faster than ``str.translate`` with a dict."""
+    """`fold_table` as an array over every code point (4.4 MB).
+
+    One numpy gather a text: several times faster than ``str.translate`` with a dict.
+    """
     table = np.arange(sys.maxunicode + 1, dtype=np.uint32)
     folds = fold_table()
-    table[np.fromiter(folds, dtype=np.uint32, count=len(folds))] = [
-        ord(c) for c in folds.values()
-    ]
+    table[np.fromiter(folds, dtype=np.uint32, count=len(folds))] = [ord(c) for c in folds.values()]
     return table

@@ -21,6 +21,7 @@ Ray is imported only here, only when asked for; ``pip install 'evalsuite[ray]'``
 from __future__ import annotations
 
 import importlib
+import itertools
 import logging
 import socket
 import time
@@ -156,15 +157,15 @@ def plan_shards(
     for source in sources:
         cuts = line_cuts(source.path, source.size, shard_bytes) if _splittable(source) else []
         cuts_of.append(cuts)
-        ranges.extend((source.path, lo, hi) for lo, hi in zip(cuts[:-2], cuts[1:-1], strict=True))
+        ranges.extend((source.path, lo, hi) for lo, hi in itertools.pairwise(cuts[:-1]))
     counts = iter((count or (lambda rs: [count_lines(*r) for r in rs]))(ranges))
     shards: list[Shard] = []
     for source, cuts in zip(sources, cuts_of, strict=True):
-        if len(cuts) <= 2:  # noqa: PLR2004 - one range: the whole source
+        if len(cuts) <= 2:  # one range: the whole source
             shards.append(Shard(source))
             continue
         first = 1
-        for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+        for lo, hi in itertools.pairwise(cuts):
             shards.append(Shard(source, Span(lo, hi, first)))
             if hi < cuts[-1]:
                 first += next(counts)

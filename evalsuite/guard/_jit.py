@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba  # type: ignore[import-untyped]
+import numba
 import numpy as np
 
 from evalsuite._core.text import NGRAM_PRIME, WORD_PRIME
@@ -24,7 +24,7 @@ _SEVEN = np.uint64(7)
 _ONE = np.uint8(1)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")  # type: ignore[misc]
+@numba.njit(cache=True, nogil=True, inline="always")
 def _fmix(h: Any) -> Any:  # pragma: no cover - compiled
     h ^= h >> _S33
     h *= _C1
@@ -34,15 +34,15 @@ def _fmix(h: Any) -> Any:  # pragma: no cover - compiled
     return h
 
 
-@numba.njit(cache=True, nogil=True, inline="always")  # type: ignore[misc]
-def _passes(table: Any, shift: Any, packed: bool, value: Any) -> bool:  # pragma: no cover
+@numba.njit(cache=True, nogil=True, inline="always")
+def _passes(table: Any, shift: Any, packed: bool, value: Any) -> Any:  # pragma: no cover
     slot = value >> shift
     if packed:
-        return ((table[slot >> _S3] >> np.uint8(slot & _SEVEN)) & _ONE) != 0  # type: ignore[no-any-return]
-    return table[slot] != 0  # type: ignore[no-any-return]
+        return ((table[slot >> _S3] >> np.uint8(slot & _SEVEN)) & _ONE) != 0
+    return table[slot] != 0
 
 
-@numba.njit(cache=True, nogil=True)  # type: ignore[misc]
+@numba.njit(cache=True, nogil=True)
 def _power(base: Any, exponent: int) -> Any:  # pragma: no cover - compiled
     out = np.uint64(1)
     for _ in range(exponent):
@@ -50,7 +50,7 @@ def _power(base: Any, exponent: int) -> Any:  # pragma: no cover - compiled
     return out
 
 
-@numba.njit(cache=True, nogil=True)  # type: ignore[misc]
+@numba.njit(cache=True, nogil=True)
 def _word_hashes(buf: Any) -> Any:  # pragma: no cover - compiled
     """Branch-free: the ends of words are unpredictable, so every byte stores its state."""
     size = buf.size
@@ -80,7 +80,7 @@ def _word_hashes(buf: Any) -> Any:  # pragma: no cover - compiled
     return hashes[:words].copy(), starts[:words].copy()
 
 
-@numba.njit(cache=True, nogil=True)  # type: ignore[misc]
+@numba.njit(cache=True, nogil=True)
 def screen(  # noqa: PLR0913 - the index's two filters, unpacked for the compiled code
     buf: Any,
     n: int,

@@ -20,7 +20,6 @@ import functools
 import importlib
 import os
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt

@@ -164,16 +164,16 @@ def _short_matches(
     pos, head = found
     doc = np.searchsorted(doc_words, pos, side="right") - 1
     which, entry = _expand(index.short_ptr, head)
-    found: set[tuple[int, int, int]] = set()
+    matched: set[tuple[int, int, int]] = set()
     for k, e in zip(which.tolist(), entry.tolist(), strict=True):
         p, d, length = int(pos[k]), int(doc[k]), int(index.short_len[e])
         if p + length <= doc_words[d + 1] and _window_hash(word_hashes, p, length) == int(
             index.short_whole[e]
         ):
-            found.add((d, int(index.short_item[e]), e))
-    if not found:
+            matched.add((d, int(index.short_item[e]), e))
+    if not matched:
         return empty, empty, empty
-    rows = np.array(sorted(found), dtype=np.int64)
+    rows = np.array(sorted(matched), dtype=np.int64)
     return rows[:, 0], rows[:, 1], rows[:, 2]
 
 

@@ -75,8 +75,11 @@ def _dir_size(path: Path) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """Lines ``start:stop`` (bytes) of an uncompressed JSONL file: a shard of a distributed
-    screen (``_distributed.py``). `start` and `stop` are at line starts (or the file's end)."""
+    """Lines ``start:stop`` (bytes) of an uncompressed JSONL file.
+
+    A shard of a distributed screen (``_distributed.py``): `start` and `stop` are at line
+    starts (or the file's end).
+    """
 
     start: int
     stop: int
@@ -405,7 +408,7 @@ def _text(
             yield Batch.of_piece(piece)
 
 
-def read_source(
+def read_source(  # noqa: PLR0913 - keyword-only settings of one reader
     source: Source,
     *,
     field: str,

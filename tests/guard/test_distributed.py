@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import importlib
+import itertools
 import json
 import os
 import random
@@ -101,10 +102,14 @@ def test_cuts_fall_on_line_starts_and_line_numbers_add_up(tmp_path: Path) -> Non
         cuts = line_cuts(path, len(data), rng.choice([1, 7, 64, 500]))
         assert cuts[0] == 0 and cuts[-1] == len(data) and cuts == sorted(set(cuts))
         assert all(data[c - 1 : c] == b"\n" for c in cuts[1:-1])
-        assert sum(count_lines(path, a, b) for a, b in zip(cuts, cuts[1:])) == data.count(b"\n")
+        assert sum(count_lines(path, a, b) for a, b in itertools.pairwise(cuts)) == data.count(
+            b"\n"
+        )
 
 
-def test_a_bad_record_is_named_by_its_line_in_the_whole_file(frozen: Frozen, tmp_path: Path) -> None:
+def test_a_bad_record_is_named_by_its_line_in_the_whole_file(
+    frozen: Frozen, tmp_path: Path
+) -> None:
     lines = [json.dumps({"text": f"record number {k} " * 20}) for k in range(200)]
     lines[150] = '{"text": broken'
     (tmp_path / "bad.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
