@@ -24,7 +24,7 @@ from evalsuite._core.layout import Layout
 from evalsuite.cli._common import make_context
 from evalsuite.cli._guard_cmd import guard_cmd
 from evalsuite.errors import UsageError
-from evalsuite.guard import GuardOptions, find_sources, load_index, screen_sources
+from evalsuite.guard import GuardOptions, RayOptions, find_sources, load_index, screen_sources
 from evalsuite.guard._distributed import (
     count_lines,
     line_cuts,
@@ -204,8 +204,6 @@ def test_ray_screen_equals_the_local_screen(
     assert _without_seconds(on_ray.stdout) == _without_seconds(local.stdout)
     # small shards through the API: many shards per worker, still the same report
     index, sources, report = _local(frozen, curriculum, GuardOptions())
-    from evalsuite.guard import RayOptions
-
     sharded = screen_on_ray(
         sources, index, options=GuardOptions(), ray_options=RayOptions(workers=2, shard_bytes=4096)
     )
@@ -226,3 +224,49 @@ def test_a_bad_record_on_a_worker_fails_as_locally(
     on_ray = run_guard(frozen.root, str(tmp_path), "--json", "--executor", "ray", "--workers", "2")
     assert local.exit_code == on_ray.exit_code == 2
     assert json.loads(on_ray.stdout) == json.loads(local.stdout)
+
+
+def _gigabyte(frozen: Frozen, out: Path, *, size: int, files: int) -> set[str]:
+    """JSONL files totalling `size` bytes of clean documents, with copies of frozen items
+    (plain, upper case, with Cyrillic lookalikes) planted at seeded places; the documents
+    planted (``path:line``)."""
+    rng = random.Random(20261206)
+    pool = [json.dumps({"text": d}) + "\n" for d in documents(frozen.clean, 3000, rng=rng)]
+    items = sorted(frozen.texts.values())
+    lookalikes = str.maketrans("aeopcxy", "аеорсху")
+    planted: set[str] = set()
+    per_file = size // files
+    for k in range(files):
+        path = out / f"part-{k:02d}.jsonl"
+        written, line = 0, 0
+        with path.open("w", encoding="utf-8") as handle:
+            while written < per_file:
+                block = rng.choices(pool, k=2000)
+                for at in rng.sample(range(len(block)), 3):
+                    text = rng.choice(items)
+                    text = rng.choice([text, text.upper(), text.translate(lookalikes)])
+                    doc = json.loads(block[at])["text"] + "\n\n" + text
+                    block[at] = json.dumps({"text": doc}) + "\n"
+                    planted.add(f"{path}:{line + at + 1}")
+                chunk = "".join(block)
+                handle.write(chunk)
+                written += len(chunk)
+                line += len(block)
+    return planted
+
+
+@pytest.mark.slow
+def test_a_gigabyte_on_ray_gives_the_local_findings(
+    frozen: Frozen, tmp_path: Path, ray_cluster: Any
+) -> None:
+    """Issue 35's acceptance: ``guard --executor ray`` on 1 GB equals the local guard."""
+    planted = _gigabyte(frozen, tmp_path, size=1_000_000_000, files=4)
+    index, sources, local = _local(frozen, tmp_path, GuardOptions())
+    assert local.bytes_scanned >= 950_000_000
+    assert {h.document for h in local.hits} == planted
+    on_ray = screen_on_ray(
+        sources, index, options=GuardOptions(), ray_options=RayOptions(workers=2)
+    )
+    assert on_ray.hits == local.hits
+    assert on_ray.documents_scanned == local.documents_scanned
+    assert on_ray.bytes_scanned == local.bytes_scanned

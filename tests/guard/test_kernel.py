@@ -103,9 +103,10 @@ def numpy_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_screens_find_the_same_hits_on_both_paths(
-    seed: int, scenario: tuple[list[Item], list[tuple[str, str]]], request: pytest.FixtureRequest
+    seed: int, request: pytest.FixtureRequest
 ) -> None:
-    items, docs = scenario
+    """The scenario of tests/guard/test_screen.py, with copies of items pasted in, noisy."""
+    items, docs = request.getfixturevalue("scenario")
     rng = random.Random(100 + seed)
     index = build_index([fingerprint_set(items)])
     mixed = []
@@ -124,10 +125,9 @@ def test_screens_find_the_same_hits_on_both_paths(
     assert len({h.document for h in compiled}) >= 40
 
 
-def test_batch_matches_are_the_same_on_both_paths(
-    scenario: tuple[list[Item], list[tuple[str, str]]],
-) -> None:
-    items, docs = scenario
+def test_batch_matches_are_the_same_on_both_paths(request: pytest.FixtureRequest) -> None:
+    """The scenario of tests/guard/test_screen.py (its `scenario` fixture, imported)."""
+    items, docs = request.getfixturevalue("scenario")
     index = build_index([fingerprint_set(items)])
     [part] = index.parts
     assert part.spec == SPECS[part.spec].name and FINGERPRINT_FORMAT
