@@ -68,9 +68,8 @@ def main() -> int:
 
         local = screen_sources(sources, index, options=options)
         mb = local.bytes_scanned / 1e6
-        print(
-            f"local (1 process): {mb:.0f} MB in {local.seconds:.1f} s: {mb / local.seconds:.0f} MB/s"
-        )
+        rate = mb / local.seconds
+        print(f"local (1 process): {mb:.0f} MB in {local.seconds:.1f} s: {rate:.0f} MB/s")
 
         started = time.perf_counter()
         ray.init(
