@@ -263,7 +263,7 @@ def test_a_gigabyte_on_ray_gives_the_local_findings(
     planted = _gigabyte(frozen, tmp_path, size=1_000_000_000, files=4)
     index, sources, local = _local(frozen, tmp_path, GuardOptions())
     assert local.bytes_scanned >= 950_000_000
-    assert {h.document for h in local.hits} == planted
+    assert planted <= {h.document for h in local.hits}  # (and a stock docstring phrase or two)
     on_ray = screen_on_ray(
         sources, index, options=GuardOptions(), ray_options=RayOptions(workers=2)
     )
