@@ -286,7 +286,13 @@ def screen_on_ray(
     started = time.perf_counter()
     own = _connect(ray, ray_options)
     try:
-        workers = ray_options.workers or max(int(ray.cluster_resources().get("CPU", 1)), 1)
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        workers = ray_options.workers or max(cpus, 1)
+        if workers > cpus:  # the extra actors would wait for a CPU forever
+            raise UsageError(
+                f"--workers {workers}: the Ray cluster has {cpus} CPU(s), and each worker "
+                f"needs one; ask for at most {cpus} workers, or add nodes to the cluster"
+            )
         index_ref = ray.put(index)  # shipped once; every actor reads this one copy
         actor = ray.remote(num_cpus=1, max_restarts=2, max_task_retries=2)(_Worker)
         actors = [actor.remote([index_ref]) for _ in range(workers)]

@@ -202,7 +202,12 @@ def test_ray_screen_equals_the_local_screen(
     )
     assert on_ray.exit_code == 4, on_ray.output
     assert _without_seconds(on_ray.stdout) == _without_seconds(local.stdout)
-    # small shards through the API: many shards per worker, still the same report
+
+
+def test_small_shards_on_ray_give_the_local_report(
+    frozen: Frozen, curriculum: Path, ray_cluster: Any
+) -> None:
+    """Many shards per worker (4 KiB each), still the local hits in the local order."""
     index, sources, report = _local(frozen, curriculum, GuardOptions())
     sharded = screen_on_ray(
         sources, index, options=GuardOptions(), ray_options=RayOptions(workers=2, shard_bytes=4096)
@@ -212,6 +217,15 @@ def test_ray_screen_equals_the_local_screen(
         report.documents_scanned,
         report.bytes_scanned,
     )
+
+
+def test_more_workers_than_the_cluster_has_cpus_is_refused(
+    frozen: Frozen, curriculum: Path, ray_cluster: Any
+) -> None:
+    args = ("--executor", "ray", "--workers", "3", "--json")
+    result = run_guard(frozen.root, str(curriculum / "b.jsonl"), *args)
+    assert result.exit_code == 2
+    assert "the Ray cluster has 2 CPU(s)" in json.loads(result.stdout)["message"]
 
 
 def test_a_bad_record_on_a_worker_fails_as_locally(
