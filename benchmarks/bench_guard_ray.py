@@ -87,6 +87,14 @@ def main() -> int:
         put = time.perf_counter() - started
         print(f"fingerprint index: {size / 1e6:.1f} MB pickled, put + get in {put * 1000:.0f} ms")
         try:  # the time includes starting the worker actors (imports, fetching the index)
+            tiny = Path(tmp) / "tiny.jsonl"
+            tiny.write_text('{"text": "one short document"}\n', encoding="utf-8")
+            fixed = screen_on_ray(
+                find_sources([tiny])[0],
+                index,
+                options=options,
+                ray_options=RayOptions(workers=args.workers),
+            ).seconds
             report = screen_on_ray(
                 sources, index, options=options, ray_options=RayOptions(workers=args.workers)
             )
@@ -97,6 +105,12 @@ def main() -> int:
             f"ray ({args.workers} workers): {mb:.0f} MB in {report.seconds:.1f} s: {rate:.0f} "
             f"MB/s, {rate / args.workers:.0f} MB/s per worker; "
             f"{local.seconds / report.seconds:.2f}x the local screen"
+        )
+        steady = mb / max(report.seconds - fixed, 1e-9)
+        print(
+            f"fixed cost of a Ray screen (actors started, a one-line file screened): {fixed:.1f} "
+            f"s; without it: {steady:.0f} MB/s, {steady / args.workers:.0f} MB/s per worker, "
+            f"{local.seconds / max(report.seconds - fixed, 1e-9):.2f}x the local screen"
         )
         same = report.hits == local.hits and report.documents_scanned == local.documents_scanned
         flagged = {h.document for h in report.hits}

@@ -189,17 +189,22 @@ def screen_shard(shard: Shard, index: FingerprintIndex, options: GuardOptions) -
 
 
 class _Worker:
-    """A Ray actor: the index, deserialised once, and the shards it is sent."""
+    """A Ray actor: the shards it is sent, screened against the index fetched once.
 
-    def __init__(self, boxed: list[Any]) -> None:
-        # the reference comes in a list, so the actor fetches it itself (a restarted actor
-        # fetches it again from the object store, which the driver keeps it in)
-        self.index: FingerprintIndex = _import_ray().get(boxed[0])
+    Each call carries the index's object reference in a list (a few bytes, not resolved by
+    Ray); the actor fetches the index on its first shard and keeps it, and a restarted actor
+    fetches it again from the object store, where the driver keeps it for the whole screen.
+    """
+
+    def __init__(self) -> None:
+        self.index: FingerprintIndex | None = None
 
     def count(self, ranges: list[tuple[Path, int, int]]) -> list[int]:
         return [count_lines(*r) for r in ranges]
 
-    def screen(self, shard: Shard, options: GuardOptions) -> ShardResult:
+    def screen(self, boxed: list[Any], shard: Shard, options: GuardOptions) -> ShardResult:
+        if self.index is None:
+            self.index = _import_ray().get(boxed[0])
         return screen_shard(shard, self.index, options)
 
 
@@ -295,7 +300,7 @@ def screen_on_ray(
             )
         index_ref = ray.put(index)  # shipped once; every actor reads this one copy
         actor = ray.remote(num_cpus=1, max_restarts=2, max_task_retries=2)(_Worker)
-        actors = [actor.remote([index_ref]) for _ in range(workers)]
+        actors = [actor.remote() for _ in range(workers)]
         pool = ray.util.ActorPool(actors)
 
         def count(ranges: list[tuple[Path, int, int]]) -> list[int]:
@@ -309,7 +314,7 @@ def screen_on_ray(
 
         shards = plan_shards(sources, ray_options.shard_bytes, count)
         results: list[ShardResult] = []
-        ordered = pool.map(lambda a, s: a.screen.remote(s, options), shards)
+        ordered = pool.map(lambda a, s: a.screen.remote([index_ref], s, options), shards)
         try:
             for shard, result in zip(shards, ordered, strict=True):
                 results.append(result)
