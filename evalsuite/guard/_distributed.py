@@ -51,6 +51,7 @@ __all__ = [
 DEFAULT_SHARD_BYTES = 64 << 20
 """Bytes of JSONL per shard: about a second of screening per core, many shards per worker."""
 _PROBE = 1 << 16
+_MIN_SHARD = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,8 @@ class RayOptions:
     workers: int | None = None
     """Worker actors (one CPU each); None: one per CPU of the cluster."""
     shard_bytes: int = DEFAULT_SHARD_BYTES
-    """Bytes of JSONL per shard."""
+    """Most bytes of JSONL per shard (smaller when needed for four shards a worker, down to
+    1 MiB)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,7 +314,11 @@ def screen_on_ray(
                 out[k :: len(actors)] = values
             return out
 
-        shards = plan_shards(sources, ray_options.shard_bytes, count)
+        # at least four shards a worker when the curriculum allows it (a worker with one shard
+        # more than the others finishes last), never more than `shard_bytes`
+        total = sum(source.size for source in sources)
+        size = min(ray_options.shard_bytes, max(total // (4 * workers), _MIN_SHARD))
+        shards = plan_shards(sources, size, count)
         results: list[ShardResult] = []
         ordered = pool.map(lambda a, s: a.screen.remote([index_ref], s, options), shards)
         try:
