@@ -33,13 +33,57 @@ from bench_guard import (
 
 from evalsuite._core.layout import Layout
 from evalsuite.guard import (
+    FingerprintIndex,
     GuardOptions,
+    GuardReport,
     RayOptions,
     find_sources,
     load_index,
     screen_on_ray,
     screen_sources,
 )
+from evalsuite.guard._readers import Source
+
+
+def _on_ray(
+    index: FingerprintIndex, sources: list[Source], tmp: Path, workers: int
+) -> tuple[GuardReport, float, list[float]]:
+    """The screen on a local Ray cluster: its report, the fixed cost, each shard's CPU time."""
+    import ray
+
+    started = time.perf_counter()
+    ray.init(
+        num_cpus=workers,
+        include_dashboard=False,
+        logging_level="ERROR",
+        log_to_driver=False,
+    )
+    print(f"ray.init (local cluster, {workers} CPUs): {time.perf_counter() - started:.1f} s")
+    size = len(pickle.dumps(index, protocol=5))
+    started = time.perf_counter()
+    ray.get(ray.put(index))
+    put = time.perf_counter() - started
+    print(f"fingerprint index: {size / 1e6:.1f} MB pickled, put + get in {put * 1000:.0f} ms")
+    try:  # the time includes starting the worker actors (imports, fetching the index)
+        tiny = tmp / "tiny.jsonl"
+        tiny.write_text('{"text": "one short document"}\n', encoding="utf-8")
+        fixed = screen_on_ray(
+            find_sources([tiny])[0],
+            index,
+            options=GuardOptions(),
+            ray_options=RayOptions(workers=workers),
+        ).seconds
+        cpu: list[float] = []
+        report = screen_on_ray(
+            sources,
+            index,
+            options=GuardOptions(),
+            ray_options=RayOptions(workers=workers),
+            on_shard=lambda r: cpu.append(r.cpu_seconds),
+        )
+    finally:
+        ray.shutdown()
+    return report, fixed, cpu
 
 
 def main() -> int:
@@ -48,8 +92,6 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="Ray worker actors")
     args = parser.parse_args()
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    import ray
-
     rng = np.random.default_rng(20240611)
     t0 = time.perf_counter()
     paragraphs = sorted(set(docstring_paragraphs()))
@@ -66,40 +108,14 @@ def main() -> int:
         sources, _ = find_sources([Path(tmp) / "curriculum"])
         options = GuardOptions()
 
+        local_cpu = time.process_time()
         local = screen_sources(sources, index, options=options)
+        local_cpu = time.process_time() - local_cpu
         mb = local.bytes_scanned / 1e6
         rate = mb / local.seconds
         print(f"local (1 process): {mb:.0f} MB in {local.seconds:.1f} s: {rate:.0f} MB/s")
 
-        started = time.perf_counter()
-        ray.init(
-            num_cpus=args.workers,
-            include_dashboard=False,
-            logging_level="ERROR",
-            log_to_driver=False,
-        )
-        print(
-            f"ray.init (local cluster, {args.workers} CPUs): {time.perf_counter() - started:.1f} s"
-        )
-        size = len(pickle.dumps(index, protocol=5))
-        started = time.perf_counter()
-        ray.get(ray.put(index))
-        put = time.perf_counter() - started
-        print(f"fingerprint index: {size / 1e6:.1f} MB pickled, put + get in {put * 1000:.0f} ms")
-        try:  # the time includes starting the worker actors (imports, fetching the index)
-            tiny = Path(tmp) / "tiny.jsonl"
-            tiny.write_text('{"text": "one short document"}\n', encoding="utf-8")
-            fixed = screen_on_ray(
-                find_sources([tiny])[0],
-                index,
-                options=options,
-                ray_options=RayOptions(workers=args.workers),
-            ).seconds
-            report = screen_on_ray(
-                sources, index, options=options, ray_options=RayOptions(workers=args.workers)
-            )
-        finally:
-            ray.shutdown()
+        report, fixed, cpu = _on_ray(index, sources, Path(tmp), args.workers)
         rate = mb / report.seconds
         print(
             f"ray ({args.workers} workers): {mb:.0f} MB in {report.seconds:.1f} s: {rate:.0f} "
@@ -111,6 +127,10 @@ def main() -> int:
             f"fixed cost of a Ray screen (actors started, a one-line file screened): {fixed:.1f} "
             f"s; without it: {steady:.0f} MB/s, {steady / args.workers:.0f} MB/s per worker, "
             f"{local.seconds / max(report.seconds - fixed, 1e-9):.2f}x the local screen"
+        )
+        print(
+            f"CPU time in the workers' shards: {sum(cpu):.1f} s for {len(cpu)} shards: "
+            f"{mb / sum(cpu):.0f} MB/s per worker core (local: {mb / local_cpu:.0f} MB/s per core)"
         )
         same = report.hits == local.hits and report.documents_scanned == local.documents_scanned
         flagged = {h.document for h in report.hits}

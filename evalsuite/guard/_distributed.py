@@ -90,6 +90,8 @@ class ShardResult:
     hits: list[Hit]
     documents: int
     bytes: int
+    cpu_seconds: float = 0.0
+    """CPU time the worker spent on the shard (for MB/s per core)."""
 
 
 def _splittable(source: Source) -> bool:
@@ -176,6 +178,7 @@ def plan_shards(
 
 def screen_shard(shard: Shard, index: FingerprintIndex, options: GuardOptions) -> ShardResult:
     """Screen one shard as a local screen would (what each Ray worker runs)."""
+    cpu = time.process_time()
     screener = Screener(index, threshold=options.threshold, batch_bytes=options.batch_bytes)
     stream = read_source(
         shard.source,
@@ -187,7 +190,7 @@ def screen_shard(shard: Shard, index: FingerprintIndex, options: GuardOptions) -
         span=shard.span,
     )
     hits = [hit for found in screener.screen(stream) for hit in found]
-    return ShardResult(hits, screener.documents, screener.bytes)
+    return ShardResult(hits, screener.documents, screener.bytes, time.process_time() - cpu)
 
 
 class _Worker:
@@ -282,8 +285,12 @@ def screen_on_ray(
     ray_options: RayOptions = RayOptions(),
     skipped: Sequence[Skipped] = (),
     advance: Callable[[int], None] = lambda _: None,
+    on_shard: Callable[[ShardResult], None] = lambda _: None,
 ) -> GuardReport:
     """`screen_sources` on a Ray cluster: the same report (hits in the same order).
+
+    `advance` is told each shard's bytes when it is done, `on_shard` its result (hits,
+    documents, bytes, the worker's CPU seconds).
 
     Raises:
         UsageError: Ray is missing, the cluster cannot be reached, or a shard's input is
@@ -325,6 +332,7 @@ def screen_on_ray(
             for shard, result in zip(shards, ordered, strict=True):
                 results.append(result)
                 advance(shard.size)
+                on_shard(result)
         except ray.exceptions.RayTaskError as exc:
             cause = getattr(exc, "cause", None)
             if isinstance(cause, EvalsuiteError):
