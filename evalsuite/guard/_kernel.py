@@ -31,7 +31,6 @@ DISABLE_ENV = "EVALSUITE_GUARD_NO_JIT"
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
-U8 = npt.NDArray[np.uint8]
 
 Kernel = Callable[..., tuple[U64, I64, I64, U64, I64, U64]]
 """``(buffer, n, m, gram_table, gram_shift, gram_packed, head_table, head_shift,
