@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import logging
+import os
 import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -252,12 +253,12 @@ def _connect(ray: Any, options: RayOptions) -> bool:
     try:
         if options.address:
             ray.init(address=options.address, **quiet)
+        elif os.environ.get("RAY_ADDRESS"):  # Ray joins that cluster (no local settings)
+            ray.init(**quiet)
         else:
             ray.init(num_cpus=options.workers, include_dashboard=False, **quiet)
-    except UsageError:
-        raise
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
-        where = options.address or "a local cluster"
+        where = options.address or os.environ.get("RAY_ADDRESS") or "a local cluster"
         raise UsageError(
             f"cannot connect to Ray at {where} ({exc}); check --address, or that `ray "
             "status` shows the cluster"

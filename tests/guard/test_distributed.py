@@ -11,7 +11,6 @@ import gzip
 import importlib
 import itertools
 import json
-import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -161,19 +160,20 @@ def test_an_unreachable_cluster_is_a_clear_error(frozen: Frozen, curriculum: Pat
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Any]:
     """A real local Ray cluster: two CPUs, a 100 MB object store, no dashboard."""
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     ray = pytest.importorskip("ray")
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        object_store_memory=100 << 20,
-        logging_level="ERROR",
-        log_to_driver=False,
-    )
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            object_store_memory=100 << 20,
+            logging_level="ERROR",
+            log_to_driver=False,
+        )
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
 
 
 def _without_seconds(stdout: str) -> dict[str, Any]:
