@@ -11,7 +11,13 @@ import gzip
 import importlib
 import itertools
 import json
+import os
 import random
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -284,3 +290,61 @@ def test_a_gigabyte_on_ray_gives_the_local_findings(
     assert on_ray.hits == local.hits
     assert on_ray.documents_scanned == local.documents_scanned
     assert on_ray.bytes_scanned == local.bytes_scanned
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_the_command_screens_on_a_cluster_started_apart(frozen: Frozen, curriculum: Path) -> None:
+    """`ray start --head` in its own process group (stopped by its id), then `evalsuite guard
+    --executor ray --address 127.0.0.1:PORT` in another process: the local `--json`."""
+    port = _free_port()
+    env = {
+        **os.environ,
+        "RAY_USAGE_STATS_ENABLED": "0",
+        # no token from the shared ~/.ray: this throwaway cluster listens on 127.0.0.1 only
+        "RAY_AUTH_MODE": "disabled",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+    }
+    env.pop("RAY_ADDRESS", None)
+    ray_cli = Path(sys.executable).with_name("ray")
+    head = subprocess.Popen(
+        [
+            ray_cli,
+            "start",
+            "--head",
+            "--block",
+            f"--port={port}",
+            "--node-ip-address=127.0.0.1",
+            "--num-cpus=2",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+        ],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert head.poll() is None and time.monotonic() < deadline, "ray did not start"
+                time.sleep(1)
+        command = [sys.executable, "-c", "from evalsuite.cli import main; main()"]
+        command += ["--root", str(frozen.root), "guard", str(curriculum), "--json"]
+        remote = [*command, "--executor", "ray", "--address", f"127.0.0.1:{port}"]
+        done = subprocess.run(remote, env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)
+        head.wait(timeout=60)
+    local = run_guard(frozen.root, str(curriculum), "--json")
+    assert done.returncode == local.exit_code == 4, done.stderr
+    assert _without_seconds(done.stdout) == _without_seconds(local.stdout)
