@@ -53,6 +53,7 @@ def _on_ray(
 
     started = time.perf_counter()
     ray.init(
+        address="local",
         num_cpus=workers,
         include_dashboard=False,
         logging_level="ERROR",

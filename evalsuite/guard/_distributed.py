@@ -104,7 +104,17 @@ def line_cuts(path: Path, size: int, shard_bytes: int) -> list[int]:
 
     Each cut is the first line start at or after a multiple of `shard_bytes`; only a few
     kilobytes are read per cut.
+
+    Raises:
+        UsageError: the file cannot be read.
     """
+    try:
+        return _line_cuts(path, size, shard_bytes)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read as jsonl ({exc})") from None
+
+
+def _line_cuts(path: Path, size: int, shard_bytes: int) -> list[int]:
     cuts = [0]
     if size == 0:
         return cuts
@@ -133,12 +143,15 @@ def line_cuts(path: Path, size: int, shard_bytes: int) -> list[int]:
 def count_lines(path: Path, start: int, stop: int) -> int:
     """Newlines in bytes ``start:stop`` of `path` (the lines of a range that ends a line)."""
     count = 0
-    with path.open("rb") as handle:
-        handle.seek(start)
-        left = stop - start
-        while left > 0 and (block := handle.read(min(left, 1 << 22))):
-            count += block.count(b"\n")
-            left -= len(block)
+    try:
+        with path.open("rb") as handle:
+            handle.seek(start)
+            left = stop - start
+            while left > 0 and (block := handle.read(min(left, 1 << 22))):
+                count += block.count(b"\n")
+                left -= len(block)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read as jsonl ({exc})") from None
     return count
 
 
@@ -256,7 +269,8 @@ def _connect(ray: Any, options: RayOptions) -> bool:
         elif os.environ.get("RAY_ADDRESS"):  # Ray joins that cluster (no local settings)
             ray.init(**quiet)
         else:
-            ray.init(num_cpus=options.workers, include_dashboard=False, **quiet)
+            # "local": a new cluster, even when `ray start` left one's address behind
+            ray.init(address="local", num_cpus=options.workers, include_dashboard=False, **quiet)
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
         where = options.address or os.environ.get("RAY_ADDRESS") or "a local cluster"
         raise UsageError(

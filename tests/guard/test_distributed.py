@@ -13,10 +13,12 @@ import itertools
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,6 +172,7 @@ def ray_cluster() -> Iterator[Any]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAY_USAGE_STATS_ENABLED", "0")
         ray.init(
+            address="local",
             num_cpus=2,
             include_dashboard=False,
             object_store_memory=100 << 20,
@@ -312,6 +315,9 @@ def test_the_command_screens_on_a_cluster_started_apart(frozen: Frozen, curricul
     }
     env.pop("RAY_ADDRESS", None)
     ray_cli = Path(sys.executable).with_name("ray")
+    # its own temp dir (short, for Ray's socket paths): the address file that `ray start`
+    # leaves there must not send other processes' `ray.init()` to this cluster
+    temp = tempfile.mkdtemp(prefix="es-ray-", dir="/tmp")
     head = subprocess.Popen(
         [
             ray_cli,
@@ -323,6 +329,7 @@ def test_the_command_screens_on_a_cluster_started_apart(frozen: Frozen, curricul
             "--num-cpus=2",
             "--include-dashboard=false",
             "--disable-usage-stats",
+            f"--temp-dir={temp}",
         ],
         env=env,
         start_new_session=True,
@@ -345,6 +352,7 @@ def test_the_command_screens_on_a_cluster_started_apart(frozen: Frozen, curricul
     finally:
         os.killpg(head.pid, signal.SIGTERM)
         head.wait(timeout=60)
+        shutil.rmtree(temp, ignore_errors=True)
     local = run_guard(frozen.root, str(curriculum), "--json")
     assert done.returncode == local.exit_code == 4, done.stderr
     assert _without_seconds(done.stdout) == _without_seconds(local.stdout)
