@@ -1,4 +1,4 @@
-"""Benchmark of `evalsuite guard`: MB/s on one core against a plain-Python baseline.
+"""Benchmark of `evalsuite guard`: MB/s per core against a plain-Python baseline.
 
 Builds, in a temporary directory, a curriculum of at least 200 MB of JSONL from public text
 available offline (docstrings of the installed stdlib, numpy, pandas and scipy, read with
@@ -11,8 +11,11 @@ shares no fingerprint n-gram with the items (in the current spec: word 8-grams o
 The baseline is the plain Python way (per document: ``normalise_words``, a set of 13-gram
 tuples, intersected with the items' tuple sets through one dict) on a subset of the same
 documents. It is the yardstick the guard was first measured against (spec /2, 13-grams), kept
-unchanged so that ratios compare across versions. Run:
-``.venv/bin/python benchmarks/bench_guard.py [--mb 200]``.
+unchanged so that ratios compare across versions. The screen is timed after a first screen of
+one small document, which pays what a process pays once (the numba import, Unicode tables;
+printed apart, and included in a second figure). The same curriculum is then screened again
+on the numpy path (the compiled kernel off: the reference it is tested against), which must
+find the same hits. Run: ``.venv/bin/python benchmarks/bench_guard.py [--mb 200]``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 import ast
 import itertools
 import json
+import os
 import sys
 import sysconfig
 import tempfile
@@ -33,13 +37,16 @@ import numpy as np
 
 from evalsuite._core.layout import Layout
 from evalsuite._core.text import normalise_batch_v2, normalise_batch_v3, normalise_words
-from evalsuite.guard._guard import GuardOptions, guard
-from evalsuite.guard._index import load_index
+from evalsuite.guard._guard import GuardOptions, GuardReport, guard
+from evalsuite.guard._index import FingerprintIndex, load_index
+from evalsuite.guard._kernel import DISABLE_ENV, available, kernel
 from evalsuite.manifest import KeySpec, freeze
 
 N_ITEMS = 2000
 N_PLANTED = 50
 CANARY = "evalsuite-canary bench 4d1f0a3e-1c2b-4f5e-8a9b-0c1d2e3f4a5b"
+TARGET_MB_S = 150
+"""Per core (CPU time), issue 35; the issue before it asked for 100."""
 
 
 def _package_dirs() -> list[Path]:
@@ -194,10 +201,37 @@ def _texts(paths: list[Path]) -> Iterator[str]:
                 yield json.loads(raw)["text"]
 
 
+def _one_time_setup(tmp: Path, index: FingerprintIndex) -> float:
+    """CPU seconds of a first screen of one small document: what a process pays once (the
+    numba import and its cached kernel, the Unicode class and fold tables)."""
+    tiny = tmp / "warm-up" / "one.jsonl"
+    tiny.parent.mkdir()
+    tiny.write_text(json.dumps({"text": "Caf\u00e9 c\u0430t " * 20}) + "\n", encoding="utf-8")
+    cpu = time.process_time()
+    guard([tiny], index, options=GuardOptions())
+    return time.process_time() - cpu
+
+
+def _reference_screen(curriculum: Path, index: FingerprintIndex) -> tuple[GuardReport, float]:
+    """The same screen on the numpy path (compiled kernel off): its report and CPU seconds."""
+    os.environ[DISABLE_ENV] = "1"
+    kernel.cache_clear()
+    try:
+        cpu = time.process_time()
+        report = guard([curriculum], index, options=GuardOptions())
+        return report, time.process_time() - cpu
+    finally:
+        del os.environ[DISABLE_ENV]
+        kernel.cache_clear()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mb", type=int, default=200, help="curriculum size in MB (>= 200)")
     parser.add_argument("--baseline-mb", type=int, default=20, help="baseline subset in MB")
+    parser.add_argument(
+        "--no-reference", action="store_true", help="skip the numpy-path (reference) screen"
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(20240611)
     t0 = time.perf_counter()
@@ -218,6 +252,11 @@ def main() -> int:
             f"files ({time.perf_counter() - t0:.0f} s)"
         )
         index = load_index(Layout(root))
+        setup = _one_time_setup(Path(tmp), index)
+        print(
+            f"one-time set-up of a process (numba import and cached kernel, Unicode tables): "
+            f"{setup:.2f} s of CPU time, paid once per process, not per MB"
+        )
         cpu = time.process_time()
         report = guard([Path(tmp) / "curriculum"], index, options=GuardOptions())
         cpu = time.process_time() - cpu
@@ -225,10 +264,20 @@ def main() -> int:
         fast, fast_cpu = mb / report.seconds, mb / cpu
         flagged = {h.document for h in report.hits}
         print(
-            f"evalsuite guard: {report.documents_scanned} docs, {mb:.0f} MB in "
-            f"{report.seconds:.1f} s: {fast:.0f} MB/s wall, {fast_cpu:.0f} MB/s of CPU time "
-            f"(one core); {len(flagged)} documents flagged, {len(planted_docs)} planted"
+            f"evalsuite guard ({'compiled kernel' if available() else 'numpy path'}): "
+            f"{report.documents_scanned} docs, {mb:.0f} MB in {report.seconds:.1f} s: "
+            f"{fast:.0f} MB/s wall, {fast_cpu:.0f} MB/s per core (CPU time); "
+            f"{mb / (cpu + setup):.0f} MB/s per core with the set-up; "
+            f"{len(flagged)} documents flagged, {len(planted_docs)} planted"
         )
+        same = True
+        if available() and not args.no_reference:
+            reference, ref_cpu = _reference_screen(Path(tmp) / "curriculum", index)
+            same = reference.hits == report.hits
+            print(
+                f"numpy path (the reference, {DISABLE_ENV}=1): {mb / ref_cpu:.0f} MB/s per core; "
+                f"findings {'identical' if same else 'DIFFERENT'} ({len(report.hits)} hits)"
+            )
         slow, slow_cpu = baseline(shards, items, limit_bytes=args.baseline_mb * 1_000_000)
         print(
             f"plain-Python baseline: {slow:.1f} MB/s wall, {slow_cpu:.1f} MB/s of CPU time "
@@ -240,14 +289,17 @@ def main() -> int:
             f"normalisation alone (first {args.baseline_mb} MB, CPU time): spec /2 batch "
             f"{v2:.0f} MB/s, spec /3 batch {v3:.0f} MB/s ({v3 / v2:.2f}x spec /2)"
         )
+        if not same:
+            print("the compiled kernel and the numpy path disagree")
+            return 1
         if flagged != set(planted_docs):
             print(f"expected exactly the {len(planted_docs)} planted documents, got {len(flagged)}")
             for hit in [h for h in report.hits if h.document not in planted_docs][:10]:
                 print("  unexpected:", hit)
             return 1
         # judged on CPU time: other processes on the machine slow the wall clock, not the code
-        if fast_cpu < 100 or fast_cpu / slow_cpu < 5:
-            print("below target (100 MB/s and 5x the baseline)")
+        if fast_cpu < TARGET_MB_S or fast_cpu / slow_cpu < 5:
+            print(f"below target ({TARGET_MB_S} MB/s per core and 5x the baseline)")
             return 1
     return 0
 

@@ -33,7 +33,7 @@ from evalsuite.cli._common import (
 )
 from evalsuite.cli._paths import PathParam
 from evalsuite.cli._views import print_view, wide_option
-from evalsuite.errors import ContaminationError
+from evalsuite.errors import ContaminationError, UsageError
 from evalsuite.guard import (
     DEFAULT_BATCH_BYTES,
     DEFAULT_THRESHOLD,
@@ -41,6 +41,7 @@ from evalsuite.guard import (
     DerivedResult,
     Format,
     GuardOptions,
+    RayOptions,
     derive_fingerprints,
     frozen_suites,
     read_fingerprints,
@@ -93,6 +94,28 @@ __all__ = ["fingerprints_cmd", "guard_cmd"]
     show_default=True,
     help="Text screened per vectorised step; bounds memory.",
 )
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="local: screen on this process (one core); ray: screen shards in parallel on a Ray "
+    "cluster (same findings; docs/guard.md, 'On a cluster').",
+)
+@click.option(
+    "--address",
+    default=None,
+    metavar="HOST:PORT",
+    help="With --executor ray: the cluster's head (as `ray start --head` prints it), "
+    "ray://HOST:PORT or auto (default: $RAY_ADDRESS, else a local cluster).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --executor ray: worker processes, one CPU each (default: one per CPU of the "
+    "cluster).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @json_option
 @wide_option
@@ -106,6 +129,9 @@ def guard_cmd(
     threshold: float,
     fmt: Format,
     batch_bytes: int,
+    executor: str,
+    address: str | None,
+    workers: int | None,
     no_progress: bool,
     as_json: bool,
     wide: bool,
@@ -119,11 +145,13 @@ def guard_cmd(
     least THRESHOLD of an item's word n-grams (text shared by several items of a suite counts
     for none of them). Case, punctuation, white space, markdown, chat templates and JSON
     escaping do not matter. Symbolic links that dangle, loop or leave a named directory are
-    skipped and listed. Exit 4 when anything is flagged.
+    skipped and listed. With --executor ray the curriculum is screened in shards on a Ray
+    cluster, with the same findings. Exit 4 when anything is flagged.
     """
     options = GuardOptions(field=field, threshold=threshold, batch_bytes=batch_bytes, format=fmt)
+    ray = _ray_options(executor, address, workers)
     if as_json or no_progress:
-        report = guard_report(ctx.layout, paths, options=options, suites=suites)
+        report = guard_report(ctx.layout, paths, options=options, suites=suites, ray=ray)
     else:
         columns = (
             TextColumn("screening"),
@@ -141,6 +169,7 @@ def guard_cmd(
                 suites=suites,
                 total=lambda n: progress.update(task, total=n),
                 advance=lambda n: progress.advance(task, n),
+                ray=ray,
             )
     view = guard_view(report)
     if as_json:
@@ -156,6 +185,19 @@ def guard_cmd(
                 "longer measure held-out performance."
             )
         )
+
+
+def _ray_options(executor: str, address: str | None, workers: int | None) -> RayOptions | None:
+    """The Ray settings of `guard`, or None for a local screen."""
+    if executor == "ray":
+        return RayOptions(address=address, workers=workers)
+    for flag, value in (("--address", address), ("--workers", workers)):
+        if value is not None:
+            raise UsageError(
+                f"{flag} applies to a screen on Ray; add --executor ray, or drop {flag} to "
+                "screen on this machine"
+            )
+    return None
 
 
 def _legacy_versions(ctx: Context) -> list[str]:

@@ -6,6 +6,7 @@ or its key, so a training pipeline can run it anywhere. Usage::
     index = load_index(layout)                                      # frozen suites' fingerprints
     report = guard([Path("curriculum/")], index, options=GuardOptions())
     hits = screen_documents(documents, index)                       # one shard, any engine
+    report = screen_on_ray(sources, index, options=GuardOptions())  # on a Ray cluster
 
 The same names stay importable from `evalsuite.holdout`, where they lived before.
 """
@@ -14,6 +15,13 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from evalsuite.guard._derived import BeforeDecrypt, DerivedResult, derive_fingerprints
+    from evalsuite.guard._distributed import (
+        DEFAULT_SHARD_BYTES,
+        RayOptions,
+        plan_shards,
+        screen_on_ray,
+        screen_shard,
+    )
     from evalsuite.guard._guard import GuardOptions, GuardReport, guard, screen_sources
     from evalsuite.guard._index import (
         FingerprintIndex,
@@ -53,6 +61,13 @@ else:
                 "screen_documents",
                 "DEFAULT_BATCH_BYTES",
             ),
+            "._distributed": (
+                "DEFAULT_SHARD_BYTES",
+                "RayOptions",
+                "plan_shards",
+                "screen_on_ray",
+                "screen_shard",
+            ),
             "._derived": (
                 "BeforeDecrypt",
                 "DerivedResult",
@@ -71,6 +86,7 @@ else:
 
 __all__ = [
     "DEFAULT_BATCH_BYTES",
+    "DEFAULT_SHARD_BYTES",
     "DEFAULT_THRESHOLD",
     "BeforeDecrypt",
     "DerivedResult",
@@ -80,13 +96,17 @@ __all__ = [
     "GuardOptions",
     "GuardReport",
     "Hit",
+    "RayOptions",
     "derive_fingerprints",
     "find_sources",
     "frozen_suites",
     "guard",
     "load_index",
     "new_item_overlaps",
+    "plan_shards",
     "read_fingerprints",
     "screen_documents",
+    "screen_on_ray",
+    "screen_shard",
     "screen_sources",
 ]

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 import unicodedata
 from importlib import resources
 
-__all__ = ["fold_confusables", "fold_table"]
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["fold_confusables", "fold_confusables_reference", "fold_table"]
 
 
 def _candidates(data: dict[str, list[dict[str, str]]], char: str) -> set[str]:
@@ -120,5 +124,28 @@ def fold_confusables(text: str) -> str:
     """
     if text.isascii():
         return text
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    folded = _point_table()[points]
+    if np.array_equal(folded, points):
+        return text
+    return folded.tobytes().decode("utf-32-le", "surrogatepass")
+
+
+def fold_confusables_reference(text: str) -> str:
+    """`fold_confusables` with ``str.translate`` (the plain definition, for the tests)."""
+    if text.isascii():
+        return text
     folded = text.translate(fold_table())
     return text if folded == text else folded
+
+
+@functools.cache
+def _point_table() -> npt.NDArray[np.uint32]:
+    """`fold_table` as an array over every code point (4.4 MB).
+
+    One numpy gather a text: several times faster than ``str.translate`` with a dict.
+    """
+    table = np.arange(sys.maxunicode + 1, dtype=np.uint32)
+    folds = fold_table()
+    table[np.fromiter(folds, dtype=np.uint32, count=len(folds))] = [ord(c) for c in folds.values()]
+    return table

@@ -126,12 +126,17 @@ class BitFilter:
 def _lookup(keys: U64, filt: BitFilter, queries: U64) -> tuple[I64, I64]:
     """(positions in `queries`, positions in `keys`) of the queries that are keys."""
     cand = filt.candidates(queries)
-    if cand.size == 0 or keys.size == 0:
-        return cand[:0], cand[:0]
-    found = np.searchsorted(keys, queries[cand])
+    return _confirm(keys, cand, queries[cand])
+
+
+def _confirm(keys: U64, positions: I64, values: U64) -> tuple[I64, I64]:
+    """(positions, indices into `keys`) of the candidate `values` that are keys."""
+    if positions.size == 0 or keys.size == 0:
+        return positions[:0], positions[:0]
+    found = np.searchsorted(keys, values)
     found[found == keys.size] = 0
-    ok = keys[found] == queries[cand]
-    return cand[ok], found[ok].astype(np.int64)
+    ok = keys[found] == values
+    return positions[ok], found[ok].astype(np.int64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -184,6 +189,14 @@ class PartIndex:
     def lookup_short_heads(self, queries: U64) -> tuple[I64, I64]:
         """(positions in `queries`, indices into `short_heads`) of short-text heads."""
         return _lookup(self.short_heads, self.short_filter, queries)
+
+    def confirm_grams(self, positions: I64, values: U64) -> tuple[I64, I64]:
+        """`lookup_grams` of candidates that passed `gram_filter` already (the kernel's)."""
+        return _confirm(self.grams, positions, values)
+
+    def confirm_short_heads(self, positions: I64, values: U64) -> tuple[I64, I64]:
+        """`lookup_short_heads` of candidates that passed `short_filter` already."""
+        return _confirm(self.short_heads, positions, values)
 
 
 @dataclass(frozen=True, eq=False)

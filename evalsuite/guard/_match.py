@@ -17,12 +17,14 @@ import numpy.typing as npt
 
 from evalsuite._core.text import NGRAM_PRIME, SPECS, fast_word_hashes
 from evalsuite.guard._index import PartIndex
+from evalsuite.guard._kernel import kernel
 
 __all__ = ["BatchMatches", "find_canaries", "match_batch"]
 
 I64 = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
 _MASK = (1 << 64) - 1
+_NONE = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,10 +125,15 @@ def _rolling(word_hashes: U64, n: int, m: int) -> tuple[U64, U64]:
     return acc, short
 
 
-def _gram_matches(index: PartIndex, grams: U64, doc_words: I64) -> tuple[I64, I64, I64, I64]:
-    """Unique (doc, item, gram) triples and the number of fingerprint n-grams of each doc."""
+def _gram_matches(
+    index: PartIndex, found: tuple[I64, I64], doc_words: I64
+) -> tuple[I64, I64, I64, I64]:
+    """Unique (doc, item, gram) triples and the number of fingerprint n-grams of each doc.
+
+    `found`: (word position, index into ``index.grams``) of every fingerprint n-gram.
+    """
     n = index.n
-    pos, gram = index.lookup_grams(grams)
+    pos, gram = found
     doc = np.searchsorted(doc_words, pos, side="right") - 1
     inside = pos + n <= doc_words[doc + 1]  # n-grams across a document boundary are dropped
     pos, gram, doc = pos[inside], gram[inside], doc[inside]
@@ -145,25 +152,28 @@ def _window_hash(word_hashes: U64, start: int, length: int) -> int:
 
 
 def _short_matches(
-    index: PartIndex, word_hashes: U64, heads: U64, doc_words: I64
+    index: PartIndex, word_hashes: U64, found: tuple[I64, I64], doc_words: I64
 ) -> tuple[I64, I64, I64]:
-    """Unique (doc, item, short entry) of short texts found whole inside a document."""
+    """Unique (doc, item, short entry) of short texts found whole inside a document.
+
+    `found`: (word position, index into ``index.short_heads``) of every short-text head.
+    """
     empty = np.zeros(0, dtype=np.int64)
     if index.short_heads.size == 0:
         return empty, empty, empty
-    pos, head = index.lookup_short_heads(heads)
+    pos, head = found
     doc = np.searchsorted(doc_words, pos, side="right") - 1
     which, entry = _expand(index.short_ptr, head)
-    found: set[tuple[int, int, int]] = set()
+    matched: set[tuple[int, int, int]] = set()
     for k, e in zip(which.tolist(), entry.tolist(), strict=True):
         p, d, length = int(pos[k]), int(doc[k]), int(index.short_len[e])
         if p + length <= doc_words[d + 1] and _window_hash(word_hashes, p, length) == int(
             index.short_whole[e]
         ):
-            found.add((d, int(index.short_item[e]), e))
-    if not found:
+            matched.add((d, int(index.short_item[e]), e))
+    if not matched:
         return empty, empty, empty
-    rows = np.array(sorted(found), dtype=np.int64)
+    rows = np.array(sorted(matched), dtype=np.int64)
     return rows[:, 0], rows[:, 1], rows[:, 2]
 
 
@@ -183,7 +193,11 @@ def _exact_matches(
 
 
 def match_batch(
-    texts: Sequence[str], index: PartIndex, *, whole: Sequence[bool] | None = None
+    texts: Sequence[str],
+    index: PartIndex,
+    *,
+    whole: Sequence[bool] | None = None,
+    compiled: bool = True,
 ) -> BatchMatches:
     """Find every fingerprint of one index part in a batch of documents.
 
@@ -192,18 +206,39 @@ def match_batch(
         index: Fingerprints to look for (one part: one text spec).
         whole: Per document, False when it is a piece of a longer document (then it is not
             compared with exact text hashes); default all True.
+        compiled: Use the compiled kernel when it is available (`_kernel.kernel`); False
+            forces the numpy path (the reference the kernel is tested against).
 
     Returns:
         The matches, with documents numbered by their position in `texts`.
     """
     batch = SPECS[index.spec].batch(texts)
     buffer, offsets = batch.buffer, batch.offsets
-    word_hashes, word_starts = fast_word_hashes(buffer, zero_gaps=True)
-    doc_words = np.searchsorted(word_starts, offsets).astype(np.int64)
     m = index.short_min if index.short_heads.size else index.n  # every format has n >= m
-    grams, heads = _rolling(word_hashes, index.n, m)
-    gram_doc, gram_item, gram_id, per_doc = _gram_matches(index, grams, doc_words)
-    short_doc, short_item, short_id = _short_matches(index, word_hashes, heads, doc_words)
+    screen = kernel() if compiled else None
+    if screen is None:  # the numpy path: the reference
+        word_hashes, word_starts = fast_word_hashes(buffer, zero_gaps=True)
+        grams, heads = _rolling(word_hashes, index.n, m)
+        in_grams = index.lookup_grams(grams)
+        in_heads = index.lookup_short_heads(heads) if index.short_heads.size else _NONE
+    else:
+        gf, hf = index.gram_filter, index.short_filter
+        word_hashes, word_starts, gram_pos, gram_val, head_pos, head_val = screen(
+            np.frombuffer(buffer, dtype=np.uint8),
+            index.n,
+            m,
+            gf.table.view(np.uint8),
+            np.uint64(gf.shift),
+            gf.table.dtype != np.bool_,
+            hf.table.view(np.uint8),
+            np.uint64(hf.shift),
+            hf.table.dtype != np.bool_,
+        )
+        in_grams = index.confirm_grams(gram_pos, gram_val)
+        in_heads = index.confirm_short_heads(head_pos, head_val)
+    doc_words = np.searchsorted(word_starts, offsets).astype(np.int64)
+    gram_doc, gram_item, gram_id, per_doc = _gram_matches(index, in_grams, doc_words)
+    short_doc, short_item, short_id = _short_matches(index, word_hashes, in_heads, doc_words)
     exact: list[tuple[int, int]] = []
     if index.exact:
         n_words = np.diff(doc_words)

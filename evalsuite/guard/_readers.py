@@ -25,7 +25,7 @@ from evalsuite._core.text import words_v3
 from evalsuite.errors import NotFoundError, UsageError
 from evalsuite.guard._batch import Batch, WordCounter, pieces_of
 
-__all__ = ["Format", "Skipped", "Source", "find_sources", "read_source"]
+__all__ = ["Format", "Skipped", "Source", "Span", "find_sources", "read_source"]
 
 Format = Literal["auto", "jsonl", "parquet", "text", "hf"]
 Kind = Literal["jsonl", "parquet", "text", "hf"]
@@ -71,6 +71,20 @@ def _kind_of(path: Path) -> Kind | None:
 
 def _dir_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Lines ``start:stop`` (bytes) of an uncompressed JSONL file.
+
+    A shard of a distributed screen (``_distributed.py``): `start` and `stop` are at line
+    starts (or the file's end).
+    """
+
+    start: int
+    stop: int
+    first_line: int
+    """Number of the line at `start` (1 for the first line of the file)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,11 +291,29 @@ def _jsonl_lines(path: Path, field: str, first: int, lines: list[bytes]) -> Batc
     return batch
 
 
-def _jsonl(path: Path, field: str, advance: Callable[[int], None]) -> Iterator[Batch]:
-    prefix = f"{path}:"
-    first = 1
-    with _open(path) as handle:
+def _lines_in(handle: IO[bytes], span: Span | None) -> Iterator[list[bytes]]:
+    """Blocks of lines of `handle`, all of them or those of `span` (which starts a line)."""
+    if span is None:
         while lines := handle.readlines(_BLOCK):
+            yield lines
+        return
+    handle.seek(span.start)
+    left = span.stop - span.start
+    while left > 0 and (lines := handle.readlines(min(_BLOCK, left))):
+        size = sum(map(len, lines))
+        while size > left:  # `stop` starts a line: drop the lines past it
+            size -= len(lines.pop())
+        left -= size
+        yield lines
+
+
+def _jsonl(
+    path: Path, field: str, advance: Callable[[int], None], span: Span | None = None
+) -> Iterator[Batch]:
+    prefix = f"{path}:"
+    first = 1 if span is None else span.first_line
+    with _open(path) as handle:
+        for lines in _lines_in(handle, span):
             advance(sum(map(len, lines)))
             try:  # the fast path: every line an object with a string field
                 texts = [from_json(line)[field] for line in lines]
@@ -376,7 +408,7 @@ def _text(
             yield Batch.of_piece(piece)
 
 
-def read_source(
+def read_source(  # noqa: PLR0913 - keyword-only settings of one reader
     source: Source,
     *,
     field: str,
@@ -385,6 +417,7 @@ def read_source(
     overlap_chars: int,
     advance: Callable[[int], None] = lambda _: None,
     count_words: WordCounter = lambda text: len(words_v3(text)),
+    span: Span | None = None,
 ) -> Iterator[Batch]:
     """Batches of documents of one source, read lazily; text files as pieces.
 
@@ -396,6 +429,7 @@ def read_source(
         overlap_chars: Characters repeated across a cut (the longest canary).
         advance: Called with the number of input bytes consumed, for progress.
         count_words: Normalised words of a text, to size the overlap of text pieces.
+        span: Only these lines of an uncompressed JSONL source (default: all of it).
 
     Text files are decoded as UTF-8, invalid bytes becoming U+FFFD (a word separator).
 
@@ -403,7 +437,12 @@ def read_source(
         UsageError: a record lacks `field`, holds no text there, or the file is malformed
             or unreadable.
     """
+    if span is not None and (source.kind != "jsonl" or source.path.suffix == ".gz"):
+        raise UsageError(f"{source.path}: only uncompressed JSONL is read by byte ranges")
     try:
+        if span is not None:
+            yield from _jsonl(source.path, field, advance, span)
+            return
         if source.kind == "text":
             for batch in _text(
                 source.path,

@@ -296,8 +296,11 @@ class Screener:
         for part in self._parts:
             hits, n_bytes = part.feed(screened, whole, split)
             found.extend(hits)
-        if n_bytes < 0 or screened is not batch:
+        if n_bytes < 0:  # an index with no part
             n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in batch.texts)
+        elif screened is not batch:  # the UTF-8 size of the batch, without the folded copies
+            copies = screened.texts[len(batch.texts) :]
+            n_bytes -= sum(len(t.encode("utf-8", "surrogatepass")) for t in copies)
         found.extend(self._canary_hits(screened, split))
         if screened is not batch:
             found = [(origin[d], hit) for d, hit in found]

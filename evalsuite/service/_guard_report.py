@@ -11,7 +11,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from evalsuite._core.layout import Layout
-from evalsuite.guard import GuardOptions, GuardReport, find_sources, load_index, screen_sources
+from evalsuite.guard import (
+    GuardOptions,
+    GuardReport,
+    RayOptions,
+    find_sources,
+    load_index,
+    screen_on_ray,
+    screen_sources,
+)
 
 __all__ = ["guard_report"]
 
@@ -24,11 +32,13 @@ def guard_report(
     suites: Sequence[str] = (),
     total: Callable[[int], None] | None = None,
     advance: Callable[[int], None] | None = None,
+    ray: RayOptions | None = None,
 ) -> GuardReport:
     """Screen the curricula at `paths` against the fingerprints of `suites` (empty: every one).
 
     `total` is told the bytes to screen before screening starts, `advance` each step's bytes
-    (a progress display; neither is needed).
+    (a progress display; neither is needed). With `ray`, the screen runs on a Ray cluster
+    (``--executor ray``: same findings, docs/guard.md "On a cluster").
 
     Raises:
         NotFoundError: nothing is frozen, a suite names no frozen version, or a path does
@@ -40,6 +50,15 @@ def guard_report(
     sources, skipped = find_sources(list(paths), options.format)
     if total is not None:
         total(sum(s.size for s in sources))
+    if ray is not None:
+        return screen_on_ray(
+            sources,
+            index,
+            options=options,
+            ray_options=ray,
+            skipped=skipped,
+            advance=advance if advance is not None else lambda _: None,
+        )
     return screen_sources(
         sources,
         index,

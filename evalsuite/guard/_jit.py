@@ -1,0 +1,136 @@
+"""The numba-compiled screening loop (imported by `_kernel.kernel` only, never at start-up).
+
+See ``_kernel.py`` for what it computes and how it is checked against the numpy path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from evalsuite._core.text import NGRAM_PRIME, WORD_PRIME
+
+__all__ = ["screen"]
+
+_WORD_PRIME = np.uint64(WORD_PRIME)
+_NGRAM_PRIME = np.uint64(NGRAM_PRIME)
+_C1 = np.uint64(0xFF51AFD7ED558CCD)
+_C2 = np.uint64(0xC4CEB9FE1A85EC53)
+_S33 = np.uint64(33)
+_S3 = np.uint64(3)
+_SEVEN = np.uint64(7)
+_ONE = np.uint8(1)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _fmix(h: Any) -> Any:  # pragma: no cover - compiled
+    h ^= h >> _S33
+    h *= _C1
+    h ^= h >> _S33
+    h *= _C2
+    h ^= h >> _S33
+    return h
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _passes(table: Any, shift: Any, packed: bool, value: Any) -> Any:  # pragma: no cover
+    slot = value >> shift
+    if packed:
+        return ((table[slot >> _S3] >> np.uint8(slot & _SEVEN)) & _ONE) != 0
+    return table[slot] != 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _power(base: Any, exponent: int) -> Any:  # pragma: no cover - compiled
+    out = np.uint64(1)
+    for _ in range(exponent):
+        out *= base
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _word_hashes(buf: Any) -> Any:  # pragma: no cover - compiled
+    """Branch-free: the ends of words are unpredictable, so every byte stores its state."""
+    size = buf.size
+    cap = size // 2 + 2
+    hashes = np.empty(cap, dtype=np.uint64)
+    starts = np.empty(cap, dtype=np.int64)
+    words = 0
+    h = np.uint64(0)
+    start = 0
+    inside = False
+    for i in range(size):
+        c = buf[i]
+        word = c > 32
+        begins = word and not inside
+        start = i if begins else start
+        hashes[words] = h
+        starts[words] = start
+        words += inside and not word
+        h = h * _WORD_PRIME + np.uint64(c) if word else np.uint64(0)
+        inside = word
+    if inside:
+        hashes[words] = h
+        starts[words] = start
+        words += 1
+    for k in range(words):
+        hashes[k] = _fmix(hashes[k])
+    return hashes[:words].copy(), starts[:words].copy()
+
+
+@numba.njit(cache=True, nogil=True)
+def screen(  # noqa: PLR0913 - the index's two filters, unpacked for the compiled code
+    buf: Any,
+    n: int,
+    m: int,
+    gram_table: Any,
+    gram_shift: Any,
+    gram_packed: bool,
+    head_table: Any,
+    head_shift: Any,
+    head_packed: bool,
+) -> Any:  # pragma: no cover - compiled
+    """Word hashes and starts of a normalised buffer; n-grams and m-gram heads that pass."""
+    hashes, starts = _word_hashes(buf)
+    words = hashes.size
+    n_heads = max(words - m + 1, 0)
+    n_grams = max(words - n + 1, 0)
+    gram_pos = np.empty(n_grams, dtype=np.int64)
+    gram_val = np.empty(n_grams, dtype=np.uint64)
+    head_pos = np.empty(n_heads, dtype=np.int64)
+    head_val = np.empty(n_heads, dtype=np.uint64)
+    found_grams = 0
+    found_heads = 0
+    # rolling: the next window's hash from this one's (exact: arithmetic mod 2**64)
+    top_m = _power(_NGRAM_PRIME, m - 1)
+    top_n = _power(_NGRAM_PRIME, n - 1)
+    head = np.uint64(0)
+    gram = np.uint64(0)
+    for j in range(min(m - 1, words)):
+        head = head * _NGRAM_PRIME + hashes[j]
+    for j in range(min(n - 1, words)):
+        gram = gram * _NGRAM_PRIME + hashes[j]
+    for i in range(n_heads):
+        head = head * _NGRAM_PRIME + hashes[i + m - 1]
+        if _passes(head_table, head_shift, head_packed, head):
+            head_pos[found_heads] = i
+            head_val[found_heads] = head
+            found_heads += 1
+        head -= hashes[i] * top_m
+        if i < n_grams:
+            gram = gram * _NGRAM_PRIME + hashes[i + n - 1]
+            if _passes(gram_table, gram_shift, gram_packed, gram):
+                gram_pos[found_grams] = i
+                gram_val[found_grams] = gram
+                found_grams += 1
+            gram -= hashes[i] * top_n
+    return (
+        hashes,
+        starts,
+        gram_pos[:found_grams].copy(),
+        gram_val[:found_grams].copy(),
+        head_pos[:found_heads].copy(),
+        head_val[:found_heads].copy(),
+    )

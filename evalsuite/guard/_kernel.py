@@ -1,0 +1,56 @@
+"""Compiled screening kernel: word hashes, n-gram hashes and the bit filter in one pass.
+
+`match_batch` (``_match.py``) turns a normalised buffer into word hashes, rolls them into
+n-gram and short-text-head hashes, and keeps the few that pass the index's bit filter. With
+numpy that is a dozen passes over arrays eight times the size of the text; here one loop,
+compiled by numba (LLVM), does it all without temporaries. The hashes are the same, bit for
+bit: a word's hash is ``fmix64`` of the polynomial ``h = h * WORD_PRIME + byte`` over its
+bytes (what `fast_word_hashes` computes from prefix sums), an n-gram's is the polynomial
+``acc = acc * NGRAM_PRIME + word_hash`` over its words (`ngram_hashes`). The numpy path stays
+as the reference and the fallback when numba cannot be imported (`available`); the tests
+compare the two on random text (tests/guard/test_kernel.py).
+
+numba is imported on the first screen, never at start-up, and compiled code is cached
+beside this file (``__pycache__``) when that directory is writable.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["DISABLE_ENV", "Kernel", "available", "kernel"]
+
+DISABLE_ENV = "EVALSUITE_GUARD_NO_JIT"
+"""Set to ``1`` to screen with the numpy path (the reference) instead of the compiled kernel."""
+
+U64 = npt.NDArray[np.uint64]
+I64 = npt.NDArray[np.int64]
+
+Kernel = Callable[..., tuple[U64, I64, I64, U64, I64, U64]]
+"""``(buffer, n, m, gram_table, gram_shift, gram_packed, head_table, head_shift,
+head_packed)`` -> (word hashes, word starts, candidate n-gram positions and hashes,
+candidate head positions and hashes)."""
+
+
+@functools.cache
+def kernel() -> Kernel | None:
+    """The compiled kernel, or None when numba is missing or `DISABLE_ENV` is set."""
+    if os.environ.get(DISABLE_ENV, "") not in ("", "0"):
+        return None
+    try:
+        jit = importlib.import_module("evalsuite.guard._jit")
+    except ImportError:  # numba missing, or its llvmlite does not load
+        return None
+    screen: Kernel = jit.screen
+    return screen
+
+
+def available() -> bool:
+    """True when screens use the compiled kernel."""
+    return kernel() is not None
