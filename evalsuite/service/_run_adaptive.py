@@ -179,6 +179,35 @@ def versus_results(
     )
 
 
+def _play_round(
+    run_round: RoundRunner[R],
+    store: Store,
+    done: list[tuple[str, int]],
+    round_keys: list[tuple[str, int]],
+    update: Mapping[str, object],
+    current: str | None,
+    *,
+    first: bool,
+) -> tuple[str, list[float | None]]:
+    """Run one round's new attempts (`round_keys`, added to `done`) into the run.
+
+    The first round creates the run; later ones resume it. Returns the run id and the
+    round's scores, in the order of `round_keys` (None: a harness error).
+    """
+    done.extend(round_keys)
+    result = run_round(
+        RoundStep(
+            attempts=tuple(done),
+            spec_update=update,
+            run_id=current if first else None,
+            resume=None if first else current,
+            finish=False,
+        )
+    )
+    run_id: str = result.run.run_id
+    return run_id, _round_scores(store, run_id, round_keys)
+
+
 def _round_scores(store: Store, run_id: str, keys: Sequence[tuple[str, int]]) -> list[float | None]:
     """Scores of `keys` in order: None for a harness error (or an attempt not stored)."""
     frame = store.attempts(run_id)
@@ -373,19 +402,9 @@ def _run_sequential(
             for _ in range(n):
                 epochs[item_id] += 1
                 round_keys.append((item_id, epochs[item_id]))
-        done.extend(round_keys)
-        first = not rounds
-        result = run_round(
-            RoundStep(
-                attempts=tuple(done),
-                spec_update=update,
-                run_id=current if first else None,
-                resume=None if first else current,
-                finish=False,
-            )
+        current, scores = _play_round(
+            run_round, store, done, round_keys, update, current, first=not rounds
         )
-        current = result.run.run_id
-        scores = _round_scores(store, current, round_keys)
         grouped: list[list[float | None]] = []
         at = 0
         for _, n in requests:
@@ -515,19 +534,9 @@ def _run_target(
                 epochs[item_id] += 1
                 round_keys.append((item_id, epochs[item_id]))
                 owners.append(int(index))
-        done.extend(round_keys)
-        first = not rounds
-        result = run_round(
-            RoundStep(
-                attempts=tuple(done),
-                spec_update=update,
-                run_id=current if first else None,
-                resume=None if first else current,
-                finish=False,
-            )
+        current, scores = _play_round(
+            run_round, store, done, round_keys, update, current, first=not rounds
         )
-        current = result.run.run_id
-        scores = _round_scores(store, current, round_keys)
         count = len(items)
         sums, squares = np.zeros(count), np.zeros(count)
         scored = np.zeros(count, dtype=np.int64)
