@@ -30,7 +30,7 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 def test_shipped_taxonomies_load_for_every_suite() -> None:
     layout = Layout(ROOT)
-    for suite in ("arith", "support", "records", "repair"):
+    for suite in ("answers", "arith", "support", "records", "repair"):
         taxonomy = suite_taxonomy(layout, suite)
         assert taxonomy.suite == suite and taxonomy.version == "1"
         assert 4 <= len(taxonomy.modes) <= 8

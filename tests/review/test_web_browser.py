@@ -1,7 +1,7 @@
 """The review app in a real browser (headless Chromium), served by `evalsuite review`.
 
 One project holds a dev run of the improved offline agent on each shipped family (support,
-records, repair) and a baseline run of support. For each family the command serves its runs;
+records, repair, arith, answers) and a baseline run of support. For each family the command serves its runs;
 the browser searches, filters, labels 10 attempts with the keyboard only, reloads, and finds
 the labels both on the page and in the store. The support case saves the list and transcript
 screenshots (`scripts/review_screenshots.py` writes the ones in docs/images from the same
@@ -29,11 +29,19 @@ FIRST_TOOL = """async (run) => {
   const item = document.querySelector('#list tbody td:nth-child(2)').textContent;
   const query = new URLSearchParams({run, item, epoch: 1});
   const shown = await (await fetch('api/attempt?' + query)).json();
-  return shown.transcript.messages.find((m) => m.tool_calls).tool_calls[0].function;
+  const called = shown.transcript.messages.find((m) => m.tool_calls);
+  return called ? called.tool_calls[0].function : 'ANSWER';
 }"""
-"""The name of a tool the first listed attempt called (asked of the app's own API)."""
+"""The name of a tool the first listed attempt called (asked of the app's own API); for a
+family without tools (arith, answers), a word of every final answer."""
 
-FAMILIES = {"support": "support@4.0.0", "records": "records@2.1.0", "repair": "repair@2.0.0"}
+FAMILIES = {
+    "support": "support@4.0.0",
+    "records": "records@2.1.0",
+    "repair": "repair@2.0.0",
+    "arith": "arith@2.0.0",
+    "answers": "answers@1.0.0",
+}
 LABELS = 10
 
 
