@@ -1,7 +1,8 @@
 """The review app in a real browser (headless Chromium), served by `evalsuite review`.
 
 One project holds a dev run of the improved offline agent on each shipped family (support,
-records, repair, arith, answers) and a baseline run of support. For each family the command serves its runs;
+records, repair, arith, answers) and a baseline run of support. For each family the command
+serves its runs;
 the browser searches, filters, labels 10 attempts with the keyboard only, reloads, and finds
 the labels both on the page and in the store. The support case saves the list and transcript
 screenshots (`scripts/review_screenshots.py` writes the ones in docs/images from the same

@@ -160,9 +160,11 @@ function chips(r) {
 }
 async function showList(p) {
   VIEW = "list";
+  const asked = location.hash;
   const off = Number(p.offset || 0);
   const t0 = performance.now();
   const res = await api.attempts(Object.assign({}, p, {offset: off, limit: META.page_size}));
+  if (location.hash !== asked) return;  // a newer filter or search is on its way: drop this answer
   PAGE = {p, res};
   if (SEL >= res.rows.length) SEL = Math.max(0, res.rows.length - 1);
   const body = res.rows.map((r, i) => `<tr data-i="${i}" class="${i === SEL ? "sel" : ""}">
@@ -228,8 +230,10 @@ function labeller(a) {
 function whoText(l) { return l ? `labelled by ${esc(l.who)} at ${esc(l.at)} (taxonomy ${esc(l.taxonomy_version)})` : "not labelled"; }
 async function showAttempt(run, item, epoch, p) {
   VIEW = "attempt";
+  const asked = location.hash;
   if (!PAGE || JSON.stringify(PAGE.p) !== JSON.stringify(p)) { const res = await api.attempts(Object.assign({}, p, {offset: Number(p.offset || 0), limit: META.page_size})); PAGE = {p, res}; }
   const a = await api.attempt(run, item, epoch);
+  if (location.hash !== asked) return;  // the reviewer moved on before this answer came
   CUR = a; NOTE_DIRTY = false;
   const i = PAGE.res.rows.findIndex((r) => r.run_id === run && r.item_id === item && r.epoch === epoch);
   if (i >= 0) SEL = i;
