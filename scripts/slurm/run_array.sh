@@ -3,7 +3,7 @@
 # (docs/scale.md, "Slurm job arrays"; docs/design/sharded-runs.md).
 #
 #   export EVALSUITE_STORE=postgresql://evals@db.example.org/evals
-#   export EVALSUITE_ROOT=/shared/project          # tasks/, manifests/, holdout/ of the project
+#   export EVALSUITE_ROOT="$PWD"                   # the project (tasks/, manifests/, holdout/), on a shared file system
 #   sbatch --array=1-8 scripts/slurm/run_array.sh support@4.0.0 --model openai/gpt-4o \
 #       --epochs 3 --seed 7
 #
