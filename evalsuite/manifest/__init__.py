@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         judge_audit_file,
         judge_states,
         read_audit_file,
+        read_judge_audit,
         suite_audit_status,
     )
     from evalsuite.manifest._candidates import (
@@ -117,6 +118,7 @@ else:
                 "judge_audit_file",
                 "judge_states",
                 "read_audit_file",
+                "read_judge_audit",
                 "suite_audit_status",
             ),
             "._catalog": (
@@ -309,6 +311,7 @@ __all__ = [
     "read_candidates",
     "read_frozen_dev_items",
     "read_item_source",
+    "read_judge_audit",
     "read_leak_audit",
     "read_manifest",
     "read_manifest_summary",

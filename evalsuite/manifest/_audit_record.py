@@ -48,6 +48,7 @@ __all__ = [
     "judge_audit_file",
     "judge_states",
     "read_audit_file",
+    "read_judge_audit",
     "suite_audit_status",
 ]
 
@@ -206,6 +207,28 @@ def _judged_families(manifest: Manifest | ManifestSummary) -> list[str]:
     return [f.name for f in manifest.families if f.judge is not None]
 
 
+def read_judge_audit(
+    layout: Layout, manifest: Manifest | ManifestSummary
+) -> tuple[dict[str, bool] | None, str | None]:
+    """The stored judge audit's verdicts (family -> passed), or what is wrong with it.
+
+    Returns:
+        (verdicts, problem): verdicts None when there is no file or it cannot be trusted;
+        problem ``"unreadable"`` or ``"other manifest"`` (a judge declaration changed since),
+        else None.
+    """
+    path = judge_audit_file(layout, manifest.suite, manifest.version)
+    if not path.is_file():
+        return None, None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        stored = {str(f["family"]): bool(f["passed"]) for f in data["families"]}
+        same = data["manifest_hash"] == manifest.manifest_hash
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, "unreadable"
+    return (stored, None) if same else (None, "other manifest")
+
+
 def judge_states(layout: Layout, manifest: Manifest | ManifestSummary) -> dict[str, JudgeState]:
     """Each judged family of a version: ``passed``, ``failing``, ``unaudited`` or ``damaged``.
 
@@ -213,18 +236,12 @@ def judge_states(layout: Layout, manifest: Manifest | ManifestSummary) -> dict[s
     declaration changed since, which changes the manifest hash).
     """
     status: dict[str, JudgeState] = dict.fromkeys(_judged_families(manifest), "unaudited")
-    path = judge_audit_file(layout, manifest.suite, manifest.version)
-    if not status or not path.is_file():
+    if not status:
         return status
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        stored = {str(f["family"]): bool(f["passed"]) for f in data["families"]}
-        same = data["manifest_hash"] == manifest.manifest_hash
-    except (OSError, ValueError, KeyError, TypeError):
+    stored, problem = read_judge_audit(layout, manifest)
+    if problem is not None:
         return dict.fromkeys(status, "damaged")
-    if not same:
-        return dict.fromkeys(status, "damaged")
-    for family, passed in stored.items():
+    for family, passed in (stored or {}).items():
         if family in status:
             status[family] = "passed" if passed else "failing"
     return status

@@ -354,30 +354,27 @@ def judge_audit_status(layout: Layout, suite: str, version: str) -> dict[str, Ju
     Raises:
         IntegrityError: the stored audit exists but cannot be read, or is of another manifest.
     """
-    from evalsuite.manifest import load_manifest
+    from evalsuite.manifest import load_manifest, read_judge_audit
 
     manifest = load_manifest(layout, suite, version)
     status: dict[str, JudgeStatus] = {
         f.name: "unaudited" for f in manifest.families if f.judge is not None
     }
-    path = judge_audit_path(layout, suite, version)
-    if not status or not path.is_file():
+    if not status:
         return status
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        stored = {str(f["family"]): bool(f["passed"]) for f in data["families"]}
-        same = data["manifest_hash"] == manifest.manifest_hash
-    except (OSError, ValueError, KeyError, TypeError):
+    stored, problem = read_judge_audit(layout, manifest)
+    path = judge_audit_path(layout, suite, version)
+    if problem == "unreadable":
         raise IntegrityError(
             f"the stored judge audit {path} cannot be read: run `evalsuite audit "
             f"{suite}@{version} --judge --labels FILE` again to rewrite it"
-        ) from None
-    if not same:
+        )
+    if problem is not None:
         raise IntegrityError(
             f"{path} is the judge audit of another manifest than {suite}@{version}'s: run "
             "the judge audit again"
         )
-    for family, passed in stored.items():
+    for family, passed in (stored or {}).items():
         if family in status:
             status[family] = "passed" if passed else "failing"
     return status
