@@ -111,18 +111,21 @@ def eee_aggregate_rows(path: Path) -> tuple[list[dict[str, Any]], list[Path]]:
     rows: list[dict[str, Any]] = []
     with_samples: list[Path] = []
     for record in _records(path):
+        raw = record.read_bytes()
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            data = None  # the validator names what is wrong with it
+        if isinstance(data, dict) and data.get("detailed_evaluation_results") is not None:
+            with_samples.append(record)  # a run: `read_eee` validates it, once
+            continue
         report = validator.validate_aggregate(record)
-        if not report.valid:
+        if not report.valid or not isinstance(data, dict):
             problems = "\n  ".join(f"{e.get('loc')}: {e.get('msg')}" for e in report.errors[:10])
             raise ItemSourceError(
                 f"{record}: not a valid Every Eval Ever aggregate record; nothing was "
                 f"stored:\n  {problems}"
             )
-        raw = record.read_bytes()
-        data = json.loads(raw)
-        if data.get("detailed_evaluation_results") is not None:
-            with_samples.append(record)
-            continue
         digest = hashlib.sha256(raw).hexdigest()
         for row, result in zip(_rows(record, data), data["evaluation_results"], strict=True):
             se = row["se"]
