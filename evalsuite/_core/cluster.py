@@ -46,7 +46,8 @@ class ClusterOptions:
     Attributes:
         address: ``HOST:PORT`` of a cluster's head (``ray start --head`` prints it), ``auto``
             (the cluster this machine belongs to), or ``ray://HOST:PORT`` (Ray Client); None
-            starts a local cluster in this process, stopped when the process ends.
+            starts a new local cluster in this process, stopped when the process ends (not one
+            started earlier with ``ray start``), unless ``RAY_ADDRESS`` names a cluster.
         num_cpus: CPUs of a local cluster (None: the machine's); ignored with `address`.
         object_store_bytes: Object store of a local cluster (None: Ray's default, 30% of the
             memory; a run's shards pass only their command lines through it).
@@ -58,7 +59,8 @@ class ClusterOptions:
 
     def describe(self) -> str:
         """The cluster, as messages name it."""
-        return f"the Ray cluster at {self.address}" if self.address else LOCAL_CLUSTER
+        address = self.address or os.environ.get("RAY_ADDRESS")
+        return f"the Ray cluster at {address}" if address else LOCAL_CLUSTER
 
 
 def import_ray() -> ModuleType:
@@ -136,7 +138,15 @@ def connect(options: ClusterOptions, *, timeout_s: float = 5.0) -> ModuleType:
         "log_to_driver": False,
         "configure_logging": True,
     }
-    if options.address is None:
+    if options.address is None and os.environ.get("RAY_ADDRESS"):
+        # Ray's convention, as `guard --executor ray` follows it: join that cluster (its own
+        # CPUs and object store, so no local settings)
+        kwargs = {"logging_level": "warning", "log_to_driver": False}
+    elif options.address is None:
+        # "local": a new cluster of this process's own, even where a `ray start` cluster of
+        # the machine is recorded in /tmp/ray (ray.init's default, address=None, would join
+        # it, and refuse the num_cpus given here)
+        kwargs["address"] = "local"
         if options.num_cpus is not None:
             kwargs["num_cpus"] = options.num_cpus
         if options.object_store_bytes is not None:

@@ -15,7 +15,13 @@ from typing import Any
 
 import pytest
 
-from evalsuite._core.cluster import import_ray
+from evalsuite._core.cluster import (
+    LOCAL_CLUSTER,
+    LOCAL_OBJECT_STORE_BYTES,
+    ClusterOptions,
+    connect,
+    import_ray,
+)
 from evalsuite.errors import UsageError
 from evalsuite.service import RayRunRequest
 from tests.helpers import Project, json_out
@@ -75,6 +81,45 @@ def test_ray_missing_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
     with pytest.raises(UsageError, match=r"pip install 'evalsuite\[ray\]'"):
         import_ray()
+
+
+class _FakeRay:
+    """What `connect` calls of Ray: records `init`'s arguments, starts nothing."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **kwargs: Any) -> None:
+        self.calls.append(kwargs)
+
+
+def test_without_an_address_a_new_local_cluster_is_started_not_the_machines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ray.init() with no address joins the cluster `ray start` recorded in /tmp/ray (and then
+    refuses num_cpus): the run asks for "local", a cluster of its own, with its settings."""
+    fake = _FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    connect(ClusterOptions(num_cpus=2))
+    assert fake.calls[0]["address"] == "local"
+    assert fake.calls[0]["num_cpus"] == 2
+    assert fake.calls[0]["object_store_memory"] == LOCAL_OBJECT_STORE_BYTES
+    assert ClusterOptions().describe() == LOCAL_CLUSTER
+
+
+def test_ray_address_in_the_environment_is_joined_with_no_local_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake = _FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.9:6379")
+    connect(ClusterOptions(num_cpus=2))
+    assert "address" not in fake.calls[0] and "num_cpus" not in fake.calls[0]
+    assert ClusterOptions().describe() == "the Ray cluster at 10.0.0.9:6379"
 
 
 def test_each_shard_gets_the_command_line_options_as_given(
