@@ -103,11 +103,6 @@ def _killed(project: Project, run_id: str, shard: int) -> bool:
     return marker.exists()
 
 
-@pytest.mark.xfail(
-    reason="failed in a clean-clone `make slow` on 2026-12-06 (passed in the helper's worktree); "
-    "not diagnosed yet, issue 35 stays open",
-    strict=False,
-)
 def test_a_holdout_run_on_ray_with_a_worker_killed_equals_a_local_run_and_spends_one_look(
     tmp_path: Path, pg: PgServer
 ) -> None:
@@ -146,11 +141,6 @@ def test_a_holdout_run_on_ray_with_a_worker_killed_equals_a_local_run_and_spends
     assert (listed["ray-1"]["status"], listed["ray-1"]["shards"]) == ("complete", None)
 
 
-@pytest.mark.xfail(
-    reason="failed in a clean-clone `make slow` on 2026-12-06 (passed in the helper's worktree); "
-    "not diagnosed yet, issue 35 stays open",
-    strict=False,
-)
 def test_support_dev_3_epochs_on_ray_with_a_worker_killed_equals_a_local_run(
     tmp_path: Path, pg: PgServer
 ) -> None:
