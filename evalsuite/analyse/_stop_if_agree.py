@@ -34,18 +34,24 @@ known: no run that estimates them from its own outcomes can do better with this 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
+from scipy import stats
 
 from evalsuite.errors import UsageError
 
 __all__ = [
+    "AgreeOutcome",
     "BestCase",
     "StopIfAgree",
     "best_case",
+    "plan_design",
+    "plan_horizon",
+    "stop_if_agree_run",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -256,3 +262,154 @@ def best_case(
                 target,
             )
     return best
+
+
+Draw = Callable[[IntArray], FloatArray]
+"""Runs ``counts[j]`` more attempts of item j; returns each item's number of successes."""
+
+_GRID = np.linspace(0.0, 1.0, 101)
+
+
+def _pilot_prior(first: IntArray, k: int, iterations: int = 200) -> FloatArray:
+    """The solve rates' distribution on a grid, fitted to the pilot counts (NPMLE by EM)."""
+    lik = np.array([math.comb(k, s) * _GRID**s * (1 - _GRID) ** (k - s) for s in range(k + 1)])
+    counts = np.bincount(first, minlength=k + 1).astype(float)
+    prior = np.full(_GRID.size, 1 / _GRID.size)
+    for _ in range(iterations):
+        post = lik * prior
+        post /= np.maximum(post.sum(axis=1, keepdims=True), 1e-300)
+        prior = counts @ post / counts.sum()
+    return np.asarray(prior, dtype=float)
+
+
+def _posterior_mass(first: IntArray, k: int, per_item: FloatArray) -> FloatArray:
+    """``sum_j per_item_j P(p = grid | pilot count_j)`` under the pilot's fitted prior."""
+    prior = _pilot_prior(first, k)
+    lik = np.array([math.comb(k, c) * _GRID**c * (1 - _GRID) ** (k - c) for c in range(k + 1)])
+    post = lik * prior
+    post /= np.maximum(post.sum(axis=1, keepdims=True), 1e-300)
+    return np.asarray(np.bincount(first, weights=per_item, minlength=k + 1) @ post, dtype=float)
+
+
+def plan_horizon(
+    first: npt.ArrayLike,
+    k: int,
+    weights: npt.ArrayLike,
+    target_variance: float,
+    max_horizon: int,
+) -> int:
+    """The horizon the pilot asks for: the smallest whose predicted variance is on target.
+
+    The item rates' distribution is fitted to the pilot counts (a grid NPMLE); each item's
+    expected variance at a horizon is the exact `StopIfAgree.variance` averaged over its
+    posterior given its own pilot count, weighted by ``w_j^2``. One horizon for every item:
+    it depends on an item's own pilot only through the suite's histogram of pilot counts
+    (as the wired design's plan does through the pilot variances). `max_horizon` when none
+    up to it is on target.
+    """
+    s = np.asarray(first, dtype=np.int64)
+    mass = _posterior_mass(s, k, np.asarray(weights, dtype=float) ** 2)
+    for horizon in range(k, max_horizon + 1):
+        if float(mass @ StopIfAgree(k, horizon).variance(_GRID)) <= target_variance:
+            return horizon
+    return max_horizon
+
+
+def plan_design(
+    first: npt.ArrayLike,
+    pilot: int,
+    weights: npt.ArrayLike,
+    target_variance: float,
+    max_horizon: int,
+) -> tuple[int, int]:
+    """(k, horizon) with the fewest predicted calls whose predicted variance is on target.
+
+    `first`: each item's successes in `pilot` attempts. The prior fitted to them stands in
+    for the known rates of `best_case` (``k >= pilot``; pure plans, no mixtures). Falls back
+    to the fixed design with `max_horizon` epochs when no plan is on target.
+    """
+    s = np.asarray(first, dtype=np.int64)
+    w = np.asarray(weights, dtype=float)
+    var_mass = _posterior_mass(s, pilot, w**2)
+    call_mass = _posterior_mass(s, pilot, np.ones(w.size))
+    best: tuple[float, int, int] | None = None
+    for k in range(max(pilot, 2), max_horizon + 1):
+        for horizon in range(k, max_horizon + 1):
+            plan = StopIfAgree(k, horizon)
+            if float(var_mass @ plan.variance(_GRID)) <= target_variance:
+                calls = float(call_mass @ plan.expected_calls(_GRID))
+                if best is None or calls < best[0]:
+                    best = (calls, k, horizon)
+                break
+    return (best[1], best[2]) if best is not None else (max_horizon, max_horizon)
+
+
+@dataclass(frozen=True, slots=True)
+class AgreeOutcome:
+    """One stop-if-agree run: estimate, half-width, calls, the pilot and the horizon."""
+
+    estimate: float
+    halfwidth: float
+    calls: int
+    k: int
+    horizon: int
+    reached: bool
+
+
+def stop_if_agree_run(
+    weights: npt.ArrayLike,
+    halfwidth: float,
+    draw: Draw,
+    *,
+    k: int | None = 3,
+    alpha: float = 0.05,
+    reserve: float = 0.1,
+) -> AgreeOutcome:
+    """Run the stop-if-agree design for a target half-width (simulations, the benchmark).
+
+    1. The pilot: `k` attempts on every item. ``k=None`` plans it from the target: 2
+       attempts on every item, a prior fitted to their counts, and `plan_design`'s (k,
+       horizon) under it (the known-rate best case with the prior for the rates); then
+       ``k - 2`` more on every item.
+    2. The horizon: `plan_horizon` from the k-pilot's counts, at most ``k + ceil(3 E_hat)``
+       with ``E_hat = z^2 sum_j w_j^2 s_j^2 / H^2`` the fixed epochs the pilot's item
+       variances ask for (as the wired design's plan).
+    3. The items whose pilot was mixed run to the horizon.
+
+    The estimate is ``sum_j w_j p_hat_j`` and the interval
+    ``+- z sqrt(max(0, sum_j w_j^2 (p_hat_j^2 - p2_hat_j)))`` (an unbiased variance
+    estimate), ``z`` the normal quantile at ``1 - alpha (1 - reserve) / 2``. One plan, no
+    second top-up: a further extension chosen from the outcomes would change the design the
+    estimators are unbiased for. `reached` says whether the interval is +-H.
+    docs/design/sequential.md, "Why the call-ratio acceptance cannot be met from the run's
+    own outcomes".
+    """
+    w = np.asarray(weights, dtype=float)
+    w = w / w.sum()
+    n = w.size
+    z = float(stats.norm.isf(alpha * (1 - reserve) / 2))
+    start = 2 if k is None else k
+    first = np.asarray(draw(np.full(n, start, dtype=np.int64)), dtype=np.int64)
+    e_hat = _fixed_epochs(first, start, w, halfwidth / z)
+    if k is None:
+        cap = start + math.ceil(3 * e_hat)
+        k, _ = plan_design(first, start, w, (halfwidth / z) ** 2, cap)
+        if k > start:
+            first = first + np.asarray(draw(np.full(n, k - start, dtype=np.int64)), dtype=np.int64)
+        e_hat = _fixed_epochs(first, k, w, halfwidth / z)
+    horizon = plan_horizon(first, k, w, (halfwidth / z) ** 2, k + math.ceil(3 * e_hat))
+    mixed = (first > 0) & (first < k)
+    more = np.where(mixed, horizon - k, 0).astype(np.int64)
+    total = first + np.asarray(draw(more), dtype=np.int64)
+    p_hat, p2_hat = StopIfAgree(k, horizon).estimate(first, total)
+    var = max(float(np.sum(w**2 * (p_hat**2 - p2_hat))), 0.0)
+    half = z * math.sqrt(var)
+    return AgreeOutcome(
+        float(w @ p_hat), half, int(n * k + more.sum()), k, horizon, half <= halfwidth
+    )
+
+
+def _fixed_epochs(first: IntArray, k: int, w: FloatArray, sd: float) -> float:
+    """Epochs a fixed design needs by the pilot's item variances: ``sum w^2 s^2 / sd^2``."""
+    var = first * (k - first) / (k * (k - 1))  # unbiased s_j^2 of k 0/1 scores
+    return max(float(np.sum(w**2 * var)) / sd**2, 1.0)
