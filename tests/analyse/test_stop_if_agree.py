@@ -11,7 +11,13 @@ import itertools
 import numpy as np
 import pytest
 
-from evalsuite.analyse._stop_if_agree import StopIfAgree, best_case
+from evalsuite.analyse._stop_if_agree import (
+    StopIfAgree,
+    best_case,
+    plan_design,
+    plan_horizon,
+    stop_if_agree_run,
+)
 from evalsuite.errors import UsageError
 
 PLANS = [(2, 2), (2, 5), (3, 3), (3, 4), (3, 6), (4, 8), (5, 7)]
@@ -131,3 +137,37 @@ def test_the_known_rate_best_case() -> None:
     assert sure.ratio == pytest.approx(2 / 5)
     with pytest.raises(UsageError):
         best_case(np.array([]), 3)
+
+
+def test_the_plan_under_the_pilot_prior() -> None:
+    """No certain items: the plan is the fixed design; only certain items: 2 attempts."""
+    rng = np.random.default_rng(2)
+    n = 200
+    w = np.full(n, 1 / n)
+    half = rng.binomial(2, np.full(n, 0.5))
+    assert plan_design(half, 2, w, 0.25 / (n * 4), 20) == (4, 4)
+    sure = rng.binomial(2, rng.integers(0, 2, n).astype(float))
+    assert plan_design(sure, 2, w, 0.25 / (n * 4), 20) == (2, 2)
+    assert plan_horizon(sure, 2, w, 0.25 / (n * 4), 9) == 2
+
+
+@pytest.mark.parametrize("k", [3, None])
+def test_a_run_asks_only_mixed_items_for_more_and_is_unbiased(k: int | None) -> None:
+    rng = np.random.default_rng(7)
+    p = rng.beta(2, 2, 100)
+    p[:40] = np.repeat([0.0, 1.0], 20)
+    n = p.size
+    h = 1.96 * float(np.sqrt(np.mean(p * (1 - p)) / (n * 5)))
+    asked: list[np.ndarray] = []
+
+    def draw(counts: np.ndarray) -> np.ndarray:
+        asked.append(counts.copy())
+        return rng.binomial(counts, p).astype(float)
+
+    out = stop_if_agree_run(np.full(n, 1 / n), h, draw, k=k)
+    assert out.calls == sum(int(a.sum()) for a in asked)
+    assert (asked[-1][:40] == 0).all()  # certain items always agree: never continued
+    assert {int(x) for x in asked[-1]} <= {0, out.horizon - out.k}
+    estimates = [stop_if_agree_run(np.full(n, 1 / n), h, draw, k=k).estimate for _ in range(300)]
+    se = float(np.std(estimates, ddof=1)) / np.sqrt(len(estimates))
+    assert abs(float(np.mean(estimates)) - float(p.mean())) < 4 * se
