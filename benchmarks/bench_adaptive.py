@@ -30,8 +30,19 @@ pilot, coverage where not refused, share reaching +-H, calls / 3 epochs, the fix
 own coverage, and the share refused at a target below the floor (0.8 x the between-item
 spread's half-width). Tau-bench's population: its 50 tasks, resampled with replacement.
 
+Part 4, `--agree-reps` (off by default): why the call-ratio acceptance cannot be met from the
+run's own outcomes (docs/design/sequential.md). For each oracle epoch count E0
+(`--oracle-epochs`, default 3; it also repeats part 2's wired design at each), the
+stop-if-agree design (`evalsuite.analyse._stop_if_agree`: a pilot of k attempts on every item,
+the items whose pilot agrees stop, the others run to one planned horizon, exact unbiased
+estimates) for each pilot of `--agree-k` (``auto``: k planned from a 2-epoch pilot): calls /
+the oracle's, coverage, share reaching +-H, mean k and horizon; and its known-rate best case
+(the cheapest mixture of two (k, horizon) plans with the oracle's variance, exact, over
+`--best-reps` drawn suites).
+
 Run: ``.venv/bin/python benchmarks/bench_adaptive.py [--reps 2000] [--target-reps 200]
-[--stein-reps 2000] [--population-reps 2000] [--skip-comparison] [--seed 0]``.
+[--stein-reps 2000] [--population-reps 2000] [--skip-comparison] [--seed 0]
+[--oracle-epochs 3,5,10] [--agree-reps 2000] [--agree-k 3,auto] [--best-reps 200]``.
 """
 
 from __future__ import annotations
@@ -56,6 +67,7 @@ from evalsuite.analyse._sequential_sim import (
     make_suite,
     simulate_comparison,
 )
+from evalsuite.analyse._stop_if_agree import best_case, stop_if_agree_run
 from evalsuite.analyse._target_design import METHOD as STEIN_METHOD
 from evalsuite.analyse._target_design import target_halfwidth_run
 
@@ -143,31 +155,91 @@ def target_halfwidth(name: str, reps: int, seed: int, tau: list[np.ndarray]) -> 
 
 
 def target_stein(
-    name: str, reps: int, seed: int, tau: list[np.ndarray]
+    name: str, reps: int, seed: int, tau: list[np.ndarray], oracle_epochs: int = 3
 ) -> tuple[str, str, str, str]:
     """The few-stage design (`_target_design`) against the oracle fixed design.
 
     (calls / the oracle's, coverage of the suite's item mean, share reaching +-H, coverage
     of the fixed design at the oracle's epochs with its estimated variances). The oracle
     spends ``z^2 mean p(1-p) / (N H^2)`` epochs per item (fractional: the best a fixed
-    design with the true variances can do); H is set so that this is 3.
+    design with the true variances can do); H is set so that this is `oracle_epochs`.
     """
     rng = np.random.default_rng(seed)
     ratios, covered, reached, fixed_covered = [], [], [], []
     for _ in range(reps):
         suite = make_suite(name, rng, tau)
         n, p = suite.n_items, suite.p
-        h = 1.96 * math.sqrt(float(np.mean(p * (1 - p))) / (n * 3))
+        e0 = oracle_epochs
+        h = 1.96 * math.sqrt(float(np.mean(p * (1 - p))) / (n * e0))
         draw = _draw(suite.p, suite.trials, rng)
         out = target_halfwidth_run(np.full(n, 1 / n), h, draw, rng, max_epochs=50)
-        ratios.append(out.calls / (3 * n))
+        ratios.append(out.calls / (e0 * n))
         covered.append(bool(out.lower <= p.mean() <= out.upper))
         reached.append(out.reached)
-        y = draw(np.full(n, 3, dtype=np.int64))
-        m = y / 3
-        half = 1.96 * math.sqrt(float(np.sum((y - y * m) / 2 / 3))) / n
+        y = draw(np.full(n, e0, dtype=np.int64))
+        m = y / e0
+        half = 1.96 * math.sqrt(float(np.sum((y - y * m) / (e0 - 1) / e0))) / n
         fixed_covered.append(bool(abs(m.mean() - p.mean()) <= half))
     return _mean(ratios), _share(covered), _share(reached), _share(fixed_covered)
+
+
+def _rates(name: str, rng: np.random.Generator, tau: list[np.ndarray]) -> np.ndarray:
+    """A suite's true solve rates (tau-bench: its tasks' recorded rates; 0/1 rewards, so
+    resampling a task's trials is a Bernoulli draw at that rate)."""
+    return make_suite(name, rng, tau).p
+
+
+def target_agree(
+    name: str,
+    reps: int,
+    seed: int,
+    tau: list[np.ndarray],
+    oracle_epochs: int,
+    k: int | None,
+) -> tuple[str, str, str, str, str]:
+    """The stop-if-agree design (`_stop_if_agree.stop_if_agree_run`) against the oracle.
+
+    (calls / the oracle's, coverage of the suite's item mean, share reaching +-H, mean pilot
+    k, mean horizon); H as in `target_stein`, with `oracle_epochs`.
+    """
+    rng = np.random.default_rng(seed)
+    ratios, covered, reached, ks, horizons = [], [], [], [], []
+    for _ in range(reps):
+        p = _rates(name, rng, tau)
+        n = p.size
+        h = 1.96 * math.sqrt(float(np.mean(p * (1 - p))) / (n * oracle_epochs))
+        out = stop_if_agree_run(
+            np.full(n, 1 / n), h, lambda c, p=p: rng.binomial(c, p).astype(float), k=k
+        )
+        ratios.append(out.calls / (oracle_epochs * n))
+        covered.append(abs(out.estimate - float(p.mean())) <= out.halfwidth)
+        reached.append(out.reached)
+        ks.append(float(out.k))
+        horizons.append(float(out.horizon))
+    return (
+        _mean(ratios),
+        _share(covered),
+        _share(reached),
+        f"{np.mean(ks):.2f}",
+        f"{np.mean(horizons):.2f}",
+    )
+
+
+def agree_best_case(
+    name: str, reps: int, seed: int, tau: list[np.ndarray], oracle_epochs: int
+) -> tuple[str, str]:
+    """The known-rate best case (`_stop_if_agree.best_case`) over `reps` drawn suites.
+
+    (calls / the oracle's, the most common best plan as ``k/horizon``).
+    """
+    rng = np.random.default_rng(seed)
+    ratios, plans = [], []
+    for _ in range(reps if not name.startswith("tau-bench") else 1):  # tau: one fixed suite
+        best = best_case(_rates(name, rng, tau), oracle_epochs)
+        ratios.append(best.ratio)
+        plans.append(f"{best.k}/{best.horizon}")
+    ratio = _mean(ratios) if len(ratios) > 1 else f"{ratios[0]:.3f}±0.000"
+    return ratio, max(set(plans), key=plans.count)
 
 
 def _population(name: str, rng: np.random.Generator, tau: list[np.ndarray]) -> tuple[Suite, float]:
@@ -281,27 +353,79 @@ def main() -> None:
     parser.add_argument(
         "--population-reps", type=int, default=0, help="replicates of the population target"
     )
+    parser.add_argument(
+        "--oracle-epochs",
+        default="3",
+        help="the oracle fixed design's epochs, comma-separated (H is set from each)",
+    )
+    parser.add_argument(
+        "--agree-reps", type=int, default=0, help="replicates of the stop-if-agree design"
+    )
+    parser.add_argument(
+        "--agree-k", default="3,auto", help="its pilots, comma-separated ('auto': planned)"
+    )
+    parser.add_argument(
+        "--best-reps", type=int, default=200, help="drawn suites for the known-rate best case"
+    )
     args = parser.parse_args()
     tau = tau_trials()
     design = SequentialDesign()
+    oracle = [int(e) for e in str(args.oracle_epochs).split(",")]
     if not args.skip_comparison:
         _part_one(args, tau, design)
     if args.stein_reps > 0:
-        print(
-            f"\n--target-halfwidth, few-stage design ({STEIN_METHOD}, wired) vs the oracle "
-            f"best fixed design (3 epochs); {args.stein_reps} replicates per row, seed "
-            f"{args.seed + 200}+k"
-        )
-        print(
-            f"{'suite':<24} {'calls/fixed':>12} {'coverage':>12} {'reached':>12} {'fixed cov':>12}"
-        )
-        for k, name in enumerate(SUITES):
-            row = target_stein(name, args.stein_reps, args.seed + 200 + k, tau)
-            print(f"{name:<24} " + " ".join(f"{x:>12}" for x in row), flush=True)
+        for e0 in oracle:
+            _part_stein(args, tau, e0, timed=oracle != [3])
     if args.target_reps > 0:
         _part_two(args, tau)
     if args.population_reps > 0:
         _part_three(args, tau)
+    if args.agree_reps > 0:
+        _part_agree(args, tau, oracle)
+
+
+def _part_stein(args: argparse.Namespace, tau: list[np.ndarray], e0: int, *, timed: bool) -> None:
+    print(
+        f"\n--target-halfwidth, few-stage design ({STEIN_METHOD}, wired) vs the oracle "
+        f"best fixed design ({e0} epochs); {args.stein_reps} replicates per row, seed "
+        f"{args.seed + 200}+k"
+    )
+    print(f"{'suite':<24} {'calls/fixed':>12} {'coverage':>12} {'reached':>12} {'fixed cov':>12}")
+    started = time.perf_counter()
+    for k, name in enumerate(SUITES):
+        row = target_stein(name, args.stein_reps, args.seed + 200 + k, tau, e0)
+        print(f"{name:<24} " + " ".join(f"{x:>12}" for x in row), flush=True)
+    if timed:  # the default run's output stays as it was
+        print(f"({time.perf_counter() - started:.0f} s)")
+
+
+def _part_agree(args: argparse.Namespace, tau: list[np.ndarray], oracle: list[int]) -> None:
+    pilots = [None if k == "auto" else int(k) for k in str(args.agree_k).split(",")]
+    print(
+        f"\nstop-if-agree (pilot k on every item; items whose k outcomes agree stop, the others "
+        f"run to one planned horizon; exact Rao-Blackwell estimates of p and p^2) vs the oracle "
+        f"best fixed design; {args.agree_reps} replicates per row, seed {args.seed + 500}+k; "
+        f"best case: known rates, cheapest mixture of two (k, horizon) plans, "
+        f"{args.best_reps} drawn suites, seed {args.seed + 600}+k"
+    )
+    print(
+        f"{'suite':<24} {'E0':>3} {'best case':>12} {'best k/h':>8} {'pilot':>5} "
+        f"{'calls/fixed':>12} {'coverage':>12} {'reached':>12} {'mean k':>6} {'mean h':>6}"
+    )
+    started = time.perf_counter()
+    for e0 in oracle:
+        for j, name in enumerate(SUITES):
+            best, plan = agree_best_case(name, args.best_reps, args.seed + 600 + j, tau, e0)
+            for pilot in pilots:
+                row = target_agree(name, args.agree_reps, args.seed + 500 + j, tau, e0, pilot)
+                label = "auto" if pilot is None else str(pilot)
+                print(
+                    f"{name:<24} {e0:>3} {best:>12} {plan:>8} {label:>5} "
+                    + " ".join(f"{x:>12}" for x in row[:3])
+                    + f" {row[3]:>6} {row[4]:>6}",
+                    flush=True,
+                )
+    print(f"({time.perf_counter() - started:.0f} s)")
 
 
 def _part_three(args: argparse.Namespace, tau: list[np.ndarray]) -> None:
