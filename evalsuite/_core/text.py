@@ -60,6 +60,7 @@ __all__ = [
     "WORD_PRIME",
     "NgramSpec",
     "NormalisedBatch",
+    "PreparedBatch",
     "fast_word_hashes",
     "ngram_hashes",
     "normalise_ascii",
@@ -68,6 +69,7 @@ __all__ = [
     "normalise_unicode_batch",
     "normalise_unicode_bytes",
     "normalise_words",
+    "prepare_batch_v3",
     "text_hash",
     "word_hashes",
     "word_hashes_of_buffer",
@@ -666,18 +668,60 @@ def _splice(data: bytes, spans: Sequence[tuple[int, int]]) -> bytes:
     return b"".join(pieces)
 
 
-def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
-    r"""Spec /3 for a batch of documents (equal to `words_v3` of each, tested).
+@dataclass(frozen=True, slots=True)
+class PreparedBatch:
+    """A batch of documents after steps 1 to 4 of spec /3, before the last byte-level step.
+
+    `data` holds the documents joined by the byte `separator` (exactly one between two
+    documents): ASCII lines raw with escaped letters and chat-template markers blanked, other
+    lines already normalised by the Unicode path. What is left (step 5 on bytes: lowercase
+    ASCII, delete punctuation, split at white space) is `finish`, or the compiled kernel's
+    first pass (``evalsuite/guard/_jit.py``), which reads `classes`.
+    """
+
+    data: bytes
+    separator: int
+    n_docs: int
+    n_bytes: int
+    """UTF-8 size of the raw documents (what was screened)."""
+
+    @property
+    def classes(self) -> npt.NDArray[np.int16]:
+        """Per byte value: -1 deleted, 0 white space (a word gap), 256 the separator, else
+        the byte the word keeps (ASCII letters lowercased)."""
+        return _classes(self.separator)
+
+    def finish(self) -> NormalisedBatch:
+        """The normalised batch (equal to `normalise_batch_v3` of the documents)."""
+        tables = _tables(self.separator)
+        buffer = self.data.translate(tables.translate, tables.delete)
+        done = _v3_result(buffer, self.n_docs, self.separator, self.n_bytes)
+        if done is None:  # pragma: no cover - `prepare_batch_v3` counted the separators
+            raise RuntimeError("normalise_batch_v3: documents and separators out of step")
+        return done
+
+
+@cache
+def _classes(separator: int) -> npt.NDArray[np.int16]:
+    tables = _tables(separator)
+    classes = np.frombuffer(tables.translate, dtype=np.uint8).astype(np.int16)
+    classes[np.frombuffer(tables.delete, dtype=np.uint8)] = -1
+    classes[separator] = 256
+    classes.flags.writeable = False
+    return classes
+
+
+def prepare_batch_v3(texts: Sequence[str]) -> PreparedBatch:
+    r"""Steps 1 to 4 of spec /3 for a batch of documents (`PreparedBatch`).
 
     The documents are joined by a control byte that none of them holds (usually ``\x01``)
     and encoded once. Lines with a non-ASCII character or a ``\u`` escape take the exact
     Unicode path together; the rest stays raw ASCII for byte-level passes over the whole
     buffer: one numpy pass finds escaped letters and chat-template markers and blanks them in
-    place, then one ``bytes.translate`` lowercases, deletes punctuation and zeroes white
-    space. The separators survive and give each document's offsets.
+    place.
     """
     if not texts:
-        return NormalisedBatch(b"", np.zeros(1, dtype=np.int64), 0)
+        return PreparedBatch(b"", 1, 0, 0)
     joined = "\x01".join(texts)
     data, regions = _encode(texts, joined, "\x01")
     n_bytes = len(data) - (len(texts) - 1)
@@ -688,12 +732,19 @@ def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
             data, regions = _encode(texts, chr(spare).join(texts), chr(spare))
             done = _batch_v3(data, regions, len(texts), _tables(spare), n_bytes)
     if done is None:  # every spare byte is used: one document at a time
-        words = _unicode_v3(texts)
-        buffer = b"\x01".join(w.translate(_tables(1).translate) for w in words)
-        done = _v3_result(buffer, len(texts), 1, n_bytes)
-    if done is None:
-        raise RuntimeError("normalise_batch_v3: documents and separators out of step")
+        done = PreparedBatch(b"\x01".join(_unicode_v3(texts)), 1, len(texts), n_bytes)
     return done
+
+
+def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
+    r"""Spec /3 for a batch of documents (equal to `words_v3` of each, tested).
+
+    `prepare_batch_v3`, then one ``bytes.translate`` lowercases, deletes punctuation and
+    zeroes white space. The separators survive and give each document's offsets.
+    """
+    if not texts:
+        return NormalisedBatch(b"", np.zeros(1, dtype=np.int64), 0)
+    return prepare_batch_v3(texts).finish()
 
 
 def _encode(
@@ -724,13 +775,15 @@ def _encode(
 
 def _batch_v3(
     data: bytes, regions: list[tuple[int, int]], n_docs: int, tables: _Tables, n_bytes: int
-) -> NormalisedBatch | None:
+) -> PreparedBatch | None:
     r"""One batch joined by `tables.separator` (`regions`: its non-ASCII documents).
 
     Lines with a non-ASCII character or a ``\u`` escape take the Unicode path; the rest
     takes the byte-level passes. Exact, because no step of the spec acts across a line break
-    or the separator.
+    or the separator. None when a document holds the separator itself.
     """
+    if data.count(tables.separator) != n_docs - 1:
+        return None
     arr = np.frombuffer(data, dtype=np.uint8)
     found = [np.flatnonzero(arr[lo:hi] >= 128) + lo for lo, hi in regions]
     found.append(_escapes(data))
@@ -739,8 +792,7 @@ def _batch_v3(
     data = _blank_v3(data, tables, spans)
     if spans:
         data = _splice(data, spans)
-    buffer = data.translate(tables.translate, tables.delete)
-    return _v3_result(buffer, n_docs, tables.separator, n_bytes)
+    return PreparedBatch(data, tables.separator, n_docs, n_bytes)
 
 
 def _v3_result(buffer: bytes, n_docs: int, separator: int, n_bytes: int) -> NormalisedBatch | None:

@@ -12,7 +12,7 @@ import numpy as np
 
 from evalsuite._core.text import NGRAM_PRIME, WORD_PRIME
 
-__all__ = ["screen"]
+__all__ = ["screen", "screen_prepared"]
 
 _WORD_PRIME = np.uint64(WORD_PRIME)
 _NGRAM_PRIME = np.uint64(NGRAM_PRIME)
@@ -81,8 +81,48 @@ def _word_hashes(buf: Any) -> Any:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def screen(  # noqa: PLR0913 - the index's two filters, unpacked for the compiled code
-    buf: Any,
+def _prepared_words(data: Any, classes: Any, n_docs: int) -> Any:  # pragma: no cover
+    """Step 5 of spec /3 and the word hashes in one pass over a `PreparedBatch`'s bytes.
+
+    A byte's class (`PreparedBatch.classes`) says whether it is deleted, ends a word (white
+    space), ends a document (the separator) or is kept (as which byte); a hash is written
+    only when a word ends. Returns the word hashes, the first word of each document (then
+    the number of words) and where each document ends in `data`.
+    """
+    size = data.size
+    hashes = np.empty(size // 2 + 2, dtype=np.uint64)
+    doc_words = np.zeros(n_docs + 1, dtype=np.int64)
+    doc_ends = np.empty(n_docs, dtype=np.int64)
+    words = 0
+    docs = 0
+    h = np.uint64(0)
+    inside = False
+    for i in range(size):
+        k = classes[data[i]]
+        if k > 0 and k < 256:
+            h = h * _WORD_PRIME + np.uint64(k)
+            inside = True
+        elif k >= 0:  # white space or the separator: the word ends
+            if inside:
+                hashes[words] = _fmix(h)
+                words += 1
+                h = np.uint64(0)
+                inside = False
+            if k == 256:
+                doc_ends[docs] = i
+                docs += 1
+                doc_words[docs] = words
+    if inside:
+        hashes[words] = _fmix(h)
+        words += 1
+    doc_ends[n_docs - 1] = size
+    doc_words[n_docs] = words
+    return hashes[:words].copy(), doc_words, doc_ends
+
+
+@numba.njit(cache=True, nogil=True)
+def _candidates(  # noqa: PLR0913 - the index's two filters, unpacked for the compiled code
+    hashes: Any,
     n: int,
     m: int,
     gram_table: Any,
@@ -92,8 +132,7 @@ def screen(  # noqa: PLR0913 - the index's two filters, unpacked for the compile
     head_shift: Any,
     head_packed: bool,
 ) -> Any:  # pragma: no cover - compiled
-    """Word hashes and starts of a normalised buffer; n-grams and m-gram heads that pass."""
-    hashes, starts = _word_hashes(buf)
+    """Positions and hashes of the n-grams and m-gram heads that pass the bit filters."""
     words = hashes.size
     n_heads = max(words - m + 1, 0)
     n_grams = max(words - n + 1, 0)
@@ -127,10 +166,54 @@ def screen(  # noqa: PLR0913 - the index's two filters, unpacked for the compile
                 found_grams += 1
             gram -= hashes[i] * top_n
     return (
-        hashes,
-        starts,
         gram_pos[:found_grams].copy(),
         gram_val[:found_grams].copy(),
         head_pos[:found_heads].copy(),
         head_val[:found_heads].copy(),
     )
+
+
+@numba.njit(cache=True, nogil=True)
+def screen(  # noqa: PLR0913 - the index's two filters, unpacked for the compiled code
+    buf: Any,
+    n: int,
+    m: int,
+    gram_table: Any,
+    gram_shift: Any,
+    gram_packed: bool,
+    head_table: Any,
+    head_shift: Any,
+    head_packed: bool,
+) -> Any:  # pragma: no cover - compiled
+    """Word hashes and starts of a normalised buffer; n-grams and m-gram heads that pass."""
+    hashes, starts = _word_hashes(buf)
+    gram_pos, gram_val, head_pos, head_val = _candidates(
+        hashes, n, m, gram_table, gram_shift, gram_packed, head_table, head_shift, head_packed
+    )
+    return hashes, starts, gram_pos, gram_val, head_pos, head_val
+
+
+@numba.njit(cache=True, nogil=True)
+def screen_prepared(  # noqa: PLR0913 - the index's two filters, unpacked for the compiled code
+    data: Any,
+    classes: Any,
+    n_docs: int,
+    n: int,
+    m: int,
+    gram_table: Any,
+    gram_shift: Any,
+    gram_packed: bool,
+    head_table: Any,
+    head_shift: Any,
+    head_packed: bool,
+) -> Any:  # pragma: no cover - compiled
+    """`screen` of a `PreparedBatch` (step 5 of spec /3 fused into the word pass).
+
+    Returns word hashes, each document's first word (then the number of words), each
+    document's end in `data`, and the n-grams and m-gram heads that pass.
+    """
+    hashes, doc_words, doc_ends = _prepared_words(data, classes, n_docs)
+    gram_pos, gram_val, head_pos, head_val = _candidates(
+        hashes, n, m, gram_table, gram_shift, gram_packed, head_table, head_shift, head_packed
+    )
+    return hashes, doc_words, doc_ends, gram_pos, gram_val, head_pos, head_val

@@ -24,7 +24,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DISABLE_ENV", "Kernel", "available", "kernel"]
+__all__ = ["DISABLE_ENV", "Kernel", "PreparedKernel", "available", "kernel", "prepared_kernel"]
 
 DISABLE_ENV = "EVALSUITE_GUARD_NO_JIT"
 """Set to ``1`` to screen with the numpy path (the reference) instead of the compiled kernel."""
@@ -37,6 +37,13 @@ Kernel = Callable[..., tuple[U64, I64, I64, U64, I64, U64]]
 head_packed)`` -> (word hashes, word starts, candidate n-gram positions and hashes,
 candidate head positions and hashes)."""
 
+PreparedKernel = Callable[..., tuple[U64, I64, I64, I64, U64, I64, U64]]
+"""``(data, classes, n_docs, n, m, gram_table, gram_shift, gram_packed, head_table,
+head_shift, head_packed)`` -> (word hashes, first word of each document then the number of
+words, end of each document in `data`, candidate n-gram positions and hashes, candidate head
+positions and hashes): the last step of spec /3 fused into the word pass
+(`evalsuite._core.text.PreparedBatch`)."""
+
 
 @functools.cache
 def kernel() -> Kernel | None:
@@ -48,6 +55,16 @@ def kernel() -> Kernel | None:
     except ImportError:  # numba missing, or its llvmlite does not load
         return None
     screen: Kernel = jit.screen
+    return screen
+
+
+@functools.cache
+def prepared_kernel() -> PreparedKernel | None:
+    """The compiled spec /3 kernel (`PreparedKernel`), or None as for `kernel`."""
+    if kernel() is None:
+        return None
+    jit = importlib.import_module("evalsuite.guard._jit")
+    screen: PreparedKernel = jit.screen_prepared
     return screen
 
 
