@@ -70,6 +70,7 @@ __all__ = [
     "normalise_unicode_bytes",
     "normalise_words",
     "prepare_batch_v3",
+    "separator_classes",
     "text_hash",
     "word_hashes",
     "word_hashes_of_buffer",
@@ -687,9 +688,8 @@ class PreparedBatch:
 
     @property
     def classes(self) -> npt.NDArray[np.int16]:
-        """Per byte value: -1 deleted, 0 white space (a word gap), 256 the separator, else
-        the byte the word keeps (ASCII letters lowercased)."""
-        return _classes(self.separator)
+        """`separator_classes` of this batch's separator."""
+        return separator_classes(self.separator)
 
     def finish(self) -> NormalisedBatch:
         """The normalised batch (equal to `normalise_batch_v3` of the documents)."""
@@ -702,7 +702,12 @@ class PreparedBatch:
 
 
 @cache
-def _classes(separator: int) -> npt.NDArray[np.int16]:
+def separator_classes(separator: int) -> npt.NDArray[np.int16]:
+    """Per byte value, step 5 of spec /3 on prepared bytes (`PreparedBatch`).
+
+    -1 deleted, 0 white space (a word gap), 256 the separator, else the byte the word keeps
+    (ASCII letters lowercased).
+    """
     tables = _tables(separator)
     classes = np.frombuffer(tables.translate, dtype=np.uint8).astype(np.int16)
     classes[np.frombuffer(tables.delete, dtype=np.uint8)] = -1

@@ -81,40 +81,44 @@ def _word_hashes(buf: Any) -> Any:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _prepared_words(data: Any, classes: Any, n_docs: int) -> Any:  # pragma: no cover
+def _prepared_words(
+    data: Any, mul: Any, add: Any, flags: Any, separator: int, n_docs: int
+) -> Any:  # pragma: no cover - compiled
     """Step 5 of spec /3 and the word hashes in one pass over a `PreparedBatch`'s bytes.
 
-    A byte's class (`PreparedBatch.classes`) says whether it is deleted, ends a word (white
-    space), ends a document (the separator) or is kept (as which byte); a hash is written
-    only when a word ends. Returns the word hashes, the first word of each document (then
-    the number of words) and where each document ends in `data`.
+    Branch-free (word ends are unpredictable), from three tables of the byte: the word
+    hash steps ``h = h * mul + add`` (``WORD_PRIME`` and the kept byte; 1 and 0 for a
+    deleted byte; 0 and 0 for white space and the separator, which end the word) and
+    `flags` (1: ends a word, 2: kept). Every byte writes the open word's hash at the slot
+    of the next word (one store, to a cache line in use); the count moves on only at a
+    word's end. The separator is the one branch (rare, predicted). Returns the word hashes,
+    the first word of each document (then the number of words) and where each document
+    ends in `data`.
     """
     size = data.size
     hashes = np.empty(size // 2 + 2, dtype=np.uint64)
     doc_words = np.zeros(n_docs + 1, dtype=np.int64)
     doc_ends = np.empty(n_docs, dtype=np.int64)
-    words = 0
+    words = np.int64(0)
     docs = 0
     h = np.uint64(0)
-    inside = False
+    inside = np.int64(0)
     for i in range(size):
-        k = classes[data[i]]
-        if k > 0 and k < 256:
-            h = h * _WORD_PRIME + np.uint64(k)
-            inside = True
-        elif k >= 0:  # white space or the separator: the word ends
-            if inside:
-                hashes[words] = _fmix(h)
-                words += 1
-                h = np.uint64(0)
-                inside = False
-            if k == 256:
-                doc_ends[docs] = i
-                docs += 1
-                doc_words[docs] = words
+        c = data[i]
+        f = flags[c]
+        hashes[words] = h
+        words += inside & f
+        inside = (inside & ~f) | (f >> 1)
+        h = h * mul[c] + add[c]
+        if c == separator:
+            doc_ends[docs] = i
+            docs += 1
+            doc_words[docs] = words
     if inside:
-        hashes[words] = _fmix(h)
+        hashes[words] = h
         words += 1
+    for k in range(words):
+        hashes[k] = _fmix(hashes[k])
     doc_ends[n_docs - 1] = size
     doc_words[n_docs] = words
     return hashes[:words].copy(), doc_words, doc_ends
@@ -196,7 +200,10 @@ def screen(  # noqa: PLR0913 - the index's two filters, unpacked for the compile
 @numba.njit(cache=True, nogil=True)
 def screen_prepared(  # noqa: PLR0913 - the index's two filters, unpacked for the compiled code
     data: Any,
-    classes: Any,
+    mul: Any,
+    add: Any,
+    flags: Any,
+    separator: int,
     n_docs: int,
     n: int,
     m: int,
@@ -212,7 +219,7 @@ def screen_prepared(  # noqa: PLR0913 - the index's two filters, unpacked for th
     Returns word hashes, each document's first word (then the number of words), each
     document's end in `data`, and the n-grams and m-gram heads that pass.
     """
-    hashes, doc_words, doc_ends = _prepared_words(data, classes, n_docs)
+    hashes, doc_words, doc_ends = _prepared_words(data, mul, add, flags, separator, n_docs)
     gram_pos, gram_val, head_pos, head_val = _candidates(
         hashes, n, m, gram_table, gram_shift, gram_packed, head_table, head_shift, head_packed
     )

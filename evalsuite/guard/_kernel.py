@@ -24,7 +24,17 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DISABLE_ENV", "Kernel", "PreparedKernel", "available", "kernel", "prepared_kernel"]
+from evalsuite._core.text import WORD_PRIME, separator_classes
+
+__all__ = [
+    "DISABLE_ENV",
+    "Kernel",
+    "PreparedKernel",
+    "available",
+    "byte_tables",
+    "kernel",
+    "prepared_kernel",
+]
 
 DISABLE_ENV = "EVALSUITE_GUARD_NO_JIT"
 """Set to ``1`` to screen with the numpy path (the reference) instead of the compiled kernel."""
@@ -38,10 +48,10 @@ head_packed)`` -> (word hashes, word starts, candidate n-gram positions and hash
 candidate head positions and hashes)."""
 
 PreparedKernel = Callable[..., tuple[U64, I64, I64, I64, U64, I64, U64]]
-"""``(data, classes, n_docs, n, m, gram_table, gram_shift, gram_packed, head_table,
-head_shift, head_packed)`` -> (word hashes, first word of each document then the number of
-words, end of each document in `data`, candidate n-gram positions and hashes, candidate head
-positions and hashes): the last step of spec /3 fused into the word pass
+"""``(data, mul, add, flags, separator, n_docs, n, m, gram_table, gram_shift, gram_packed,
+head_table, head_shift, head_packed)`` -> (word hashes, first word of each document then the
+number of words, end of each document in `data`, candidate n-gram positions and hashes,
+candidate head positions and hashes): the last step of spec /3 fused into the word pass
 (`evalsuite._core.text.PreparedBatch`)."""
 
 
@@ -66,6 +76,25 @@ def prepared_kernel() -> PreparedKernel | None:
     jit = importlib.import_module("evalsuite.guard._jit")
     screen: PreparedKernel = jit.screen_prepared
     return screen
+
+
+@functools.cache
+def byte_tables(separator: int) -> tuple[U64, U64, I64]:
+    """(mul, add, flags) of the spec /3 kernel's word pass for a batch separator.
+
+    From `evalsuite._core.text.PreparedBatch.classes`: a kept byte steps the hash
+    (``h * WORD_PRIME + byte``, flag 2), a deleted byte leaves it (``h * 1 + 0``, flag 0),
+    white space and the separator end the word (``h * 0 + 0``, flag 1).
+    """
+    classes = separator_classes(separator).astype(np.int64)
+    kept = (classes > 0) & (classes < 256)
+    mul = np.where(kept, np.uint64(WORD_PRIME), np.uint64(0)).astype(np.uint64)
+    mul[classes < 0] = 1
+    add = np.where(kept, classes, 0).astype(np.uint64)
+    flags = np.where(kept, 2, np.where(classes < 0, 0, 1)).astype(np.int64)
+    for table in (mul, add, flags):
+        table.flags.writeable = False
+    return mul, add, flags
 
 
 def available() -> bool:

@@ -9,7 +9,7 @@ binary search find the n-grams that are fingerprints, and only those few are map
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +24,7 @@ from evalsuite._core.text import (
     prepare_batch_v3,
 )
 from evalsuite.guard._index import PartIndex
-from evalsuite.guard._kernel import kernel, prepared_kernel
+from evalsuite.guard._kernel import byte_tables, kernel, prepared_kernel
 
 __all__ = ["BatchMatches", "find_canaries", "match_batch"]
 
@@ -62,27 +62,18 @@ def _offsets(lengths: Sequence[int]) -> I64:
     return offsets
 
 
-def find_canaries(
-    raw: str, lengths: Sequence[int], canaries: Mapping[str, object]
-) -> list[tuple[int, str]]:
-    """(document, canary) for every canary found verbatim inside one document.
+def find_canaries(texts: Sequence[str], canaries: Iterable[str]) -> list[tuple[int, str]]:
+    """(document, canary) for every canary found verbatim inside one document, sorted.
+
+    Each document is searched by itself (no joined copy of the batch, no boundary checks).
 
     Args:
-        raw: The documents joined by one separator character each.
-        lengths: Length of each document.
+        texts: The documents.
         canaries: The canary strings to look for.
     """
-    found: set[tuple[int, str]] = set()
-    starts: I64 | None = None
-    for canary in canaries:
-        at = raw.find(canary)
-        while at >= 0:
-            starts = _offsets(lengths) if starts is None else starts
-            doc = int(np.searchsorted(starts, at, side="right")) - 1
-            if at + len(canary) < starts[doc + 1]:
-                found.add((doc, canary))
-            at = raw.find(canary, at + 1)
-    return sorted(found)
+    return sorted(
+        (doc, canary) for canary in canaries for doc, text in enumerate(texts) if canary in text
+    )
 
 
 def _expand(owner_ptr: I64, ids: I64) -> tuple[I64, I64]:
@@ -251,7 +242,8 @@ def match_batch(
         n_bytes = prepared.n_bytes
         word_hashes, doc_words, ends, gram_pos, gram_val, head_pos, head_val = fused(
             np.frombuffer(prepared.data, dtype=np.uint8),
-            prepared.classes,
+            *byte_tables(prepared.separator),
+            prepared.separator,
             max(prepared.n_docs, 1),
             index.n,
             m,

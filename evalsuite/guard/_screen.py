@@ -356,9 +356,8 @@ class Screener:
 
     def _canary_hits(self, batch: Batch, split: list[int]) -> list[tuple[int, Hit]]:
         """Canaries found verbatim: a document's hits once it is whole."""
-        lengths = [len(t) for t in batch.texts]
         found: dict[int, set[str]] = {}
-        for d, canary in find_canaries("\n".join(batch.texts), lengths, self.index.canaries):
+        for d, canary in find_canaries(batch.texts, self.index.canaries):
             found.setdefault(d, set()).add(canary)
         for k in split:
             piece = batch.pieces[k]
