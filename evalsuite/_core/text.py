@@ -691,6 +691,15 @@ class PreparedBatch:
         """`separator_classes` of this batch's separator."""
         return separator_classes(self.separator)
 
+    def words(self, start: int, stop: int) -> list[bytes]:
+        """The normalised words of ``data[start:stop]`` (one document, or part of one)."""
+        tables = _tables(self.separator)
+        return [
+            w
+            for w in self.data[start:stop].translate(tables.translate, tables.delete).split(b"\x00")
+            if w
+        ]
+
     def finish(self) -> NormalisedBatch:
         """The normalised batch (equal to `normalise_batch_v3` of the documents)."""
         tables = _tables(self.separator)
@@ -727,18 +736,14 @@ def prepare_batch_v3(texts: Sequence[str]) -> PreparedBatch:
     """
     if not texts:
         return PreparedBatch(b"", 1, 0, 0)
-    joined = "\x01".join(texts)
-    data, regions = _encode(texts, joined, "\x01")
+    separator = next((c for c in _SEPARATORS if not any(chr(c) in t for t in texts)), None)
+    if separator is None:  # every spare byte is used: one document at a time
+        n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
+        return PreparedBatch(b"\x01".join(_unicode_v3(texts)), 1, len(texts), n_bytes)
+    sep = chr(separator)
+    data, regions = _encode(texts, sep.join(texts), sep)
     n_bytes = len(data) - (len(texts) - 1)
-    done = _batch_v3(data, regions, len(texts), _tables(1), n_bytes)
-    if done is None:  # a document holds \x01 itself: join with a byte none holds
-        spare = next((c for c in _SEPARATORS if chr(c) not in joined), None)
-        if spare is not None:
-            data, regions = _encode(texts, chr(spare).join(texts), chr(spare))
-            done = _batch_v3(data, regions, len(texts), _tables(spare), n_bytes)
-    if done is None:  # every spare byte is used: one document at a time
-        done = PreparedBatch(b"\x01".join(_unicode_v3(texts)), 1, len(texts), n_bytes)
-    return done
+    return _batch_v3(data, regions, len(texts), _tables(separator), n_bytes)
 
 
 def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
@@ -780,15 +785,13 @@ def _encode(
 
 def _batch_v3(
     data: bytes, regions: list[tuple[int, int]], n_docs: int, tables: _Tables, n_bytes: int
-) -> PreparedBatch | None:
+) -> PreparedBatch:
     r"""One batch joined by `tables.separator` (`regions`: its non-ASCII documents).
 
     Lines with a non-ASCII character or a ``\u`` escape take the Unicode path; the rest
     takes the byte-level passes. Exact, because no step of the spec acts across a line break
-    or the separator. None when a document holds the separator itself.
+    or the separator, which no document holds.
     """
-    if data.count(tables.separator) != n_docs - 1:
-        return None
     arr = np.frombuffer(data, dtype=np.uint8)
     found = [np.flatnonzero(arr[lo:hi] >= 128) + lo for lo, hi in regions]
     found.append(_escapes(data))

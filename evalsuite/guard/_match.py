@@ -193,14 +193,8 @@ def _buffer_words(buffer: bytes, offsets: I64) -> Callable[[int], list[bytes]]:
 
 
 def _prepared_words(prepared: PreparedBatch, ends: I64) -> Callable[[int], list[bytes]]:
-    tables = prepared.classes
-    keep = bytes(int(c) if 0 < c < 256 else 0 for c in tables.tolist())
-    drop = bytes(c for c in range(256) if tables[c] < 0)
-
     def words(doc: int) -> list[bytes]:
-        start = int(ends[doc - 1]) + 1 if doc > 0 else 0
-        raw = prepared.data[start : int(ends[doc])].translate(keep, drop)
-        return [w for w in raw.split(b"\x00") if w]
+        return prepared.words(int(ends[doc - 1]) + 1 if doc > 0 else 0, int(ends[doc]))
 
     return words
 

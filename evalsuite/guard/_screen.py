@@ -320,7 +320,11 @@ class Screener:
         """
         origin = list(range(len(batch.texts)))
         added = Batch()
-        for d, text in enumerate(batch.texts):
+        # only a document with non-ASCII text, or a piece of a long one, may need a copy
+        candidates = {d for d, text in enumerate(batch.texts) if not text.isascii()}
+        candidates.update(batch.pieces)
+        for d in sorted(candidates):
+            text = batch.texts[d]
             piece = batch.pieces.get(d)
             folded = fold_confusables(text)
             split = piece is not None and not piece.whole
