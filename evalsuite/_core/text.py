@@ -71,6 +71,7 @@ __all__ = [
     "normalise_words",
     "prepare_batch_v3",
     "separator_classes",
+    "special_positions",
     "text_hash",
     "word_hashes",
     "word_hashes_of_buffer",
@@ -584,7 +585,21 @@ _AFTER_ANGLE = _byte_set(b"|/<ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 _AFTER_BRACKET = _byte_set(b"/iI")
 
 
-def _blank_v3(data: bytes, tables: _Tables, skip: Sequence[tuple[int, int]]) -> bytes:
+Positions = Callable[[bytes], npt.NDArray[np.int64]]
+"""Where the bytes ``\\``, ``<`` and ``[`` are in a buffer, sorted (`special_positions`)."""
+
+
+def special_positions(data: bytes) -> npt.NDArray[np.int64]:
+    """Positions of every backslash, ``<`` and ``[`` in `data` (one translate, one scan)."""
+    return np.flatnonzero(np.frombuffer(data.translate(_SPECIAL_TABLE), dtype=np.bool_))
+
+
+def _blank_v3(
+    data: bytes,
+    tables: _Tables,
+    skip: Sequence[tuple[int, int]],
+    specials: Positions = special_positions,
+) -> bytes:
     r"""Steps 1 and 3 of spec /3 on raw ASCII text, in place (every length kept).
 
     `data` holds documents joined by the separator. Outside the `skip` spans (lines for the
@@ -592,7 +607,7 @@ def _blank_v3(data: bytes, tables: _Tables, skip: Sequence[tuple[int, int]]) -> 
     markers. One pass finds the backslashes, ``<`` and ``[``; a pattern is tried only where
     a marker may start.
     """
-    at = np.flatnonzero(np.frombuffer(data.translate(_SPECIAL_TABLE), dtype=np.bool_))
+    at = specials(data)
     if skip and at.size:
         los = np.asarray([lo for lo, _ in skip], dtype=np.int64)
         his = np.asarray([hi for _, hi in skip], dtype=np.int64)
@@ -725,14 +740,17 @@ def separator_classes(separator: int) -> npt.NDArray[np.int16]:
     return classes
 
 
-def prepare_batch_v3(texts: Sequence[str]) -> PreparedBatch:
+def prepare_batch_v3(
+    texts: Sequence[str], *, specials: Positions = special_positions
+) -> PreparedBatch:
     r"""Steps 1 to 4 of spec /3 for a batch of documents (`PreparedBatch`).
 
     The documents are joined by a control byte that none of them holds (usually ``\x01``)
     and encoded once. Lines with a non-ASCII character or a ``\u`` escape take the exact
     Unicode path together; the rest stays raw ASCII for byte-level passes over the whole
     buffer: one numpy pass finds escaped letters and chat-template markers and blanks them in
-    place.
+    place. `specials` finds the bytes where those may start (the guard passes a compiled
+    scan; the result is the same).
     """
     if not texts:
         return PreparedBatch(b"", 1, 0, 0)
@@ -743,7 +761,7 @@ def prepare_batch_v3(texts: Sequence[str]) -> PreparedBatch:
     sep = chr(separator)
     data, regions = _encode(texts, sep.join(texts), sep)
     n_bytes = len(data) - (len(texts) - 1)
-    return _batch_v3(data, regions, len(texts), _tables(separator), n_bytes)
+    return _batch_v3(data, regions, len(texts), _tables(separator), n_bytes, specials)
 
 
 def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
@@ -784,7 +802,12 @@ def _encode(
 
 
 def _batch_v3(
-    data: bytes, regions: list[tuple[int, int]], n_docs: int, tables: _Tables, n_bytes: int
+    data: bytes,
+    regions: list[tuple[int, int]],
+    n_docs: int,
+    tables: _Tables,
+    n_bytes: int,
+    specials: Positions,
 ) -> PreparedBatch:
     r"""One batch joined by `tables.separator` (`regions`: its non-ASCII documents).
 
@@ -797,7 +820,7 @@ def _batch_v3(
     found.append(_escapes(data))
     points = np.unique(np.concatenate(found))
     spans = _line_spans(data, points, tables.separator) if points.size else []
-    data = _blank_v3(data, tables, spans)
+    data = _blank_v3(data, tables, spans, specials)
     if spans:
         data = _splice(data, spans)
     return PreparedBatch(data, tables.separator, n_docs, n_bytes)

@@ -12,7 +12,7 @@ import numpy as np
 
 from evalsuite._core.text import NGRAM_PRIME, WORD_PRIME
 
-__all__ = ["screen", "screen_prepared"]
+__all__ = ["screen", "screen_prepared", "special_positions"]
 
 _WORD_PRIME = np.uint64(WORD_PRIME)
 _NGRAM_PRIME = np.uint64(NGRAM_PRIME)
@@ -224,3 +224,25 @@ def screen_prepared(  # noqa: PLR0913 - the index's two filters, unpacked for th
         hashes, n, m, gram_table, gram_shift, gram_packed, head_table, head_shift, head_packed
     )
     return hashes, doc_words, doc_ends, gram_pos, gram_val, head_pos, head_val
+
+
+_SPECIAL = np.zeros(256, dtype=np.uint8)
+_SPECIAL[[ord("\\"), ord("<"), ord("[")]] = 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _special_positions(data: Any, special: Any) -> Any:  # pragma: no cover - compiled
+    count = 0
+    for i in range(data.size):
+        count += special[data[i]]
+    out = np.empty(count + 1, dtype=np.int64)  # one spare slot: every byte writes
+    k = 0
+    for i in range(data.size):
+        out[k] = i
+        k += special[data[i]]
+    return out[:count]
+
+
+def special_positions(data: bytes) -> Any:
+    """`evalsuite._core.text.special_positions`, compiled: two branch-free scans."""
+    return _special_positions(np.frombuffer(data, dtype=np.uint8), _SPECIAL)

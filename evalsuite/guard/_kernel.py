@@ -24,7 +24,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from evalsuite._core.text import WORD_PRIME, separator_classes
+from evalsuite._core.text import WORD_PRIME, Positions, separator_classes
 
 __all__ = [
     "DISABLE_ENV",
@@ -34,6 +34,7 @@ __all__ = [
     "byte_tables",
     "kernel",
     "prepared_kernel",
+    "specials",
 ]
 
 DISABLE_ENV = "EVALSUITE_GUARD_NO_JIT"
@@ -68,14 +69,25 @@ def kernel() -> Kernel | None:
     return screen
 
 
-@functools.cache
 def prepared_kernel() -> PreparedKernel | None:
-    """The compiled spec /3 kernel (`PreparedKernel`), or None as for `kernel`."""
+    """The compiled spec /3 kernel (`PreparedKernel`), or None as for `kernel`.
+
+    `kernel`'s cache decides: clearing it (as the tests and the benchmark do) switches both.
+    """
     if kernel() is None:
         return None
     jit = importlib.import_module("evalsuite.guard._jit")
     screen: PreparedKernel = jit.screen_prepared
     return screen
+
+
+def specials() -> Positions | None:
+    """The compiled `evalsuite._core.text.special_positions`, or None as for `kernel`."""
+    if kernel() is None:
+        return None
+    jit = importlib.import_module("evalsuite.guard._jit")
+    found: Positions = jit.special_positions
+    return found
 
 
 @functools.cache

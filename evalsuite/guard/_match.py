@@ -22,9 +22,10 @@ from evalsuite._core.text import (
     PreparedBatch,
     fast_word_hashes,
     prepare_batch_v3,
+    special_positions,
 )
 from evalsuite.guard._index import PartIndex
-from evalsuite.guard._kernel import byte_tables, kernel, prepared_kernel
+from evalsuite.guard._kernel import byte_tables, kernel, prepared_kernel, specials
 
 __all__ = ["BatchMatches", "find_canaries", "match_batch"]
 
@@ -232,7 +233,7 @@ def match_batch(
     fused = prepared_kernel() if compiled and index.spec == NGRAM_V3 else None
     words_of: Callable[[int], list[bytes]]
     if fused is not None:  # spec /3: its last step fused into the compiled word pass
-        prepared = prepare_batch_v3(texts)
+        prepared = prepare_batch_v3(texts, specials=specials() or special_positions)
         n_bytes = prepared.n_bytes
         word_hashes, doc_words, ends, gram_pos, gram_val, head_pos, head_val = fused(
             np.frombuffer(prepared.data, dtype=np.uint8),

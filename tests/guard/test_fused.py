@@ -24,6 +24,7 @@ from evalsuite._core.text import (
     fast_word_hashes,
     normalise_batch_v3,
     prepare_batch_v3,
+    special_positions,
     word_hashes,
     words_v3,
 )
@@ -97,11 +98,9 @@ def numpy_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Screens run on the numpy path (the reference) while the fixture lasts."""
     monkeypatch.setenv(_kernel.DISABLE_ENV, "1")
     _kernel.kernel.cache_clear()
-    _kernel.prepared_kernel.cache_clear()
     yield
     monkeypatch.delenv(_kernel.DISABLE_ENV)
     _kernel.kernel.cache_clear()
-    _kernel.prepared_kernel.cache_clear()
 
 
 def _batches(seed: int) -> Iterator[list[str]]:
@@ -125,8 +124,13 @@ def test_the_fused_word_pass_equals_the_numpy_path(seed: int) -> None:
     assert screen is not None
     from evalsuite.guard._jit import _prepared_words
 
+    found = _kernel.specials()
+    assert found is not None
     for texts in _batches(seed):
-        prepared = prepare_batch_v3(texts)
+        prepared = prepare_batch_v3(texts, specials=found)
+        assert prepared == prepare_batch_v3(texts)
+        data = prepared.data
+        assert np.array_equal(found(data), special_positions(data))
         reference = normalise_batch_v3(texts)
         hashes, doc_words, ends = _prepared_words(
             np.frombuffer(prepared.data, dtype=np.uint8),
