@@ -598,16 +598,16 @@ def _blank_v3(
     data: bytes,
     tables: _Tables,
     skip: Sequence[tuple[int, int]],
-    specials: Positions = special_positions,
+    specials: npt.NDArray[np.int64] | None = None,
 ) -> bytes:
     r"""Steps 1 and 3 of spec /3 on raw ASCII text, in place (every length kept).
 
     `data` holds documents joined by the separator. Outside the `skip` spans (lines for the
     Unicode path), escaped letters become spaces, then ``<...>`` markers, then ``[INST]``
-    markers. One pass finds the backslashes, ``<`` and ``[``; a pattern is tried only where
-    a marker may start.
+    markers. One pass finds the backslashes, ``<`` and ``[`` (`special_positions`, or given
+    as `specials`); a pattern is tried only where a marker may start.
     """
-    at = specials(data)
+    at = special_positions(data) if specials is None else specials
     if skip and at.size:
         los = np.asarray([lo for lo, _ in skip], dtype=np.int64)
         his = np.asarray([hi for _, hi in skip], dtype=np.int64)
@@ -637,12 +637,10 @@ def _blank_v3(
     return bytes(out)
 
 
-def _escapes(data: bytes) -> npt.NDArray[np.int64]:
-    r"""Positions of ``\u`` in `data` (found from the backslashes: one C-speed pass)."""
-    if b"\\" not in data:
-        return np.zeros(0, dtype=np.int64)
-    arr = np.frombuffer(data, dtype=np.uint8)
-    slashes: npt.NDArray[np.int64] = np.flatnonzero(arr[:-1] == ord("\\"))
+def _escapes(arr: npt.NDArray[np.uint8], specials: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    r"""Positions of ``\u`` in `arr`, from the positions of its special bytes."""
+    slashes = specials[specials < arr.size - 1]
+    slashes = slashes[arr[slashes] == ord("\\")]
     escapes: npt.NDArray[np.int64] = slashes[arr[slashes + 1] == ord("u")]
     return escapes
 
@@ -816,11 +814,12 @@ def _batch_v3(
     or the separator, which no document holds.
     """
     arr = np.frombuffer(data, dtype=np.uint8)
+    at = specials(data)
     found = [np.flatnonzero(arr[lo:hi] >= 128) + lo for lo, hi in regions]
-    found.append(_escapes(data))
+    found.append(_escapes(arr, at))
     points = np.unique(np.concatenate(found))
     spans = _line_spans(data, points, tables.separator) if points.size else []
-    data = _blank_v3(data, tables, spans, specials)
+    data = _blank_v3(data, tables, spans, at)
     if spans:
         data = _splice(data, spans)
     return PreparedBatch(data, tables.separator, n_docs, n_bytes)
