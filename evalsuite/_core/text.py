@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import operator
 import re
 import sys
 import unicodedata
@@ -738,6 +739,11 @@ def separator_classes(separator: int) -> npt.NDArray[np.int16]:
     return classes
 
 
+def _held(char: str, texts: Sequence[str]) -> bool:
+    """True when a text holds `char` (a C-level loop: no Python frame per text)."""
+    return any(map(operator.contains, texts, itertools.repeat(char)))
+
+
 def prepare_batch_v3(
     texts: Sequence[str], *, specials: Positions = special_positions
 ) -> PreparedBatch:
@@ -752,7 +758,7 @@ def prepare_batch_v3(
     """
     if not texts:
         return PreparedBatch(b"", 1, 0, 0)
-    separator = next((c for c in _SEPARATORS if not any(chr(c) in t for t in texts)), None)
+    separator = next((c for c in _SEPARATORS if not _held(chr(c), texts)), None)
     if separator is None:  # every spare byte is used: one document at a time
         n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
         return PreparedBatch(b"\x01".join(_unicode_v3(texts)), 1, len(texts), n_bytes)

@@ -7,8 +7,10 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import compress, count
 from typing import Literal
 
 import numpy as np
@@ -321,7 +323,7 @@ class Screener:
         origin = list(range(len(batch.texts)))
         added = Batch()
         # only a document with non-ASCII text, or a piece of a long one, may need a copy
-        candidates = {d for d, text in enumerate(batch.texts) if not text.isascii()}
+        candidates = set(compress(count(), map(operator.not_, map(str.isascii, batch.texts))))
         candidates.update(batch.pieces)
         for d in sorted(candidates):
             text = batch.texts[d]
