@@ -791,15 +791,16 @@ def _encode(
     pieces: list[bytes] = []
     regions: list[tuple[int, int]] = []
     size, start = 0, 0
-    for k, text in enumerate(texts):
-        if not text.isascii():
-            if k > start:
-                pieces.append(separator.join(texts[start:k]).encode("ascii"))
-                size += len(pieces[-1]) + 1
-            pieces.append(text.encode("utf-8", "surrogatepass"))
-            regions.append((size, size + len(pieces[-1])))
+    # the non-ASCII documents, found by a C-level loop (no Python frame per document)
+    for k in itertools.compress(itertools.count(), map(operator.not_, map(str.isascii, texts))):
+        text = texts[k]
+        if k > start:
+            pieces.append(separator.join(texts[start:k]).encode("ascii"))
             size += len(pieces[-1]) + 1
-            start = k + 1
+        pieces.append(text.encode("utf-8", "surrogatepass"))
+        regions.append((size, size + len(pieces[-1])))
+        size += len(pieces[-1]) + 1
+        start = k + 1
     if start < len(texts):
         pieces.append(separator.join(texts[start:]).encode("ascii"))
     return separator.encode("ascii").join(pieces), regions
