@@ -10,6 +10,13 @@ bytes (what `fast_word_hashes` computes from prefix sums), an n-gram's is the po
 as the reference and the fallback when numba cannot be imported (`available`); the tests
 compare the two on random text (tests/guard/test_kernel.py).
 
+For spec /3, `prepared_kernel` also does the spec's last step: it reads the bytes of
+`evalsuite._core.text.prepare_batch_v3` (escapes, markers and non-ASCII lines done; case,
+punctuation and white space left) through `byte_tables`, so the normalised buffer is never
+written; `specials` is the compiled scan for the bytes that start escapes and markers. The
+tests compare them with `normalise_batch_v3` and `words_v3` on adversarial text
+(tests/guard/test_fused.py).
+
 numba is imported on the first screen, never at start-up, and compiled code is cached
 beside this file (``__pycache__``) when that directory is writable.
 """
