@@ -59,8 +59,10 @@ __all__ = [
     "NGRAM_V3",
     "SPECS",
     "WORD_PRIME",
+    "Lines",
     "NgramSpec",
     "NormalisedBatch",
+    "Positions",
     "PreparedBatch",
     "fast_word_hashes",
     "ngram_hashes",
@@ -589,6 +591,10 @@ _AFTER_BRACKET = _byte_set(b"/iI")
 Positions = Callable[[bytes], npt.NDArray[np.int64]]
 """Where the bytes ``\\``, ``<`` and ``[`` are in a buffer, sorted (`special_positions`)."""
 
+Lines = Callable[[bytes, int], list[tuple[int, int]]]
+"""The lines of a buffer (between line breaks and the separator byte) that hold a non-ASCII
+byte or a ``\\u`` escape, as sorted (start, stop) spans (`_line_spans` of those positions)."""
+
 
 def special_positions(data: bytes) -> npt.NDArray[np.int64]:
     """Positions of every backslash, ``<`` and ``[`` in `data` (one translate, one scan)."""
@@ -745,7 +751,7 @@ def _held(char: str, texts: Sequence[str]) -> bool:
 
 
 def prepare_batch_v3(
-    texts: Sequence[str], *, specials: Positions = special_positions
+    texts: Sequence[str], *, specials: Positions = special_positions, lines: Lines | None = None
 ) -> PreparedBatch:
     r"""Steps 1 to 4 of spec /3 for a batch of documents (`PreparedBatch`).
 
@@ -753,8 +759,8 @@ def prepare_batch_v3(
     and encoded once. Lines with a non-ASCII character or a ``\u`` escape take the exact
     Unicode path together; the rest stays raw ASCII for byte-level passes over the whole
     buffer: one numpy pass finds escaped letters and chat-template markers and blanks them in
-    place. `specials` finds the bytes where those may start (the guard passes a compiled
-    scan; the result is the same).
+    place. `specials` finds the bytes where those may start, and `lines` the lines for the
+    Unicode path (the guard passes compiled scans; the result is the same).
     """
     if not texts:
         return PreparedBatch(b"", 1, 0, 0)
@@ -765,7 +771,7 @@ def prepare_batch_v3(
     sep = chr(separator)
     data, regions = _encode(texts, sep.join(texts), sep)
     n_bytes = len(data) - (len(texts) - 1)
-    return _batch_v3(data, regions, len(texts), _tables(separator), n_bytes, specials)
+    return _batch_v3(data, regions, len(texts), _tables(separator), n_bytes, specials, lines)
 
 
 def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
@@ -813,6 +819,7 @@ def _batch_v3(
     tables: _Tables,
     n_bytes: int,
     specials: Positions,
+    lines: Lines | None = None,
 ) -> PreparedBatch:
     r"""One batch joined by `tables.separator` (`regions`: its non-ASCII documents).
 
@@ -820,12 +827,15 @@ def _batch_v3(
     takes the byte-level passes. Exact, because no step of the spec acts across a line break
     or the separator, which no document holds.
     """
-    arr = np.frombuffer(data, dtype=np.uint8)
     at = specials(data)
-    found = [np.flatnonzero(arr[lo:hi] >= 128) + lo for lo, hi in regions]
-    found.append(_escapes(arr, at))
-    points = np.unique(np.concatenate(found))
-    spans = _line_spans(data, points, tables.separator) if points.size else []
+    if lines is None:
+        arr = np.frombuffer(data, dtype=np.uint8)
+        found = [np.flatnonzero(arr[lo:hi] >= 128) + lo for lo, hi in regions]
+        found.append(_escapes(arr, at))
+        points = np.unique(np.concatenate(found))
+        spans = _line_spans(data, points, tables.separator) if points.size else []
+    else:
+        spans = lines(data, tables.separator)
     data = _blank_v3(data, tables, spans, at)
     if spans:
         data = _splice(data, spans)

@@ -12,7 +12,7 @@ import numpy as np
 
 from evalsuite._core.text import NGRAM_PRIME, WORD_PRIME
 
-__all__ = ["screen", "screen_prepared", "special_positions"]
+__all__ = ["screen", "screen_prepared", "special_positions", "unicode_lines"]
 
 _WORD_PRIME = np.uint64(WORD_PRIME)
 _NGRAM_PRIME = np.uint64(NGRAM_PRIME)
@@ -232,17 +232,60 @@ _SPECIAL[[ord("\\"), ord("<"), ord("[")]] = 1
 
 @numba.njit(cache=True, nogil=True)
 def _special_positions(data: Any, special: Any) -> Any:  # pragma: no cover - compiled
-    count = 0
-    for i in range(data.size):
-        count += special[data[i]]
-    out = np.empty(count + 1, dtype=np.int64)  # one spare slot: every byte writes
+    out = np.empty(data.size, dtype=np.int64)  # pages are touched only as far as written
     k = 0
     for i in range(data.size):
-        out[k] = i
-        k += special[data[i]]
-    return out[:count]
+        if special[data[i]]:  # rare: a predicted branch
+            out[k] = i
+            k += 1
+    return out[:k].copy()
 
 
 def special_positions(data: bytes) -> Any:
-    """`evalsuite._core.text.special_positions`, compiled: two branch-free scans."""
+    """`evalsuite._core.text.special_positions`, compiled: one scan."""
     return _special_positions(np.frombuffer(data, dtype=np.uint8), _SPECIAL)
+
+
+_LINE_BYTES = np.zeros(256, dtype=np.uint8)
+_LINE_BYTES[10] = 1  # a line break ends a line (and so does the separator: `_line_bytes`)
+_LINE_BYTES[128:] = 2  # a non-ASCII byte
+_LINE_BYTES[92] = 3  # a backslash, maybe of a \u escape
+
+
+def _line_bytes(separator: int) -> Any:
+    table = _LINE_BYTES.copy()
+    table[separator] = 1
+    return table
+
+
+@numba.njit(cache=True, nogil=True)
+def _unicode_lines(data: Any, table: Any) -> Any:  # pragma: no cover - compiled
+    size = data.size
+    spans = np.empty((size // 2 + 1, 2), dtype=np.int64)  # a flagged line has 1 byte and an end
+    count = 0
+    start = 0
+    flagged = False
+    for i in range(size):
+        k = table[data[i]]
+        if k == 0:
+            continue
+        if k == 1:
+            if flagged:
+                spans[count, 0] = start
+                spans[count, 1] = i
+                count += 1
+                flagged = False
+            start = i + 1
+        elif k == 2 or (i + 1 < size and data[i + 1] == 117):
+            flagged = True
+    if flagged:
+        spans[count, 0] = start
+        spans[count, 1] = size
+        count += 1
+    return spans[:count].copy()
+
+
+def unicode_lines(data: bytes, separator: int) -> list[tuple[int, int]]:
+    r"""`evalsuite._core.text.Lines`, compiled: one pass, lines with a byte >= 128 or ``\u``."""
+    spans = _unicode_lines(np.frombuffer(data, dtype=np.uint8), _line_bytes(separator))
+    return [(lo, hi) for lo, hi in spans.tolist()]

@@ -31,7 +31,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from evalsuite._core.text import WORD_PRIME, Positions, separator_classes
+from evalsuite._core.text import WORD_PRIME, Lines, Positions, separator_classes
 
 __all__ = [
     "DISABLE_ENV",
@@ -42,6 +42,7 @@ __all__ = [
     "kernel",
     "prepared_kernel",
     "specials",
+    "unicode_lines",
 ]
 
 DISABLE_ENV = "EVALSUITE_GUARD_NO_JIT"
@@ -86,6 +87,15 @@ def prepared_kernel() -> PreparedKernel | None:
     jit = importlib.import_module("evalsuite.guard._jit")
     screen: PreparedKernel = jit.screen_prepared
     return screen
+
+
+def unicode_lines() -> Lines | None:
+    """The compiled `evalsuite._core.text.Lines` scan, or None as for `kernel`."""
+    if kernel() is None:
+        return None
+    jit = importlib.import_module("evalsuite.guard._jit")
+    found: Lines = jit.unicode_lines
+    return found
 
 
 def specials() -> Positions | None:

@@ -25,7 +25,13 @@ from evalsuite._core.text import (
     special_positions,
 )
 from evalsuite.guard._index import PartIndex
-from evalsuite.guard._kernel import byte_tables, kernel, prepared_kernel, specials
+from evalsuite.guard._kernel import (
+    byte_tables,
+    kernel,
+    prepared_kernel,
+    specials,
+    unicode_lines,
+)
 
 __all__ = ["BatchMatches", "find_canaries", "match_batch"]
 
@@ -233,7 +239,9 @@ def match_batch(
     fused = prepared_kernel() if compiled and index.spec == NGRAM_V3 else None
     words_of: Callable[[int], list[bytes]]
     if fused is not None:  # spec /3: its last step fused into the compiled word pass
-        prepared = prepare_batch_v3(texts, specials=specials() or special_positions)
+        prepared = prepare_batch_v3(
+            texts, specials=specials() or special_positions, lines=unicode_lines()
+        )
         n_bytes = prepared.n_bytes
         word_hashes, doc_words, ends, gram_pos, gram_val, head_pos, head_val = fused(
             np.frombuffer(prepared.data, dtype=np.uint8),

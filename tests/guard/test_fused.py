@@ -124,10 +124,10 @@ def test_the_fused_word_pass_equals_the_numpy_path(seed: int) -> None:
     assert screen is not None
     from evalsuite.guard._jit import _prepared_words
 
-    found = _kernel.specials()
-    assert found is not None
+    found, lines = _kernel.specials(), _kernel.unicode_lines()
+    assert found is not None and lines is not None
     for texts in _batches(seed):
-        prepared = prepare_batch_v3(texts, specials=found)
+        prepared = prepare_batch_v3(texts, specials=found, lines=lines)
         assert prepared == prepare_batch_v3(texts)
         data = prepared.data
         assert np.array_equal(found(data), special_positions(data))
