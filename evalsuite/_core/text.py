@@ -769,7 +769,7 @@ def prepare_batch_v3(
         n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
         return PreparedBatch(b"\x01".join(_unicode_v3(texts)), 1, len(texts), n_bytes)
     sep = chr(separator)
-    data, regions = _encode(texts, sep.join(texts), sep)
+    data, regions = _encode(texts, sep)
     n_bytes = len(data) - (len(texts) - 1)
     return _batch_v3(data, regions, len(texts), _tables(separator), n_bytes, specials, lines)
 
@@ -785,15 +785,14 @@ def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
     return prepare_batch_v3(texts).finish()
 
 
-def _encode(
-    texts: Sequence[str], joined: str, separator: str
-) -> tuple[bytes, list[tuple[int, int]]]:
-    """`joined` (`texts` joined by `separator`) as UTF-8, and where its non-ASCII documents are.
+def _encode(texts: Sequence[str], separator: str) -> tuple[bytes, list[tuple[int, int]]]:
+    """`texts` joined by `separator` as UTF-8, and where its non-ASCII documents are.
 
-    Runs of ASCII documents are copied as they are; only the others are encoded (slower).
+    Runs of ASCII documents are joined and copied as they are; only the others are encoded
+    (slower). A batch is never joined as one `str`: one non-ASCII document would widen it all.
     """
-    if joined.isascii():
-        return joined.encode("ascii"), []
+    if all(map(str.isascii, texts)):
+        return separator.join(texts).encode("ascii"), []
     pieces: list[bytes] = []
     regions: list[tuple[int, int]] = []
     size, start = 0, 0
