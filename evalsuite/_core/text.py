@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import operator
 import re
 import sys
 import unicodedata
@@ -58,8 +59,11 @@ __all__ = [
     "NGRAM_V3",
     "SPECS",
     "WORD_PRIME",
+    "Lines",
     "NgramSpec",
     "NormalisedBatch",
+    "Positions",
+    "PreparedBatch",
     "fast_word_hashes",
     "ngram_hashes",
     "normalise_ascii",
@@ -68,6 +72,9 @@ __all__ = [
     "normalise_unicode_batch",
     "normalise_unicode_bytes",
     "normalise_words",
+    "prepare_batch_v3",
+    "separator_classes",
+    "special_positions",
     "text_hash",
     "word_hashes",
     "word_hashes_of_buffer",
@@ -581,15 +588,33 @@ _AFTER_ANGLE = _byte_set(b"|/<ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 _AFTER_BRACKET = _byte_set(b"/iI")
 
 
-def _blank_v3(data: bytes, tables: _Tables, skip: Sequence[tuple[int, int]]) -> bytes:
+Positions = Callable[[bytes], npt.NDArray[np.int64]]
+"""Where the bytes ``\\``, ``<`` and ``[`` are in a buffer, sorted (`special_positions`)."""
+
+Lines = Callable[[bytes, int], list[tuple[int, int]]]
+"""The lines of a buffer (between line breaks and the separator byte) that hold a non-ASCII
+byte or a ``\\u`` escape, as sorted (start, stop) spans (`_line_spans` of those positions)."""
+
+
+def special_positions(data: bytes) -> npt.NDArray[np.int64]:
+    """Positions of every backslash, ``<`` and ``[`` in `data` (one translate, one scan)."""
+    return np.flatnonzero(np.frombuffer(data.translate(_SPECIAL_TABLE), dtype=np.bool_))
+
+
+def _blank_v3(
+    data: bytes,
+    tables: _Tables,
+    skip: Sequence[tuple[int, int]],
+    specials: npt.NDArray[np.int64] | None = None,
+) -> bytes:
     r"""Steps 1 and 3 of spec /3 on raw ASCII text, in place (every length kept).
 
     `data` holds documents joined by the separator. Outside the `skip` spans (lines for the
     Unicode path), escaped letters become spaces, then ``<...>`` markers, then ``[INST]``
-    markers. One pass finds the backslashes, ``<`` and ``[``; a pattern is tried only where
-    a marker may start.
+    markers. One pass finds the backslashes, ``<`` and ``[`` (`special_positions`, or given
+    as `specials`); a pattern is tried only where a marker may start.
     """
-    at = np.flatnonzero(np.frombuffer(data.translate(_SPECIAL_TABLE), dtype=np.bool_))
+    at = special_positions(data) if specials is None else specials
     if skip and at.size:
         los = np.asarray([lo for lo, _ in skip], dtype=np.int64)
         his = np.asarray([hi for _, hi in skip], dtype=np.int64)
@@ -619,12 +644,10 @@ def _blank_v3(data: bytes, tables: _Tables, skip: Sequence[tuple[int, int]]) -> 
     return bytes(out)
 
 
-def _escapes(data: bytes) -> npt.NDArray[np.int64]:
-    r"""Positions of ``\u`` in `data` (found from the backslashes: one C-speed pass)."""
-    if b"\\" not in data:
-        return np.zeros(0, dtype=np.int64)
-    arr = np.frombuffer(data, dtype=np.uint8)
-    slashes: npt.NDArray[np.int64] = np.flatnonzero(arr[:-1] == ord("\\"))
+def _escapes(arr: npt.NDArray[np.uint8], specials: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    r"""Positions of ``\u`` in `arr`, from the positions of its special bytes."""
+    slashes = specials[specials < arr.size - 1]
+    slashes = slashes[arr[slashes] == ord("\\")]
     escapes: npt.NDArray[np.int64] = slashes[arr[slashes + 1] == ord("u")]
     return escapes
 
@@ -666,81 +689,156 @@ def _splice(data: bytes, spans: Sequence[tuple[int, int]]) -> bytes:
     return b"".join(pieces)
 
 
-def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
-    r"""Spec /3 for a batch of documents (equal to `words_v3` of each, tested).
+@dataclass(frozen=True, slots=True)
+class PreparedBatch:
+    """A batch of documents after steps 1 to 4 of spec /3, before the last byte-level step.
+
+    `data` holds the documents joined by the byte `separator` (exactly one between two
+    documents): ASCII lines raw with escaped letters and chat-template markers blanked, other
+    lines already normalised by the Unicode path. What is left (step 5 on bytes: lowercase
+    ASCII, delete punctuation, split at white space) is `finish`, or the compiled kernel's
+    first pass (``evalsuite/guard/_jit.py``), which reads `classes`.
+    """
+
+    data: bytes
+    separator: int
+    n_docs: int
+    n_bytes: int
+    """UTF-8 size of the raw documents (what was screened)."""
+
+    @property
+    def classes(self) -> npt.NDArray[np.int16]:
+        """`separator_classes` of this batch's separator."""
+        return separator_classes(self.separator)
+
+    def words(self, start: int, stop: int) -> list[bytes]:
+        """The normalised words of ``data[start:stop]`` (one document, or part of one)."""
+        tables = _tables(self.separator)
+        return [
+            w
+            for w in self.data[start:stop].translate(tables.translate, tables.delete).split(b"\x00")
+            if w
+        ]
+
+    def finish(self) -> NormalisedBatch:
+        """The normalised batch (equal to `normalise_batch_v3` of the documents)."""
+        tables = _tables(self.separator)
+        buffer = self.data.translate(tables.translate, tables.delete)
+        done = _v3_result(buffer, self.n_docs, self.separator, self.n_bytes)
+        if done is None:  # pragma: no cover - `prepare_batch_v3` counted the separators
+            raise RuntimeError("normalise_batch_v3: documents and separators out of step")
+        return done
+
+
+@cache
+def separator_classes(separator: int) -> npt.NDArray[np.int16]:
+    """Per byte value, step 5 of spec /3 on prepared bytes (`PreparedBatch`).
+
+    -1 deleted, 0 white space (a word gap), 256 the separator, else the byte the word keeps
+    (ASCII letters lowercased).
+    """
+    tables = _tables(separator)
+    classes = np.frombuffer(tables.translate, dtype=np.uint8).astype(np.int16)
+    classes[np.frombuffer(tables.delete, dtype=np.uint8)] = -1
+    classes[separator] = 256
+    classes.flags.writeable = False
+    return classes
+
+
+def _held(char: str, texts: Sequence[str]) -> bool:
+    """True when a text holds `char` (a C-level loop: no Python frame per text)."""
+    return any(map(operator.contains, texts, itertools.repeat(char)))
+
+
+def prepare_batch_v3(
+    texts: Sequence[str], *, specials: Positions = special_positions, lines: Lines | None = None
+) -> PreparedBatch:
+    r"""Steps 1 to 4 of spec /3 for a batch of documents (`PreparedBatch`).
 
     The documents are joined by a control byte that none of them holds (usually ``\x01``)
     and encoded once. Lines with a non-ASCII character or a ``\u`` escape take the exact
     Unicode path together; the rest stays raw ASCII for byte-level passes over the whole
     buffer: one numpy pass finds escaped letters and chat-template markers and blanks them in
-    place, then one ``bytes.translate`` lowercases, deletes punctuation and zeroes white
-    space. The separators survive and give each document's offsets.
+    place. `specials` finds the bytes where those may start, and `lines` the lines for the
+    Unicode path (the guard passes compiled scans; the result is the same).
+    """
+    if not texts:
+        return PreparedBatch(b"", 1, 0, 0)
+    separator = next((c for c in _SEPARATORS if not _held(chr(c), texts)), None)
+    if separator is None:  # every spare byte is used: one document at a time
+        n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
+        return PreparedBatch(b"\x01".join(_unicode_v3(texts)), 1, len(texts), n_bytes)
+    sep = chr(separator)
+    data, regions = _encode(texts, sep)
+    n_bytes = len(data) - (len(texts) - 1)
+    return _batch_v3(data, regions, len(texts), _tables(separator), n_bytes, specials, lines)
+
+
+def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
+    r"""Spec /3 for a batch of documents (equal to `words_v3` of each, tested).
+
+    `prepare_batch_v3`, then one ``bytes.translate`` lowercases, deletes punctuation and
+    zeroes white space. The separators survive and give each document's offsets.
     """
     if not texts:
         return NormalisedBatch(b"", np.zeros(1, dtype=np.int64), 0)
-    joined = "\x01".join(texts)
-    data, regions = _encode(texts, joined, "\x01")
-    n_bytes = len(data) - (len(texts) - 1)
-    done = _batch_v3(data, regions, len(texts), _tables(1), n_bytes)
-    if done is None:  # a document holds \x01 itself: join with a byte none holds
-        spare = next((c for c in _SEPARATORS if chr(c) not in joined), None)
-        if spare is not None:
-            data, regions = _encode(texts, chr(spare).join(texts), chr(spare))
-            done = _batch_v3(data, regions, len(texts), _tables(spare), n_bytes)
-    if done is None:  # every spare byte is used: one document at a time
-        words = _unicode_v3(texts)
-        buffer = b"\x01".join(w.translate(_tables(1).translate) for w in words)
-        done = _v3_result(buffer, len(texts), 1, n_bytes)
-    if done is None:
-        raise RuntimeError("normalise_batch_v3: documents and separators out of step")
-    return done
+    return prepare_batch_v3(texts).finish()
 
 
-def _encode(
-    texts: Sequence[str], joined: str, separator: str
-) -> tuple[bytes, list[tuple[int, int]]]:
-    """`joined` (`texts` joined by `separator`) as UTF-8, and where its non-ASCII documents are.
+def _encode(texts: Sequence[str], separator: str) -> tuple[bytes, list[tuple[int, int]]]:
+    """`texts` joined by `separator` as UTF-8, and where its non-ASCII documents are.
 
-    Runs of ASCII documents are copied as they are; only the others are encoded (slower).
+    Runs of ASCII documents are joined and copied as they are; only the others are encoded
+    (slower). A batch is never joined as one `str`: one non-ASCII document would widen it all.
     """
-    if joined.isascii():
-        return joined.encode("ascii"), []
+    if all(map(str.isascii, texts)):
+        return separator.join(texts).encode("ascii"), []
     pieces: list[bytes] = []
     regions: list[tuple[int, int]] = []
     size, start = 0, 0
-    for k, text in enumerate(texts):
-        if not text.isascii():
-            if k > start:
-                pieces.append(separator.join(texts[start:k]).encode("ascii"))
-                size += len(pieces[-1]) + 1
-            pieces.append(text.encode("utf-8", "surrogatepass"))
-            regions.append((size, size + len(pieces[-1])))
+    # the non-ASCII documents, found by a C-level loop (no Python frame per document)
+    for k in itertools.compress(itertools.count(), map(operator.not_, map(str.isascii, texts))):
+        text = texts[k]
+        if k > start:
+            pieces.append(separator.join(texts[start:k]).encode("ascii"))
             size += len(pieces[-1]) + 1
-            start = k + 1
+        pieces.append(text.encode("utf-8", "surrogatepass"))
+        regions.append((size, size + len(pieces[-1])))
+        size += len(pieces[-1]) + 1
+        start = k + 1
     if start < len(texts):
         pieces.append(separator.join(texts[start:]).encode("ascii"))
     return separator.encode("ascii").join(pieces), regions
 
 
 def _batch_v3(
-    data: bytes, regions: list[tuple[int, int]], n_docs: int, tables: _Tables, n_bytes: int
-) -> NormalisedBatch | None:
+    data: bytes,
+    regions: list[tuple[int, int]],
+    n_docs: int,
+    tables: _Tables,
+    n_bytes: int,
+    specials: Positions,
+    lines: Lines | None = None,
+) -> PreparedBatch:
     r"""One batch joined by `tables.separator` (`regions`: its non-ASCII documents).
 
     Lines with a non-ASCII character or a ``\u`` escape take the Unicode path; the rest
     takes the byte-level passes. Exact, because no step of the spec acts across a line break
-    or the separator.
+    or the separator, which no document holds.
     """
-    arr = np.frombuffer(data, dtype=np.uint8)
-    found = [np.flatnonzero(arr[lo:hi] >= 128) + lo for lo, hi in regions]
-    found.append(_escapes(data))
-    points = np.unique(np.concatenate(found))
-    spans = _line_spans(data, points, tables.separator) if points.size else []
-    data = _blank_v3(data, tables, spans)
+    at = specials(data)
+    if lines is None:
+        arr = np.frombuffer(data, dtype=np.uint8)
+        found = [np.flatnonzero(arr[lo:hi] >= 128) + lo for lo, hi in regions]
+        found.append(_escapes(arr, at))
+        points = np.unique(np.concatenate(found))
+        spans = _line_spans(data, points, tables.separator) if points.size else []
+    else:
+        spans = lines(data, tables.separator)
+    data = _blank_v3(data, tables, spans, at)
     if spans:
         data = _splice(data, spans)
-    buffer = data.translate(tables.translate, tables.delete)
-    return _v3_result(buffer, n_docs, tables.separator, n_bytes)
+    return PreparedBatch(data, tables.separator, n_docs, n_bytes)
 
 
 def _v3_result(buffer: bytes, n_docs: int, separator: int, n_bytes: int) -> NormalisedBatch | None:

@@ -135,7 +135,7 @@ def _cut_long(
     batch: Batch, size: int, overlap_words: int, overlap_chars: int, count_words: WordCounter
 ) -> Batch:
     """`batch` with every document longer than `size` replaced by its pieces."""
-    if not any(len(t) > size for t in batch.texts):
+    if max(map(len, batch.texts), default=0) <= size:
         return batch
     out = Batch()
     for k, (name, text) in enumerate(zip(batch.names, batch.texts, strict=True)):

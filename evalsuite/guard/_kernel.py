@@ -10,6 +10,13 @@ bytes (what `fast_word_hashes` computes from prefix sums), an n-gram's is the po
 as the reference and the fallback when numba cannot be imported (`available`); the tests
 compare the two on random text (tests/guard/test_kernel.py).
 
+For spec /3, `prepared_kernel` also does the spec's last step: it reads the bytes of
+`evalsuite._core.text.prepare_batch_v3` (escapes, markers and non-ASCII lines done; case,
+punctuation and white space left) through `byte_tables`, so the normalised buffer is never
+written; `specials` is the compiled scan for the bytes that start escapes and markers. The
+tests compare them with `normalise_batch_v3` and `words_v3` on adversarial text
+(tests/guard/test_fused.py).
+
 numba is imported on the first screen, never at start-up, and compiled code is cached
 beside this file (``__pycache__``) when that directory is writable.
 """
@@ -24,7 +31,19 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DISABLE_ENV", "Kernel", "available", "kernel"]
+from evalsuite._core.text import WORD_PRIME, Lines, Positions, separator_classes
+
+__all__ = [
+    "DISABLE_ENV",
+    "Kernel",
+    "PreparedKernel",
+    "available",
+    "byte_tables",
+    "kernel",
+    "prepared_kernel",
+    "specials",
+    "unicode_lines",
+]
 
 DISABLE_ENV = "EVALSUITE_GUARD_NO_JIT"
 """Set to ``1`` to screen with the numpy path (the reference) instead of the compiled kernel."""
@@ -36,6 +55,13 @@ Kernel = Callable[..., tuple[U64, I64, I64, U64, I64, U64]]
 """``(buffer, n, m, gram_table, gram_shift, gram_packed, head_table, head_shift,
 head_packed)`` -> (word hashes, word starts, candidate n-gram positions and hashes,
 candidate head positions and hashes)."""
+
+PreparedKernel = Callable[..., tuple[U64, I64, I64, I64, U64, I64, U64]]
+"""``(data, mul, add, flags, separator, n_docs, n, m, gram_table, gram_shift, gram_packed,
+head_table, head_shift, head_packed)`` -> (word hashes, first word of each document then the
+number of words, end of each document in `data`, candidate n-gram positions and hashes,
+candidate head positions and hashes): the last step of spec /3 fused into the word pass
+(`evalsuite._core.text.PreparedBatch`)."""
 
 
 @functools.cache
@@ -49,6 +75,55 @@ def kernel() -> Kernel | None:
         return None
     screen: Kernel = jit.screen
     return screen
+
+
+def prepared_kernel() -> PreparedKernel | None:
+    """The compiled spec /3 kernel (`PreparedKernel`), or None as for `kernel`.
+
+    `kernel`'s cache decides: clearing it (as the tests and the benchmark do) switches both.
+    """
+    if kernel() is None:
+        return None
+    jit = importlib.import_module("evalsuite.guard._jit")
+    screen: PreparedKernel = jit.screen_prepared
+    return screen
+
+
+def unicode_lines() -> Lines | None:
+    """The compiled `evalsuite._core.text.Lines` scan, or None as for `kernel`."""
+    if kernel() is None:
+        return None
+    jit = importlib.import_module("evalsuite.guard._jit")
+    found: Lines = jit.unicode_lines
+    return found
+
+
+def specials() -> Positions | None:
+    """The compiled `evalsuite._core.text.special_positions`, or None as for `kernel`."""
+    if kernel() is None:
+        return None
+    jit = importlib.import_module("evalsuite.guard._jit")
+    found: Positions = jit.special_positions
+    return found
+
+
+@functools.cache
+def byte_tables(separator: int) -> tuple[U64, U64, I64]:
+    """(mul, add, flags) of the spec /3 kernel's word pass for a batch separator.
+
+    From `evalsuite._core.text.PreparedBatch.classes`: a kept byte steps the hash
+    (``h * WORD_PRIME + byte``, flag 2), a deleted byte leaves it (``h * 1 + 0``, flag 0),
+    white space and the separator end the word (``h * 0 + 0``, flag 1).
+    """
+    classes = separator_classes(separator).astype(np.int64)
+    kept = (classes > 0) & (classes < 256)
+    mul = np.where(kept, np.uint64(WORD_PRIME), np.uint64(0)).astype(np.uint64)
+    mul[classes < 0] = 1
+    add = np.where(kept, classes, 0).astype(np.uint64)
+    flags = np.where(kept, 2, np.where(classes < 0, 0, 1)).astype(np.int64)
+    for table in (mul, add, flags):
+        table.flags.writeable = False
+    return mul, add, flags
 
 
 def available() -> bool:

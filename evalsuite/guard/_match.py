@@ -9,15 +9,29 @@ binary search find the n-grams that are fingerprints, and only those few are map
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from evalsuite._core.text import NGRAM_PRIME, SPECS, fast_word_hashes
+from evalsuite._core.text import (
+    NGRAM_PRIME,
+    NGRAM_V3,
+    SPECS,
+    PreparedBatch,
+    fast_word_hashes,
+    prepare_batch_v3,
+    special_positions,
+)
 from evalsuite.guard._index import PartIndex
-from evalsuite.guard._kernel import kernel
+from evalsuite.guard._kernel import (
+    byte_tables,
+    kernel,
+    prepared_kernel,
+    specials,
+    unicode_lines,
+)
 
 __all__ = ["BatchMatches", "find_canaries", "match_batch"]
 
@@ -55,27 +69,18 @@ def _offsets(lengths: Sequence[int]) -> I64:
     return offsets
 
 
-def find_canaries(
-    raw: str, lengths: Sequence[int], canaries: Mapping[str, object]
-) -> list[tuple[int, str]]:
-    """(document, canary) for every canary found verbatim inside one document.
+def find_canaries(texts: Sequence[str], canaries: Iterable[str]) -> list[tuple[int, str]]:
+    """(document, canary) for every canary found verbatim inside one document, sorted.
+
+    Each document is searched by itself (no joined copy of the batch, no boundary checks).
 
     Args:
-        raw: The documents joined by one separator character each.
-        lengths: Length of each document.
+        texts: The documents.
         canaries: The canary strings to look for.
     """
-    found: set[tuple[int, str]] = set()
-    starts: I64 | None = None
-    for canary in canaries:
-        at = raw.find(canary)
-        while at >= 0:
-            starts = _offsets(lengths) if starts is None else starts
-            doc = int(np.searchsorted(starts, at, side="right")) - 1
-            if at + len(canary) < starts[doc + 1]:
-                found.add((doc, canary))
-            at = raw.find(canary, at + 1)
-    return sorted(found)
+    return sorted(
+        (doc, canary) for canary in canaries for doc, text in enumerate(texts) if canary in text
+    )
 
 
 def _expand(owner_ptr: I64, ids: I64) -> tuple[I64, I64]:
@@ -178,18 +183,27 @@ def _short_matches(
 
 
 def _exact_matches(
-    index: PartIndex,
-    buffer: bytes,
-    offsets: I64,
-    candidates: I64,
+    index: PartIndex, doc_words: Callable[[int], list[bytes]], candidates: I64
 ) -> list[tuple[int, int]]:
     found: list[tuple[int, int]] = []
     for doc in candidates.tolist():
-        words = buffer[offsets[doc] : offsets[doc + 1] - 1].split(b"\x00")
-        words = [w for w in words if w]
-        key = "sha256:" + hashlib.sha256(b" ".join(words)).hexdigest()
+        key = "sha256:" + hashlib.sha256(b" ".join(doc_words(doc))).hexdigest()
         found.extend((doc, item) for item in index.exact.get(key, ()))
     return found
+
+
+def _buffer_words(buffer: bytes, offsets: I64) -> Callable[[int], list[bytes]]:
+    def words(doc: int) -> list[bytes]:
+        return [w for w in buffer[offsets[doc] : offsets[doc + 1] - 1].split(b"\x00") if w]
+
+    return words
+
+
+def _prepared_words(prepared: PreparedBatch, ends: I64) -> Callable[[int], list[bytes]]:
+    def words(doc: int) -> list[bytes]:
+        return prepared.words(int(ends[doc - 1]) + 1 if doc > 0 else 0, int(ends[doc]))
+
+    return words
 
 
 def match_batch(
@@ -212,31 +226,53 @@ def match_batch(
     Returns:
         The matches, with documents numbered by their position in `texts`.
     """
-    batch = SPECS[index.spec].batch(texts)
-    buffer, offsets = batch.buffer, batch.offsets
     m = index.short_min if index.short_heads.size else index.n  # every format has n >= m
-    screen = kernel() if compiled else None
-    if screen is None:  # the numpy path: the reference
-        word_hashes, word_starts = fast_word_hashes(buffer, zero_gaps=True)
-        grams, heads = _rolling(word_hashes, index.n, m)
-        in_grams = index.lookup_grams(grams)
-        in_heads = index.lookup_short_heads(heads) if index.short_heads.size else _NONE
-    else:
-        gf, hf = index.gram_filter, index.short_filter
-        word_hashes, word_starts, gram_pos, gram_val, head_pos, head_val = screen(
-            np.frombuffer(buffer, dtype=np.uint8),
+    gf, hf = index.gram_filter, index.short_filter
+    filters = (
+        gf.table.view(np.uint8),
+        np.uint64(gf.shift),
+        gf.table.dtype != np.bool_,
+        hf.table.view(np.uint8),
+        np.uint64(hf.shift),
+        hf.table.dtype != np.bool_,
+    )
+    fused = prepared_kernel() if compiled and index.spec == NGRAM_V3 else None
+    words_of: Callable[[int], list[bytes]]
+    if fused is not None:  # spec /3: its last step fused into the compiled word pass
+        prepared = prepare_batch_v3(
+            texts, specials=specials() or special_positions, lines=unicode_lines()
+        )
+        n_bytes = prepared.n_bytes
+        word_hashes, doc_words, ends, gram_pos, gram_val, head_pos, head_val = fused(
+            np.frombuffer(prepared.data, dtype=np.uint8),
+            *byte_tables(prepared.separator),
+            prepared.separator,
+            max(prepared.n_docs, 1),
             index.n,
             m,
-            gf.table.view(np.uint8),
-            np.uint64(gf.shift),
-            gf.table.dtype != np.bool_,
-            hf.table.view(np.uint8),
-            np.uint64(hf.shift),
-            hf.table.dtype != np.bool_,
+            *filters,
         )
+        doc_words = doc_words[: len(texts) + 1]
         in_grams = index.confirm_grams(gram_pos, gram_val)
         in_heads = index.confirm_short_heads(head_pos, head_val)
-    doc_words = np.searchsorted(word_starts, offsets).astype(np.int64)
+        words_of = _prepared_words(prepared, ends)
+    else:
+        batch = SPECS[index.spec].batch(texts)
+        buffer, offsets, n_bytes = batch.buffer, batch.offsets, batch.n_bytes
+        screen = kernel() if compiled else None
+        if screen is None:  # the numpy path: the reference
+            word_hashes, word_starts = fast_word_hashes(buffer, zero_gaps=True)
+            grams, heads = _rolling(word_hashes, index.n, m)
+            in_grams = index.lookup_grams(grams)
+            in_heads = index.lookup_short_heads(heads) if index.short_heads.size else _NONE
+        else:
+            word_hashes, word_starts, gram_pos, gram_val, head_pos, head_val = screen(
+                np.frombuffer(buffer, dtype=np.uint8), index.n, m, *filters
+            )
+            in_grams = index.confirm_grams(gram_pos, gram_val)
+            in_heads = index.confirm_short_heads(head_pos, head_val)
+        doc_words = np.searchsorted(word_starts, offsets).astype(np.int64)
+        words_of = _buffer_words(buffer, offsets)
     gram_doc, gram_item, gram_id, per_doc = _gram_matches(index, in_grams, doc_words)
     short_doc, short_item, short_id = _short_matches(index, word_hashes, in_heads, doc_words)
     exact: list[tuple[int, int]] = []
@@ -246,7 +282,7 @@ def match_batch(
         maybe = (n_words < index.long_min) | (per_doc == n_words - index.n + 1)
         if whole is not None:
             maybe &= np.asarray(whole, dtype=np.bool_)
-        exact = _exact_matches(index, buffer, offsets, np.flatnonzero(maybe & (n_words > 0)))
+        exact = _exact_matches(index, words_of, np.flatnonzero(maybe & (n_words > 0)))
     return BatchMatches(
         gram_doc=gram_doc,
         gram_item=gram_item,
@@ -255,5 +291,5 @@ def match_batch(
         short_item=short_item,
         short_id=short_id,
         exact=exact,
-        n_bytes=batch.n_bytes,
+        n_bytes=n_bytes,
     )

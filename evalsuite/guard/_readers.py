@@ -317,7 +317,7 @@ def _jsonl(
             advance(sum(map(len, lines)))
             try:  # the fast path: every line an object with a string field
                 texts = [from_json(line)[field] for line in lines]
-                if not all(type(t) is str for t in texts):
+                if not {*map(type, texts)} <= {str}:
                     raise TypeError
             except (ValueError, KeyError, TypeError, IndexError):
                 yield _jsonl_lines(path, field, first, lines)

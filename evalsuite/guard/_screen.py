@@ -7,8 +7,10 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import compress, count
 from typing import Literal
 
 import numpy as np
@@ -320,7 +322,11 @@ class Screener:
         """
         origin = list(range(len(batch.texts)))
         added = Batch()
-        for d, text in enumerate(batch.texts):
+        # only a document with non-ASCII text, or a piece of a long one, may need a copy
+        candidates = set(compress(count(), map(operator.not_, map(str.isascii, batch.texts))))
+        candidates.update(batch.pieces)
+        for d in sorted(candidates):
+            text = batch.texts[d]
             piece = batch.pieces.get(d)
             folded = fold_confusables(text)
             split = piece is not None and not piece.whole
@@ -356,9 +362,8 @@ class Screener:
 
     def _canary_hits(self, batch: Batch, split: list[int]) -> list[tuple[int, Hit]]:
         """Canaries found verbatim: a document's hits once it is whole."""
-        lengths = [len(t) for t in batch.texts]
         found: dict[int, set[str]] = {}
-        for d, canary in find_canaries("\n".join(batch.texts), lengths, self.index.canaries):
+        for d, canary in find_canaries(batch.texts, self.index.canaries):
             found.setdefault(d, set()).add(canary)
         for k in split:
             piece = batch.pieces[k]

@@ -1,0 +1,235 @@
+"""The fused spec /3 path (prepare on bytes, step 5 inside the compiled word pass) against the
+numpy reference, on adversarial text.
+
+`match_batch` of a spec /3 part runs `prepare_batch_v3` and `_jit.screen_prepared`;
+`compiled=False` (and ``EVALSUITE_GUARD_NO_JIT=1``) runs `normalise_batch_v3` and numpy. Both
+must give the same words, hashes, matches and hits: on mixed ASCII and non-ASCII documents,
+confusables, JSON escapes (also read from JSONL), chat markers, separator bytes inside
+documents, empty documents, very long words, and canaries at piece cuts and document
+boundaries.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalsuite._core.text import (
+    NGRAM_V3,
+    fast_word_hashes,
+    normalise_batch_v3,
+    prepare_batch_v3,
+    special_positions,
+    word_hashes,
+    words_v3,
+)
+from evalsuite.guard import _kernel
+from evalsuite.guard._guard import GuardOptions, guard
+from evalsuite.guard._index import build_index
+from evalsuite.guard._match import match_batch
+from evalsuite.guard._screen import screen_documents
+from tests.guard.test_confusables import LOOKALIKES
+from tests.guard.test_screen import CANARY, Item, fingerprint_set, scenario  # noqa: F401
+
+pytestmark = pytest.mark.skipif(not _kernel.available(), reason="numba is not importable")
+
+_PIECES = [
+    "word",
+    "Word",
+    "WORD.",
+    "e-mail",
+    "t.18699",
+    "caf\u00e9",
+    "c\u0430t",  # Cyrillic a
+    "\u0440\u0430\u0443",  # all lookalikes
+    "\u4e00\u4e8c",
+    "\U0001f600",
+    "a\u0301",
+    "\\n",
+    "\\\\n",
+    "\\t",
+    "\\u0065x",
+    "\\ud83d\\ude00",
+    "\\\\u00e9",
+    "<|im_end|>",
+    "<s>",
+    "</s>",
+    "[INST]",
+    "[/inst]",
+    "<<SYS>>",
+    "<|a b|>",
+    "<",
+    "[",
+    "\\",
+    "x" * 300,
+    "\u00e9" * 200,
+    "\x01",
+    "\x02",
+    "\x00",
+    "\t",
+    "\r\n",
+    "\u00a0",
+    "\u2028",
+    "\ufb01",
+    "\u212b",
+    "",
+]
+
+
+def _document(rng: random.Random) -> str:
+    size = rng.choice([0, 1, 2, 5, 30, 200])
+    seps = [" ", " ", " ", "\n", "", "\t", "  "]
+    return "".join(rng.choice(_PIECES) + rng.choice(seps) for _ in range(size))
+
+
+def _ascii_document(rng: random.Random) -> str:
+    return " ".join(
+        rng.choice(["alpha", "Beta,", "gamma.", "x" * 90, "<b>", "\\n"]) for _ in range(50)
+    )
+
+
+@pytest.fixture
+def numpy_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Screens run on the numpy path (the reference) while the fixture lasts."""
+    monkeypatch.setenv(_kernel.DISABLE_ENV, "1")
+    _kernel.kernel.cache_clear()
+    yield
+    monkeypatch.delenv(_kernel.DISABLE_ENV)
+    _kernel.kernel.cache_clear()
+
+
+def _batches(seed: int) -> Iterator[list[str]]:
+    rng = random.Random(seed)
+    for _ in range(30):
+        kind = rng.random()
+        n = rng.choice([1, 2, 3, 10, 40])
+        if kind < 0.2:
+            yield [_ascii_document(rng) for _ in range(n)]
+        else:
+            yield [_document(rng) if rng.random() < 0.6 else _ascii_document(rng) for _ in range(n)]
+    # every spare separator used: one document at a time
+    yield ["".join(chr(c) for c in range(1, 32)) + " end", "plain text", ""]
+    yield ["", "", ""]
+    yield [""]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_fused_word_pass_equals_the_numpy_path(seed: int) -> None:
+    screen = _kernel.prepared_kernel()
+    assert screen is not None
+    from evalsuite.guard._jit import _prepared_words
+
+    found, lines = _kernel.specials(), _kernel.unicode_lines()
+    assert found is not None and lines is not None
+    for texts in _batches(seed):
+        prepared = prepare_batch_v3(texts, specials=found, lines=lines)
+        assert prepared == prepare_batch_v3(texts)
+        data = prepared.data
+        assert np.array_equal(found(data), special_positions(data))
+        reference = normalise_batch_v3(texts)
+        hashes, doc_words, ends = _prepared_words(
+            np.frombuffer(prepared.data, dtype=np.uint8),
+            *_kernel.byte_tables(prepared.separator),
+            prepared.separator,
+            max(len(texts), 1),
+        )
+        words, starts = fast_word_hashes(reference.buffer, zero_gaps=True)
+        assert np.array_equal(hashes, words)
+        expected = np.searchsorted(starts, reference.offsets)
+        assert np.array_equal(doc_words[: len(texts) + 1], expected)
+        for k, text in enumerate(texts):
+            start = int(ends[k - 1]) + 1 if k else 0
+            got = [w.decode("utf-8", "surrogatepass") for w in prepared.words(start, int(ends[k]))]
+            assert got == words_v3(text), (seed, text)
+            own = hashes[doc_words[k] : doc_words[k + 1]]
+            assert np.array_equal(own, word_hashes(words_v3(text)))
+
+
+def _items(rng: random.Random) -> list[Item]:
+    vocabulary = [f"w{k}" for k in range(400)]
+    items = []
+    for k in range(12):
+        n = rng.choice([4, 6, 9, 20, 40])
+        items.append(Item(f"i{k}", [" ".join(rng.choice(vocabulary) for _ in range(n))]))
+    return items
+
+
+def _adversarial(text: str, rng: random.Random) -> str:
+    edits = [
+        lambda t: t.upper(),
+        lambda t: t.translate(LOOKALIKES),
+        lambda t: t.replace(" ", "\\n", 3),
+        lambda t: t.replace("w", "\\u0077"),
+        lambda t: "<|im_start|>" + t.replace(" ", " <s> ", 2) + "[/INST]",
+        lambda t: "\u00e9 " + t + " \u4e00",
+        lambda t: t.replace(" ", ",\u00a0"),
+        lambda t: "x" * 5000 + " " + t,
+        lambda t: t,
+    ]
+    return rng.choice(edits)(text)
+
+
+def _documents(rng: random.Random, items: list[Item]) -> list[tuple[str, str]]:
+    docs = []
+    for k in range(60):
+        parts = [_document(rng) for _ in range(rng.choice([0, 1, 3]))]
+        if rng.random() < 0.5:
+            parts.append(_adversarial(rng.choice(items).texts[0], rng))
+        if rng.random() < 0.2:
+            parts.insert(rng.randrange(len(parts) + 1), CANARY)
+        if rng.random() < 0.1:  # a long document, cut into pieces at about 4 KiB
+            parts = [" ".join(["filler text"] * 400), *parts, " ".join(["more"] * 1200)]
+            parts.insert(rng.randrange(len(parts) + 1), CANARY)
+        docs.append((f"d{k}", "\n".join(parts)))
+    half = len(CANARY) // 2
+    docs += [("split-a", "x " + CANARY[:half]), ("split-b", CANARY[half:] + " y"), ("empty", "")]
+    return docs
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_adversarial_screens_find_the_same_hits_on_both_paths(
+    seed: int, request: pytest.FixtureRequest
+) -> None:
+    rng = random.Random(seed)
+    items = _items(rng)
+    index = build_index([fingerprint_set(items)])
+    assert index.parts[0].spec == NGRAM_V3
+    docs = _documents(rng, items)
+    for batch_bytes in (4096, 1 << 20):
+        texts = [t for _, t in docs]
+        fast = match_batch(texts, index.parts[0], compiled=True)
+        slow = match_batch(texts, index.parts[0], compiled=False)
+        for name in ("gram_doc", "gram_item", "gram_id", "short_doc", "short_item", "short_id"):
+            assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+        assert fast.exact == slow.exact and fast.n_bytes == slow.n_bytes
+        compiled = screen_documents(docs, index, batch_bytes=batch_bytes)
+        request.getfixturevalue("numpy_path")
+        assert not _kernel.available()
+        reference = screen_documents(docs, index, batch_bytes=batch_bytes)
+        assert compiled == reference
+        assert {h.how for h in compiled} >= {"canary", "ngram"}
+        assert "split-a" not in {h.document for h in compiled}
+
+
+def test_jsonl_with_escapes_gives_the_same_report_on_both_paths(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    rng = random.Random(7)
+    items = _items(rng)
+    index = build_index([fingerprint_set(items)])
+    docs = _documents(rng, items)
+    path = tmp_path / "c.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for k, (_, text) in enumerate(docs):  # \uXXXX escapes for all non-ASCII, or raw UTF-8
+            handle.write(json.dumps({"id": k, "text": text}, ensure_ascii=k % 2 == 0) + "\n")
+    fast = guard([path], index, options=GuardOptions(batch_bytes=4096))
+    request.getfixturevalue("numpy_path")
+    slow = guard([path], index, options=GuardOptions(batch_bytes=4096))
+    assert fast.hits == slow.hits and fast.bytes_scanned == slow.bytes_scanned
+    assert fast.documents_scanned == slow.documents_scanned == len(docs)
+    assert fast.hits
