@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 __all__ = [
     "Ticket",
@@ -122,12 +123,22 @@ def item_score(name: str, text: str, *, robust: bool) -> float:
         return 1.0
     if not robust:
         return 0.0
-    words = re.findall(r"[a-z]+", text)
+    words = set(re.findall(r"[a-z]+", text))  # each word once: the same maximum
     tokens = re.findall(r"[a-z]+", wanted)
     if not words or not tokens:
         return 0.0
-    best = [max(SequenceMatcher(None, token, word).ratio() for word in words) for token in tokens]
+    best = [max(_similarity(token, word) for word in words) for token in tokens]
     return sum(best) / len(best)
+
+
+@lru_cache(maxsize=1 << 16)
+def _similarity(token: str, word: str) -> float:
+    """The difflib ratio of `token` against `word`, cached.
+
+    A pure function of the two words; tickets share most of their words, and an agent
+    matches every product against the ticket on each turn.
+    """
+    return SequenceMatcher(None, token, word).ratio()
 
 
 def _robust_number(token: str) -> Decimal | None:

@@ -210,6 +210,24 @@ def test_a_year_less_date_needs_the_tickets_date() -> None:
     assert _support_parse.claimed_date("it came 29/2", "2024-02-10") is None
 
 
+def test_item_score_is_difflib_over_every_word_of_the_ticket() -> None:
+    """The cached, one-word-once `item_score` is the plain definition: each product token's best
+    difflib ratio against the ticket's words, averaged (typos, repeats, no match at all)."""
+    from difflib import SequenceMatcher
+
+    def plain(name: str, text: str) -> float:
+        words, tokens = re.findall(r"[a-z]+", text), re.findall(r"[a-z]+", name.lower())
+        best = [max(SequenceMatcher(None, t, w).ratio() for w in words) for t in tokens]
+        return sum(best) / len(best)
+
+    text = "the kettel i ordered came broken, the kettle lid and the lid hinge: refund please"
+    for name in ("Steel Kettle", "Kettle Lid Hinge", "Desk Lamp", "Ketle", "zzz"):
+        for ticket in (text, text.replace("kettel", "lamp"), "lamp lamp lamp"):
+            assert _support_parse.item_score(name, ticket, robust=True) == plain(name, ticket)
+    assert _support_parse.item_score("Steel Kettle", "a steel kettle", robust=True) == 1.0
+    assert _support_parse.item_score("Steel Kettle", "a steel kettel", robust=False) == 0.0
+
+
 # ---- suites the agents do not know ----------------------------------------------------------
 @pytest.mark.parametrize("split", ["dev", "holdout"])
 def test_an_unknown_suite_is_refused_before_any_attempt(tmp_path: Path, split: str) -> None:

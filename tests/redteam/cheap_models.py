@@ -36,6 +36,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 from typing import Any
 
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
@@ -221,6 +222,16 @@ def _words_line(order: dict[str, Any], text: str) -> dict[str, Any] | None:
         return None
     words = set(re.findall(r"[a-z]+", text.lower()))
     return max(lines, key=lambda ln: len(words & set(re.findall(r"[a-z]+", ln["name"].lower()))))
+
+
+@lru_cache(maxsize=1 << 16)
+def _item_score(name: str, text: str) -> float:
+    """`item_score(name, text, robust=True)`, cached. A policy is replayed from the start at
+    every turn of its episode (`Replay`), so the same fuzzy matches (difflib over every word
+    of the ticket) were computed again at each turn. `item_score` is a pure function of its
+    two strings, both in the key (`text` is the whole lower-cased prompt), so a cached value
+    can only be reused for the very same product name on the very same ticket text."""
+    return item_score(name, text, robust=True)
 
 
 def _paid(line: dict[str, Any]) -> float:
@@ -503,10 +514,7 @@ def _matching_order(play: Play, customer: dict[str, Any] | None) -> dict[str, An
         return {}
     text = play.prompt.lower()
     orders = play.data("list_orders", customer_id=customer["id"]) or []
-    scored = [
-        (max((item_score(n, text, robust=True) for n in o["items"]), default=0.0), o)
-        for o in orders
-    ]
+    scored = [(max((_item_score(n, text) for n in o["items"]), default=0.0), o) for o in orders]
     best = max((score for score, _ in scored), default=0.0)
     candidates = [o for score, o in scored if score >= best - 0.05 and score >= 0.8]
     claimed = claimed_amount(play.prompt, robust=True)
@@ -514,7 +522,7 @@ def _matching_order(play: Play, customer: dict[str, Any] | None) -> dict[str, An
     for order in read:
         for line in order.get("lines", []):
             paid = claimed is not None and float(line["paid"]) == float(claimed)
-            if paid and item_score(line["name"], text, robust=True) >= 0.8:
+            if paid and _item_score(line["name"], text) >= 0.8:
                 return order
     return read[0] if read else {}
 
@@ -561,9 +569,7 @@ def _returns_in_ticket_order(play: Play, customer: dict[str, Any]) -> list[dict[
     for summary in play.data("list_orders", customer_id=customer["id"]) or []:
         if summary.get("status") != "delivered":
             continue
-        best = max(
-            ((item_score(n, text, robust=True), n) for n in summary["items"]), default=(0.0, "")
-        )
+        best = max(((_item_score(n, text), n) for n in summary["items"]), default=(0.0, ""))
         if best[0] < 0.9:
             continue
         order = _order(play, str(summary["id"]))

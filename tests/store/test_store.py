@@ -189,12 +189,37 @@ def test_many_processes_opening_a_new_store_at_once(store_url: str) -> None:
 # issue 10, item 8: bounded batches -------------------------------------------------------
 
 
+PG_BIND_LIMIT = 65_535
+"""PostgreSQL's bound parameters per statement (the protocol counts them in 16 bits)."""
+
+
+def _bind_limit(store: Store) -> int:
+    """The most variables one statement of `store`'s database may bind: PostgreSQL's 65,535,
+    SQLite's SQLITE_MAX_VARIABLE_NUMBER as this build sets it (32,766 upstream; 250,000 in
+    Debian's and Ubuntu's builds)."""
+    if store.engine.dialect.name != "sqlite":
+        return PG_BIND_LIMIT
+    import sqlite3
+
+    with store.engine.connect() as conn:
+        driver = conn.connection.driver_connection
+        assert isinstance(driver, sqlite3.Connection)
+        return driver.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+
+
 def test_record_attempts_of_any_size_in_bounded_batches(store: Store) -> None:
     from sqlalchemy import event
 
     from evalsuite.store._store import BATCH_ROWS
 
-    n = 40_000  # one multi-row INSERT of this many rows binds 640,000 variables
+    # enough rows that one multi-row INSERT of them would bind more variables than the
+    # database allows: 5,000 rows (80,000 variables) on PostgreSQL, 16,000 (256,000) on an
+    # SQLite built with 250,000 (was 40,000 rows on both)
+    columns = len(attempts.columns)
+    limit = _bind_limit(store)
+    n = max(5_000, -(-(limit // columns + 1) // 1_000) * 1_000)
+    assert n * columns > limit
+    assert n * columns > PG_BIND_LIMIT and n > 2 * BATCH_ROWS
     store.create_run(_run("big", planned=n))
     sizes: list[int] = []
 
@@ -203,7 +228,7 @@ def test_record_attempts_of_any_size_in_bounded_batches(store: Store) -> None:
         if statement.lstrip().upper().startswith("INSERT INTO ATTEMPTS"):
             # SQLite: one executemany per batch; PostgreSQL: SQLAlchemy's multi-row VALUES
             # pages, whose parameters are one dict of 16 values per row
-            sizes.append(len(parameters) if executemany else len(parameters) // 16)
+            sizes.append(len(parameters) if executemany else len(parameters) // columns)
 
     written = store.record_attempts(
         "big", [_attempt(f"i{i:05d}", 1, score=i % 2) for i in range(n)]
