@@ -474,6 +474,15 @@ class Store:
         if not found:
             held = self._held(conn)
             if any(held.values()):
+                # Each read sees what was committed when it ran (SQLite's reads outside a
+                # write, PostgreSQL's READ COMMITTED): a process that created the store may
+                # have committed its meta rows after the read above, and another stored
+                # results after that. Results are stored only once meta is, so a meta read now
+                # that is still empty is a damaged store, not a race.
+                found = {
+                    row.key: row.value for row in conn.execute(select(meta.c.key, meta.c.value))
+                }
+            if not found and any(held.values()):
                 raise StoreError(
                     f"the store at {self.display_url} is damaged: its meta table is empty "
                     f"(no schema_version row) but it holds {held['runs']} run(s), "

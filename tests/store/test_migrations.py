@@ -387,3 +387,46 @@ def test_an_empty_meta_table_over_stored_runs_is_refused_not_initialised(tmp_pat
         assert result.exit_code == 1, result.output
         assert json_out(result)["error"] == "StoreError"
     assert _dump(path) == before
+
+
+def test_meta_committed_between_reads_by_a_store_being_created_is_not_called_damaged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four processes opening a new store at once: one reads meta empty, the creator then
+    commits meta and another stores results, then the first counts results (its reads are not
+    one snapshot). Seen under load in tests/validity/test_outcomes_race.py; replayed here."""
+    from evalsuite.store import AttemptRecord, RunRecord
+    from evalsuite.store._store import Store as StoreClass
+
+    path = tmp_path / "race.sqlite"
+    url = f"sqlite:///{path}"
+    store = Store(url)
+    store.create_run(
+        RunRecord(
+            run_id="r1",
+            model="m",
+            epochs=1,
+            planned=1,
+            status="complete",
+            source="csv",
+            started_at="2026-01-01T00:00:00+00:00",
+        )
+    )
+    store.record_attempts("r1", [AttemptRecord("a", 1, "all", "scored", 1.0)])
+    store.engine.dispose()
+    with sqlite3.connect(path) as conn:
+        saved = conn.execute("SELECT key, value FROM meta").fetchall()
+        conn.execute("DELETE FROM meta")  # as the empty read saw it
+    real_held = StoreClass._held
+
+    def held_after_the_creator_committed(self: StoreClass, conn: object) -> dict[str, int]:
+        with sqlite3.connect(path) as other:  # the creator's commit, from another connection
+            if not other.execute("SELECT 1 FROM meta").fetchall():
+                other.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", saved)
+        return real_held(self, conn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(StoreClass, "_held", held_after_the_creator_committed)
+    opened = Store(url)
+    assert opened.get_run("r1") is not None
+    with sqlite3.connect(path) as conn:
+        assert sorted(conn.execute("SELECT key, value FROM meta").fetchall()) == sorted(saved)
