@@ -342,17 +342,10 @@ def _dump(path: Path) -> list[str]:
         return list(conn.iterdump())
 
 
-def test_an_empty_meta_table_over_stored_runs_is_refused_not_initialised(tmp_path: Path) -> None:
-    """Issue 28, point 10: a store whose `meta` rows were all deleted but which holds runs was
-    taken for a new store, and its meta rows written over the stored results."""
-    from click.testing import CliRunner
-
-    from evalsuite.cli import cli
-    from evalsuite.errors import StoreError
+def _store_with_one_run(url: str) -> None:
+    """A store at `url` holding one run of one attempt, closed."""
     from evalsuite.store import AttemptRecord, RunRecord
 
-    path = tmp_path / "results.sqlite"
-    url = f"sqlite:///{path}"
     store = Store(url)
     store.create_run(
         RunRecord(
@@ -367,6 +360,19 @@ def test_an_empty_meta_table_over_stored_runs_is_refused_not_initialised(tmp_pat
     )
     store.record_attempts("r1", [AttemptRecord("a", 1, "all", "scored", 1.0)])
     store.engine.dispose()
+
+
+def test_an_empty_meta_table_over_stored_runs_is_refused_not_initialised(tmp_path: Path) -> None:
+    """Issue 28, point 10: a store whose `meta` rows were all deleted but which holds runs was
+    taken for a new store, and its meta rows written over the stored results."""
+    from click.testing import CliRunner
+
+    from evalsuite.cli import cli
+    from evalsuite.errors import StoreError
+
+    path = tmp_path / "results.sqlite"
+    url = f"sqlite:///{path}"
+    _store_with_one_run(url)
     with sqlite3.connect(path) as conn:
         conn.execute("DELETE FROM meta")
     before = _dump(path)
@@ -395,25 +401,11 @@ def test_meta_committed_between_reads_by_a_store_being_created_is_not_called_dam
     """Four processes opening a new store at once: one reads meta empty, the creator then
     commits meta and another stores results, then the first counts results (its reads are not
     one snapshot). Seen under load in tests/validity/test_outcomes_race.py; replayed here."""
-    from evalsuite.store import AttemptRecord, RunRecord
     from evalsuite.store._store import Store as StoreClass
 
     path = tmp_path / "race.sqlite"
     url = f"sqlite:///{path}"
-    store = Store(url)
-    store.create_run(
-        RunRecord(
-            run_id="r1",
-            model="m",
-            epochs=1,
-            planned=1,
-            status="complete",
-            source="csv",
-            started_at="2026-01-01T00:00:00+00:00",
-        )
-    )
-    store.record_attempts("r1", [AttemptRecord("a", 1, "all", "scored", 1.0)])
-    store.engine.dispose()
+    _store_with_one_run(url)
     with sqlite3.connect(path) as conn:
         saved = conn.execute("SELECT key, value FROM meta").fetchall()
         conn.execute("DELETE FROM meta")  # as the empty read saw it
