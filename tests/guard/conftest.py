@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from evalsuite._core.layout import Layout
+from evalsuite.guard import _kernel
 from evalsuite.manifest import KeySpec, load_holdout_items, load_manifest, resolve_key
 from tests.guard import corpus
 from tests.guard.corpus import split_items_and_pool
@@ -83,3 +85,14 @@ def frozen(tmp_path_factory: pytest.TempPathFactory) -> Frozen:
 
 
 __all__ = ["CANARY", "Frozen", "decrypt_holdout", "freeze_suite"]
+
+
+@pytest.fixture
+def numpy_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Screens in a test run on the numpy path (the compiled kernel off: the reference the
+    kernel is tested against) while the fixture lasts."""
+    monkeypatch.setenv(_kernel.DISABLE_ENV, "1")
+    _kernel.kernel.cache_clear()
+    yield
+    monkeypatch.delenv(_kernel.DISABLE_ENV)
+    _kernel.kernel.cache_clear()

@@ -93,16 +93,6 @@ def _ascii_document(rng: random.Random) -> str:
     )
 
 
-@pytest.fixture
-def numpy_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Screens run on the numpy path (the reference) while the fixture lasts."""
-    monkeypatch.setenv(_kernel.DISABLE_ENV, "1")
-    _kernel.kernel.cache_clear()
-    yield
-    monkeypatch.delenv(_kernel.DISABLE_ENV)
-    _kernel.kernel.cache_clear()
-
-
 def _batches(seed: int) -> Iterator[list[str]]:
     rng = random.Random(seed)
     for _ in range(30):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -89,16 +88,6 @@ def _noisy(text: str, rng: random.Random) -> str:
         lambda t: t,
     ]
     return rng.choice(edits)(text)
-
-
-@pytest.fixture
-def numpy_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Screens in this test run on the numpy path (the reference) while the fixture lasts."""
-    monkeypatch.setenv(_kernel.DISABLE_ENV, "1")
-    _kernel.kernel.cache_clear()
-    yield
-    monkeypatch.delenv(_kernel.DISABLE_ENV)
-    _kernel.kernel.cache_clear()
 
 
 @pytest.mark.parametrize("seed", range(4))
