@@ -62,13 +62,6 @@ class BatchMatches:
     """UTF-8 size of the documents."""
 
 
-def _offsets(lengths: Sequence[int]) -> I64:
-    """Start of each document in the joined text (one separator after each), then the end."""
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(np.asarray(lengths, dtype=np.int64) + 1, out=offsets[1:])
-    return offsets
-
-
 def find_canaries(texts: Sequence[str], canaries: Iterable[str]) -> list[tuple[int, str]]:
     """(document, canary) for every canary found verbatim inside one document, sorted.
 
