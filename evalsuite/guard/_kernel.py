@@ -27,6 +27,7 @@ import functools
 import importlib
 import os
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -77,33 +78,31 @@ def kernel() -> Kernel | None:
     return screen
 
 
-def prepared_kernel() -> PreparedKernel | None:
-    """The compiled spec /3 kernel (`PreparedKernel`), or None as for `kernel`.
+def _compiled(name: str) -> Any:
+    """The compiled function `name` of ``evalsuite.guard._jit``, or None as for `kernel`.
 
-    `kernel`'s cache decides: clearing it (as the tests and the benchmark do) switches both.
+    `kernel`'s cache decides: clearing it (as the tests and the benchmark do) switches all.
     """
     if kernel() is None:
         return None
-    jit = importlib.import_module("evalsuite.guard._jit")
-    screen: PreparedKernel = jit.screen_prepared
-    return screen
+    return getattr(importlib.import_module("evalsuite.guard._jit"), name)
+
+
+def prepared_kernel() -> PreparedKernel | None:
+    """The compiled spec /3 kernel (`PreparedKernel`), or None as for `kernel`."""
+    found: PreparedKernel | None = _compiled("screen_prepared")
+    return found
 
 
 def unicode_lines() -> Lines | None:
     """The compiled `evalsuite._core.text.Lines` scan, or None as for `kernel`."""
-    if kernel() is None:
-        return None
-    jit = importlib.import_module("evalsuite.guard._jit")
-    found: Lines = jit.unicode_lines
+    found: Lines | None = _compiled("unicode_lines")
     return found
 
 
 def specials() -> Positions | None:
     """The compiled `evalsuite._core.text.special_positions`, or None as for `kernel`."""
-    if kernel() is None:
-        return None
-    jit = importlib.import_module("evalsuite.guard._jit")
-    found: Positions = jit.special_positions
+    found: Positions | None = _compiled("special_positions")
     return found
 
 
