@@ -470,29 +470,31 @@ class Store:
 
     def _read_meta(self, conn: Connection) -> dict[str, str]:
         """The `meta` rows; an empty table over stored results is refused (`_held`)."""
-        found = {row.key: row.value for row in conn.execute(select(meta.c.key, meta.c.value))}
-        if not found:
-            held = self._held(conn)
-            if any(held.values()):
-                # Each read sees what was committed when it ran (SQLite's reads outside a
-                # write, PostgreSQL's READ COMMITTED): a process that created the store may
-                # have committed its meta rows after the read above, and another stored
-                # results after that. Results are stored only once meta is, so a meta read now
-                # that is still empty is a damaged store, not a race.
-                found = {
-                    row.key: row.value for row in conn.execute(select(meta.c.key, meta.c.value))
-                }
-            if not found and any(held.values()):
-                raise StoreError(
-                    f"the store at {self.display_url} is damaged: its meta table is empty "
-                    f"(no schema_version row) but it holds {held['runs']} run(s), "
-                    f"{held['attempts']} attempt(s) and {held['outcomes']} deployment "
-                    "result(s); it was not changed (taking it for a new store would record "
-                    "today's schema version over tables of an unknown one). Restore it from a "
-                    "backup, or insert the meta row schema_version with the version its "
-                    f"tables have (docs/store.md lists the versions; this evalsuite uses "
-                    f"{SCHEMA_VERSION}), then try again"
-                )
+
+        def rows() -> dict[str, str]:
+            return {row.key: row.value for row in conn.execute(select(meta.c.key, meta.c.value))}
+
+        found = rows()
+        if found:
+            return found
+        held = self._held(conn)
+        # Each read sees what was committed when it ran (SQLite's reads outside a write,
+        # PostgreSQL's READ COMMITTED): a process that created the store may have committed
+        # its meta rows after the read above, and another stored results after that. Results
+        # are stored only once meta is, so a meta read now that is still empty is a damaged
+        # store, not a race.
+        found = rows() if any(held.values()) else found
+        if not found and any(held.values()):
+            raise StoreError(
+                f"the store at {self.display_url} is damaged: its meta table is empty "
+                f"(no schema_version row) but it holds {held['runs']} run(s), "
+                f"{held['attempts']} attempt(s) and {held['outcomes']} deployment "
+                "result(s); it was not changed (taking it for a new store would record "
+                "today's schema version over tables of an unknown one). Restore it from a "
+                "backup, or insert the meta row schema_version with the version its "
+                f"tables have (docs/store.md lists the versions; this evalsuite uses "
+                f"{SCHEMA_VERSION}), then try again"
+            )
         return found
 
     def _held(self, conn: Connection) -> dict[str, int]:
