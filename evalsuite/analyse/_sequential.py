@@ -38,10 +38,10 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 from scipy import stats
-from scipy.special import comb
 
 from evalsuite.analyse._paired import constant_difference_bounds
 from evalsuite.analyse._spending import gs_boundaries, mixture_cs_boundary
+from evalsuite.analyse._stop_if_agree import StopIfAgree
 from evalsuite.errors import UsageError
 
 __all__ = [
@@ -95,21 +95,12 @@ def stratified_order(
 
 @functools.cache
 def _rb_table(e1: int, e2: int) -> tuple[float, ...]:
-    """Unbiased estimates of p for an extended item, by total successes 0..e1+e2."""
-    out = []
-    for total in range(e1 + e2 + 1):
-        num = sum(
-            comb(e1 - 1, s1 - 1, exact=True) * comb(e2, total - s1, exact=True)
-            for s1 in range(1, e1)
-            if 0 <= total - s1 <= e2
-        )
-        den = sum(
-            comb(e1, s1, exact=True) * comb(e2, total - s1, exact=True)
-            for s1 in range(1, e1)
-            if 0 <= total - s1 <= e2
-        )
-        out.append(num / den if den else math.nan)
-    return tuple(out)
+    """Unbiased estimates of p for an extended item, by total successes 0..e1+e2.
+
+    The two-stage plan is stop-if-agree with a pilot of e1 and a horizon of e1 + e2
+    (`StopIfAgree.p_table`, which the stop-if-agree study also uses; NaN: impossible totals).
+    """
+    return tuple(StopIfAgree(e1, e1 + e2).p_table.tolist())
 
 
 def two_stage_estimate(first: int, e1: int, second: int, e2: int) -> float:
