@@ -44,7 +44,14 @@ from evalsuite._core.text import (
 )
 from evalsuite.guard._guard import GuardOptions, GuardReport, guard
 from evalsuite.guard._index import FingerprintIndex, load_index
-from evalsuite.guard._kernel import DISABLE_ENV, available, byte_tables, kernel, specials
+from evalsuite.guard._kernel import (
+    DISABLE_ENV,
+    available,
+    byte_tables,
+    kernel,
+    specials,
+    unicode_lines,
+)
 from evalsuite.guard._screen import DEFAULT_BATCH_BYTES
 from evalsuite.manifest import KeySpec, freeze
 
@@ -181,7 +188,7 @@ def normalisers(paths: list[Path], *, limit_bytes: int) -> tuple[float, float, f
     """CPU MB/s of normalisation on the same documents (batches of about 1 MB, as the guard
     screens them): the spec /2 and spec /3 batch normalisers (numpy, the reference), and
     spec /3 as the guard runs it with the compiled kernel (`prepare_batch_v3` with the
-    compiled scan, then the compiled word pass: step 5 and the word hashes; None without
+    compiled scans, then the compiled word pass: step 5 and the word hashes; None without
     numba)."""
     batches: list[list[str]] = [[]]
     size = done = 0
@@ -207,7 +214,7 @@ def normalisers(paths: list[Path], *, limit_bytes: int) -> tuple[float, float, f
 
     cpu = time.process_time()
     for batch in batches:
-        prepared = prepare_batch_v3(batch, specials=found)
+        prepared = prepare_batch_v3(batch, specials=found, lines=unicode_lines())
         _prepared_words(
             np.frombuffer(prepared.data, dtype=np.uint8),
             *byte_tables(prepared.separator),
@@ -314,7 +321,7 @@ def main() -> int:
         )
         if guard_v3 is not None:
             print(
-                f"spec /3 as the guard runs it (prepare_batch_v3 with the compiled scan, then "
+                f"spec /3 as the guard runs it (prepare_batch_v3 with the compiled scans, then "
                 f"the compiled word pass with the word hashes): {guard_v3:.0f} MB/s"
             )
         if not same:
