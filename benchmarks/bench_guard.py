@@ -49,8 +49,7 @@ from evalsuite.guard._kernel import (
     available,
     byte_tables,
     kernel,
-    specials,
-    unicode_lines,
+    scan,
 )
 from evalsuite.guard._screen import DEFAULT_BATCH_BYTES
 from evalsuite.manifest import KeySpec, freeze
@@ -188,7 +187,7 @@ def normalisers(paths: list[Path], *, limit_bytes: int) -> tuple[float, float, f
     """CPU MB/s of normalisation on the same documents (batches of about 1 MB, as the guard
     screens them): the spec /2 and spec /3 batch normalisers (numpy, the reference), and
     spec /3 as the guard runs it with the compiled kernel (`prepare_batch_v3` with the
-    compiled scans, then the compiled word pass: step 5 and the word hashes; None without
+    compiled scan, then the compiled word pass: step 5 and the word hashes; None without
     numba)."""
     batches: list[list[str]] = [[]]
     size = done = 0
@@ -207,14 +206,14 @@ def normalisers(paths: list[Path], *, limit_bytes: int) -> tuple[float, float, f
         for batch in batches:
             normalise(batch)
         rates.append(done / 1e6 / (time.process_time() - cpu))
-    found = specials()
+    found = scan()
     if found is None:
         return rates[0], rates[1], None
     from evalsuite.guard._jit import _prepared_words
 
     cpu = time.process_time()
     for batch in batches:
-        prepared = prepare_batch_v3(batch, specials=found, lines=unicode_lines())
+        prepared = prepare_batch_v3(batch, scan=found)
         _prepared_words(
             np.frombuffer(prepared.data, dtype=np.uint8),
             *byte_tables(prepared.separator),
@@ -321,7 +320,7 @@ def main() -> int:
         )
         if guard_v3 is not None:
             print(
-                f"spec /3 as the guard runs it (prepare_batch_v3 with the compiled scans, then "
+                f"spec /3 as the guard runs it (prepare_batch_v3 with the compiled scan, then "
                 f"the compiled word pass with the word hashes): {guard_v3:.0f} MB/s"
             )
         if not same:

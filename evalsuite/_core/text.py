@@ -59,11 +59,11 @@ __all__ = [
     "NGRAM_V3",
     "SPECS",
     "WORD_PRIME",
-    "Lines",
     "NgramSpec",
     "NormalisedBatch",
-    "Positions",
     "PreparedBatch",
+    "Scan",
+    "Scanned",
     "fast_word_hashes",
     "ngram_hashes",
     "normalise_ascii",
@@ -73,6 +73,7 @@ __all__ = [
     "normalise_unicode_bytes",
     "normalise_words",
     "prepare_batch_v3",
+    "scan_v3",
     "separator_classes",
     "special_positions",
     "text_hash",
@@ -588,12 +589,14 @@ _AFTER_ANGLE = _byte_set(b"|/<ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 _AFTER_BRACKET = _byte_set(b"/iI")
 
 
-Positions = Callable[[bytes], npt.NDArray[np.int64]]
-"""Where the bytes ``\\``, ``<`` and ``[`` are in a buffer, sorted (`special_positions`)."""
+Scanned = tuple[npt.NDArray[np.int64], list[tuple[int, int]], int]
+"""What a `Scan` of a joined batch finds: the positions of every ``\\``, ``<`` and ``[``
+(sorted), the lines (between line breaks and the separator byte) that hold a non-ASCII byte
+or a ``\\u`` escape (sorted (start, stop) spans), and the number of separator bytes."""
 
-Lines = Callable[[bytes, int], list[tuple[int, int]]]
-"""The lines of a buffer (between line breaks and the separator byte) that hold a non-ASCII
-byte or a ``\\u`` escape, as sorted (start, stop) spans (`_line_spans` of those positions)."""
+Scan = Callable[[bytes, int], Scanned]
+"""``(data, separator)`` -> `Scanned`: the one pass over a batch that `prepare_batch_v3` needs
+(`scan_v3` is the numpy reference; the guard passes a compiled one)."""
 
 
 def special_positions(data: bytes) -> npt.NDArray[np.int64]:
@@ -750,28 +753,34 @@ def _held(char: str, texts: Sequence[str]) -> bool:
     return any(map(operator.contains, texts, itertools.repeat(char)))
 
 
-def prepare_batch_v3(
-    texts: Sequence[str], *, specials: Positions = special_positions, lines: Lines | None = None
-) -> PreparedBatch:
+def prepare_batch_v3(texts: Sequence[str], *, scan: Scan | None = None) -> PreparedBatch:
     r"""Steps 1 to 4 of spec /3 for a batch of documents (`PreparedBatch`).
 
     The documents are joined by a control byte that none of them holds (usually ``\x01``)
     and encoded once. Lines with a non-ASCII character or a ``\u`` escape take the exact
     Unicode path together; the rest stays raw ASCII for byte-level passes over the whole
     buffer: one numpy pass finds escaped letters and chat-template markers and blanks them in
-    place. `specials` finds the bytes where those may start, and `lines` the lines for the
-    Unicode path (the guard passes compiled scans; the result is the same).
+    place. `scan` finds where those may start, the lines for the Unicode path and the
+    separators (the guard passes a compiled scan; the result is the same as `scan_v3`'s):
+    given one, the batch is joined by ``\x01`` first and another byte is chosen only when the
+    scan counts more than the joins (a document holds ``\x01``).
     """
     if not texts:
         return PreparedBatch(b"", 1, 0, 0)
+    if scan is not None:
+        data, _ = _encode(texts, "\x01")
+        scanned = scan(data, 1)
+        if scanned[2] == len(texts) - 1:
+            n_bytes = len(data) - (len(texts) - 1)
+            return _batch_v3(data, len(texts), _tables(1), n_bytes, scanned)
     separator = next((c for c in _SEPARATORS if not _held(chr(c), texts)), None)
     if separator is None:  # every spare byte is used: one document at a time
         n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
         return PreparedBatch(b"\x01".join(_unicode_v3(texts)), 1, len(texts), n_bytes)
-    sep = chr(separator)
-    data, regions = _encode(texts, sep)
+    data, regions = _encode(texts, chr(separator))
     n_bytes = len(data) - (len(texts) - 1)
-    return _batch_v3(data, regions, len(texts), _tables(separator), n_bytes, specials, lines)
+    scanned = scan_v3(data, separator, regions) if scan is None else scan(data, separator)
+    return _batch_v3(data, len(texts), _tables(separator), n_bytes, scanned)
 
 
 def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
@@ -812,33 +821,42 @@ def _encode(texts: Sequence[str], separator: str) -> tuple[bytes, list[tuple[int
 
 
 def _batch_v3(
-    data: bytes,
-    regions: list[tuple[int, int]],
-    n_docs: int,
-    tables: _Tables,
-    n_bytes: int,
-    specials: Positions,
-    lines: Lines | None = None,
+    data: bytes, n_docs: int, tables: _Tables, n_bytes: int, scanned: Scanned
 ) -> PreparedBatch:
-    r"""One batch joined by `tables.separator` (`regions`: its non-ASCII documents).
+    r"""One batch joined by `tables.separator`, with what its scan found.
 
     Lines with a non-ASCII character or a ``\u`` escape take the Unicode path; the rest
     takes the byte-level passes. Exact, because no step of the spec acts across a line break
     or the separator, which no document holds.
     """
-    at = specials(data)
-    if lines is None:
-        arr = np.frombuffer(data, dtype=np.uint8)
-        found = [np.flatnonzero(arr[lo:hi] >= 128) + lo for lo, hi in regions]
-        found.append(_escapes(arr, at))
-        points = np.unique(np.concatenate(found))
-        spans = _line_spans(data, points, tables.separator) if points.size else []
-    else:
-        spans = lines(data, tables.separator)
+    at, spans, _ = scanned
     data = _blank_v3(data, tables, spans, at)
     if spans:
         data = _splice(data, spans)
     return PreparedBatch(data, tables.separator, n_docs, n_bytes)
+
+
+def scan_v3(
+    data: bytes, separator: int, regions: Sequence[tuple[int, int]] | None = None
+) -> Scanned:
+    r"""`Scanned` of a joined batch, with numpy: the reference of the compiled scan.
+
+    Args:
+        data: UTF-8 documents joined by the byte `separator`.
+        separator: The joining byte.
+        regions: Where non-ASCII bytes may be (`_encode`'s non-ASCII documents); default:
+            anywhere.
+    """
+    at = special_positions(data)
+    arr = np.frombuffer(data, dtype=np.uint8)
+    if regions is None:
+        found = [np.flatnonzero(arr >= 128)]
+    else:
+        found = [np.flatnonzero(arr[lo:hi] >= 128) + lo for lo, hi in regions]
+    found.append(_escapes(arr, at))
+    points = np.unique(np.concatenate(found))
+    spans = _line_spans(data, points, separator) if points.size else []
+    return at, spans, data.count(separator.to_bytes(1, "little"))
 
 
 def _v3_result(buffer: bytes, n_docs: int, separator: int, n_bytes: int) -> NormalisedBatch | None:

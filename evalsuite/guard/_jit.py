@@ -12,7 +12,7 @@ import numpy as np
 
 from evalsuite._core.text import NGRAM_PRIME, WORD_PRIME
 
-__all__ = ["screen", "screen_prepared", "special_positions", "unicode_lines"]
+__all__ = ["scan", "screen", "screen_prepared"]
 
 _WORD_PRIME = np.uint64(WORD_PRIME)
 _NGRAM_PRIME = np.uint64(NGRAM_PRIME)
@@ -226,66 +226,63 @@ def screen_prepared(  # noqa: PLR0913 - the index's two filters, unpacked for th
     return hashes, doc_words, doc_ends, gram_pos, gram_val, head_pos, head_val
 
 
-_SPECIAL = np.zeros(256, dtype=np.uint8)
-_SPECIAL[[ord("\\"), ord("<"), ord("[")]] = 1
-
-
 @numba.njit(cache=True, nogil=True)
-def _special_positions(data: Any, special: Any) -> Any:  # pragma: no cover - compiled
-    out = np.empty(data.size, dtype=np.int64)  # pages are touched only as far as written
-    k = 0
-    for i in range(data.size):
-        if special[data[i]]:  # rare: a predicted branch
-            out[k] = i
-            k += 1
-    return out[:k].copy()
+def _scan(data: Any, separator: int) -> Any:  # pragma: no cover - compiled
+    r"""`evalsuite._core.text.Scanned` of a joined batch, as arrays, in three passes.
 
-
-def special_positions(data: bytes) -> Any:
-    """`evalsuite._core.text.special_positions`, compiled: one scan."""
-    return _special_positions(np.frombuffer(data, dtype=np.uint8), _SPECIAL)
-
-
-_LINE_BYTES = np.zeros(256, dtype=np.uint8)
-_LINE_BYTES[10] = 1  # a line break ends a line (and so does the separator: `_line_bytes`)
-_LINE_BYTES[128:] = 2  # a non-ASCII byte
-_LINE_BYTES[92] = 3  # a backslash, maybe of a \u escape
-
-
-def _line_bytes(separator: int) -> Any:
-    table = _LINE_BYTES.copy()
-    table[separator] = 1
-    return table
-
-
-@numba.njit(cache=True, nogil=True)
-def _unicode_lines(data: Any, table: Any) -> Any:  # pragma: no cover - compiled
+    A vectorised pass marks the bytes that matter (``\ < [``, the separator, bytes >= 128);
+    the marks are read eight at a time (most words of eight are zero) and compacted into
+    positions; only those positions are looked at one by one. A line for the Unicode path
+    (a byte >= 128, or ``\u``) is found by walking to its line break or separator on both
+    sides; the marks inside a line already found are skipped, so each byte is walked once.
+    """
     size = data.size
-    spans = np.empty((size // 2 + 1, 2), dtype=np.int64)  # a flagged line has 1 byte and an end
-    count = 0
-    start = 0
-    flagged = False
+    marks = np.zeros(size - size % 8 + 8, dtype=np.uint8)
     for i in range(size):
-        k = table[data[i]]
-        if k == 0:
+        c = data[i]
+        marks[i] = (c == 92) | (c == 60) | (c == 91) | (c == separator) | (c >= 128)
+    eights = marks.view(np.uint64)
+    marked = np.empty(size + 8, dtype=np.int64)
+    count = 0
+    for q in range(eights.size):
+        word = eights[q]
+        if word != 0:  # branch-free compaction of the (rare) marked bytes of this word
+            for j in range(8):
+                marked[count] = q * 8 + j
+                count += np.int64((word >> np.uint64(8 * j)) & np.uint64(1))
+    specials = np.empty(count, dtype=np.int64)
+    spans = np.empty((count + 1, 2), dtype=np.int64)
+    n_specials = 0
+    n_spans = 0
+    separators = 0
+    span_end = -1
+    for t in range(count):
+        i = marked[t]
+        c = data[i]
+        if c == separator:
+            separators += 1
             continue
-        if k == 1:
-            if flagged:
-                spans[count, 0] = start
-                spans[count, 1] = i
-                count += 1
-                flagged = False
-            start = i + 1
-        elif k == 2 or (i + 1 < size and data[i + 1] == 117):
-            flagged = True
-    if flagged:
-        spans[count, 0] = start
-        spans[count, 1] = size
-        count += 1
-    return spans[:count].copy()
+        if c < 128:
+            specials[n_specials] = i
+            n_specials += 1
+            if c != 92 or i + 1 >= size or data[i + 1] != 117:
+                continue
+        if i < span_end:  # inside the line found last
+            continue
+        lo = i
+        while lo > 0 and data[lo - 1] != 10 and data[lo - 1] != separator:
+            lo -= 1
+        hi = i
+        while hi < size and data[hi] != 10 and data[hi] != separator:
+            hi += 1
+        spans[n_spans, 0] = lo
+        spans[n_spans, 1] = hi
+        n_spans += 1
+        span_end = hi
+    return specials[:n_specials].copy(), spans[:n_spans].copy(), separators
 
 
-def unicode_lines(data: bytes, separator: int) -> list[tuple[int, int]]:
-    r"""`evalsuite._core.text.Lines`, compiled: one pass, lines with a byte >= 128 or ``\u``."""
-    spans = _unicode_lines(np.frombuffer(data, dtype=np.uint8), _line_bytes(separator))
-    return [(lo, hi) for lo, hi in spans.tolist()]
+def scan(data: bytes, separator: int) -> tuple[Any, list[tuple[int, int]], int]:
+    """`evalsuite._core.text.scan_v3`, compiled (the same `Scanned`, one call)."""
+    specials, spans, separators = _scan(np.frombuffer(data, dtype=np.uint8), separator)
+    return specials, [(lo, hi) for lo, hi in spans.tolist()], int(separators)

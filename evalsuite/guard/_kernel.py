@@ -13,8 +13,8 @@ compare the two on random text (tests/guard/test_kernel.py).
 For spec /3, `prepared_kernel` also does the spec's last step: it reads the bytes of
 `evalsuite._core.text.prepare_batch_v3` (escapes, markers and non-ASCII lines done; case,
 punctuation and white space left) through `byte_tables`, so the normalised buffer is never
-written; `specials` is the compiled scan for the bytes that start escapes and markers. The
-tests compare them with `normalise_batch_v3` and `words_v3` on adversarial text
+written; `scan` is the compiled pass that finds where escapes, markers and non-ASCII lines
+are. The tests compare them with `normalise_batch_v3` and `words_v3` on adversarial text
 (tests/guard/test_fused.py).
 
 numba is imported on the first screen, never at start-up, and compiled code is cached
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from evalsuite._core.text import WORD_PRIME, Lines, Positions, separator_classes
+from evalsuite._core.text import WORD_PRIME, Scan, separator_classes
 
 __all__ = [
     "DISABLE_ENV",
@@ -42,8 +42,7 @@ __all__ = [
     "byte_tables",
     "kernel",
     "prepared_kernel",
-    "specials",
-    "unicode_lines",
+    "scan",
 ]
 
 DISABLE_ENV = "EVALSUITE_GUARD_NO_JIT"
@@ -94,15 +93,9 @@ def prepared_kernel() -> PreparedKernel | None:
     return found
 
 
-def unicode_lines() -> Lines | None:
-    """The compiled `evalsuite._core.text.Lines` scan, or None as for `kernel`."""
-    found: Lines | None = _compiled("unicode_lines")
-    return found
-
-
-def specials() -> Positions | None:
-    """The compiled `evalsuite._core.text.special_positions`, or None as for `kernel`."""
-    found: Positions | None = _compiled("special_positions")
+def scan() -> Scan | None:
+    """The compiled `evalsuite._core.text.scan_v3` (`Scan`), or None as for `kernel`."""
+    found: Scan | None = _compiled("scan")
     return found
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import compress, count, repeat
+from operator import contains
 
 import numpy as np
 import numpy.typing as npt
@@ -22,15 +24,13 @@ from evalsuite._core.text import (
     PreparedBatch,
     fast_word_hashes,
     prepare_batch_v3,
-    special_positions,
 )
 from evalsuite.guard._index import PartIndex
 from evalsuite.guard._kernel import (
     byte_tables,
     kernel,
     prepared_kernel,
-    specials,
-    unicode_lines,
+    scan,
 )
 
 __all__ = ["BatchMatches", "find_canaries", "match_batch"]
@@ -65,14 +65,17 @@ class BatchMatches:
 def find_canaries(texts: Sequence[str], canaries: Iterable[str]) -> list[tuple[int, str]]:
     """(document, canary) for every canary found verbatim inside one document, sorted.
 
-    Each document is searched by itself (no joined copy of the batch, no boundary checks).
+    Each document is searched by itself (no joined copy of the batch, no boundary checks),
+    in a C-level loop (`operator.contains` mapped over the texts: no Python frame per text).
 
     Args:
         texts: The documents.
         canaries: The canary strings to look for.
     """
     return sorted(
-        (doc, canary) for canary in canaries for doc, text in enumerate(texts) if canary in text
+        (doc, canary)
+        for canary in canaries
+        for doc in compress(count(), map(contains, texts, repeat(canary)))
     )
 
 
@@ -232,9 +235,7 @@ def match_batch(
     fused = prepared_kernel() if compiled and index.spec == NGRAM_V3 else None
     words_of: Callable[[int], list[bytes]]
     if fused is not None:  # spec /3: its last step fused into the compiled word pass
-        prepared = prepare_batch_v3(
-            texts, specials=specials() or special_positions, lines=unicode_lines()
-        )
+        prepared = prepare_batch_v3(texts, scan=scan())
         n_bytes = prepared.n_bytes
         word_hashes, doc_words, ends, gram_pos, gram_val, head_pos, head_val = fused(
             np.frombuffer(prepared.data, dtype=np.uint8),

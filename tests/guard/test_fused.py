@@ -21,10 +21,11 @@ import pytest
 
 from evalsuite._core.text import (
     NGRAM_V3,
+    Scanned,
     fast_word_hashes,
     normalise_batch_v3,
     prepare_batch_v3,
-    special_positions,
+    scan_v3,
     word_hashes,
     words_v3,
 )
@@ -108,19 +109,49 @@ def _batches(seed: int) -> Iterator[list[str]]:
     yield [""]
 
 
+def _joined(texts: list[str]) -> tuple[bytes, int]:
+    """The raw batch as the compiled scan first sees it (joined by \\x01, maybe held)."""
+    return "\x01".join(texts).encode("utf-8", "surrogatepass"), 1
+
+
+def _assert_same_scan(got: Scanned, expected: Scanned) -> None:
+    assert np.array_equal(got[0], expected[0])
+    assert got[1] == expected[1]
+    assert got[2] == expected[2]
+
+
+_SCAN_BYTES = b"ab \\u<[\n\x01\x02\xc3\xa9\xe4\xb8\x80"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_compiled_scan_equals_the_numpy_scan_on_any_bytes(seed: int) -> None:
+    """Every length around the scan's words of eight; marks at both ends, runs of them, lines
+    with several non-ASCII bytes and escapes, backslashes last, separators anywhere."""
+    scan = _kernel.scan()
+    assert scan is not None
+    rng = random.Random(seed)
+    cases = [b"", b"\\", b"\\u", b"u\\", b"\xe9", b"\n\xe9\n", b"\x01" * 9, b"<" * 17]
+    for size in [*range(40), 63, 64, 65, 500, 4097]:
+        weights = [rng.random() for _ in _SCAN_BYTES]
+        cases.append(bytes(rng.choices(_SCAN_BYTES, weights=weights, k=size)))
+    for data in cases:
+        for separator in (1, 2):
+            _assert_same_scan(scan(data, separator), scan_v3(data, separator))
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_fused_word_pass_equals_the_numpy_path(seed: int) -> None:
     screen = _kernel.prepared_kernel()
     assert screen is not None
     from evalsuite.guard._jit import _prepared_words
 
-    found, lines = _kernel.specials(), _kernel.unicode_lines()
-    assert found is not None and lines is not None
+    scan = _kernel.scan()
+    assert scan is not None
     for texts in _batches(seed):
-        prepared = prepare_batch_v3(texts, specials=found, lines=lines)
+        prepared = prepare_batch_v3(texts, scan=scan)
         assert prepared == prepare_batch_v3(texts)
-        data = prepared.data
-        assert np.array_equal(found(data), special_positions(data))
+        for data, separator in ((prepared.data, prepared.separator), _joined(texts)):
+            _assert_same_scan(scan(data, separator), scan_v3(data, separator))
         reference = normalise_batch_v3(texts)
         hashes, doc_words, ends = _prepared_words(
             np.frombuffer(prepared.data, dtype=np.uint8),
