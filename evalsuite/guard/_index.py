@@ -92,10 +92,13 @@ class FingerprintSet:
 
 @dataclass(frozen=True, slots=True)
 class BitFilter:
-    """A one-hash Bloom filter on the top bits of uniformly distributed 64-bit keys.
+    """A Bloom filter with two probes on uniformly distributed 64-bit keys.
 
-    With at least 32 slots per key, about 3% of absent keys pass, so the exact binary search
-    runs on a small fraction of a document's n-grams.
+    A key sets two slots of one table: its top `width` bits and its bottom `width` bits
+    (``width = 64 - shift``; the keys are hashes, so both are uniform). With at least 32
+    slots per key, about 0.4% of absent keys pass both probes (one probe: 3%), so the exact
+    binary search runs on a tiny fraction of a document's n-grams; the second probe is read
+    only for the few queries that pass the first.
     """
 
     table: npt.NDArray[np.uint8] | npt.NDArray[np.bool_]
@@ -107,20 +110,28 @@ class BitFilter:
     def of(cls, keys: U64) -> BitFilter:
         """A filter holding `keys`."""
         width = int(np.clip(np.ceil(np.log2(max(keys.size, 1) * 32)), 16, 32))
+        shift = np.uint64(64 - width)
         table = np.zeros(1 << width, dtype=np.bool_)
-        table[keys >> np.uint64(64 - width)] = True
+        table[keys >> shift] = True
+        table[(keys << shift) >> shift] = True
         if width > _BYTE_SLOTS:
             return cls(table=np.packbits(table, bitorder="little"), shift=64 - width)
         return cls(table=table, shift=64 - width)
 
+    def _holds(self, slots: U64) -> npt.NDArray[np.bool_]:
+        if self.table.dtype == np.bool_:
+            held: npt.NDArray[np.bool_] = self.table[slots]
+            return held
+        byte = self.table[slots >> np.uint64(3)]
+        hit = (byte >> (slots & np.uint64(7)).astype(np.uint8)) & np.uint8(1)
+        return hit.view(np.bool_)  # 0/1 bytes
+
     def candidates(self, queries: U64) -> I64:
         """Positions of `queries` that may be keys (no false negatives)."""
-        slot = queries >> np.uint64(self.shift)
-        if self.table.dtype == np.bool_:
-            return np.flatnonzero(self.table[slot])
-        byte = self.table[slot >> np.uint64(3)]
-        hit = (byte >> (slot & np.uint64(7)).astype(np.uint8)) & np.uint8(1)
-        return np.flatnonzero(hit.view(np.bool_))  # 0/1 bytes; nonzero is fastest on bool
+        shift = np.uint64(self.shift)
+        first = np.flatnonzero(self._holds(queries >> shift))
+        kept = queries[first]
+        return first[self._holds((kept << shift) >> shift)]
 
 
 def _lookup(keys: U64, filt: BitFilter, queries: U64) -> tuple[I64, I64]:

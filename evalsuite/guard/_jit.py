@@ -35,11 +35,18 @@ def _fmix(h: Any) -> Any:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _passes(table: Any, shift: Any, packed: bool, value: Any) -> Any:  # pragma: no cover
-    slot = value >> shift
+def _holds(table: Any, packed: bool, slot: Any) -> Any:  # pragma: no cover - compiled
     if packed:
         return ((table[slot >> _S3] >> np.uint8(slot & _SEVEN)) & _ONE) != 0
     return table[slot] != 0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _passes(table: Any, shift: Any, packed: bool, value: Any) -> Any:  # pragma: no cover
+    """`BitFilter`'s two probes: the top bits, then (rarely reached) the bottom bits."""
+    return _holds(table, packed, value >> shift) and _holds(
+        table, packed, (value << shift) >> shift
+    )
 
 
 @numba.njit(cache=True, nogil=True)
