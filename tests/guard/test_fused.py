@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import evalsuite._core.text as text_module
 from evalsuite._core.text import (
     NGRAM_V3,
     Scanned,
@@ -71,6 +72,8 @@ _PIECES = [
     "\u00e9" * 200,
     "\x01",
     "\x02",
+    "\x10",  # the first separator tried
+    "\x11",
     "\x00",
     "\t",
     "\r\n",
@@ -110,8 +113,10 @@ def _batches(seed: int) -> Iterator[list[str]]:
 
 
 def _joined(texts: list[str]) -> tuple[bytes, int]:
-    """The raw batch as the compiled scan first sees it (joined by \\x01, maybe held)."""
-    return "\x01".join(texts).encode("utf-8", "surrogatepass"), 1
+    """The raw batch as the compiled scan first sees it (joined by the first separator, which
+    a document may hold)."""
+    first = text_module._SEPARATORS[0]
+    return chr(first).join(texts).encode("utf-8", "surrogatepass"), first
 
 
 def _assert_same_scan(got: Scanned, expected: Scanned) -> None:
@@ -120,7 +125,7 @@ def _assert_same_scan(got: Scanned, expected: Scanned) -> None:
     assert got[2] == expected[2]
 
 
-_SCAN_BYTES = b"ab \\u<[\n\x01\x02\xc3\xa9\xe4\xb8\x80"
+_SCAN_BYTES = b"ab \\u<[\n\x01\x02\x10\xc3\xa9\xe4\xb8\x80"
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -135,7 +140,7 @@ def test_the_compiled_scan_equals_the_numpy_scan_on_any_bytes(seed: int) -> None
         weights = [rng.random() for _ in _SCAN_BYTES]
         cases.append(bytes(rng.choices(_SCAN_BYTES, weights=weights, k=size)))
     for data in cases:
-        for separator in (1, 2):
+        for separator in (1, 2, 16):
             _assert_same_scan(scan(data, separator), scan_v3(data, separator))
 
 

@@ -257,7 +257,7 @@ def test_only_documents_that_need_it_take_the_unicode_path(monkeypatch: pytest.M
         return real(texts)
 
     monkeypatch.setattr(text, "_unicode_v3", spy)
-    docs = ["plain", "has \x01 inside", "caf\u00e9\nplain line", "esc \\u00e9", "plain <|im_end|>"]
+    docs = ["plain", "has \x10 inside", "caf\u00e9\nplain line", "esc \\u00e9", "plain <|im_end|>"]
     batch = normalise_batch_v3(docs)
     # a document holding the separator makes the batch join with another control byte (no
     # Unicode path); of a document with non-ASCII lines, only those lines (without the break)
