@@ -143,9 +143,12 @@ def _candidates(  # noqa: PLR0913 - the index's two filters, unpacked for the co
     head_shift: Any,
     head_packed: bool,
 ) -> Any:  # pragma: no cover - compiled
-    """Positions and hashes of the n-grams and m-gram heads that pass the bit filters."""
+    """Positions and hashes of the n-grams and m-gram heads that pass the bit filters.
+
+    ``m = 0``: no heads (an index without short texts), only n-grams.
+    """
     words = hashes.size
-    n_heads = max(words - m + 1, 0)
+    n_heads = max(words - m + 1, 0) if m > 0 else 0
     n_grams = max(words - n + 1, 0)
     gram_pos = np.empty(n_grams, dtype=np.int64)
     gram_val = np.empty(n_grams, dtype=np.uint64)
@@ -154,7 +157,7 @@ def _candidates(  # noqa: PLR0913 - the index's two filters, unpacked for the co
     found_grams = 0
     found_heads = 0
     # rolling: the next window's hash from this one's (exact: arithmetic mod 2**64)
-    top_m = _power(_NGRAM_PRIME, m - 1)
+    top_m = _power(_NGRAM_PRIME, max(m - 1, 0))
     top_n = _power(_NGRAM_PRIME, n - 1)
     head = np.uint64(0)
     gram = np.uint64(0)
@@ -162,13 +165,14 @@ def _candidates(  # noqa: PLR0913 - the index's two filters, unpacked for the co
         head = head * _NGRAM_PRIME + hashes[j]
     for j in range(min(n - 1, words)):
         gram = gram * _NGRAM_PRIME + hashes[j]
-    for i in range(n_heads):
-        head = head * _NGRAM_PRIME + hashes[i + m - 1]
-        if _passes(head_table, head_shift, head_packed, head):
-            head_pos[found_heads] = i
-            head_val[found_heads] = head
-            found_heads += 1
-        head -= hashes[i] * top_m
+    for i in range(max(n_heads, n_grams)):
+        if i < n_heads:
+            head = head * _NGRAM_PRIME + hashes[i + m - 1]
+            if _passes(head_table, head_shift, head_packed, head):
+                head_pos[found_heads] = i
+                head_val[found_heads] = head
+                found_heads += 1
+            head -= hashes[i] * top_m
         if i < n_grams:
             gram = gram * _NGRAM_PRIME + hashes[i + n - 1]
             if _passes(gram_table, gram_shift, gram_packed, gram):

@@ -54,14 +54,15 @@ I64 = npt.NDArray[np.int64]
 Kernel = Callable[..., tuple[U64, I64, I64, U64, I64, U64]]
 """``(buffer, n, m, gram_table, gram_shift, gram_packed, head_table, head_shift,
 head_packed)`` -> (word hashes, word starts, candidate n-gram positions and hashes,
-candidate head positions and hashes)."""
+candidate head positions and hashes); ``m = 0`` for an index without short texts (no
+heads)."""
 
 PreparedKernel = Callable[..., tuple[U64, I64, I64, I64, U64, I64, U64]]
 """``(data, mul, add, flags, separator, n_docs, n, m, gram_table, gram_shift, gram_packed,
 head_table, head_shift, head_packed)`` -> (word hashes, first word of each document then the
 number of words, end of each document in `data`, candidate n-gram positions and hashes,
-candidate head positions and hashes): the last step of spec /3 fused into the word pass
-(`evalsuite._core.text.PreparedBatch`)."""
+candidate head positions and hashes; none for ``m = 0``): the last step of spec /3 fused into
+the word pass (`evalsuite._core.text.PreparedBatch`)."""
 
 
 @functools.cache

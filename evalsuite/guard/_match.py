@@ -223,6 +223,7 @@ def match_batch(
         The matches, with documents numbered by their position in `texts`.
     """
     m = index.short_min if index.short_heads.size else index.n  # every format has n >= m
+    m_heads = m if index.short_heads.size else 0  # for the compiled kernels: 0 is no heads
     gf, hf = index.gram_filter, index.short_filter
     filters = (
         gf.table.view(np.uint8),
@@ -243,7 +244,7 @@ def match_batch(
             prepared.separator,
             max(prepared.n_docs, 1),
             index.n,
-            m,
+            m_heads,
             *filters,
         )
         doc_words = doc_words[: len(texts) + 1]
@@ -261,7 +262,7 @@ def match_batch(
             in_heads = index.lookup_short_heads(heads) if index.short_heads.size else _NONE
         else:
             word_hashes, word_starts, gram_pos, gram_val, head_pos, head_val = screen(
-                np.frombuffer(buffer, dtype=np.uint8), index.n, m, *filters
+                np.frombuffer(buffer, dtype=np.uint8), index.n, m_heads, *filters
             )
             in_grams = index.confirm_grams(gram_pos, gram_val)
             in_heads = index.confirm_short_heads(head_pos, head_val)

@@ -52,9 +52,11 @@ def test_hashes_and_candidates_equal_the_numpy_path(seed: int) -> None:
     assert screen is not None
     for size in (0, 1, 3, 17, 200, 5000, 60_000):
         data = _buffer(rng, size)
-        n, m = rng.choice([(8, 5), (13, 5), (8, 8), (3, 2), (1, 1)])
+        n, m = rng.choice([(8, 5), (13, 5), (8, 8), (3, 2), (1, 1), (8, 0)])
         words, starts = fast_word_hashes(data, zero_gaps=True)
-        grams, heads = _rolling(words, n, m)
+        grams, heads = _rolling(words, n, m or n)
+        if m == 0:  # no short texts: the kernel rolls no heads
+            heads = heads[:0]
         # filters holding some of the buffer's own n-grams (and many others), packed or not
         gram_filter = _filter(nrng, grams[:: rng.choice([1, 3, 50])], rng.choice([10, 300_000]))
         head_filter = _filter(nrng, heads[:: rng.choice([1, 7])], rng.choice([10, 300_000]))
