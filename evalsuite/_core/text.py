@@ -713,6 +713,9 @@ class PreparedBatch:
     n_docs: int
     n_bytes: int
     """UTF-8 size of the raw documents (what was screened)."""
+    raw: bytes | None = None
+    """The raw documents joined by `separator` (UTF-8, ``surrogatepass``), before any step;
+    None when the batch could not be joined (every spare byte held: `prepare_batch_v3`)."""
 
     @property
     def classes(self) -> npt.NDArray[np.int16]:
@@ -771,7 +774,7 @@ def prepare_batch_v3(texts: Sequence[str], *, scan: Scan | None = None) -> Prepa
     only when the scan counts more of it than the joins (a document holds it).
     """
     if not texts:
-        return PreparedBatch(b"", 1, 0, 0)
+        return PreparedBatch(b"", 1, 0, 0, b"")
     if scan is not None:
         first = _SEPARATORS[0]
         data, _ = _encode(texts, chr(first))
@@ -836,10 +839,11 @@ def _batch_v3(
     or the separator, which no document holds.
     """
     at, spans, _ = scanned
+    raw = data
     data = _blank_v3(data, tables, spans, at)
     if spans:
         data = _splice(data, spans)
-    return PreparedBatch(data, tables.separator, n_docs, n_bytes)
+    return PreparedBatch(data, tables.separator, n_docs, n_bytes, raw)
 
 
 def scan_v3(

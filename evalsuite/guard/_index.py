@@ -120,11 +120,10 @@ class BitFilter:
 
     def _holds(self, slots: U64) -> npt.NDArray[np.bool_]:
         if self.table.dtype == np.bool_:
-            held: npt.NDArray[np.bool_] = self.table[slots]
-            return held
+            return np.asarray(self.table[slots], dtype=np.bool_)
         byte = self.table[slots >> np.uint64(3)]
         hit = (byte >> (slots & np.uint64(7)).astype(np.uint8)) & np.uint8(1)
-        return hit.view(np.bool_)  # 0/1 bytes
+        return np.asarray(hit.view(np.bool_), dtype=np.bool_)  # 0/1 bytes
 
     def candidates(self, queries: U64) -> I64:
         """Positions of `queries` that may be keys (no false negatives)."""

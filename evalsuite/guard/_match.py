@@ -9,7 +9,7 @@ binary search find the n-grams that are fingerprints, and only those few are map
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, repeat
 from operator import contains
@@ -27,8 +27,10 @@ from evalsuite._core.text import (
 )
 from evalsuite.guard._index import PartIndex
 from evalsuite.guard._kernel import (
+    Occurrences,
     byte_tables,
     kernel,
+    occurrences,
     prepared_kernel,
     scan,
 )
@@ -60,6 +62,8 @@ class BatchMatches:
     """(document, item) whose normalised text equals one of the item's texts."""
     n_bytes: int
     """UTF-8 size of the documents."""
+    canaries: list[tuple[int, str]] | None = None
+    """`find_canaries` of the documents and the canaries asked for (None: none asked for)."""
 
 
 def find_canaries(texts: Sequence[str], canaries: Iterable[str]) -> list[tuple[int, str]]:
@@ -77,6 +81,36 @@ def find_canaries(texts: Sequence[str], canaries: Iterable[str]) -> list[tuple[i
         for canary in canaries
         for doc in compress(count(), map(contains, texts, repeat(canary)))
     )
+
+
+def _joined_canaries(
+    prepared: PreparedBatch, raw: bytes, canaries: Iterable[str], find: Occurrences
+) -> list[tuple[int, str]]:
+    """`find_canaries` of a prepared batch: each canary searched once in its joined raw bytes.
+
+    The same pairs: a canary is inside a document exactly when its UTF-8 bytes are inside
+    the document's (UTF-8 is self-synchronising), and an occurrence never spans two documents
+    (the separator joining them is in no document, so a canary holding it is in none).
+    """
+    found: list[tuple[int, str]] = []
+    separators: I64 | None = None
+    for canary in canaries:
+        needle = canary.encode("utf-8", "surrogatepass")
+        if not needle:  # in every document, as `str.__contains__` says
+            found.extend((doc, canary) for doc in range(prepared.n_docs))
+            continue
+        if prepared.separator in needle:
+            continue
+        at = find(raw, needle)
+        if at.size:
+            if separators is None:
+                separators = np.flatnonzero(
+                    np.frombuffer(raw, dtype=np.uint8) == prepared.separator
+                )
+            found.extend(
+                (doc, canary) for doc in np.unique(np.searchsorted(separators, at)).tolist()
+            )
+    return sorted(found)
 
 
 def _expand(owner_ptr: I64, ids: I64) -> tuple[I64, I64]:
@@ -208,6 +242,7 @@ def match_batch(
     *,
     whole: Sequence[bool] | None = None,
     compiled: bool = True,
+    canaries: Collection[str] = (),
 ) -> BatchMatches:
     """Find every fingerprint of one index part in a batch of documents.
 
@@ -218,6 +253,8 @@ def match_batch(
             compared with exact text hashes); default all True.
         compiled: Use the compiled kernel when it is available (`_kernel.kernel`); False
             forces the numpy path (the reference the kernel is tested against).
+        canaries: Strings to find verbatim (`find_canaries`, here from the batch's joined
+            bytes when the compiled kernel prepared them); none: `canaries` is None.
 
     Returns:
         The matches, with documents numbered by their position in `texts`.
@@ -234,6 +271,7 @@ def match_batch(
         hf.table.dtype != np.bool_,
     )
     fused = prepared_kernel() if compiled and index.spec == NGRAM_V3 else None
+    found_canaries: list[tuple[int, str]] | None = None
     words_of: Callable[[int], list[bytes]]
     if fused is not None:  # spec /3: its last step fused into the compiled word pass
         prepared = prepare_batch_v3(texts, scan=scan())
@@ -251,6 +289,9 @@ def match_batch(
         in_grams = index.confirm_grams(gram_pos, gram_val)
         in_heads = index.confirm_short_heads(head_pos, head_val)
         words_of = _prepared_words(prepared, ends)
+        find = occurrences()
+        if canaries and prepared.raw is not None and find is not None:
+            found_canaries = _joined_canaries(prepared, prepared.raw, canaries, find)
     else:
         batch = SPECS[index.spec].batch(texts)
         buffer, offsets, n_bytes = batch.buffer, batch.offsets, batch.n_bytes
@@ -268,6 +309,8 @@ def match_batch(
             in_heads = index.confirm_short_heads(head_pos, head_val)
         doc_words = np.searchsorted(word_starts, offsets).astype(np.int64)
         words_of = _buffer_words(buffer, offsets)
+    if canaries and found_canaries is None:
+        found_canaries = find_canaries(texts, canaries)
     gram_doc, gram_item, gram_id, per_doc = _gram_matches(index, in_grams, doc_words)
     short_doc, short_item, short_id = _short_matches(index, word_hashes, in_heads, doc_words)
     exact: list[tuple[int, int]] = []
@@ -287,4 +330,5 @@ def match_batch(
         short_id=short_id,
         exact=exact,
         n_bytes=n_bytes,
+        canaries=found_canaries,
     )

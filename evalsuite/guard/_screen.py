@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import compress, count
 from typing import Literal
@@ -88,17 +88,29 @@ class _PartScreener:
         self._pending: dict[str, _Partial] = {}
 
     def feed(
-        self, batch: Batch, whole: list[bool] | None, split: list[int]
-    ) -> tuple[list[tuple[int, Hit]], int]:
-        """(batch position, hit) of the documents this batch completes, and its UTF-8 size."""
-        found = match_batch(batch.texts, self.index, whole=whole)
+        self,
+        batch: Batch,
+        whole: list[bool] | None,
+        split: list[int],
+        canaries: Collection[str] = (),
+    ) -> tuple[list[tuple[int, Hit]], int, list[tuple[int, str]] | None]:
+        """Hits of the documents this batch completes, its UTF-8 size, and its canaries.
+
+        Returns (batch position, hit) pairs, the UTF-8 size, and where `canaries` are
+        (`find_canaries`; None when none are asked for).
+        """
+        found = match_batch(batch.texts, self.index, whole=whole, canaries=canaries)
         hits = self._whole_hits(found, exclude=split)
         for k in split:
             hits.extend(self._merge_piece(batch.pieces[k], k, found))
-        return [
-            (d, self._hit(batch.names[d], item, share, matched, how))
-            for d, item, share, matched, how in hits
-        ], found.n_bytes
+        return (
+            [
+                (d, self._hit(batch.names[d], item, share, matched, how))
+                for d, item, share, matched, how in hits
+            ],
+            found.n_bytes,
+            found.canaries,
+        )
 
     def _whole_hits(self, found: BatchMatches, *, exclude: Sequence[int]) -> list[_Row]:
         """Hits of documents entirely inside this batch (vectorised over the batch)."""
@@ -244,6 +256,7 @@ class Screener:
         self.bytes = 0
         self._parts = [_PartScreener(part, threshold) for part in index.parts]
         self._canaries: dict[str, set[str]] = {}
+        self._canary_strings = tuple(index.canaries)
         self._folding: set[str] = set()
         """Long documents whose pieces are screened folded too (`_with_folded`)."""
         specs = [SPECS[s] for s in index.specs] or [SPECS[NGRAM_V3]]
@@ -295,15 +308,21 @@ class Screener:
         split = sorted(k for k, p in pieces.items() if not p.whole)
         found: list[tuple[int, Hit]] = []
         n_bytes = -1
-        for part in self._parts:
-            hits, n_bytes = part.feed(screened, whole, split)
+        canaries: list[tuple[int, str]] | None = None
+        for k, part in enumerate(self._parts):  # the first part finds the canaries too
+            hits, n_bytes, seen = part.feed(
+                screened, whole, split, () if k else self._canary_strings
+            )
+            canaries = seen if k == 0 else canaries
             found.extend(hits)
         if n_bytes < 0:  # an index with no part
             n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in batch.texts)
         elif screened is not batch:  # the UTF-8 size of the batch, without the folded copies
             copies = screened.texts[len(batch.texts) :]
             n_bytes -= sum(len(t.encode("utf-8", "surrogatepass")) for t in copies)
-        found.extend(self._canary_hits(screened, split))
+        if canaries is None:
+            canaries = find_canaries(screened.texts, self._canary_strings)
+        found.extend(self._canary_hits(screened, split, canaries))
         if screened is not batch:
             found = [(origin[d], hit) for d, hit in found]
         self.documents += len(batch.texts) - sum(not p.final for p in batch.pieces.values())
@@ -360,10 +379,15 @@ class Screener:
         )
         return screened, origin
 
-    def _canary_hits(self, batch: Batch, split: list[int]) -> list[tuple[int, Hit]]:
-        """Canaries found verbatim: a document's hits once it is whole."""
+    def _canary_hits(
+        self, batch: Batch, split: list[int], seen: list[tuple[int, str]]
+    ) -> list[tuple[int, Hit]]:
+        """Canaries found verbatim: a document's hits once it is whole.
+
+        `seen`: `find_canaries` of the batch.
+        """
         found: dict[int, set[str]] = {}
-        for d, canary in find_canaries(batch.texts, self.index.canaries):
+        for d, canary in seen:
             found.setdefault(d, set()).add(canary)
         for k in split:
             piece = batch.pieces[k]

@@ -33,7 +33,7 @@ from evalsuite._core.text import (
 from evalsuite.guard import _kernel
 from evalsuite.guard._guard import GuardOptions, guard
 from evalsuite.guard._index import build_index
-from evalsuite.guard._match import match_batch
+from evalsuite.guard._match import find_canaries, match_batch
 from evalsuite.guard._screen import screen_documents
 from tests.guard.test_confusables import LOOKALIKES
 from tests.guard.test_screen import CANARY, Item, fingerprint_set, scenario  # noqa: F401
@@ -259,3 +259,46 @@ def test_jsonl_with_escapes_gives_the_same_report_on_both_paths(
     assert fast.hits == slow.hits and fast.bytes_scanned == slow.bytes_scanned
     assert fast.documents_scanned == slow.documents_scanned == len(docs)
     assert fast.hits
+
+
+def _find_all(data: bytes, needle: bytes) -> list[int]:
+    found, at = [], data.find(needle)
+    while at >= 0:
+        found.append(at)
+        at = data.find(needle, at + 1)
+    return found
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_compiled_substring_search_finds_every_occurrence(seed: int) -> None:
+    find = _kernel.occurrences()
+    assert find is not None
+    rng = random.Random(seed)
+    for _ in range(300):
+        alphabet = b"ab" if rng.random() < 0.5 else b"abc \xc3\xa9\x10"
+        data = bytes(rng.choices(alphabet, k=rng.choice([0, 1, 7, 8, 9, 64, 300])))
+        needle = bytes(rng.choices(alphabet, k=rng.choice([0, 1, 2, 3, 5, 9])))
+        assert find(data, needle).tolist() == _find_all(data, needle), (data, needle)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_canaries_found_in_the_joined_batch_are_those_of_each_document(seed: int) -> None:
+    """Canaries at the start and end of documents, across two documents (not a hit), holding
+    the separator, non-ASCII, repeated and overlapping, empty, one character; documents that
+    hold the first separator (the batch is joined again by another byte)."""
+    rng = random.Random(seed)
+    canaries = [CANARY, "caf\u00e9 \u4e00 mark", "aa", "a", "", "x\x10y", "\x11z"]
+    pieces = [*canaries, "b", "aaa", " ", "\u00e9", "\x10", "caf", "\u00e9 \u4e00 mark", "x", "y"]
+    screen = _kernel.scan()
+    assert screen is not None
+    for _ in range(40):
+        texts = ["".join(rng.choices(pieces, k=rng.choice([0, 1, 2, 6]))) for _ in range(9)]
+        part = build_index([fingerprint_set(_items(rng))]).parts[0]
+        fast = match_batch(texts, part, compiled=True, canaries=canaries)
+        slow = match_batch(texts, part, compiled=False, canaries=canaries)
+        expected = find_canaries(texts, canaries)
+        assert fast.canaries == slow.canaries == expected
+        assert prepare_batch_v3(texts, scan=screen).raw is not None
+    assert match_batch(["plain"], part, compiled=True).canaries is None
+    across = match_batch(["ends x", "y starts"], part, compiled=True, canaries=["x\x10y"])
+    assert across.canaries == []
