@@ -12,7 +12,7 @@ import numpy as np
 
 from evalsuite._core.text import NGRAM_PRIME, WORD_PRIME
 
-__all__ = ["occurrences", "scan", "screen", "screen_prepared"]
+__all__ = ["scan", "screen", "screen_prepared"]
 
 _WORD_PRIME = np.uint64(WORD_PRIME)
 _NGRAM_PRIME = np.uint64(NGRAM_PRIME)
@@ -297,52 +297,3 @@ def scan(data: bytes, separator: int) -> tuple[Any, list[tuple[int, int]], int]:
     """`evalsuite._core.text.scan_v3`, compiled (the same `Scanned`, one call)."""
     specials, spans, separators = _scan(np.frombuffer(data, dtype=np.uint8), separator)
     return specials, [(lo, hi) for lo, hi in spans.tolist()], int(separators)
-
-
-@numba.njit(cache=True, nogil=True)
-def _occurrences(data: Any, needle: Any) -> Any:  # pragma: no cover - compiled
-    """Start of every occurrence of `needle` (two bytes or more) in `data`, in order.
-
-    A vectorised pass marks where the needle's first and last bytes both are; the marks
-    are read eight at a time and only those positions are compared whole.
-    """
-    m = needle.size
-    n = data.size - m + 1
-    if n <= 0:
-        return np.zeros(0, dtype=np.int64)
-    first = needle[0]
-    last = needle[m - 1]
-    marks = np.zeros(n - n % 8 + 8, dtype=np.uint8)
-    for i in range(n):
-        marks[i] = (data[i] == first) & (data[i + m - 1] == last)
-    eights = marks.view(np.uint64)
-    found = np.empty(n, dtype=np.int64)  # pages are touched only as far as written
-    count = 0
-    for q in range(eights.size):
-        word = eights[q]
-        if word == 0:
-            continue
-        for j in range(8):
-            if (word >> np.uint64(8 * j)) & np.uint64(1):
-                at = q * 8 + j
-                same = True
-                for k in range(1, m - 1):
-                    if data[at + k] != needle[k]:
-                        same = False
-                        break
-                if same:
-                    found[count] = at
-                    count += 1
-    return found[:count].copy()
-
-
-def occurrences(data: bytes, needle: bytes) -> Any:
-    """Start of every occurrence of `needle` in `data` (int64 array, in order).
-
-    The empty needle occurs everywhere (every position, and the end), as in ``bytes.find``.
-    """
-    if len(needle) < 2:
-        if not needle:
-            return np.arange(len(data) + 1, dtype=np.int64)
-        return np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == needle[0])
-    return _occurrences(np.frombuffer(data, dtype=np.uint8), np.frombuffer(needle, dtype=np.uint8))

@@ -37,12 +37,10 @@ from evalsuite._core.text import WORD_PRIME, Scan, separator_classes
 __all__ = [
     "DISABLE_ENV",
     "Kernel",
-    "Occurrences",
     "PreparedKernel",
     "available",
     "byte_tables",
     "kernel",
-    "occurrences",
     "prepared_kernel",
     "scan",
 ]
@@ -93,16 +91,6 @@ def _compiled(name: str) -> Any:
 def prepared_kernel() -> PreparedKernel | None:
     """The compiled spec /3 kernel (`PreparedKernel`), or None as for `kernel`."""
     found: PreparedKernel | None = _compiled("screen_prepared")
-    return found
-
-
-Occurrences = Callable[[bytes, bytes], I64]
-"""``(data, needle)`` -> the start of every occurrence of `needle` in `data`, in order."""
-
-
-def occurrences() -> Occurrences | None:
-    """The compiled substring search (`Occurrences`), or None as for `kernel`."""
-    found: Occurrences | None = _compiled("occurrences")
     return found
 
 

@@ -27,10 +27,8 @@ from evalsuite._core.text import (
 )
 from evalsuite.guard._index import PartIndex
 from evalsuite.guard._kernel import (
-    Occurrences,
     byte_tables,
     kernel,
-    occurrences,
     prepared_kernel,
     scan,
 )
@@ -84,32 +82,34 @@ def find_canaries(texts: Sequence[str], canaries: Iterable[str]) -> list[tuple[i
 
 
 def _joined_canaries(
-    prepared: PreparedBatch, raw: bytes, canaries: Iterable[str], find: Occurrences
+    n_docs: int, raw: bytes, separator: int, canaries: Iterable[str]
 ) -> list[tuple[int, str]]:
-    """`find_canaries` of a prepared batch: each canary searched once in its joined raw bytes.
+    """`find_canaries` of a batch from its documents joined by `separator` (`raw`, UTF-8).
 
-    The same pairs: a canary is inside a document exactly when its UTF-8 bytes are inside
-    the document's (UTF-8 is self-synchronising), and an occurrence never spans two documents
-    (the separator joining them is in no document, so a canary holding it is in none).
+    One ``bytes.find`` over the batch per canary and document holding it (several times
+    faster than searching each document's `str`), and the same pairs: a canary is inside a
+    document exactly when its UTF-8 bytes are inside the document's (UTF-8 is
+    self-synchronising), and an occurrence never spans two documents (the separator joining
+    them is in no document, so a canary holding it is in none).
     """
+    sep = separator.to_bytes(1, "little")
     found: list[tuple[int, str]] = []
-    separators: I64 | None = None
     for canary in canaries:
         needle = canary.encode("utf-8", "surrogatepass")
         if not needle:  # in every document, as `str.__contains__` says
-            found.extend((doc, canary) for doc in range(prepared.n_docs))
+            found.extend((doc, canary) for doc in range(n_docs))
             continue
-        if prepared.separator in needle:
+        if sep in needle:
             continue
-        at = find(raw, needle)
-        if at.size:
-            if separators is None:
-                separators = np.flatnonzero(
-                    np.frombuffer(raw, dtype=np.uint8) == prepared.separator
-                )
-            found.extend(
-                (doc, canary) for doc in np.unique(np.searchsorted(separators, at)).tolist()
-            )
+        doc, start = 0, 0
+        at = raw.find(needle)
+        while at >= 0:
+            doc += raw.count(sep, start, at)
+            found.append((doc, canary))
+            start = raw.find(sep, at)  # the end of this document: on to the next one
+            if start < 0:
+                break
+            at = raw.find(needle, start)
     return sorted(found)
 
 
@@ -289,9 +289,10 @@ def match_batch(
         in_grams = index.confirm_grams(gram_pos, gram_val)
         in_heads = index.confirm_short_heads(head_pos, head_val)
         words_of = _prepared_words(prepared, ends)
-        find = occurrences()
-        if canaries and prepared.raw is not None and find is not None:
-            found_canaries = _joined_canaries(prepared, prepared.raw, canaries, find)
+        if canaries and prepared.raw is not None:
+            found_canaries = _joined_canaries(
+                prepared.n_docs, prepared.raw, prepared.separator, canaries
+            )
     else:
         batch = SPECS[index.spec].batch(texts)
         buffer, offsets, n_bytes = batch.buffer, batch.offsets, batch.n_bytes

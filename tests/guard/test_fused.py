@@ -261,26 +261,6 @@ def test_jsonl_with_escapes_gives_the_same_report_on_both_paths(
     assert fast.hits
 
 
-def _find_all(data: bytes, needle: bytes) -> list[int]:
-    found, at = [], data.find(needle)
-    while at >= 0:
-        found.append(at)
-        at = data.find(needle, at + 1)
-    return found
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_the_compiled_substring_search_finds_every_occurrence(seed: int) -> None:
-    find = _kernel.occurrences()
-    assert find is not None
-    rng = random.Random(seed)
-    for _ in range(300):
-        alphabet = b"ab" if rng.random() < 0.5 else b"abc \xc3\xa9\x10"
-        data = bytes(rng.choices(alphabet, k=rng.choice([0, 1, 7, 8, 9, 64, 300])))
-        needle = bytes(rng.choices(alphabet, k=rng.choice([0, 1, 2, 3, 5, 9])))
-        assert find(data, needle).tolist() == _find_all(data, needle), (data, needle)
-
-
 @pytest.mark.parametrize("seed", range(3))
 def test_canaries_found_in_the_joined_batch_are_those_of_each_document(seed: int) -> None:
     """Canaries at the start and end of documents, across two documents (not a hit), holding
