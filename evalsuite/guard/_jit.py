@@ -22,6 +22,8 @@ _S33 = np.uint64(33)
 _S3 = np.uint64(3)
 _SEVEN = np.uint64(7)
 _ONE = np.uint8(1)
+_ZERO = np.uint64(0)
+_U1 = np.uint64(1)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -96,7 +98,7 @@ def _prepared_words(
     Branch-free (word ends are unpredictable), from three tables of the byte: the word
     hash steps ``h = h * mul + add`` (``WORD_PRIME`` and the kept byte; 1 and 0 for a
     deleted byte; 0 and 0 for white space and the separator, which end the word) and
-    `flags` (1: ends a word, 2: kept). Every byte writes the open word's hash at the slot
+    `flags` (uint64; 1: ends a word, 2: kept). Every byte writes the open word's hash at the slot
     of the next word (one store, to a cache line in use); the count moves on only at a
     word's end. The separator is the one branch (rare, predicted). Returns the word hashes,
     the first word of each document (then the number of words) and where each document
@@ -106,24 +108,26 @@ def _prepared_words(
     hashes = np.empty(size // 2 + 2, dtype=np.uint64)
     doc_words = np.zeros(n_docs + 1, dtype=np.int64)
     doc_ends = np.empty(n_docs, dtype=np.int64)
-    words = np.int64(0)
-    docs = 0
-    h = np.uint64(0)
-    inside = np.int64(0)
+    # unsigned counters: an index numba cannot prove non-negative costs a wrap-around check
+    # (``a[-1]``) at every use, a quarter of this loop's time
+    words = _ZERO
+    docs = _ZERO
+    h = _ZERO
+    inside = _ZERO
     for i in range(size):
         c = data[i]
         f = flags[c]
         hashes[words] = h
         words += inside & f
-        inside = (inside & ~f) | (f >> 1)
+        inside = (inside & ~f) | (f >> _U1)
         h = h * mul[c] + add[c]
         if c == separator:
             doc_ends[docs] = i
-            docs += 1
+            docs += _U1
             doc_words[docs] = words
     if inside:
         hashes[words] = h
-        words += 1
+        words += _U1
     for k in range(words):
         hashes[k] = _fmix(hashes[k])
     doc_ends[n_docs - 1] = size

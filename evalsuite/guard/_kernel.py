@@ -101,7 +101,7 @@ def scan() -> Scan | None:
 
 
 @functools.cache
-def byte_tables(separator: int) -> tuple[U64, U64, I64]:
+def byte_tables(separator: int) -> tuple[U64, U64, U64]:
     """(mul, add, flags) of the spec /3 kernel's word pass for a batch separator.
 
     From `evalsuite._core.text.PreparedBatch.classes`: a kept byte steps the hash
@@ -113,7 +113,7 @@ def byte_tables(separator: int) -> tuple[U64, U64, I64]:
     mul = np.where(kept, np.uint64(WORD_PRIME), np.uint64(0)).astype(np.uint64)
     mul[classes < 0] = 1
     add = np.where(kept, classes, 0).astype(np.uint64)
-    flags = np.where(kept, 2, np.where(classes < 0, 0, 1)).astype(np.int64)
+    flags = np.where(kept, 2, np.where(classes < 0, 0, 1)).astype(np.uint64)
     for table in (mul, add, flags):
         table.flags.writeable = False
     return mul, add, flags
