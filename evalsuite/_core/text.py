@@ -59,11 +59,13 @@ __all__ = [
     "NGRAM_V3",
     "SPECS",
     "WORD_PRIME",
+    "Blank",
     "NgramSpec",
     "NormalisedBatch",
     "PreparedBatch",
     "Scan",
     "Scanned",
+    "blank_v3",
     "fast_word_hashes",
     "ngram_hashes",
     "normalise_ascii",
@@ -599,6 +601,11 @@ Scanned = tuple[npt.NDArray[np.int64], list[tuple[int, int]], int]
 (sorted), the lines (between line breaks and the separator byte) that hold a non-ASCII byte
 or a ``\\u`` escape (sorted (start, stop) spans), and the number of separator bytes."""
 
+Blank = Callable[[bytes, int, Sequence[tuple[int, int]], npt.NDArray[np.int64]], bytes]
+"""``(data, separator, skip, specials)`` -> `data` with escaped letters and chat-template
+markers blanked outside the `skip` spans (`blank_v3` is the reference; the guard passes a
+compiled one)."""
+
 Scan = Callable[[bytes, int], Scanned]
 """``(data, separator)`` -> `Scanned`: the one pass over a batch that `prepare_batch_v3` needs
 (`scan_v3` is the numpy reference; the guard passes a compiled one)."""
@@ -650,6 +657,13 @@ def _blank_v3(
                 end = match.end()
                 out[start:end] = b" " * (end - start)
     return bytes(out)
+
+
+def blank_v3(
+    data: bytes, separator: int, skip: Sequence[tuple[int, int]], specials: npt.NDArray[np.int64]
+) -> bytes:
+    """Steps 1 and 3 of spec /3 on a joined batch (`_blank_v3`): the reference `Blank`."""
+    return _blank_v3(data, _tables(separator), skip, specials)
 
 
 def _escapes(arr: npt.NDArray[np.uint8], specials: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -761,7 +775,9 @@ def _held(char: str, texts: Sequence[str]) -> bool:
     return any(map(operator.contains, texts, itertools.repeat(char)))
 
 
-def prepare_batch_v3(texts: Sequence[str], *, scan: Scan | None = None) -> PreparedBatch:
+def prepare_batch_v3(
+    texts: Sequence[str], *, scan: Scan | None = None, blank: Blank = blank_v3
+) -> PreparedBatch:
     r"""Steps 1 to 4 of spec /3 for a batch of documents (`PreparedBatch`).
 
     The documents are joined by a control byte that none of them holds (usually ``\x10``)
@@ -769,7 +785,8 @@ def prepare_batch_v3(texts: Sequence[str], *, scan: Scan | None = None) -> Prepa
     Unicode path together; the rest stays raw ASCII for byte-level passes over the whole
     buffer: one numpy pass finds escaped letters and chat-template markers and blanks them in
     place. `scan` finds where those may start, the lines for the Unicode path and the
-    separators (the guard passes a compiled scan; the result is the same as `scan_v3`'s):
+    separators, and `blank` blanks escaped letters and markers (the guard passes compiled
+    ones; the result is the same as with `scan_v3` and `blank_v3`):
     given one, the batch is joined by the first of `_SEPARATORS` and another byte is chosen
     only when the scan counts more of it than the joins (a document holds it).
     """
@@ -781,7 +798,7 @@ def prepare_batch_v3(texts: Sequence[str], *, scan: Scan | None = None) -> Prepa
         scanned = scan(data, first)
         if scanned[2] == len(texts) - 1:
             n_bytes = len(data) - (len(texts) - 1)
-            return _batch_v3(data, len(texts), _tables(first), n_bytes, scanned)
+            return _batch_v3(data, len(texts), first, n_bytes, scanned, blank)
     separator = next((c for c in _SEPARATORS if not _held(chr(c), texts)), None)
     if separator is None:  # every spare byte is used: one document at a time
         n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
@@ -789,7 +806,7 @@ def prepare_batch_v3(texts: Sequence[str], *, scan: Scan | None = None) -> Prepa
     data, regions = _encode(texts, chr(separator))
     n_bytes = len(data) - (len(texts) - 1)
     scanned = scan_v3(data, separator, regions) if scan is None else scan(data, separator)
-    return _batch_v3(data, len(texts), _tables(separator), n_bytes, scanned)
+    return _batch_v3(data, len(texts), separator, n_bytes, scanned, blank)
 
 
 def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
@@ -830,9 +847,9 @@ def _encode(texts: Sequence[str], separator: str) -> tuple[bytes, list[tuple[int
 
 
 def _batch_v3(
-    data: bytes, n_docs: int, tables: _Tables, n_bytes: int, scanned: Scanned
+    data: bytes, n_docs: int, separator: int, n_bytes: int, scanned: Scanned, blank: Blank
 ) -> PreparedBatch:
-    r"""One batch joined by `tables.separator`, with what its scan found.
+    r"""One batch joined by `separator`, with what its scan found.
 
     Lines with a non-ASCII character or a ``\u`` escape take the Unicode path; the rest
     takes the byte-level passes. Exact, because no step of the spec acts across a line break
@@ -840,10 +857,10 @@ def _batch_v3(
     """
     at, spans, _ = scanned
     raw = data
-    data = _blank_v3(data, tables, spans, at)
+    data = blank(data, separator, spans, at)
     if spans:
         data = _splice(data, spans)
-    return PreparedBatch(data, tables.separator, n_docs, n_bytes, raw)
+    return PreparedBatch(data, separator, n_docs, n_bytes, raw)
 
 
 def scan_v3(

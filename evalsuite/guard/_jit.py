@@ -12,7 +12,7 @@ import numpy as np
 
 from evalsuite._core.text import NGRAM_PRIME, WORD_PRIME
 
-__all__ = ["scan", "screen", "screen_prepared"]
+__all__ = ["blank", "scan", "screen", "screen_prepared"]
 
 _WORD_PRIME = np.uint64(WORD_PRIME)
 _NGRAM_PRIME = np.uint64(NGRAM_PRIME)
@@ -128,11 +128,12 @@ def _prepared_words(
     if inside:
         hashes[words] = h
         words += _U1
+    out = np.empty(words, dtype=np.uint64)  # the final hashes, in one pass
     for k in range(words):
-        hashes[k] = _fmix(hashes[k])
+        out[k] = _fmix(hashes[k])
     doc_ends[n_docs - 1] = size
     doc_words[n_docs] = words
-    return hashes[:words].copy(), doc_words, doc_ends
+    return out, doc_words, doc_ends
 
 
 @numba.njit(cache=True, nogil=True)
@@ -301,3 +302,163 @@ def scan(data: bytes, separator: int) -> tuple[Any, list[tuple[int, int]], int]:
     """`evalsuite._core.text.scan_v3`, compiled (the same `Scanned`, one call)."""
     specials, spans, separators = _scan(np.frombuffer(data, dtype=np.uint8), separator)
     return specials, [(lo, hi) for lo, hi in spans.tolist()], int(separators)
+
+
+_NOT_IN_PIPE_MARKER = np.zeros(256, dtype=np.uint8)
+_NOT_IN_PIPE_MARKER[[9, 10, 11, 12, 13, 32, 124, 60, 62, 1]] = 1  # \s | < > \x01 (bytes `re`)
+_TAG_BYTES = np.zeros(256, dtype=np.uint8)  # [a-z0-9_] under IGNORECASE: 1 letter, 2 digit or _
+_TAG_BYTES[[*range(65, 91), *range(97, 123)]] = 1
+_TAG_BYTES[[*range(48, 58), 95]] = 2
+_ESCAPED = np.zeros(256, dtype=np.uint8)
+_ESCAPED[list(b"nrtbf")] = 1
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _lower(c: Any) -> Any:  # pragma: no cover - compiled
+    return c | np.uint8(32) if 65 <= c <= 90 else c
+
+
+@numba.njit(cache=True, nogil=True)
+def _pipe_end(b: Any, p: int, excluded: Any) -> int:  # pragma: no cover - compiled
+    """``<|...|>`` at `p`: up to 64 bytes outside `excluded`, then ``|>``."""
+    n = b.size
+    q = p + 2
+    while q < n and excluded[b[q]] == 0:
+        q += 1
+        if q - (p + 2) > 64:
+            return -1
+    if q + 1 < n and b[q] == 124 and b[q + 1] == 62:
+        return q + 2
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _sys_end(b: Any, p: int) -> int:  # pragma: no cover - compiled
+    """``<<SYS>>`` or ``<</SYS>>`` (any case) at `p`."""
+    n = b.size
+    q = p + 2
+    if q < n and b[q] == 47:
+        q += 1
+    if (
+        q + 4 < n
+        and _lower(b[q]) == 115
+        and _lower(b[q + 1]) == 121
+        and _lower(b[q + 2]) == 115
+        and b[q + 3] == 62
+        and b[q + 4] == 62
+    ):
+        return q + 5
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _tag_end(b: Any, p: int, tag: Any) -> int:  # pragma: no cover - compiled
+    """``</?[a-z][a-z0-9_]{0,31}>`` (any case) at `p`."""
+    n = b.size
+    q = p + 1
+    if q < n and b[q] == 47:
+        q += 1
+    if q >= n or tag[b[q]] != 1:
+        return -1
+    q += 1
+    start = q
+    while q < n and tag[b[q]] != 0:
+        q += 1
+        if q - start > 31:
+            return -1
+    if q < n and b[q] == 62:
+        return q + 1
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _angle_end(b: Any, p: int, excluded: Any, tag: Any) -> int:  # pragma: no cover
+    """End of the ``<...>`` marker at `p` (`evalsuite._core.text._ANGLE_MARKER`), or -1.
+
+    The pattern's three branches start with distinct bytes after ``<``; each repeat stops
+    at a byte it cannot take, which is what the pattern's backtracking comes to.
+    """
+    if p + 1 >= b.size:
+        return -1
+    if b[p + 1] == 124:
+        return _pipe_end(b, p, excluded)
+    if b[p + 1] == 60:
+        return _sys_end(b, p)
+    return _tag_end(b, p, tag)
+
+
+@numba.njit(cache=True, nogil=True)
+def _bracket_end(b: Any, p: int) -> int:  # pragma: no cover - compiled
+    """End of the ``[INST]`` or ``[/INST]`` marker at `p` (any case), or -1."""
+    n = b.size
+    q = p + 1
+    if q < n and b[q] == 47:
+        q += 1
+    if (
+        q + 4 < n
+        and _lower(b[q]) == 105
+        and _lower(b[q + 1]) == 110
+        and _lower(b[q + 2]) == 115
+        and _lower(b[q + 3]) == 116
+        and b[q + 4] == 93
+    ):
+        return q + 5
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _blank(
+    data: Any, at: Any, skip: Any, excluded: Any, tag: Any, escaped: Any
+) -> Any:  # pragma: no cover - compiled
+    """`evalsuite._core.text._blank_v3` on bytes: (the blanked copy, whether any changed)."""
+    n = data.size
+    keep = np.empty(at.size, dtype=np.int64)
+    kept = 0
+    s = 0
+    for t in range(at.size):  # the special bytes outside the Unicode-path lines
+        p = at[t]
+        while s < skip.shape[0] and skip[s, 1] <= p:
+            s += 1
+        if s < skip.shape[0] and skip[s, 0] <= p:
+            continue
+        keep[kept] = p
+        kept += 1
+    out = data.copy()
+    changed = False
+    for t in range(kept):  # escaped letters, read from the original bytes
+        p = keep[t]
+        if data[p] == 92 and p + 1 < n and escaped[data[p + 1]]:
+            out[p + 1] = 32
+            changed = True
+    end = -1
+    for t in range(kept):  # then <...> markers, matched on the blanked bytes
+        p = keep[t]
+        if data[p] != 60 or p < end:
+            continue
+        stop = _angle_end(out, p, excluded, tag)
+        if stop >= 0:
+            out[p:stop] = 32
+            end = stop
+            changed = True
+    end = -1
+    for t in range(kept):  # then [INST] markers, unless an angle marker blanked them
+        p = keep[t]
+        if data[p] != 91 or p < end or out[p] != 91:
+            continue
+        stop = _bracket_end(out, p)
+        if stop >= 0:
+            out[p:stop] = 32
+            end = stop
+            changed = True
+    return out, changed
+
+
+def blank(data: bytes, separator: int, skip: Any, specials: Any) -> bytes:
+    """`evalsuite._core.text.blank_v3`, compiled (the same bytes)."""
+    excluded = _NOT_IN_PIPE_MARKER.copy()
+    excluded[separator] = 1
+    spans = np.asarray(skip, dtype=np.int64).reshape(-1, 2)
+    out, changed = _blank(
+        np.frombuffer(data, dtype=np.uint8), specials, spans, excluded, _TAG_BYTES, _ESCAPED
+    )
+    return out.tobytes() if changed else data

@@ -32,13 +32,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from evalsuite._core.text import WORD_PRIME, Scan, separator_classes
+from evalsuite._core.text import WORD_PRIME, Blank, Scan, separator_classes
 
 __all__ = [
     "DISABLE_ENV",
     "Kernel",
     "PreparedKernel",
     "available",
+    "blank",
     "byte_tables",
     "kernel",
     "prepared_kernel",
@@ -91,6 +92,12 @@ def _compiled(name: str) -> Any:
 def prepared_kernel() -> PreparedKernel | None:
     """The compiled spec /3 kernel (`PreparedKernel`), or None as for `kernel`."""
     found: PreparedKernel | None = _compiled("screen_prepared")
+    return found
+
+
+def blank() -> Blank | None:
+    """The compiled `evalsuite._core.text.blank_v3` (`Blank`), or None as for `kernel`."""
+    found: Blank | None = _compiled("blank")
     return found
 
 

@@ -144,16 +144,75 @@ def test_the_compiled_scan_equals_the_numpy_scan_on_any_bytes(seed: int) -> None
             _assert_same_scan(scan(data, separator), scan_v3(data, separator))
 
 
+_MARKER_PIECES = [
+    "<",
+    ">",
+    "|",
+    "/",
+    "[",
+    "]",
+    "<|",
+    "|>",
+    "<<",
+    ">>",
+    "sys",
+    "SyS",
+    "inst",
+    "INST",
+    "im_end",
+    "a",
+    "Z",
+    "9",
+    "_",
+    " ",
+    "\t",
+    "\x0b",
+    "\n",
+    "\\",
+    "\\n",
+    "\\t",
+    "n",
+    "\x01",
+    "\x10",
+    "\x1c",
+    "\u00e9",
+    "x" * 31,
+    "y" * 32,
+    "z" * 64,
+    "w" * 65,
+]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_compiled_blanking_equals_the_regular_expressions(seed: int) -> None:
+    """Markers at every length limit (64 inside <|...|>, 31 after a tag's letter), nested and
+    overlapping markers, escaped letters inside markers, markers across Unicode-path lines,
+    the separator and \\x01 inside <|...|>, ends of the buffer."""
+    blank = _kernel.blank()
+    assert blank is not None
+    rng = random.Random(seed)
+    for _ in range(400):
+        text = "".join(rng.choices(_MARKER_PIECES, k=rng.choice([1, 3, 10, 40])))
+        data = text.encode("utf-8")
+        for separator in (1, 16):
+            specials, spans, _ = scan_v3(data, separator)
+            expected = text_module.blank_v3(data, separator, spans, specials)
+            assert blank(data, separator, spans, specials) == expected, (text, separator)
+            skip = sorted(rng.sample(range(len(data) + 1), 2))  # any span may be skipped
+            expected = text_module.blank_v3(data, separator, [tuple(skip)], specials)
+            assert blank(data, separator, [tuple(skip)], specials) == expected, (text, skip)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_fused_word_pass_equals_the_numpy_path(seed: int) -> None:
     screen = _kernel.prepared_kernel()
     assert screen is not None
     from evalsuite.guard._jit import _prepared_words
 
-    scan = _kernel.scan()
-    assert scan is not None
+    scan, blank = _kernel.scan(), _kernel.blank()
+    assert scan is not None and blank is not None
     for texts in _batches(seed):
-        prepared = prepare_batch_v3(texts, scan=scan)
+        prepared = prepare_batch_v3(texts, scan=scan, blank=blank)
         assert prepared == prepare_batch_v3(texts)
         for data, separator in ((prepared.data, prepared.separator), _joined(texts)):
             _assert_same_scan(scan(data, separator), scan_v3(data, separator))
