@@ -43,6 +43,9 @@ _SUFFIXES: dict[str, Kind] = {
 _ROWS = 1024
 _BLOCK = 1 << 18
 """Bytes of JSONL lines parsed per step."""
+_BUFFER = 1 << 20
+"""Read buffer: with Python's default of 8 KiB, ``readlines`` takes three times as long on
+lines of a few KB (0.18 against 0.056 s for 200 MB, docs/guard.md "Speed")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,9 +231,9 @@ def find_sources(paths: Sequence[Path], fmt: Format = "auto") -> tuple[list[Sour
 
 
 def _open(path: Path) -> IO[bytes]:
-    if path.suffix == ".gz":
-        return cast(IO[bytes], gzip.open(path, "rb"))  # GzipFile is a binary file object
-    return path.open("rb")
+    if path.suffix == ".gz":  # GzipFile is a binary file object
+        return io.BufferedReader(cast(io.RawIOBase, gzip.open(path, "rb")), buffer_size=_BUFFER)
+    return path.open("rb", buffering=_BUFFER)
 
 
 def _field_text(value: Any) -> str | None:
