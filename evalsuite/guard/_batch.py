@@ -135,8 +135,8 @@ def _cut_long(
     batch: Batch, size: int, overlap_words: int, overlap_chars: int, count_words: WordCounter
 ) -> Batch:
     """`batch` with every document longer than `size` replaced by its pieces."""
-    if max(map(len, batch.texts), default=0) <= size:
-        return batch
+    if batch.chars <= size or max(map(len, batch.texts), default=0) <= size:
+        return batch  # (no text is longer than all of them together)
     out = Batch()
     for k, (name, text) in enumerate(zip(batch.names, batch.texts, strict=True)):
         if len(text) <= size or k in batch.pieces:
