@@ -525,11 +525,12 @@ def _unicode_v3(texts: Sequence[str]) -> list[bytes]:
     # cut the output back into documents: output length after each document's last point
     after = np.concatenate(([0], ends))
     cut = np.concatenate(([0], after[np.cumsum([len(t) for t in prepared], dtype=np.int64)]))
-    data = out.astype(np.uint32).tobytes()
-    return [
-        data[4 * int(lo) : 4 * int(hi)].decode("utf-32-le").encode("utf-8")
-        for lo, hi in itertools.pairwise(cut.tolist())
-    ]
+    # one UTF-8 encoding of them all, cut where each text's code points end
+    points = out.astype(np.uint32)
+    data = points.tobytes().decode("utf-32-le").encode("utf-8")
+    width = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
+    ends = np.concatenate(([0], np.cumsum(width)))[cut]
+    return [data[lo:hi] for lo, hi in itertools.pairwise(ends.tolist())]
 
 
 _SEPARATORS = (16, 17, 18, 19, 20, 21, 22, 23, 14, 15, 4, 5, 6, 1, 2, 3, 7, 8, 24, 25, 26, 27)
