@@ -506,10 +506,14 @@ def _class_table() -> npt.NDArray[np.uint8]:
     return table
 
 
-def _unicode_v3(texts: Sequence[str]) -> list[bytes]:
-    """Spec /3 of each text as UTF-8 holding only words and spaces (one numpy pass)."""
-    prepared = [_prepare_v3(t) for t in texts]
-    points = np.frombuffer("".join(prepared).encode("utf-32-le", "surrogatepass"), np.uint32)
+def _classify(
+    points: npt.NDArray[np.uint32],
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Step 5 of spec /3 on code points.
+
+    Returns the output points (words and spaces) and the output length after each input
+    point.
+    """
     kind = _class_table()[points]
     own = kind == _OWN
     if own.any():  # Han and kana: a space on each side
@@ -518,19 +522,58 @@ def _unicode_v3(texts: Sequence[str]) -> list[bytes]:
         out = np.full(int(ends[-1]), 32, dtype=np.uint32)
         keep = (kind == _KEEP) | own
         out[ends[keep] - 1 - own[keep]] = points[keep]
-    else:
-        kept = kind != _DELETE
-        out = np.where(kind == _SPACE, np.uint32(32), points)[kept]
-        ends = np.cumsum(kept)
+        return out, ends
+    kept = kind != _DELETE
+    return np.where(kind == _SPACE, np.uint32(32), points)[kept].astype(np.uint32), np.cumsum(kept)
+
+
+def _utf8(points: npt.NDArray[np.uint32]) -> tuple[bytes, npt.NDArray[np.int64]]:
+    """`points` as UTF-8, and the byte offset before each point (then the size)."""
+    data = points.tobytes().decode("utf-32-le").encode("utf-8")
+    width = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
+    return data, np.concatenate(([0], np.cumsum(width)))
+
+
+def _unicode_v3(texts: Sequence[str]) -> list[bytes]:
+    """Spec /3 of each text as UTF-8 holding only words and spaces (one numpy pass)."""
+    prepared = [_prepare_v3(t) for t in texts]
+    points = np.frombuffer("".join(prepared).encode("utf-32-le", "surrogatepass"), np.uint32)
+    out, ends = _classify(points)
     # cut the output back into documents: output length after each document's last point
     after = np.concatenate(([0], ends))
     cut = np.concatenate(([0], after[np.cumsum([len(t) for t in prepared], dtype=np.int64)]))
-    # one UTF-8 encoding of them all, cut where each text's code points end
-    points = out.astype(np.uint32)
-    data = points.tobytes().decode("utf-32-le").encode("utf-8")
-    width = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
-    ends = np.concatenate(([0], np.cumsum(width)))[cut]
-    return [data[lo:hi] for lo, hi in itertools.pairwise(ends.tolist())]
+    data, offsets = _utf8(out)  # one UTF-8 encoding of them all, cut where each text ends
+    return [data[lo:hi] for lo, hi in itertools.pairwise(offsets[cut].tolist())]
+
+
+def _prepare_lines(text: str) -> str:
+    r"""Steps 1 to 4 of spec /3 on each line of `text` (lines joined by line breaks).
+
+    One call on the whole text: no step acts across a line break (markers hold no white
+    space, escapes no line break, and NFKC and case folding leave U+000A alone and never
+    join across it), and none removes one; only an escape (``\u000a``) can add one, and
+    then each line is prepared by itself, its decoded breaks becoming spaces.
+    """
+    prepared = _prepare_v3(text)
+    if prepared.count("\n") == text.count("\n"):
+        return prepared
+    # a decoded break is white space like any other: a space gives the same words
+    return "\n".join(_prepare_v3(line).replace("\n", " ") for line in text.split("\n"))
+
+
+def _unicode_lines(text: str) -> tuple[bytes, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Spec /3 of each line of `text` (lines joined by line breaks, none inside a line).
+
+    Returns UTF-8 words and spaces, and where each line's output starts and stops in it.
+    """
+    points = np.frombuffer(_prepare_lines(text).encode("utf-32-le", "surrogatepass"), np.uint32)
+    out, ends = _classify(points)
+    before = np.concatenate(([0], ends))  # output length before each point
+    breaks = np.flatnonzero(points == 10)
+    starts = before[np.concatenate(([0], breaks + 1))]
+    stops = before[np.concatenate((breaks, [points.size]))]
+    data, offsets = _utf8(out)
+    return data, offsets[starts], offsets[stops]
 
 
 _SEPARATORS = (16, 17, 18, 19, 20, 21, 22, 23, 14, 15, 4, 5, 6, 1, 2, 3, 7, 8, 24, 25, 26, 27)
@@ -701,12 +744,16 @@ def _line_spans(data: bytes, found: npt.NDArray[np.int64], separator: int) -> li
 
 
 def _splice(data: bytes, spans: Sequence[tuple[int, int]]) -> bytes:
-    """`data` with each span replaced by its Unicode-path normalisation (all in one call)."""
-    done = _unicode_v3([data[lo:hi].decode("utf-8", "surrogatepass") for lo, hi in spans])
+    """`data` with each span (a line) replaced by its Unicode-path normalisation.
+
+    The lines are decoded, prepared and classified together (`_unicode_lines`).
+    """
+    lines = b"\n".join([data[lo:hi] for lo, hi in spans]).decode("utf-8", "surrogatepass")
+    done, starts, stops = _unicode_lines(lines)
     pieces: list[bytes] = []
     previous = 0
-    for (lo, hi), part in zip(spans, done, strict=True):
-        pieces.extend((data[previous:lo], part))
+    for (lo, hi), start, stop in zip(spans, starts.tolist(), stops.tolist(), strict=True):
+        pieces.extend((data[previous:lo], done[start:stop]))
         previous = hi
     pieces.append(data[previous:])
     return b"".join(pieces)

@@ -229,6 +229,31 @@ def test_batch_normalisation_equals_the_plain_definitions(seed: int) -> None:
                 assert words == words_of(doc), (doc, words)
 
 
+LINE_PIECES = [
+    *["\n", "\n", "\n\u0301", "\u0301", "e", "E", "\u00e9", "\u2026", "\ufb01", "\u0130", "\u00df"],
+    *["\\u000a", "\\u000A", "\\\\u000a", "\\ud83d", "\\ude00", "\\n", "<|a", "b|>", "<s", ">"],
+    *["\u4e00", "\u1100", "\u1161", "\uac00", "\u0627\u0644", "a", " ", "\u212b", "\u00c5"],
+]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_unicode_lines_of_a_batch_are_prepared_together_and_stay_exact(seed: int) -> None:
+    """Many non-ASCII lines per document: combining marks at line starts (NFKC must not join
+    them to the line before), Hangul jamo across a break, escapes that decode to a line break
+    (then each line is prepared alone), markers cut by a break, case folds that lengthen."""
+    rng = random.Random(seed)
+    for _ in range(80):
+        docs = [
+            "".join(rng.choice(LINE_PIECES) for _ in range(rng.randint(0, 30)))
+            for _ in range(rng.randint(1, 6))
+        ]
+        batch = normalise_batch_v3(docs)
+        for k, doc in enumerate(docs):
+            piece = batch.buffer[batch.offsets[k] : batch.offsets[k + 1] - 1]
+            words = [w.decode("utf-8", "surrogatepass") for w in piece.split(b"\0") if w]
+            assert words == words_v3(doc), (doc, words)
+
+
 def test_spec_3_words() -> None:
     assert words_v3("Ticket T-18699") == words_v3("ticket t18699") == ["ticket", "t18699"]
     assert words_v3("Mail jo.doe@example.com now") == words_v3("mail jodoeexamplecom NOW")
@@ -250,13 +275,13 @@ def test_only_documents_that_need_it_take_the_unicode_path(monkeypatch: pytest.M
     import evalsuite._core.text as text
 
     seen: list[str] = []
-    real = text._unicode_v3
+    real = text._unicode_lines
 
-    def spy(texts: list[str]) -> list[bytes]:
-        seen.extend(texts)
-        return real(texts)
+    def spy(lines: str) -> tuple[bytes, np.ndarray, np.ndarray]:
+        seen.extend(lines.split("\n"))
+        return real(lines)
 
-    monkeypatch.setattr(text, "_unicode_v3", spy)
+    monkeypatch.setattr(text, "_unicode_lines", spy)
     docs = ["plain", "has \x10 inside", "caf\u00e9\nplain line", "esc \\u00e9", "plain <|im_end|>"]
     batch = normalise_batch_v3(docs)
     # a document holding the separator makes the batch join with another control byte (no
