@@ -51,7 +51,7 @@ from evalsuite.guard._kernel import (
     available,
     byte_tables,
     kernel,
-    scan,
+    steps,
 )
 from evalsuite.guard._screen import DEFAULT_BATCH_BYTES
 from evalsuite.manifest import KeySpec, freeze
@@ -189,7 +189,7 @@ def normalisers(paths: list[Path], *, limit_bytes: int) -> tuple[float, float, f
     """CPU MB/s of normalisation on the same documents (batches of about 1 MB, as the guard
     screens them): the spec /2 and spec /3 batch normalisers (numpy, the reference), and
     spec /3 as the guard runs it with the compiled kernel (`prepare_batch_v3` with the
-    compiled scan, then the compiled word pass: step 5 and the word hashes; None without
+    compiled byte passes, then the compiled word pass: step 5 and the word hashes; None without
     numba)."""
     batches: list[list[str]] = [[]]
     size = done = 0
@@ -208,14 +208,14 @@ def normalisers(paths: list[Path], *, limit_bytes: int) -> tuple[float, float, f
         for batch in batches:
             normalise(batch)
         rates.append(done / 1e6 / (time.process_time() - cpu))
-    found = scan()
+    found = steps()
     if found is None:
         return rates[0], rates[1], None
     from evalsuite.guard._jit import _prepared_words
 
     cpu = time.process_time()
     for batch in batches:
-        prepared = prepare_batch_v3(batch, scan=found)
+        prepared = prepare_batch_v3(batch, steps=found)
         _prepared_words(
             np.frombuffer(prepared.data, dtype=np.uint8),
             *byte_tables(prepared.separator),
@@ -365,8 +365,8 @@ def main() -> int:
         )
         if guard_v3 is not None:
             print(
-                f"spec /3 as the guard runs it (prepare_batch_v3 with the compiled scan, then "
-                f"the compiled word pass with the word hashes): {guard_v3:.0f} MB/s"
+                f"spec /3 as the guard runs it (prepare_batch_v3 with the compiled byte passes, "
+                f"then the compiled word pass with the word hashes): {guard_v3:.0f} MB/s"
             )
         if not same:
             print(

@@ -57,16 +57,18 @@ __all__ = [
     "NGRAM_PRIME",
     "NGRAM_V2",
     "NGRAM_V3",
+    "NUMPY_STEPS",
     "SPECS",
     "WORD_PRIME",
-    "Blank",
+    "ByteSteps",
     "NgramSpec",
     "NormalisedBatch",
     "PreparedBatch",
-    "Scan",
     "Scanned",
+    "Spans",
     "blank_v3",
     "fast_word_hashes",
+    "gather_v3",
     "ngram_hashes",
     "normalise_ascii",
     "normalise_ascii_zero_gaps",
@@ -78,6 +80,7 @@ __all__ = [
     "scan_v3",
     "separator_classes",
     "special_positions",
+    "splice_v3",
     "text_hash",
     "word_hashes",
     "word_hashes_of_buffer",
@@ -640,19 +643,36 @@ _AFTER_ANGLE = _byte_set(b"|/<ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 _AFTER_BRACKET = _byte_set(b"/iI")
 
 
-Scanned = tuple[npt.NDArray[np.int64], list[tuple[int, int]], int]
-"""What a `Scan` of a joined batch finds: the positions of every ``\\``, ``<`` and ``[``
+Spans = npt.NDArray[np.int64]
+"""Sorted, disjoint (start, stop) byte spans, one a row (shape ``(k, 2)``)."""
+
+Scanned = tuple[npt.NDArray[np.int64], Spans, int]
+"""What a scan of a joined batch finds: the positions of every ``\\``, ``<`` and ``[``
 (sorted), the lines (between line breaks and the separator byte) that hold a non-ASCII byte
-or a ``\\u`` escape (sorted (start, stop) spans), and the number of separator bytes."""
+or a ``\\u`` escape (`Spans`), and the number of separator bytes."""
 
-Blank = Callable[[bytes, int, Sequence[tuple[int, int]], npt.NDArray[np.int64]], bytes]
-"""``(data, separator, skip, specials)`` -> `data` with escaped letters and chat-template
-markers blanked outside the `skip` spans (`blank_v3` is the reference; the guard passes a
-compiled one)."""
+Regions = Sequence[tuple[int, int]] | None
+"""Where a joined batch's non-ASCII documents are (`_encode`), or None: anywhere."""
 
-Scan = Callable[[bytes, int], Scanned]
-"""``(data, separator)`` -> `Scanned`: the one pass over a batch that `prepare_batch_v3` needs
-(`scan_v3` is the numpy reference; the guard passes a compiled one)."""
+
+@dataclass(frozen=True, slots=True)
+class ByteSteps:
+    """The byte-level passes of `prepare_batch_v3`.
+
+    Numpy ones (`NUMPY_STEPS`, the reference) or compiled ones (the guard's,
+    ``evalsuite/guard/_jit.py``), with the same results.
+    """
+
+    scan: Callable[[bytes, int, Regions], Scanned]
+    """``(data, separator, regions)``: the one pass over a batch (`scan_v3`)."""
+    blank: Callable[[bytes, int, Spans, npt.NDArray[np.int64]], bytes]
+    """``(data, separator, skip, specials)``: escaped letters and chat-template markers
+    blanked outside the `skip` spans (`blank_v3`)."""
+    gather: Callable[[bytes, Spans], bytes]
+    """``(data, spans)``: the spans joined by line breaks (`gather_v3`)."""
+    splice: Callable[[bytes, Spans, bytes, npt.NDArray[np.int64], npt.NDArray[np.int64]], bytes]
+    """``(data, spans, done, starts, stops)``: `data` with span ``k`` replaced by
+    ``done[starts[k]:stops[k]]`` (`splice_v3`)."""
 
 
 def special_positions(data: bytes) -> npt.NDArray[np.int64]:
@@ -663,7 +683,7 @@ def special_positions(data: bytes) -> npt.NDArray[np.int64]:
 def _blank_v3(
     data: bytes,
     tables: _Tables,
-    skip: Sequence[tuple[int, int]],
+    skip: Spans,
     specials: npt.NDArray[np.int64] | None = None,
 ) -> bytes:
     r"""Steps 1 and 3 of spec /3 on raw ASCII text, in place (every length kept).
@@ -674,9 +694,8 @@ def _blank_v3(
     as `specials`); a pattern is tried only where a marker may start.
     """
     at = special_positions(data) if specials is None else specials
-    if skip and at.size:
-        los = np.asarray([lo for lo, _ in skip], dtype=np.int64)
-        his = np.asarray([hi for _, hi in skip], dtype=np.int64)
+    if len(skip) and at.size:
+        los, his = skip[:, 0], skip[:, 1]
         span = np.searchsorted(los, at, side="right") - 1
         at = at[(span < 0) | (at >= his[np.maximum(span, 0)])]
     if at.size == 0:
@@ -703,10 +722,8 @@ def _blank_v3(
     return bytes(out)
 
 
-def blank_v3(
-    data: bytes, separator: int, skip: Sequence[tuple[int, int]], specials: npt.NDArray[np.int64]
-) -> bytes:
-    """Steps 1 and 3 of spec /3 on a joined batch (`_blank_v3`): the reference `Blank`."""
+def blank_v3(data: bytes, separator: int, skip: Spans, specials: npt.NDArray[np.int64]) -> bytes:
+    """Steps 1 and 3 of spec /3 on a joined batch (`_blank_v3`): `ByteSteps.blank`."""
     return _blank_v3(data, _tables(separator), skip, specials)
 
 
@@ -718,8 +735,12 @@ def _escapes(arr: npt.NDArray[np.uint8], specials: npt.NDArray[np.int64]) -> npt
     return escapes
 
 
-def _line_spans(data: bytes, found: npt.NDArray[np.int64], separator: int) -> list[tuple[int, int]]:
+def _line_spans(data: bytes, found: npt.NDArray[np.int64], separator: int) -> Spans:
     """The lines (between line breaks and separators) holding the sorted positions `found`."""
+    return np.asarray(_line_list(data, found, separator), dtype=np.int64).reshape(-1, 2)
+
+
+def _line_list(data: bytes, found: npt.NDArray[np.int64], separator: int) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     arr = np.frombuffer(data, dtype=np.uint8)
     if found.size > 4096:  # dense: every line break at once
@@ -743,20 +764,36 @@ def _line_spans(data: bytes, found: npt.NDArray[np.int64], separator: int) -> li
     return spans
 
 
-def _splice(data: bytes, spans: Sequence[tuple[int, int]]) -> bytes:
-    """`data` with each span (a line) replaced by its Unicode-path normalisation.
+def gather_v3(data: bytes, spans: Spans) -> bytes:
+    """The spans of `data` joined by line breaks (`ByteSteps.gather`)."""
+    return b"\n".join([data[lo:hi] for lo, hi in spans.tolist()])
 
-    The lines are decoded, prepared and classified together (`_unicode_lines`).
-    """
-    lines = b"\n".join([data[lo:hi] for lo, hi in spans]).decode("utf-8", "surrogatepass")
-    done, starts, stops = _unicode_lines(lines)
+
+def splice_v3(
+    data: bytes,
+    spans: Spans,
+    done: bytes,
+    starts: npt.NDArray[np.int64],
+    stops: npt.NDArray[np.int64],
+) -> bytes:
+    """`data` with span ``k`` replaced by ``done[starts[k]:stops[k]]`` (`ByteSteps.splice`)."""
     pieces: list[bytes] = []
     previous = 0
-    for (lo, hi), start, stop in zip(spans, starts.tolist(), stops.tolist(), strict=True):
+    for (lo, hi), start, stop in zip(spans.tolist(), starts.tolist(), stops.tolist(), strict=True):
         pieces.extend((data[previous:lo], done[start:stop]))
         previous = hi
     pieces.append(data[previous:])
     return b"".join(pieces)
+
+
+def _splice(data: bytes, spans: Spans, steps: ByteSteps) -> bytes:
+    """`data` with each span (a line) replaced by its Unicode-path normalisation.
+
+    The lines are gathered, decoded, prepared and classified together (`_unicode_lines`).
+    """
+    lines = steps.gather(data, spans).decode("utf-8", "surrogatepass")
+    done, starts, stops = _unicode_lines(lines)
+    return steps.splice(data, spans, done, starts, stops)
 
 
 @dataclass(frozen=True, slots=True)
@@ -823,38 +860,34 @@ def _held(char: str, texts: Sequence[str]) -> bool:
     return any(map(operator.contains, texts, itertools.repeat(char)))
 
 
-def prepare_batch_v3(
-    texts: Sequence[str], *, scan: Scan | None = None, blank: Blank = blank_v3
-) -> PreparedBatch:
+def prepare_batch_v3(texts: Sequence[str], *, steps: ByteSteps | None = None) -> PreparedBatch:
     r"""Steps 1 to 4 of spec /3 for a batch of documents (`PreparedBatch`).
 
     The documents are joined by a control byte that none of them holds (usually ``\x10``)
     and encoded once. Lines with a non-ASCII character or a ``\u`` escape take the exact
     Unicode path together; the rest stays raw ASCII for byte-level passes over the whole
-    buffer: one numpy pass finds escaped letters and chat-template markers and blanks them in
-    place. `scan` finds where those may start, the lines for the Unicode path and the
-    separators, and `blank` blanks escaped letters and markers (the guard passes compiled
-    ones; the result is the same as with `scan_v3` and `blank_v3`):
-    given one, the batch is joined by the first of `_SEPARATORS` and another byte is chosen
-    only when the scan counts more of it than the joins (a document holds it).
+    buffer, which blank escaped letters and chat-template markers in place. `steps` are
+    those passes (default `NUMPY_STEPS`; the guard passes compiled ones, with the same
+    result). The batch is joined by the first of `_SEPARATORS` and joined again by another
+    byte only when the scan counts more of it than the joins (a document holds it).
     """
+    steps = NUMPY_STEPS if steps is None else steps
     if not texts:
         return PreparedBatch(b"", 1, 0, 0, b"")
-    if scan is not None:
-        first = _SEPARATORS[0]
-        data, _ = _encode(texts, chr(first))
-        scanned = scan(data, first)
-        if scanned[2] == len(texts) - 1:
-            n_bytes = len(data) - (len(texts) - 1)
-            return _batch_v3(data, len(texts), first, n_bytes, scanned, blank)
+    first = _SEPARATORS[0]
+    data, regions = _encode(texts, chr(first))
+    scanned = steps.scan(data, first, regions)
+    if scanned[2] == len(texts) - 1:
+        n_bytes = len(data) - (len(texts) - 1)
+        return _batch_v3(data, len(texts), first, n_bytes, scanned, steps)
     separator = next((c for c in _SEPARATORS if not _held(chr(c), texts)), None)
     if separator is None:  # every spare byte is used: one document at a time
         n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
         return PreparedBatch(b"\x01".join(_unicode_v3(texts)), 1, len(texts), n_bytes)
     data, regions = _encode(texts, chr(separator))
     n_bytes = len(data) - (len(texts) - 1)
-    scanned = scan_v3(data, separator, regions) if scan is None else scan(data, separator)
-    return _batch_v3(data, len(texts), separator, n_bytes, scanned, blank)
+    scanned = steps.scan(data, separator, regions)
+    return _batch_v3(data, len(texts), separator, n_bytes, scanned, steps)
 
 
 def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
@@ -868,19 +901,24 @@ def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
     return prepare_batch_v3(texts).finish()
 
 
-def _encode(texts: Sequence[str], separator: str) -> tuple[bytes, list[tuple[int, int]]]:
+def _encode(texts: Sequence[str], separator: str) -> tuple[bytes, Regions]:
     """`texts` joined by `separator` as UTF-8, and where its non-ASCII documents are.
 
     Runs of ASCII documents are joined and copied as they are; only the others are encoded
-    (slower). A batch is never joined as one `str`: one non-ASCII document would widen it all.
+    (slower), unless they are more than a quarter of the batch: then the batch is joined and
+    encoded whole (one wide `str`, but one call instead of one a document; regions None).
     """
-    if all(map(str.isascii, texts)):
+    ascii_texts = list(map(str.isascii, texts))
+    n_other = len(texts) - sum(ascii_texts)
+    if n_other == 0:
         return separator.join(texts).encode("ascii"), []
+    if 4 * n_other > len(texts):
+        return separator.join(texts).encode("utf-8", "surrogatepass"), None
     pieces: list[bytes] = []
     regions: list[tuple[int, int]] = []
     size, start = 0, 0
     # the non-ASCII documents, found by a C-level loop (no Python frame per document)
-    for k in itertools.compress(itertools.count(), map(operator.not_, map(str.isascii, texts))):
+    for k in itertools.compress(itertools.count(), map(operator.not_, ascii_texts)):
         text = texts[k]
         if k > start:
             pieces.append(separator.join(texts[start:k]).encode("ascii"))
@@ -895,7 +933,7 @@ def _encode(texts: Sequence[str], separator: str) -> tuple[bytes, list[tuple[int
 
 
 def _batch_v3(
-    data: bytes, n_docs: int, separator: int, n_bytes: int, scanned: Scanned, blank: Blank
+    data: bytes, n_docs: int, separator: int, n_bytes: int, scanned: Scanned, steps: ByteSteps
 ) -> PreparedBatch:
     r"""One batch joined by `separator`, with what its scan found.
 
@@ -905,16 +943,14 @@ def _batch_v3(
     """
     at, spans, _ = scanned
     raw = data
-    data = blank(data, separator, spans, at)
-    if spans:
-        data = _splice(data, spans)
+    data = steps.blank(data, separator, spans, at)
+    if len(spans):
+        data = _splice(data, spans, steps)
     return PreparedBatch(data, separator, n_docs, n_bytes, raw)
 
 
-def scan_v3(
-    data: bytes, separator: int, regions: Sequence[tuple[int, int]] | None = None
-) -> Scanned:
-    r"""`Scanned` of a joined batch, with numpy: the reference of the compiled scan.
+def scan_v3(data: bytes, separator: int, regions: Regions = None) -> Scanned:
+    r"""`Scanned` of a joined batch, with numpy (`ByteSteps.scan`).
 
     Args:
         data: UTF-8 documents joined by the byte `separator`.
@@ -930,8 +966,12 @@ def scan_v3(
         found = [np.flatnonzero(arr[lo:hi] >= 128) + lo for lo, hi in regions]
     found.append(_escapes(arr, at))
     points = np.unique(np.concatenate(found))
-    spans = _line_spans(data, points, separator) if points.size else []
+    spans = _line_spans(data, points, separator) if points.size else np.zeros((0, 2), np.int64)
     return at, spans, data.count(separator.to_bytes(1, "little"))
+
+
+NUMPY_STEPS = ByteSteps(scan_v3, blank_v3, gather_v3, splice_v3)
+"""The numpy byte passes of `prepare_batch_v3`: the reference of the compiled ones."""
 
 
 def _v3_result(buffer: bytes, n_docs: int, separator: int, n_bytes: int) -> NormalisedBatch | None:

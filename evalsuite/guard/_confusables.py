@@ -16,12 +16,13 @@ import functools
 import json
 import sys
 import unicodedata
+from collections.abc import Sequence
 from importlib import resources
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["fold_confusables", "fold_confusables_reference", "fold_table"]
+__all__ = ["fold_all", "fold_confusables", "fold_confusables_reference", "fold_table"]
 
 
 def _candidates(data: dict[str, list[dict[str, str]]], char: str) -> set[str]:
@@ -129,6 +130,28 @@ def fold_confusables(text: str) -> str:
     if folded == data:  # one memcmp (`np.array_equal` costs more than the fold)
         return text
     return folded.decode("utf-32-le", "surrogatepass")
+
+
+def fold_all(texts: Sequence[str]) -> list[str]:
+    """`fold_confusables` of each text, with one gather for them all.
+
+    The fold maps each character to one character, so the folded texts are the slices of
+    the folded concatenation; a text that did not change is returned itself.
+    """
+    if len(texts) < 2:
+        return [fold_confusables(t) for t in texts]
+    joined = "".join(texts)
+    folded = fold_confusables(joined)
+    if folded is joined:
+        return list(texts)
+    out: list[str] = []
+    start = 0
+    for text in texts:
+        stop = start + len(text)
+        piece = folded[start:stop]
+        out.append(text if piece == text else piece)
+        start = stop
+    return out
 
 
 def fold_confusables_reference(text: str) -> str:

@@ -12,7 +12,7 @@ import numpy as np
 
 from evalsuite._core.text import NGRAM_PRIME, WORD_PRIME
 
-__all__ = ["blank", "scan", "screen", "screen_prepared"]
+__all__ = ["blank", "gather", "scan", "screen", "screen_prepared", "splice"]
 
 _WORD_PRIME = np.uint64(WORD_PRIME)
 _NGRAM_PRIME = np.uint64(NGRAM_PRIME)
@@ -298,10 +298,10 @@ def _scan(data: Any, separator: int) -> Any:  # pragma: no cover - compiled
     return specials[:n_specials].copy(), spans[:n_spans].copy(), separators
 
 
-def scan(data: bytes, separator: int) -> tuple[Any, list[tuple[int, int]], int]:
-    """`evalsuite._core.text.scan_v3`, compiled (the same `Scanned`, one call)."""
+def scan(data: bytes, separator: int, regions: Any = None) -> tuple[Any, Any, int]:
+    """`evalsuite._core.text.scan_v3`, compiled (the same `Scanned`; `regions` unused)."""
     specials, spans, separators = _scan(np.frombuffer(data, dtype=np.uint8), separator)
-    return specials, [(lo, hi) for lo, hi in spans.tolist()], int(separators)
+    return specials, spans, int(separators)
 
 
 _NOT_IN_PIPE_MARKER = np.zeros(256, dtype=np.uint8)
@@ -457,8 +457,62 @@ def blank(data: bytes, separator: int, skip: Any, specials: Any) -> bytes:
     """`evalsuite._core.text.blank_v3`, compiled (the same bytes)."""
     excluded = _NOT_IN_PIPE_MARKER.copy()
     excluded[separator] = 1
-    spans = np.asarray(skip, dtype=np.int64).reshape(-1, 2)
     out, changed = _blank(
-        np.frombuffer(data, dtype=np.uint8), specials, spans, excluded, _TAG_BYTES, _ESCAPED
+        np.frombuffer(data, dtype=np.uint8), specials, skip, excluded, _TAG_BYTES, _ESCAPED
     )
     return out.tobytes() if changed else data
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather(data: Any, spans: Any) -> Any:  # pragma: no cover - compiled
+    size = max(spans.shape[0] - 1, 0)
+    for k in range(spans.shape[0]):
+        size += spans[k, 1] - spans[k, 0]
+    out = np.empty(size, dtype=np.uint8)
+    at = 0
+    for k in range(spans.shape[0]):
+        if k:
+            out[at] = 10
+            at += 1
+        lo, hi = spans[k, 0], spans[k, 1]
+        out[at : at + hi - lo] = data[lo:hi]
+        at += hi - lo
+    return out
+
+
+def gather(data: bytes, spans: Any) -> bytes:
+    """`evalsuite._core.text.gather_v3`, compiled (the same bytes)."""
+    return bytes(_gather(np.frombuffer(data, dtype=np.uint8), spans).data)
+
+
+@numba.njit(cache=True, nogil=True)
+def _splice(data: Any, spans: Any, done: Any, starts: Any, stops: Any) -> Any:  # pragma: no cover
+    size = data.size
+    for k in range(spans.shape[0]):
+        size += (stops[k] - starts[k]) - (spans[k, 1] - spans[k, 0])
+    out = np.empty(size, dtype=np.uint8)
+    at = 0
+    previous = 0
+    for k in range(spans.shape[0]):
+        lo = spans[k, 0]
+        out[at : at + lo - previous] = data[previous:lo]
+        at += lo - previous
+        length = stops[k] - starts[k]
+        out[at : at + length] = done[starts[k] : stops[k]]
+        at += length
+        previous = spans[k, 1]
+    out[at:] = data[previous:]
+    return out
+
+
+def splice(data: bytes, spans: Any, done: bytes, starts: Any, stops: Any) -> bytes:
+    """`evalsuite._core.text.splice_v3`, compiled (the same bytes)."""
+    return bytes(
+        _splice(
+            np.frombuffer(data, dtype=np.uint8),
+            spans,
+            np.frombuffer(done, dtype=np.uint8),
+            starts,
+            stops,
+        ).data
+    )

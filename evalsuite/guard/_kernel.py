@@ -13,9 +13,9 @@ compare the two on random text (tests/guard/test_kernel.py).
 For spec /3, `prepared_kernel` also does the spec's last step: it reads the bytes of
 `evalsuite._core.text.prepare_batch_v3` (escapes, markers and non-ASCII lines done; case,
 punctuation and white space left) through `byte_tables`, so the normalised buffer is never
-written; `scan` is the compiled pass that finds where escapes, markers and non-ASCII lines
-are. The tests compare them with `normalise_batch_v3` and `words_v3` on adversarial text
-(tests/guard/test_fused.py).
+written; `steps` are the compiled byte passes that find and blank escapes and markers and
+splice the non-ASCII lines. The tests compare them with `normalise_batch_v3` and `words_v3`
+on adversarial text (tests/guard/test_fused.py).
 
 numba is imported on the first screen, never at start-up, and compiled code is cached
 beside this file (``__pycache__``) when that directory is writable.
@@ -32,18 +32,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from evalsuite._core.text import WORD_PRIME, Blank, Scan, separator_classes
+from evalsuite._core.text import WORD_PRIME, ByteSteps, separator_classes
 
 __all__ = [
     "DISABLE_ENV",
     "Kernel",
     "PreparedKernel",
     "available",
-    "blank",
     "byte_tables",
     "kernel",
     "prepared_kernel",
-    "scan",
+    "steps",
 ]
 
 DISABLE_ENV = "EVALSUITE_GUARD_NO_JIT"
@@ -95,16 +94,21 @@ def prepared_kernel() -> PreparedKernel | None:
     return found
 
 
-def blank() -> Blank | None:
-    """The compiled `evalsuite._core.text.blank_v3` (`Blank`), or None as for `kernel`."""
-    found: Blank | None = _compiled("blank")
-    return found
+def steps() -> ByteSteps | None:
+    """The compiled byte passes of spec /3, or None as for `kernel`.
+
+    An `evalsuite._core.text.ByteSteps` with the results of
+    `evalsuite._core.text.NUMPY_STEPS`.
+    """
+    if kernel() is None:
+        return None
+    return _steps()
 
 
-def scan() -> Scan | None:
-    """The compiled `evalsuite._core.text.scan_v3` (`Scan`), or None as for `kernel`."""
-    found: Scan | None = _compiled("scan")
-    return found
+@functools.cache
+def _steps() -> ByteSteps:
+    jit = importlib.import_module("evalsuite.guard._jit")
+    return ByteSteps(jit.scan, jit.blank, jit.gather, jit.splice)
 
 
 @functools.cache

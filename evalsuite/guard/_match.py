@@ -22,17 +22,15 @@ from evalsuite._core.text import (
     NGRAM_V3,
     SPECS,
     PreparedBatch,
-    blank_v3,
     fast_word_hashes,
     prepare_batch_v3,
 )
 from evalsuite.guard._index import PartIndex
 from evalsuite.guard._kernel import (
-    blank,
     byte_tables,
     kernel,
     prepared_kernel,
-    scan,
+    steps,
 )
 
 __all__ = ["BatchMatches", "find_canaries", "match_batch"]
@@ -276,7 +274,7 @@ def match_batch(
     found_canaries: list[tuple[int, str]] | None = None
     words_of: Callable[[int], list[bytes]]
     if fused is not None:  # spec /3: its last step fused into the compiled word pass
-        prepared = prepare_batch_v3(texts, scan=scan(), blank=blank() or blank_v3)
+        prepared = prepare_batch_v3(texts, steps=steps())
         n_bytes = prepared.n_bytes
         word_hashes, doc_words, ends, gram_pos, gram_val, head_pos, head_val = fused(
             np.frombuffer(prepared.data, dtype=np.uint8),

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from evalsuite._core.text import NGRAM_V3, SPECS
 from evalsuite.errors import UsageError
 from evalsuite.guard._batch import MIN_PIECE, Batch, Piece, batches_of, rebatch
-from evalsuite.guard._confusables import fold_confusables
+from evalsuite.guard._confusables import fold_all
 from evalsuite.guard._index import FingerprintIndex, PartIndex
 from evalsuite.guard._match import BatchMatches, find_canaries, match_batch
 from evalsuite.manifest import Split
@@ -344,10 +344,10 @@ class Screener:
         # only a document with non-ASCII text, or a piece of a long one, may need a copy
         candidates = set(compress(count(), map(operator.not_, map(str.isascii, batch.texts))))
         candidates.update(batch.pieces)
-        for d in sorted(candidates):
+        order = sorted(candidates)
+        for d, folded in zip(order, fold_all([batch.texts[d] for d in order]), strict=True):
             text = batch.texts[d]
             piece = batch.pieces.get(d)
-            folded = fold_confusables(text)
             split = piece is not None and not piece.whole
             following = split and piece is not None and piece.name in self._folding
             if folded is text and not following:

@@ -4,10 +4,12 @@ docs/design/guard-normalisation.md, "Confusables"), and still finds all it found
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from evalsuite.guard import _screen
-from evalsuite.guard._confusables import fold_confusables, fold_table
+from evalsuite.guard._confusables import fold_all, fold_confusables, fold_table
 from evalsuite.guard._index import build_index
 from evalsuite.guard._screen import screen_documents
 from tests.guard.test_screen import Item, fingerprint_set, key, scenario  # noqa: F401 - a fixture
@@ -86,7 +88,7 @@ def test_everything_found_before_is_still_found(
     items, docs = request.getfixturevalue("scenario")
     index = build_index([fingerprint_set(items)])
     now = {key(h) for h in screen_documents(docs, index, batch_bytes=4096)}
-    monkeypatch.setattr(_screen, "fold_confusables", lambda text: text)
+    monkeypatch.setattr(_screen, "fold_all", list)  # no folding: the screen before it
     before = {key(h) for h in screen_documents(docs, index, batch_bytes=4096)}
     assert before and before <= now
 
@@ -104,3 +106,16 @@ def test_a_copy_with_diacritics_or_combining_marks_is_found() -> None:
         ("combining", "long", 1.0),
         ("precomposed", "long", 1.0),
     ]
+
+
+def test_folding_a_batch_at_once_equals_folding_each_text() -> None:
+    """One gather for the batch: the same texts, unchanged ones returned themselves (the
+    screener copies only the others), lone surrogates at the joins left apart."""
+    rng = random.Random(3)
+    alphabet = ["a", "\u0430", "\u00e9", "\u4e00", "\ud800", "\udc00", " ", "\u0301", "x"]
+    for size in (0, 1, 2, 7, 40):
+        texts = ["".join(rng.choices(alphabet, k=rng.randint(0, 9))) for _ in range(size)]
+        folded = fold_all(texts)
+        assert folded == [fold_confusables(t) for t in texts]
+        for text, out in zip(texts, folded, strict=True):
+            assert (out is text) == (fold_confusables(text) is text)

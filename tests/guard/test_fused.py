@@ -121,7 +121,7 @@ def _joined(texts: list[str]) -> tuple[bytes, int]:
 
 def _assert_same_scan(got: Scanned, expected: Scanned) -> None:
     assert np.array_equal(got[0], expected[0])
-    assert got[1] == expected[1]
+    assert np.array_equal(got[1], expected[1]) and got[1].shape == expected[1].shape
     assert got[2] == expected[2]
 
 
@@ -132,8 +132,9 @@ _SCAN_BYTES = b"ab \\u<[\n\x01\x02\x10\xc3\xa9\xe4\xb8\x80"
 def test_the_compiled_scan_equals_the_numpy_scan_on_any_bytes(seed: int) -> None:
     """Every length around the scan's words of eight; marks at both ends, runs of them, lines
     with several non-ASCII bytes and escapes, backslashes last, separators anywhere."""
-    scan = _kernel.scan()
-    assert scan is not None
+    steps = _kernel.steps()
+    assert steps is not None
+    scan = steps.scan
     rng = random.Random(seed)
     cases = [b"", b"\\", b"\\u", b"u\\", b"\xe9", b"\n\xe9\n", b"\x01" * 9, b"<" * 17]
     for size in [*range(40), 63, 64, 65, 500, 4097]:
@@ -141,7 +142,14 @@ def test_the_compiled_scan_equals_the_numpy_scan_on_any_bytes(seed: int) -> None
         cases.append(bytes(rng.choices(_SCAN_BYTES, weights=weights, k=size)))
     for data in cases:
         for separator in (1, 2, 16):
-            _assert_same_scan(scan(data, separator), scan_v3(data, separator))
+            _assert_same_scan(scan(data, separator, None), scan_v3(data, separator))
+            spans = scan_v3(data, separator)[1]  # gathered and spliced as the Unicode path does
+            assert steps.gather(data, spans) == text_module.gather_v3(data, spans)
+            done = bytes(rng.choices(_SCAN_BYTES, k=rng.choice([0, 5, 90])))
+            cuts = np.sort(np.asarray(rng.choices(range(len(done) + 1), k=2 * len(spans))))
+            starts, stops = cuts[0::2].astype(np.int64), cuts[1::2].astype(np.int64)
+            expected = text_module.splice_v3(data, spans, done, starts, stops)
+            assert steps.splice(data, spans, done, starts, stops) == expected
 
 
 _MARKER_PIECES = [
@@ -188,8 +196,9 @@ def test_the_compiled_blanking_equals_the_regular_expressions(seed: int) -> None
     """Markers at every length limit (64 inside <|...|>, 31 after a tag's letter), nested and
     overlapping markers, escaped letters inside markers, markers across Unicode-path lines,
     the separator and \\x01 inside <|...|>, ends of the buffer."""
-    blank = _kernel.blank()
-    assert blank is not None
+    steps = _kernel.steps()
+    assert steps is not None
+    blank = steps.blank
     rng = random.Random(seed)
     for _ in range(400):
         text = "".join(rng.choices(_MARKER_PIECES, k=rng.choice([1, 3, 10, 40])))
@@ -198,9 +207,9 @@ def test_the_compiled_blanking_equals_the_regular_expressions(seed: int) -> None
             specials, spans, _ = scan_v3(data, separator)
             expected = text_module.blank_v3(data, separator, spans, specials)
             assert blank(data, separator, spans, specials) == expected, (text, separator)
-            skip = sorted(rng.sample(range(len(data) + 1), 2))  # any span may be skipped
-            expected = text_module.blank_v3(data, separator, [tuple(skip)], specials)
-            assert blank(data, separator, [tuple(skip)], specials) == expected, (text, skip)
+            skip = np.asarray([sorted(rng.sample(range(len(data) + 1), 2))], dtype=np.int64)
+            expected = text_module.blank_v3(data, separator, skip, specials)  # any span skipped
+            assert blank(data, separator, skip, specials) == expected, (text, skip)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -209,13 +218,13 @@ def test_the_fused_word_pass_equals_the_numpy_path(seed: int) -> None:
     assert screen is not None
     from evalsuite.guard._jit import _prepared_words
 
-    scan, blank = _kernel.scan(), _kernel.blank()
-    assert scan is not None and blank is not None
+    steps = _kernel.steps()
+    assert steps is not None
     for texts in _batches(seed):
-        prepared = prepare_batch_v3(texts, scan=scan, blank=blank)
+        prepared = prepare_batch_v3(texts, steps=steps)
         assert prepared == prepare_batch_v3(texts)
         for data, separator in ((prepared.data, prepared.separator), _joined(texts)):
-            _assert_same_scan(scan(data, separator), scan_v3(data, separator))
+            _assert_same_scan(steps.scan(data, separator, None), scan_v3(data, separator))
         reference = normalise_batch_v3(texts)
         hashes, doc_words, ends = _prepared_words(
             np.frombuffer(prepared.data, dtype=np.uint8),
@@ -328,8 +337,8 @@ def test_canaries_found_in_the_joined_batch_are_those_of_each_document(seed: int
     rng = random.Random(seed)
     canaries = [CANARY, "caf\u00e9 \u4e00 mark", "aa", "a", "", "x\x10y", "\x11z"]
     pieces = [*canaries, "b", "aaa", " ", "\u00e9", "\x10", "caf", "\u00e9 \u4e00 mark", "x", "y"]
-    screen = _kernel.scan()
-    assert screen is not None
+    steps = _kernel.steps()
+    assert steps is not None
     for _ in range(40):
         texts = ["".join(rng.choices(pieces, k=rng.choice([0, 1, 2, 6]))) for _ in range(9)]
         part = build_index([fingerprint_set(_items(rng))]).parts[0]
@@ -337,7 +346,7 @@ def test_canaries_found_in_the_joined_batch_are_those_of_each_document(seed: int
         slow = match_batch(texts, part, compiled=False, canaries=canaries)
         expected = find_canaries(texts, canaries)
         assert fast.canaries == slow.canaries == expected
-        assert prepare_batch_v3(texts, scan=screen).raw is not None
+        assert prepare_batch_v3(texts, steps=steps).raw is not None
     assert match_batch(["plain"], part, compiled=True).canaries is None
     across = match_batch(["ends x", "y starts"], part, compiled=True, canaries=["x\x10y"])
     assert across.canaries == []
