@@ -243,6 +243,7 @@ def match_batch(
     whole: Sequence[bool] | None = None,
     compiled: bool = True,
     canaries: Collection[str] = (),
+    sized: int | None = None,
 ) -> BatchMatches:
     """Find every fingerprint of one index part in a batch of documents.
 
@@ -255,6 +256,7 @@ def match_batch(
             forces the numpy path (the reference the kernel is tested against).
         canaries: Strings to find verbatim (`find_canaries`, here from the batch's joined
             bytes when the compiled kernel prepared them); none: `canaries` is None.
+        sized: `n_bytes` counts only the first `sized` documents (default: all of them).
 
     Returns:
         The matches, with documents numbered by their position in `texts`.
@@ -293,6 +295,12 @@ def match_batch(
             found_canaries = _joined_canaries(
                 prepared.n_docs, prepared.raw, prepared.separator, canaries
             )
+        if sized is not None and sized < len(texts) and prepared.raw is not None:
+            joins = np.flatnonzero(
+                np.frombuffer(prepared.raw, dtype=np.uint8) == prepared.separator
+            )
+            n_bytes = int(joins[sized - 1]) - (sized - 1) if sized else 0  # (the joins before)
+            sized = None
     else:
         batch = SPECS[index.spec].batch(texts)
         buffer, offsets, n_bytes = batch.buffer, batch.offsets, batch.n_bytes
@@ -312,6 +320,8 @@ def match_batch(
         words_of = _buffer_words(buffer, offsets)
     if canaries and found_canaries is None:
         found_canaries = find_canaries(texts, canaries)
+    if sized is not None and sized < len(texts):
+        n_bytes -= sum(len(t.encode("utf-8", "surrogatepass")) for t in texts[sized:])
     gram_doc, gram_item, gram_id, per_doc = _gram_matches(index, in_grams, doc_words)
     short_doc, short_item, short_id = _short_matches(index, word_hashes, in_heads, doc_words)
     exact: list[tuple[int, int]] = []

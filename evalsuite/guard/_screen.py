@@ -93,13 +93,14 @@ class _PartScreener:
         whole: list[bool] | None,
         split: list[int],
         canaries: Collection[str] = (),
+        sized: int | None = None,
     ) -> tuple[list[tuple[int, Hit]], int, list[tuple[int, str]] | None]:
         """Hits of the documents this batch completes, its UTF-8 size, and its canaries.
 
-        Returns (batch position, hit) pairs, the UTF-8 size, and where `canaries` are
-        (`find_canaries`; None when none are asked for).
+        Returns (batch position, hit) pairs, the UTF-8 size (of the first `sized` documents),
+        and where `canaries` are (`find_canaries`; None when none are asked for).
         """
-        found = match_batch(batch.texts, self.index, whole=whole, canaries=canaries)
+        found = match_batch(batch.texts, self.index, whole=whole, canaries=canaries, sized=sized)
         hits = self._whole_hits(found, exclude=split)
         for k in split:
             hits.extend(self._merge_piece(batch.pieces[k], k, found))
@@ -310,16 +311,13 @@ class Screener:
         n_bytes = -1
         canaries: list[tuple[int, str]] | None = None
         for k, part in enumerate(self._parts):  # the first part finds the canaries too
-            hits, n_bytes, seen = part.feed(
-                screened, whole, split, () if k else self._canary_strings
+            hits, n_bytes, seen = part.feed(  # the size of the batch without folded copies
+                screened, whole, split, () if k else self._canary_strings, len(batch.texts)
             )
             canaries = seen if k == 0 else canaries
             found.extend(hits)
         if n_bytes < 0:  # an index with no part
             n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in batch.texts)
-        elif screened is not batch:  # the UTF-8 size of the batch, without the folded copies
-            copies = screened.texts[len(batch.texts) :]
-            n_bytes -= sum(len(t.encode("utf-8", "surrogatepass")) for t in copies)
         if canaries is None:
             canaries = find_canaries(screened.texts, self._canary_strings)
         found.extend(self._canary_hits(screened, split, canaries))

@@ -350,3 +350,17 @@ def test_canaries_found_in_the_joined_batch_are_those_of_each_document(seed: int
     assert match_batch(["plain"], part, compiled=True).canaries is None
     across = match_batch(["ends x", "y starts"], part, compiled=True, canaries=["x\x10y"])
     assert across.canaries == []
+
+
+def test_the_size_of_the_first_documents_is_counted_on_both_paths() -> None:
+    """The screener counts the UTF-8 size of a batch without its folded copies (`sized`)."""
+    rng = random.Random(11)
+    part = build_index([fingerprint_set(_items(rng))]).parts[0]
+    for _ in range(30):
+        texts = [_document(rng) for _ in range(rng.randint(1, 9))]
+        for sized in {0, 1, len(texts) // 2, len(texts), None}:
+            first = texts if sized is None else texts[:sized]
+            expected = sum(len(t.encode("utf-8", "surrogatepass")) for t in first)
+            for compiled in (True, False):
+                got = match_batch(texts, part, compiled=compiled, sized=sized).n_bytes
+                assert got == expected, (texts, sized, compiled)
