@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal, cast
 
+from orjson import loads
 from pydantic_core import from_json
 
 from evalsuite._core.text import words_v3
@@ -319,10 +320,10 @@ def _jsonl(
         for lines in _lines_in(handle, span):
             advance(sum(map(len, lines)))
             try:  # the fast path: every line an object with a string field
-                texts = [from_json(line)[field] for line in lines]
+                texts = [loads(line)[field] for line in lines]
                 if not {*map(type, texts)} <= {str}:
                     raise TypeError
-            except (ValueError, KeyError, TypeError, IndexError):
+            except (ValueError, KeyError, TypeError, IndexError):  # orjson's errors included
                 yield _jsonl_lines(path, field, first, lines)
             else:
                 names = [f"{prefix}{n}" for n in range(first, first + len(lines))]

@@ -15,7 +15,7 @@ from evalsuite._core.layout import Layout
 from evalsuite.errors import NotFoundError, UsageError
 from evalsuite.guard._guard import GuardOptions, guard
 from evalsuite.guard._index import load_index
-from evalsuite.guard._readers import find_sources
+from evalsuite.guard._readers import find_sources, read_source
 from tests.guard.conftest import Frozen
 from tests.helpers import write_jsonl
 
@@ -120,3 +120,27 @@ def test_broken_gzip_is_a_usage_error(frozen: Frozen, tmp_path: Path) -> None:
     (tmp_path / "c.jsonl.gz").write_bytes(gzip.compress(b'{"text": "a"}\n')[:-8] + b"garbage!")
     with pytest.raises(UsageError, match="cannot be read as jsonl"):
         hits(frozen, [tmp_path / "c.jsonl.gz"])
+
+
+def test_jsonl_lines_read_as_the_json_module_reads_them(tmp_path: Path) -> None:
+    """The fast parser and the careful path give each line the text `json.loads` gives it:
+    the last of duplicate keys (escaped or not), and lines the fast parser refuses (NaN,
+    integers past 64 bits, lone surrogates) read the careful way, in order."""
+    lines = [
+        '{"text": "first", "text": "second"}',
+        '{"text": "first", "te\\u0078t": "escaped key wins"}',
+        '{"id": NaN, "text": "not a number beside"}',
+        '{"id": 123456789012345678901234567890, "text": "big id"}',
+        '{"text": "lone \\ud800 surrogate"}',
+        '{"text": "plain"}',
+    ]
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (source,), _ = find_sources([path])
+    batches = list(
+        read_source(source, field="text", piece_size=1 << 20, overlap_words=7, overlap_chars=0)
+    )
+    texts = [t for b in batches for t in b.texts]
+    names = [n for b in batches for n in b.names]
+    assert texts == [json.loads(line)["text"] for line in lines]
+    assert names == [f"{path}:{k}" for k in range(1, len(lines) + 1)]
