@@ -673,6 +673,8 @@ class ByteSteps:
     splice: Callable[[bytes, Spans, bytes, npt.NDArray[np.int64], npt.NDArray[np.int64]], bytes]
     """``(data, spans, done, starts, stops)``: `data` with span ``k`` replaced by
     ``done[starts[k]:stops[k]]`` (`splice_v3`)."""
+    regions: bool = True
+    """Whether `scan` reads the regions (else it is given None)."""
 
 
 def special_positions(data: bytes) -> npt.NDArray[np.int64]:
@@ -875,7 +877,7 @@ def prepare_batch_v3(texts: Sequence[str], *, steps: ByteSteps | None = None) ->
     if not texts:
         return PreparedBatch(b"", 1, 0, 0, b"")
     first = _SEPARATORS[0]
-    data, regions = _encode(texts, chr(first))
+    data, regions = _encode(texts, chr(first), steps.regions)
     scanned = steps.scan(data, first, regions)
     if scanned[2] == len(texts) - 1:
         n_bytes = len(data) - (len(texts) - 1)
@@ -884,7 +886,7 @@ def prepare_batch_v3(texts: Sequence[str], *, steps: ByteSteps | None = None) ->
     if separator is None:  # every spare byte is used: one document at a time
         n_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
         return PreparedBatch(b"\x01".join(_unicode_v3(texts)), 1, len(texts), n_bytes)
-    data, regions = _encode(texts, chr(separator))
+    data, regions = _encode(texts, chr(separator), steps.regions)
     n_bytes = len(data) - (len(texts) - 1)
     scanned = steps.scan(data, separator, regions)
     return _batch_v3(data, len(texts), separator, n_bytes, scanned, steps)
@@ -901,35 +903,25 @@ def normalise_batch_v3(texts: Sequence[str]) -> NormalisedBatch:
     return prepare_batch_v3(texts).finish()
 
 
-def _encode(texts: Sequence[str], separator: str) -> tuple[bytes, Regions]:
+def _encode(texts: Sequence[str], separator: str, regions: bool = True) -> tuple[bytes, Regions]:
     """`texts` joined by `separator` as UTF-8, and where its non-ASCII documents are.
 
-    Runs of ASCII documents are joined and copied as they are; only the others are encoded
-    (slower), unless they are more than a quarter of the batch: then the batch is joined and
-    encoded whole (one wide `str`, but one call instead of one a document; regions None).
+    The regions are None unless asked for (`ByteSteps.regions`). Each text is encoded by
+    itself (an ASCII one is copied as it is) and the bytes joined: faster than joining runs
+    of `str` first (two copies), and a batch is never one wide `str`. A text is ASCII
+    exactly when its UTF-8 is as long as it is.
     """
-    ascii_texts = list(map(str.isascii, texts))
-    n_other = len(texts) - sum(ascii_texts)
-    if n_other == 0:
-        return separator.join(texts).encode("ascii"), []
-    if 4 * n_other > len(texts):
-        return separator.join(texts).encode("utf-8", "surrogatepass"), None
-    pieces: list[bytes] = []
-    regions: list[tuple[int, int]] = []
-    size, start = 0, 0
-    # the non-ASCII documents, found by a C-level loop (no Python frame per document)
-    for k in itertools.compress(itertools.count(), map(operator.not_, ascii_texts)):
-        text = texts[k]
-        if k > start:
-            pieces.append(separator.join(texts[start:k]).encode("ascii"))
-            size += len(pieces[-1]) + 1
-        pieces.append(text.encode("utf-8", "surrogatepass"))
-        regions.append((size, size + len(pieces[-1])))
-        size += len(pieces[-1]) + 1
-        start = k + 1
-    if start < len(texts):
-        pieces.append(separator.join(texts[start:]).encode("ascii"))
-    return separator.encode("ascii").join(pieces), regions
+    encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
+    data = separator.encode("ascii").join(encoded)
+    if not regions:
+        return data, None
+    sizes = list(map(len, encoded))
+    lengths = list(map(len, texts))
+    if sum(sizes) == sum(lengths):
+        return data, []
+    starts = list(itertools.accumulate([s + 1 for s in sizes], initial=0))
+    others = itertools.compress(itertools.count(), map(operator.ne, sizes, lengths))
+    return data, [(starts[k], starts[k] + sizes[k]) for k in others]
 
 
 def _batch_v3(

@@ -108,7 +108,7 @@ def steps() -> ByteSteps | None:
 @functools.cache
 def _steps() -> ByteSteps:
     jit = importlib.import_module("evalsuite.guard._jit")
-    return ByteSteps(jit.scan, jit.blank, jit.gather, jit.splice)
+    return ByteSteps(jit.scan, jit.blank, jit.gather, jit.splice, regions=False)
 
 
 @functools.cache
