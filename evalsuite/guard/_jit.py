@@ -332,23 +332,23 @@ def _pipe_end(b: Any, p: int, excluded: Any) -> int:  # pragma: no cover - compi
     return -1
 
 
+_SYS = np.frombuffer(b"sys>>", dtype=np.uint8)
+_INST = np.frombuffer(b"inst]", dtype=np.uint8)
+
+
 @numba.njit(cache=True, nogil=True)
-def _sys_end(b: Any, p: int) -> int:  # pragma: no cover - compiled
-    """``<<SYS>>`` or ``<</SYS>>`` (any case) at `p`."""
+def _literal_end(b: Any, q: int, literal: Any) -> int:  # pragma: no cover - compiled
+    """End of an optional ``/`` then `literal` (lower case; any case in `b`) at `q`, or -1."""
     n = b.size
-    q = p + 2
+    size: int = literal.size
     if q < n and b[q] == 47:
         q += 1
-    if (
-        q + 4 < n
-        and _lower(b[q]) == 115
-        and _lower(b[q + 1]) == 121
-        and _lower(b[q + 2]) == 115
-        and b[q + 3] == 62
-        and b[q + 4] == 62
-    ):
-        return q + 5
-    return -1
+    if q + size > n:
+        return -1
+    for k in range(size):
+        if _lower(b[q + k]) != literal[k]:
+            return -1
+    return q + size
 
 
 @numba.njit(cache=True, nogil=True)
@@ -382,28 +382,9 @@ def _angle_end(b: Any, p: int, excluded: Any, tag: Any) -> int:  # pragma: no co
         return -1
     if b[p + 1] == 124:
         return _pipe_end(b, p, excluded)
-    if b[p + 1] == 60:
-        return _sys_end(b, p)
+    if b[p + 1] == 60:  # <<SYS>>, <</SYS>>
+        return _literal_end(b, p + 2, _SYS)
     return _tag_end(b, p, tag)
-
-
-@numba.njit(cache=True, nogil=True)
-def _bracket_end(b: Any, p: int) -> int:  # pragma: no cover - compiled
-    """End of the ``[INST]`` or ``[/INST]`` marker at `p` (any case), or -1."""
-    n = b.size
-    q = p + 1
-    if q < n and b[q] == 47:
-        q += 1
-    if (
-        q + 4 < n
-        and _lower(b[q]) == 105
-        and _lower(b[q + 1]) == 110
-        and _lower(b[q + 2]) == 115
-        and _lower(b[q + 3]) == 116
-        and b[q + 4] == 93
-    ):
-        return q + 5
-    return -1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -445,7 +426,7 @@ def _blank(
         p = keep[t]
         if data[p] != 91 or p < end or out[p] != 91:
             continue
-        stop = _bracket_end(out, p)
+        stop = _literal_end(out, p + 1, _INST)  # [INST], [/INST], any case
         if stop >= 0:
             out[p:stop] = 32
             end = stop

@@ -153,6 +153,17 @@ def test_the_compiled_scan_equals_the_numpy_scan_on_any_bytes(seed: int) -> None
 
 
 _MARKER_PIECES = [
+    "[inst]",
+    "[/INST]",
+    "[insT",
+    "[/inst",
+    "<<SYS>>",
+    "<</sys>>",
+    "<<sys>",
+    "<</sys",
+    "<|im_end|>",
+    "<s>",
+    "</s>",
     "<",
     ">",
     "|",
