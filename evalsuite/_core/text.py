@@ -743,6 +743,7 @@ def _line_spans(data: bytes, found: npt.NDArray[np.int64], separator: int) -> Sp
 
 
 def _line_list(data: bytes, found: npt.NDArray[np.int64], separator: int) -> list[tuple[int, int]]:
+    """`_line_spans` as a list (a walk from each position, or one pass when they are dense)."""
     spans: list[tuple[int, int]] = []
     arr = np.frombuffer(data, dtype=np.uint8)
     if found.size > 4096:  # dense: every line break at once
