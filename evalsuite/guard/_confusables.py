@@ -138,8 +138,6 @@ def fold_all(texts: Sequence[str]) -> list[str]:
     The fold maps each character to one character, so the folded texts are the slices of
     the folded concatenation; a text that did not change is returned itself.
     """
-    if len(texts) < 2:
-        return [fold_confusables(t) for t in texts]
     joined = "".join(texts)
     folded = fold_confusables(joined)
     if folded is joined:
